@@ -1,0 +1,116 @@
+// Command toy runs transformer language models from GGUF files.
+//
+//	toy infer MODEL --prompt-ids "1 2 3" --n 16 [--temperature T --top-k K --top-p P --min-p P --seed S --threads N] [--json]
+//	toy eval  MODEL --prompt-ids "1 2 3" [--top-k 5] [--json]
+//
+// Every error is one line on stderr and exit status 2.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+const usage = `toy runs transformer language models from GGUF files.
+
+Usage:
+  toy infer MODEL --prompt-ids "1 2 3" [--n 16] [sampling flags] [--threads N] [--json]
+  toy eval  MODEL --prompt-ids "1 2 3" [--top-k 5] [--threads N] [--json]
+
+Run "toy COMMAND -h" for a command's flags.
+`
+
+// errUsage marks errors in how the command was called.
+var errUsage = errors.New("usage")
+
+var commands = map[string]func(args []string, stdout io.Writer) error{
+	"infer": runInfer,
+	"eval":  runEval,
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one command and returns the exit status; failures (including
+// panics, which would be bugs) become one line on stderr and status 2.
+func run(args []string, stdout, stderr io.Writer) (status int) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "toy: internal error: %v\n", p)
+			status = 2
+		}
+	}()
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stderr, usage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "toy: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+	if err := cmd(args[1:], stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "toy %s: %v\n", args[0], err)
+		return 2
+	}
+	return 0
+}
+
+// parseInterleaved parses flags that may come before or after positional
+// arguments ("toy infer MODEL --n 4" and "toy infer --n 4 MODEL") and returns
+// the positional ones.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(os.Stderr)
+				fs.PrintDefaults()
+			}
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// parseIDs reads token ids separated by spaces or commas.
+func parseIDs(s string) ([]int32, error) {
+	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' || r == '\n' })
+	ids := make([]int32, 0, len(fields))
+	for _, f := range fields {
+		v, err := strconv.ParseInt(f, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("--prompt-ids: %q is not a token id", f)
+		}
+		ids = append(ids, int32(v))
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("--prompt-ids: no token ids given")
+	}
+	return ids, nil
+}
+
+// oneModel checks that exactly one positional argument (the model) was given.
+func oneModel(pos []string) (string, error) {
+	if len(pos) != 1 {
+		return "", fmt.Errorf("%w: want exactly one MODEL argument, got %d", errUsage, len(pos))
+	}
+	return pos[0], nil
+}

@@ -1,0 +1,286 @@
+// Package testmodel writes the tiny seeded random-weight GGUF models that the
+// gates run in both toy and llama.cpp. The same spec and seed always give the
+// same bytes, so tests regenerate the models instead of shipping them and
+// check them against the SHA-256 recorded in the goldens.
+package testmodel
+
+import (
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// Spec describes one test model.
+type Spec struct {
+	Name      string       `json:"name"`
+	Arch      string       `json:"arch"` // gpt2, llama, qwen2
+	DType     tensor.DType `json:"-"`    // type of the weight matrices
+	Vocab     string       `json:"vocab"`
+	Embed     int          `json:"embed"`
+	Layers    int          `json:"layers"`
+	FFN       int          `json:"ffn"`
+	Heads     int          `json:"heads"`
+	KVHeads   int          `json:"kv_heads"`
+	Context   int          `json:"context"`
+	Tied      bool         `json:"tied"`
+	Seed      uint64       `json:"seed"`
+	PromptIDs []int32      `json:"prompt_ids"`
+	VocabSize int          `json:"vocab_size,omitempty"` // synthetic vocabulary size (Vocab "none")
+}
+
+// File is the model's file name.
+func (s Spec) File() string { return s.Name + ".gguf" }
+
+var gpt2Prompt = []int32{15496, 11, 616, 1438, 318, 257, 1332, 2746, 326, 10408, 13, 383, 2068, 7586, 21831, 18045}
+var llamaPrompt = []int32{1, 15043, 29892, 590, 1024, 338, 263, 4086, 1058, 5360, 13, 1576, 304, 367, 2691, 29889}
+
+// Specs returns the gate models: gpt2, llama and qwen2, each in F32, F16 and Q8_0.
+func Specs() []Spec {
+	var out []Spec
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.Q8_0} {
+		suffix := map[tensor.DType]string{tensor.F32: "f32", tensor.F16: "f16", tensor.Q8_0: "q8_0"}[dt]
+		out = append(out,
+			Spec{Name: "gpt2-" + suffix, Arch: "gpt2", DType: dt, Vocab: "gpt2", Embed: 64, Layers: 2, FFN: 256,
+				Heads: 4, KVHeads: 4, Context: 128, Tied: false, Seed: 2, PromptIDs: gpt2Prompt},
+			Spec{Name: "llama-" + suffix, Arch: "llama", DType: dt, Vocab: "llama2", Embed: 64, Layers: 2, FFN: 128,
+				Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 3, PromptIDs: llamaPrompt},
+			Spec{Name: "qwen2-" + suffix, Arch: "qwen2", DType: dt, Vocab: "gpt2", Embed: 64, Layers: 2, FFN: 128,
+				Heads: 4, KVHeads: 2, Context: 256, Tied: true, Seed: 4, PromptIDs: gpt2Prompt},
+		)
+	}
+	return out
+}
+
+// BenchSpecs returns random models with SmolLM2-135M's shape (not committed,
+// not gated): F32 and Q8_0, Llama-2 vocabulary padded to 49152 tokens.
+func BenchSpecs() []Spec {
+	var out []Spec
+	for _, dt := range []tensor.DType{tensor.F32, tensor.Q8_0} {
+		out = append(out, Spec{Name: "smollm2-shape-" + map[tensor.DType]string{tensor.F32: "f32", tensor.Q8_0: "q8_0"}[dt],
+			Arch: "llama", DType: dt, Vocab: "none", VocabSize: 49152, Embed: 576, Layers: 30, FFN: 1536, Heads: 9, KVHeads: 3,
+			Context: 2048, Tied: true, Seed: 7, PromptIDs: llamaPrompt})
+	}
+	return out
+}
+
+// vocab is the JSON written by tests/tokenizer/vocab.mjs.
+type vocab struct {
+	Model     string    `json:"model"`
+	Pre       string    `json:"pre"`
+	Tokens    []string  `json:"tokens"`
+	Scores    []float32 `json:"scores"`
+	TokenType []int32   `json:"token_type"`
+	Merges    []string  `json:"merges"`
+	BOS       int32     `json:"bos"`
+	EOS       int32     `json:"eos"`
+	UNK       *int32    `json:"unk"`
+}
+
+// VocabDir is where the vocabulary files live (tests/reference/vocab).
+func VocabDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "tests", "reference", "vocab")
+}
+
+func loadVocab(name string) (*vocab, error) {
+	f, err := os.Open(filepath.Join(VocabDir(), name+".json.gz"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	var v vocab
+	return &v, json.NewDecoder(z).Decode(&v)
+}
+
+// syntheticVocab is a SentencePiece-style vocabulary of n pieces for the
+// benchmark models: <unk>, <s>, </s>, 256 byte tokens, then "▁tokN".
+func syntheticVocab(n int) *vocab {
+	v := &vocab{Model: "llama", BOS: 1, EOS: 2, UNK: new(int32)}
+	for i := 0; i < n; i++ {
+		var s string
+		t := int32(1)
+		switch {
+		case i == 0:
+			s, t = "<unk>", 2
+		case i == 1:
+			s, t = "<s>", 3
+		case i == 2:
+			s, t = "</s>", 3
+		case i < 3+256:
+			s, t = fmt.Sprintf("<0x%02X>", i-3), 6
+		default:
+			s = fmt.Sprintf("▁tok%d", i)
+		}
+		v.Tokens = append(v.Tokens, s)
+		v.TokenType = append(v.TokenType, t)
+		v.Scores = append(v.Scores, -float32(i))
+	}
+	return v
+}
+
+// rng is splitmix64: tiny, and fully specified here, so the weights never
+// change with the Go version.
+type rng struct{ s uint64 }
+
+func (r *rng) next() uint64 {
+	r.s += 0x9e3779b97f4a7c15
+	z := r.s
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// uniform returns a value in [-1, 1).
+func (r *rng) uniform() float32 { return float32(int64(r.next()>>40)-1<<23) / (1 << 23) }
+
+func seedFor(seed uint64, name string) *rng {
+	h := sha256.Sum256([]byte(fmt.Sprintf("%d/%s", seed, name)))
+	var s uint64
+	for _, b := range h[:8] {
+		s = s<<8 | uint64(b)
+	}
+	return &rng{s}
+}
+
+// Write generates the model of spec s into path and returns its SHA-256.
+func Write(s Spec, path string) (string, error) {
+	w, err := build(s)
+	if err != nil {
+		return "", err
+	}
+	if err := w.WriteFile(path); err != nil {
+		return "", err
+	}
+	return FileSHA256(path)
+}
+
+// FileSHA256 returns the hex SHA-256 of a file.
+func FileSHA256(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+func build(s Spec) (*gguf.Writer, error) {
+	var v *vocab
+	if s.Vocab == "none" {
+		v = syntheticVocab(s.VocabSize)
+	} else {
+		var err error
+		if v, err = loadVocab(s.Vocab); err != nil {
+			return nil, fmt.Errorf("testmodel %s: %w", s.Name, err)
+		}
+	}
+	V, D, F, hd := len(v.Tokens), s.Embed, s.FFN, s.Embed/s.Heads
+	w := gguf.NewWriter()
+	a := s.Arch
+	w.SetString("general.architecture", a)
+	w.SetString("general.name", "toy test model "+s.Name)
+	w.SetUint32("general.file_type", map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q8_0: 7}[s.DType])
+	w.SetUint32(a+".context_length", uint32(s.Context))
+	w.SetUint32(a+".embedding_length", uint32(D))
+	w.SetUint32(a+".block_count", uint32(s.Layers))
+	w.SetUint32(a+".feed_forward_length", uint32(F))
+	w.SetUint32(a+".attention.head_count", uint32(s.Heads))
+	if a == "gpt2" {
+		w.SetFloat32(a+".attention.layer_norm_epsilon", 1e-5)
+	} else {
+		w.SetUint32(a+".attention.head_count_kv", uint32(s.KVHeads))
+		w.SetFloat32(a+".attention.layer_norm_rms_epsilon", 1e-6)
+		w.SetUint32(a+".rope.dimension_count", uint32(hd))
+		w.SetFloat32(a+".rope.freq_base", map[string]float32{"llama": 10000, "qwen2": 1000000}[a])
+	}
+	w.SetString("tokenizer.ggml.model", v.Model)
+	if v.Model == "gpt2" {
+		pre := map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2"}[a]
+		w.SetString("tokenizer.ggml.pre", pre)
+	} else {
+		w.SetString("tokenizer.ggml.pre", "default")
+	}
+	w.SetStrings("tokenizer.ggml.tokens", v.Tokens)
+	if v.Scores != nil {
+		w.SetFloat32s("tokenizer.ggml.scores", v.Scores)
+	}
+	w.SetInt32s("tokenizer.ggml.token_type", v.TokenType)
+	if v.Merges != nil {
+		w.SetStrings("tokenizer.ggml.merges", v.Merges)
+	}
+	w.SetUint32("tokenizer.ggml.bos_token_id", uint32(v.BOS))
+	w.SetUint32("tokenizer.ggml.eos_token_id", uint32(v.EOS))
+	if v.UNK != nil {
+		w.SetUint32("tokenizer.ggml.unknown_token_id", uint32(*v.UNK))
+	}
+
+	add := func(name string, dt tensor.DType, scale float32, mean float32, shape ...int) error {
+		r := seedFor(s.Seed, name)
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = mean + scale*r.uniform()
+		}
+		return w.AddFloat32(name, dt, x, shape...)
+	}
+	mat := func(name string, out, in int) error { // weight [out, in] in the model's type
+		return add(name, s.DType, 1.5/float32(math.Sqrt(float64(in))), 0, out, in)
+	}
+	vec := func(name string, n int, mean, scale float32) error { return add(name, tensor.F32, scale, mean, n) }
+
+	errs := []error{add("token_embd.weight", s.DType, 1, 0, V, D)}
+	if a == "gpt2" {
+		errs = append(errs, add("position_embd.weight", tensor.F32, 0.5, 0, s.Context, D))
+	}
+	for l := 0; l < s.Layers; l++ {
+		p := fmt.Sprintf("blk.%d.", l)
+		errs = append(errs, vec(p+"attn_norm.weight", D, 1, 0.2), vec(p+"ffn_norm.weight", D, 1, 0.2))
+		if a == "gpt2" {
+			errs = append(errs,
+				vec(p+"attn_norm.bias", D, 0, 0.1), vec(p+"ffn_norm.bias", D, 0, 0.1),
+				mat(p+"attn_qkv.weight", 3*D, D), vec(p+"attn_qkv.bias", 3*D, 0, 0.1),
+				mat(p+"attn_output.weight", D, D), vec(p+"attn_output.bias", D, 0, 0.1),
+				mat(p+"ffn_up.weight", F, D), vec(p+"ffn_up.bias", F, 0, 0.1),
+				mat(p+"ffn_down.weight", D, F), vec(p+"ffn_down.bias", D, 0, 0.1))
+			continue
+		}
+		kv := s.KVHeads * hd
+		errs = append(errs, mat(p+"attn_q.weight", D, D), mat(p+"attn_k.weight", kv, D), mat(p+"attn_v.weight", kv, D))
+		if a == "qwen2" {
+			errs = append(errs, vec(p+"attn_q.bias", D, 0, 0.1), vec(p+"attn_k.bias", kv, 0, 0.1), vec(p+"attn_v.bias", kv, 0, 0.1))
+		}
+		errs = append(errs, mat(p+"attn_output.weight", D, D),
+			mat(p+"ffn_gate.weight", F, D), mat(p+"ffn_up.weight", F, D), mat(p+"ffn_down.weight", D, F))
+	}
+	// Output norm weights of mean 0: with a tied head, weights near 1 would
+	// make every token predict itself (h ≈ e_t, so h·e_t dominates).
+	errs = append(errs, vec("output_norm.weight", D, 0, 1.5))
+	if a == "gpt2" {
+		errs = append(errs, vec("output_norm.bias", D, 0, 0.1))
+	}
+	if !s.Tied {
+		errs = append(errs, add("output.weight", s.DType, 1, 0, V, D))
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("testmodel %s: %w", s.Name, err)
+		}
+	}
+	return w, nil
+}

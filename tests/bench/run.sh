@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# run.sh: toy vs llama.cpp inference speed on random GGUFs with SmolLM2-135M's shape.
+#
+#   tests/bench/run.sh
+#
+# For each dtype (f32, q8_0) and thread count (1, 2) it measures, on the same model file and the
+# same 128 prompt ids:
+#   prefill tok/s  prompt tokens / time to the first generated token
+#   decode tok/s   greedy tokens after the first one / their wall time (prefill excluded)
+# for llama.cpp (tests/bench/llamacpp_bench.mjs, node-llama-cpp's prebuilt CPU library) and for
+# toy (`toy infer --json`), each after a warm-up run, and prints a table.
+#
+# Environment (defaults in brackets):
+#   DTYPES ["f32 q8_0"]   THREADS ["1 2"]   PROMPT [128]   N [128]
+#   MODELS [/tmp/toy-bench-models]   models are generated there when missing
+#   RESULTS [/tmp/toy-bench-results]  raw JSON per run; the table is rebuilt from it by report.mjs
+#   TOY_TIMEOUT [300]  seconds allowed for one toy run
+#   SKIP_TOY / SKIP_LLAMACPP  set to 1 to run only one side
+# Needs: Go, node >= 20, and `npm ci --omit=optional --ignore-scripts` in tests/reference (done here
+# when node_modules is missing). Takes about 1 minute for llama.cpp on 2 cores, plus toy's time.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+
+DTYPES=${DTYPES:-"f32 q8_0"}
+THREADS=${THREADS:-"1 2"}
+PROMPT=${PROMPT:-128}
+N=${N:-128}
+MODELS=${MODELS:-/tmp/toy-bench-models}
+RESULTS=${RESULTS:-/tmp/toy-bench-results}
+TOY_TIMEOUT=${TOY_TIMEOUT:-300}
+SKIP_TOY=${SKIP_TOY:-0}
+SKIP_LLAMACPP=${SKIP_LLAMACPP:-0}
+toy=/tmp/toy-bench
+
+log() { printf '[bench] %s\n' "$*" >&2; }
+
+if [[ $SKIP_LLAMACPP != 1 && ! -d tests/reference/node_modules/node-llama-cpp ]]; then
+  log "installing node-llama-cpp in tests/reference"
+  (cd tests/reference && npm ci --omit=optional --ignore-scripts --no-audit --no-fund)
+fi
+
+if [[ $SKIP_TOY != 1 ]]; then
+  log "go build -o $toy ./cmd/toy"
+  go build -o "$toy" ./cmd/toy
+fi
+
+mkdir -p "$MODELS"
+for dtype in $DTYPES; do
+  if [[ ! -f $MODELS/smollm2-shape-$dtype.gguf ]]; then
+    log "generating SmolLM2-shape models in $MODELS"
+    go run ./tests/reference/genmodels -bench -out "$MODELS"
+    break
+  fi
+done
+
+# The prompt: PROMPT fixed ids in [1000, 31000), the same for both engines.
+ids=$(awk -v n="$PROMPT" 'BEGIN { for (i = 0; i < n; i++) printf "%s%d", (i ? " " : ""), 1000 + (i * 7919) % 30000 }')
+# toy's warm-up (page in the weights, start the workers) uses a shorter prompt to save time.
+warm_ids=$(awk -v n="$PROMPT" 'BEGIN { if (n > 16) n = 16; for (i = 0; i < n; i++) printf "%s%d", (i ? " " : ""), 1000 + (i * 7919) % 30000 }')
+
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS"
+for dtype in $DTYPES; do
+  model=$MODELS/smollm2-shape-$dtype.gguf
+  for t in $THREADS; do
+    key=$RESULTS/$dtype-t$t
+    if [[ $SKIP_LLAMACPP != 1 ]]; then
+      log "llama.cpp $dtype threads=$t"
+      node tests/bench/llamacpp_bench.mjs "$model" --threads "$t" --prompt-ids "$ids" --n "$N" --warmup 1 --reps 1 \
+        >"$key.llamacpp.json" 2>"$key.llamacpp.err" || log "llama.cpp failed, see $key.llamacpp.err"
+    fi
+    if [[ $SKIP_TOY != 1 ]]; then
+      log "toy $dtype threads=$t (warm-up)"
+      timeout "$TOY_TIMEOUT" "$toy" infer "$model" --prompt-ids "$warm_ids" --n 4 --threads "$t" --json \
+        >/dev/null 2>"$key.toy.warmup.err" || log "toy warm-up failed, see $key.toy.warmup.err"
+      log "toy $dtype threads=$t"
+      timeout "$TOY_TIMEOUT" "$toy" infer "$model" --prompt-ids "$ids" --n "$N" --threads "$t" --json \
+        >"$key.toy.json" 2>"$key.toy.err" || log "toy failed, see $key.toy.err"
+    fi
+  done
+done
+
+node tests/bench/report.mjs "$RESULTS"

@@ -1,0 +1,58 @@
+// Command genmodels writes the tiny random-weight GGUF models of the
+// reference gates (or, with -bench, the SmolLM2-135M-shaped benchmark models)
+// and a manifest.json listing them with their prompts and SHA-256.
+//
+//	go run ./tests/reference/genmodels -out tests/reference/models
+//	go run ./tests/reference/genmodels -bench -out /tmp/bench
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/toyml/toy/internal/testmodel"
+)
+
+type entry struct {
+	testmodel.Spec
+	File   string `json:"file"`
+	DType  string `json:"dtype"`
+	SHA256 string `json:"sha256"`
+}
+
+func main() {
+	out := flag.String("out", "tests/reference/models", "output directory")
+	bench := flag.Bool("bench", false, "write the SmolLM2-135M-shaped benchmark models instead")
+	flag.Parse()
+	specs := testmodel.Specs()
+	if *bench {
+		specs = testmodel.BenchSpecs()
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fail(err)
+	}
+	var manifest struct {
+		Models []entry `json:"models"`
+	}
+	for _, s := range specs {
+		path := filepath.Join(*out, s.File())
+		sum, err := testmodel.Write(s, path)
+		if err != nil {
+			fail(err)
+		}
+		manifest.Models = append(manifest.Models, entry{Spec: s, File: s.File(), DType: s.DType.String(), SHA256: sum})
+		fmt.Fprintf(os.Stderr, "%s  %s\n", sum, path)
+	}
+	b, _ := json.MarshalIndent(manifest, "", "  ")
+	if err := os.WriteFile(filepath.Join(*out, "manifest.json"), append(b, '\n'), 0o644); err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "genmodels:", err)
+	os.Exit(1)
+}

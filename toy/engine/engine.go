@@ -1,0 +1,171 @@
+// Package engine is toy's layer 4 for inference: a Session that runs a model
+// over a growing KV cache (prefill the prompt once, then decode one token at a
+// time), and Generate, the sampling loop on top of it.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toyml/toy/toy/nn"
+	"github.com/toyml/toy/toy/sample"
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// Model is what the engine needs of an architecture (layer 3).
+type Model interface {
+	// Hidden runs ids [T] at positions cache.Len() … and returns the final
+	// normalised hidden states [T, D], appending to the cache.
+	Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor
+	// Logits maps hidden states [T, D] to logits [T, V].
+	Logits(h *tensor.Tensor) *tensor.Tensor
+	// NewCache returns an empty cache for up to capacity positions.
+	NewCache(capacity int) *nn.Cache
+	VocabSize() int
+	ContextLength() int
+}
+
+// Errors a caller can test for with errors.Is.
+var (
+	ErrTokenRange  = errors.New("token id out of range")
+	ErrContextFull = errors.New("context is full")
+	ErrEmptyPrompt = errors.New("empty prompt")
+)
+
+// Session is one sequence being run through a model: the KV cache and the
+// tokens it holds.
+type Session struct {
+	model  Model
+	cache  *nn.Cache
+	tokens []int32
+}
+
+// NewSession returns a session holding up to capacity positions (at most the
+// model's context length).
+func NewSession(m Model, capacity int) *Session {
+	capacity = max(1, min(capacity, m.ContextLength()))
+	return &Session{model: m, cache: m.NewCache(capacity)}
+}
+
+// Tokens returns the tokens the session has consumed.
+func (s *Session) Tokens() []int32 { return s.tokens }
+
+// Capacity returns how many positions the session can hold.
+func (s *Session) Capacity() int { return s.cache.Capacity() }
+
+func (s *Session) check(ids []int32) error {
+	if len(ids) == 0 {
+		return ErrEmptyPrompt
+	}
+	for _, id := range ids {
+		if id < 0 || int(id) >= s.model.VocabSize() {
+			return fmt.Errorf("%w: %d (vocabulary has %d tokens)", ErrTokenRange, id, s.model.VocabSize())
+		}
+	}
+	if len(s.tokens)+len(ids) > s.cache.Capacity() {
+		return fmt.Errorf("%w: %d + %d tokens exceed %d positions", ErrContextFull, len(s.tokens), len(ids), s.cache.Capacity())
+	}
+	return nil
+}
+
+// Next consumes ids and returns the logits [V] for the token after them —
+// prefill when ids is a prompt, one decode step when it is a single token.
+func (s *Session) Next(ids []int32) ([]float32, error) {
+	if err := s.check(ids); err != nil {
+		return nil, err
+	}
+	h := s.model.Hidden(ids, s.cache)                       // [T, D]
+	logits := s.model.Logits(h.Slice(h.Rows()-1, h.Rows())) // [1, V]
+	s.tokens = append(s.tokens, ids...)
+	return logits.Data(), nil
+}
+
+// All consumes ids and returns the logits after every one of them, [T, V].
+func (s *Session) All(ids []int32) (*tensor.Tensor, error) {
+	if err := s.check(ids); err != nil {
+		return nil, err
+	}
+	logits := s.model.Logits(s.model.Hidden(ids, s.cache))
+	s.tokens = append(s.tokens, ids...)
+	return logits, nil
+}
+
+// Options configures Generate.
+type Options struct {
+	MaxTokens int           // tokens to generate
+	Sample    sample.Params // the zero value is greedy
+	// Stop, if set, ends generation after a token for which it returns true
+	// (the token is included in the result).
+	Stop func(id int32) bool
+	// OnToken, if set, sees each generated token as it is produced.
+	OnToken func(id int32)
+}
+
+// Result is what Generate produced.
+type Result struct {
+	IDs         []int32       // generated tokens (not the prompt)
+	PrefillTime time.Duration // time to consume the prompt and sample the first token
+	DecodeTime  time.Duration // time for every later token
+	Reason      string        // "length", "stop", "context" or "canceled"
+}
+
+// DecodeTokensPerSecond is the decode speed: tokens after the first divided
+// by their time (prefill excluded). Zero when fewer than two were generated.
+func (r Result) DecodeTokensPerSecond() float64 {
+	if len(r.IDs) < 2 || r.DecodeTime <= 0 {
+		return 0
+	}
+	return float64(len(r.IDs)-1) / r.DecodeTime.Seconds()
+}
+
+// Generate runs prompt through m and samples up to opts.MaxTokens tokens.
+// The session must be fresh or hold a prefix the prompt continues.
+func Generate(ctx context.Context, s *Session, prompt []int32, opts Options) (Result, error) {
+	var r Result
+	sampler := sample.New(opts.Sample)
+	start := time.Now()
+	logits, err := s.Next(prompt)
+	if err != nil {
+		return r, err
+	}
+	history := append([]int32(nil), s.tokens...)
+	for len(r.IDs) < opts.MaxTokens {
+		if err := ctx.Err(); err != nil {
+			r.Reason = "canceled"
+			return r, err
+		}
+		id := sampler.Sample(logits, history)
+		r.IDs = append(r.IDs, id)
+		history = append(history, id)
+		if len(r.IDs) == 1 {
+			r.PrefillTime = time.Since(start)
+			start = time.Now()
+		}
+		if opts.OnToken != nil {
+			opts.OnToken(id)
+		}
+		if opts.Stop != nil && opts.Stop(id) {
+			r.Reason = "stop"
+			break
+		}
+		if len(r.IDs) == opts.MaxTokens {
+			break
+		}
+		if len(s.tokens) >= s.Capacity() {
+			r.Reason = "context"
+			break
+		}
+		if logits, err = s.Next([]int32{id}); err != nil {
+			return r, err
+		}
+	}
+	if r.Reason == "" {
+		r.Reason = "length"
+	}
+	if len(r.IDs) > 0 {
+		r.DecodeTime = time.Since(start)
+	}
+	return r, nil
+}

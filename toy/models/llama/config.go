@@ -1,0 +1,129 @@
+// The flat configuration of a Llama-family model, read from GGUF metadata.
+
+package llama
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/toyml/toy/toy/gguf"
+)
+
+// Config holds every hyperparameter of a Llama-family model.
+type Config struct {
+	Arch          string  // GGUF architecture: "llama" or "qwen2"
+	VocabSize     int     // V
+	ContextLength int     // trained context length
+	Embed         int     // D
+	Layers        int     // L
+	FFN           int     // F
+	Heads         int     // H
+	KVHeads       int     // KV (= H without grouped-query attention)
+	HeadDim       int     // Dh
+	RopeDim       int     // features rotated per head (usually Dh)
+	RopeBase      float32 // θ base
+	RopeNeoX      bool    // half-split RoPE pairs (qwen2)
+	NormEps       float32 // RMSNorm ε
+	TiedOutput    bool    // the output head reuses the token embedding
+}
+
+// Archs lists the GGUF architectures this package loads.
+var Archs = []string{"llama", "qwen2"}
+
+// ErrUnsupported marks files of this family that use features toy lacks.
+var ErrUnsupported = errors.New("llama: unsupported model feature")
+
+// ConfigFromGGUF reads the configuration from f's metadata and tensor shapes.
+func ConfigFromGGUF(f *gguf.File) (Config, error) {
+	var c Config
+	arch, err := f.Architecture()
+	if err != nil {
+		return c, err
+	}
+	if arch != "llama" && arch != "qwen2" {
+		return c, fmt.Errorf("llama: architecture %q is not llama or qwen2", arch)
+	}
+	c.Arch = arch
+	c.RopeNeoX = arch == "qwen2"
+	key := func(k string) string { return arch + "." + k }
+	need := func(k string, dst *int) {
+		if err != nil {
+			return
+		}
+		var v uint32
+		v, err = f.Uint32(key(k))
+		*dst = int(v)
+	}
+	need("context_length", &c.ContextLength)
+	need("embedding_length", &c.Embed)
+	need("block_count", &c.Layers)
+	need("feed_forward_length", &c.FFN)
+	need("attention.head_count", &c.Heads)
+	if err != nil {
+		return c, err
+	}
+	if c.NormEps, err = f.Float32(key("attention.layer_norm_rms_epsilon")); err != nil {
+		return c, err
+	}
+	optInt := func(k string, def int) int {
+		if err != nil || !f.Has(key(k)) {
+			return def
+		}
+		var v uint32
+		v, err = f.Uint32(key(k))
+		return int(v)
+	}
+	c.KVHeads = optInt("attention.head_count_kv", c.Heads)
+	if c.Heads <= 0 || c.Embed <= 0 {
+		return c, fmt.Errorf("llama: %d heads, width %d", c.Heads, c.Embed)
+	}
+	c.HeadDim = optInt("attention.key_length", c.Embed/c.Heads)
+	c.RopeDim = optInt("rope.dimension_count", c.HeadDim)
+	c.RopeBase = 10000
+	if f.Has(key("rope.freq_base")) {
+		if c.RopeBase, err = f.Float32(key("rope.freq_base")); err != nil {
+			return c, err
+		}
+	}
+	if err != nil {
+		return c, err
+	}
+	if f.Has(key("rope.scaling.type")) {
+		if s, _ := f.String(key("rope.scaling.type")); s != "none" {
+			return c, fmt.Errorf("%w: RoPE scaling %q", ErrUnsupported, s)
+		}
+	}
+	if _, err := f.Info("rope_freqs.weight"); err == nil {
+		return c, fmt.Errorf("%w: RoPE frequency factors (rope_freqs.weight)", ErrUnsupported)
+	}
+	emb, err := f.Info("token_embd.weight")
+	if err != nil {
+		return c, err
+	}
+	c.VocabSize = emb.Shape()[0]
+	_, err = f.Info("output.weight")
+	c.TiedOutput = err != nil
+	return c, c.Validate()
+}
+
+// Validate checks that the numbers describe a buildable model.
+func (c Config) Validate() error {
+	const big = 1 << 20
+	switch {
+	case c.VocabSize <= 0 || c.VocabSize > 1<<24:
+		return fmt.Errorf("llama: vocabulary size %d", c.VocabSize)
+	case c.Embed <= 0 || c.Embed > big || c.FFN <= 0 || c.FFN > big:
+		return fmt.Errorf("llama: width %d, feed-forward width %d", c.Embed, c.FFN)
+	case c.Layers <= 0 || c.Layers > 1024:
+		return fmt.Errorf("llama: %d layers", c.Layers)
+	case c.Heads <= 0 || c.KVHeads <= 0 || c.Heads%c.KVHeads != 0:
+		return fmt.Errorf("llama: %d heads with %d KV heads", c.Heads, c.KVHeads)
+	case c.HeadDim <= 0 || c.RopeDim <= 0 || c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
+		return fmt.Errorf("llama: head width %d, RoPE width %d", c.HeadDim, c.RopeDim)
+	case c.ContextLength <= 0:
+		return fmt.Errorf("llama: context length %d", c.ContextLength)
+	case !(c.NormEps > 0 && c.NormEps < 1):
+		return fmt.Errorf("llama: RMSNorm epsilon %g", c.NormEps)
+	}
+	return nil
+}

@@ -1,0 +1,17 @@
+// Package llama is the Llama family of decoder-only transformers: Llama 2 and
+// 3, SmolLM2, TinyLlama, Mistral and Qwen2.5 share one architecture (RMSNorm,
+// rotary positions, grouped-query attention, SwiGLU) and differ only in the
+// numbers of a flat Config, read from GGUF metadata.
+//
+// Dimensions (row-major):
+//
+//	T  tokens in this call       V  vocabulary size
+//	D  model width (Embed)       F  feed-forward width
+//	H  query heads               KV key/value heads
+//	Dh head width                L  layers
+//
+// Two GGUF architectures load here. "llama" files store Q and K rows permuted
+// for rotary embeddings on adjacent feature pairs (llama.cpp's converter does
+// this), so RoPE pairs (2i, 2i+1). "qwen2" files are not permuted and pair
+// features (i, i+Dh/2) — the "NeoX" layout — and add biases to Q, K and V.
+package llama

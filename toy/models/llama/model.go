@@ -1,0 +1,124 @@
+// The Llama forward pass, top to bottom.
+
+package llama
+
+import (
+	"fmt"
+
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/nn"
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// Model is a Llama-family transformer. Weights are tagged with their GGUF
+// tensor names; blocks are named "blk.N.".
+type Model struct {
+	Config Config
+
+	Embed      *nn.Embedding `gguf:"token_embd"` // [V, D]
+	Blocks     []nn.Block    // L pre-norm blocks
+	OutputNorm *nn.RMSNorm   `gguf:"output_norm"`     // [D]
+	Output     *nn.Linear    `gguf:"output,optional"` // [V, D]; nil when tied to Embed
+}
+
+// Load builds the model from a GGUF file; the weights view the file's memory.
+func Load(f *gguf.File) (*Model, error) {
+	c, err := ConfigFromGGUF(f)
+	if err != nil {
+		return nil, err
+	}
+	m := New(c)
+	if err := nn.Load(f, "", m); err != nil {
+		return nil, err
+	}
+	for i := range m.Blocks {
+		if err := nn.Load(f, fmt.Sprintf("blk.%d.", i), &m.Blocks[i]); err != nil {
+			return nil, err
+		}
+	}
+	if m.Output == nil {
+		m.Output = &nn.Linear{W: m.Embed.W}
+	}
+	return m, m.check()
+}
+
+// New returns a model with the shape of c and no weights yet.
+func New(c Config) *Model {
+	m := &Model{Config: c, OutputNorm: &nn.RMSNorm{Eps: c.NormEps}}
+	m.Blocks = make([]nn.Block, c.Layers)
+	for i := range m.Blocks {
+		m.Blocks[i] = nn.Block{
+			AttnNorm: &nn.RMSNorm{Eps: c.NormEps},
+			Attn: nn.Attention{
+				Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
+				RoPE: &nn.RoPE{Dim: c.RopeDim, Base: c.RopeBase, NeoX: c.RopeNeoX},
+			},
+			FFNNorm: &nn.RMSNorm{Eps: c.NormEps},
+			FFN:     &nn.SwiGLU{},
+		}
+	}
+	return m
+}
+
+// Forward runs ids [T] at positions cache.Len() … and returns logits [T, V].
+func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
+	return m.Logits(m.Hidden(ids, cache))
+}
+
+// Hidden runs the transformer and returns the final normalised states [T, D].
+func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
+	x := m.Embed.Forward(ids) // [T, D]
+	for i := range m.Blocks {
+		// x = x + Attn(RMSNorm(x)); x = x + SwiGLU(RMSNorm(x))
+		x = m.Blocks[i].Forward(x, cache.Layers[i])
+	}
+	return m.OutputNorm.Forward(x)
+}
+
+// Logits projects hidden states [T, D] to vocabulary logits [T, V].
+func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor { return m.Output.Forward(h) }
+
+// NewCache returns an empty KV cache for up to capacity positions.
+func (m *Model) NewCache(capacity int) *nn.Cache {
+	return nn.NewCache(m.Config.Layers, capacity, m.Config.KVHeads*m.Config.HeadDim)
+}
+
+// VocabSize returns V.
+func (m *Model) VocabSize() int { return m.Config.VocabSize }
+
+// ContextLength returns the trained context length.
+func (m *Model) ContextLength() int { return m.Config.ContextLength }
+
+// check verifies every weight's shape against the config, so that a file
+// whose tensors disagree with its metadata fails at load, not mid-forward.
+func (m *Model) check() error {
+	c := m.Config
+	D, F, q, kv := c.Embed, c.FFN, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	errs := []error{
+		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
+		nn.CheckShape("output_norm.weight", m.OutputNorm.W, D),
+		nn.CheckShape("output.weight", m.Output.W, c.VocabSize, D),
+	}
+	for i := range m.Blocks {
+		b := &m.Blocks[i]
+		a, ffn := &b.Attn, b.FFN.(*nn.SwiGLU)
+		p := fmt.Sprintf("blk.%d.", i)
+		errs = append(errs,
+			nn.CheckShape(p+"attn_norm.weight", b.AttnNorm.(*nn.RMSNorm).W, D),
+			nn.CheckShape(p+"ffn_norm.weight", b.FFNNorm.(*nn.RMSNorm).W, D),
+			nn.CheckLinear(p+"attn_q", a.Q, q, D),
+			nn.CheckLinear(p+"attn_k", a.K, kv, D),
+			nn.CheckLinear(p+"attn_v", a.V, kv, D),
+			nn.CheckLinear(p+"attn_output", a.O, D, q),
+			nn.CheckLinear(p+"ffn_gate", ffn.Gate, F, D),
+			nn.CheckLinear(p+"ffn_up", ffn.Up, F, D),
+			nn.CheckLinear(p+"ffn_down", ffn.Down, D, F),
+		)
+	}
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("llama: %w", err)
+		}
+	}
+	return nil
+}

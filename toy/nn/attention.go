@@ -1,0 +1,150 @@
+// Causal self-attention with a KV cache.
+
+package nn
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// RoPE configures rotary position embeddings (Su et al. 2021).
+type RoPE struct {
+	Dim  int     // features rotated per head (≤ Dh)
+	Base float32 // θ base, 10000 for Llama 2
+	NeoX bool    // half-split pairs (qwen2 and later) instead of adjacent pairs
+}
+
+// Attention is multi-head causal self-attention (Vaswani et al. 2017), with
+// grouped key/value heads when KVHeads < Heads (Ainslie et al. 2023):
+//
+//	q, k, v = x·Wqᵀ, x·Wkᵀ, x·Wvᵀ        (RoPE on q and k if configured)
+//	o_h = softmax(q_h·k_gᵀ / √Dh + causal mask)·v_g,   g = h / (H/KV)
+//	y = [o_1 … o_H]·Woᵀ
+//
+// The projections are either separate (Q, K, V) or fused (QKV, rows [Q; K; V],
+// as GPT-2 stores them).
+type Attention struct {
+	Q   *Linear `gguf:"attn_q,optional"`   // [H·Dh, D]
+	K   *Linear `gguf:"attn_k,optional"`   // [KV·Dh, D]
+	V   *Linear `gguf:"attn_v,optional"`   // [KV·Dh, D]
+	QKV *Linear `gguf:"attn_qkv,optional"` // [(H+2KV)·Dh, D]
+	O   *Linear `gguf:"attn_output"`       // [D, H·Dh]
+
+	Heads, KVHeads, HeadDim int
+	RoPE                    *RoPE // nil: positions are added to the input instead
+}
+
+// Check verifies that the weights and head counts fit together.
+func (a *Attention) Check() error {
+	if a.Heads <= 0 || a.KVHeads <= 0 || a.Heads%a.KVHeads != 0 || a.HeadDim <= 0 {
+		return fmt.Errorf("attention: %d heads, %d KV heads, head width %d", a.Heads, a.KVHeads, a.HeadDim)
+	}
+	q, kv := a.Heads*a.HeadDim, a.KVHeads*a.HeadDim
+	rows := func(l *Linear) int { return l.W.Dim(0) }
+	switch {
+	case a.QKV != nil:
+		if rows(a.QKV) != q+2*kv {
+			return fmt.Errorf("attention: fused QKV has %d rows, want %d", rows(a.QKV), q+2*kv)
+		}
+	case a.Q != nil && a.K != nil && a.V != nil:
+		if rows(a.Q) != q || rows(a.K) != kv || rows(a.V) != kv {
+			return fmt.Errorf("attention: Q, K, V have %d, %d, %d rows, want %d, %d, %d", rows(a.Q), rows(a.K), rows(a.V), q, kv, kv)
+		}
+	default:
+		return fmt.Errorf("attention: needs attn_q, attn_k and attn_v, or attn_qkv")
+	}
+	if a.O.W.Dim(1) != q {
+		return fmt.Errorf("attention: output projection takes %d features, want %d", a.O.W.Dim(1), q)
+	}
+	if a.RoPE != nil && (a.RoPE.Dim <= 0 || a.RoPE.Dim > a.HeadDim || a.RoPE.Dim%2 != 0) {
+		return fmt.Errorf("attention: RoPE width %d for head width %d", a.RoPE.Dim, a.HeadDim)
+	}
+	return nil
+}
+
+// Forward attends x [T, D] over the cache's past positions and itself, and
+// appends this call's keys and values to the cache.
+func (a *Attention) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
+	var q, k, v *tensor.Tensor
+	if a.QKV != nil {
+		q, k, v = a.splitQKV(a.QKV.Forward(x))
+	} else {
+		q, k, v = a.Q.Forward(x), a.K.Forward(x), a.V.Forward(x) // [T, H·Dh], [T, KV·Dh] ×2
+	}
+	past := cache.Len
+	if r := a.RoPE; r != nil {
+		q = tensor.RoPE(q, past, a.HeadDim, r.Dim, r.Base, r.NeoX)
+		k = tensor.RoPE(k, past, a.HeadDim, r.Dim, r.Base, r.NeoX)
+	}
+	keys, values := cache.Append(k, v) // [S, KV·Dh] each
+	scale := float32(1 / math.Sqrt(float64(a.HeadDim)))
+	o := tensor.Attention(q, keys, values, a.Heads, a.KVHeads, past, scale) // [T, H·Dh]
+	return a.O.Forward(o)
+}
+
+// splitQKV cuts fused projections [T, (H+2KV)·Dh] into q, k and v.
+func (a *Attention) splitQKV(qkv *tensor.Tensor) (q, k, v *tensor.Tensor) {
+	T := qkv.Rows()
+	nq, nkv := a.Heads*a.HeadDim, a.KVHeads*a.HeadDim
+	q, k, v = tensor.New(T, nq), tensor.New(T, nkv), tensor.New(T, nkv)
+	for t := 0; t < T; t++ {
+		row := qkv.Row(t)
+		copy(q.Row(t), row[:nq])
+		copy(k.Row(t), row[nq:nq+nkv])
+		copy(v.Row(t), row[nq+nkv:])
+	}
+	return q, k, v
+}
+
+// KVCache holds one layer's keys and values for the positions seen so far.
+type KVCache struct {
+	K, V *tensor.Tensor // [capacity, KV·Dh]
+	Len  int            // positions filled
+}
+
+// NewKVCache returns an empty cache for capacity positions of width features.
+func NewKVCache(capacity, width int) *KVCache {
+	return &KVCache{K: tensor.New(capacity, width), V: tensor.New(capacity, width)}
+}
+
+// Append stores k, v [T, KV·Dh] after the filled positions and returns views
+// of all filled rows. It panics when the cache is full.
+func (c *KVCache) Append(k, v *tensor.Tensor) (keys, values *tensor.Tensor) {
+	T := k.Rows()
+	if c.Len+T > c.K.Rows() {
+		panic(fmt.Sprintf("KVCache: %d positions + %d new exceed the context of %d", c.Len, T, c.K.Rows()))
+	}
+	tensor.SetRows(c.K, c.Len, k)
+	tensor.SetRows(c.V, c.Len, v)
+	c.Len += T
+	return c.K.Slice(0, c.Len), c.V.Slice(0, c.Len)
+}
+
+// Cache is the KV cache of a whole model, one KVCache per layer.
+type Cache struct {
+	Layers []*KVCache
+}
+
+// NewCache returns a cache of n layers, each for capacity positions of width features.
+func NewCache(layers, capacity, width int) *Cache {
+	c := &Cache{Layers: make([]*KVCache, layers)}
+	for i := range c.Layers {
+		c.Layers[i] = NewKVCache(capacity, width)
+	}
+	return c
+}
+
+// Len is the number of positions the cache holds.
+func (c *Cache) Len() int { return c.Layers[0].Len }
+
+// Capacity is the number of positions the cache can hold.
+func (c *Cache) Capacity() int { return c.Layers[0].K.Rows() }
+
+// Truncate forgets every position from n on (for rewinding a conversation).
+func (c *Cache) Truncate(n int) {
+	for _, l := range c.Layers {
+		l.Len = min(l.Len, max(n, 0))
+	}
+}

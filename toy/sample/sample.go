@@ -1,0 +1,149 @@
+// Package sample picks the next token from a vector of logits: greedy,
+// temperature, top-k, top-p (nucleus), min-p and repetition penalty, with a
+// seeded random number generator so that the same seed gives the same tokens.
+//
+// The samplers apply in llama.cpp's default order: repetition penalty,
+// top-k, top-p, min-p, temperature, then a draw from the remaining
+// distribution. Temperature 0 (the zero Params) is greedy: the highest logit,
+// ties going to the lowest id.
+package sample
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// Params configures a Sampler. The zero value is greedy decoding.
+type Params struct {
+	Temperature   float32 // 0: greedy
+	TopK          int     // keep the k most likely tokens (0: all)
+	TopP          float32 // keep the smallest set with probability ≥ p (0 or 1: all)
+	MinP          float32 // drop tokens with p < MinP·p_max (0: none)
+	RepeatPenalty float32 // divide positive (multiply negative) logits of recent tokens (0 or 1: off)
+	RepeatLastN   int     // how many recent tokens the penalty looks at (0: 64)
+	Seed          uint64  // RNG seed
+}
+
+// Sampler draws tokens; it is not safe for concurrent use.
+type Sampler struct {
+	p   Params
+	rng *rand.Rand
+	buf []candidate
+}
+
+type candidate struct {
+	id    int32
+	logit float32
+	p     float64
+}
+
+// New returns a sampler with the given parameters.
+func New(p Params) *Sampler {
+	return &Sampler{p: p, rng: rand.New(rand.NewPCG(p.Seed, 0x746f79))} // "toy"
+}
+
+// Greedy returns the id of the largest logit, the lowest id among ties.
+func Greedy(logits []float32) int32 {
+	best := 0
+	for i, v := range logits {
+		if v > logits[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}
+
+// Sample picks the next token from logits [V]; history holds the tokens so
+// far (for the repetition penalty). logits is not modified.
+func (s *Sampler) Sample(logits []float32, history []int32) int32 {
+	p := s.p
+	if p.RepeatPenalty > 0 && p.RepeatPenalty != 1 && len(history) > 0 {
+		logits = penalize(logits, history, p.RepeatPenalty, p.RepeatLastN)
+	}
+	if p.Temperature <= 0 {
+		return Greedy(logits)
+	}
+	c := s.buf[:0]
+	for i, v := range logits {
+		c = append(c, candidate{id: int32(i), logit: v})
+	}
+	// Sort by logit, highest first; equal logits by id, so the order (and
+	// therefore the draw) does not depend on the sort algorithm.
+	slices.SortFunc(c, func(a, b candidate) int {
+		if a.logit != b.logit {
+			if a.logit > b.logit {
+				return -1
+			}
+			return 1
+		}
+		return int(a.id - b.id)
+	})
+	if p.TopK > 0 && p.TopK < len(c) {
+		c = c[:p.TopK]
+	}
+	softmax(c, 1)
+	if p.TopP > 0 && p.TopP < 1 {
+		var cum float64
+		for i := range c {
+			cum += c[i].p
+			if cum >= float64(p.TopP) {
+				c = c[:i+1]
+				break
+			}
+		}
+	}
+	if p.MinP > 0 {
+		limit := c[0].p * float64(p.MinP)
+		n := 1
+		for n < len(c) && c[n].p >= limit {
+			n++
+		}
+		c = c[:n]
+	}
+	softmax(c, p.Temperature)
+	s.buf = c
+	r := s.rng.Float64()
+	for _, x := range c {
+		r -= x.p
+		if r < 0 {
+			return x.id
+		}
+	}
+	return c[len(c)-1].id
+}
+
+// softmax sets c[i].p = exp((logit_i − max)/temp) / Σ; c is sorted, c[0] the max.
+func softmax(c []candidate, temp float32) {
+	var sum float64
+	for i := range c {
+		c[i].p = math.Exp(float64((c[i].logit - c[0].logit) / temp))
+		sum += c[i].p
+	}
+	for i := range c {
+		c[i].p /= sum
+	}
+}
+
+// penalize returns a copy of logits with the last n history tokens penalised
+// as in the CTRL paper (Keskar et al. 2019): positive logits divided by the
+// penalty, negative ones multiplied by it; each token once.
+func penalize(logits []float32, history []int32, penalty float32, n int) []float32 {
+	if n <= 0 {
+		n = 64
+	}
+	out := slices.Clone(logits)
+	seen := map[int32]bool{}
+	for _, id := range history[max(0, len(history)-n):] {
+		if id < 0 || int(id) >= len(out) || seen[id] {
+			continue
+		}
+		seen[id] = true
+		if out[id] > 0 {
+			out[id] /= penalty
+		} else {
+			out[id] *= penalty
+		}
+	}
+	return out
+}

@@ -1,0 +1,248 @@
+// The backend seam: the ops a compute device implements, and the functions
+// that check shapes, allocate results and dispatch to the active backend.
+
+package tensor
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Backend is the small set of ops a compute device provides. Every method
+// writes into out, which the caller has allocated with the right shape;
+// shapes have been checked before a backend sees them.
+type Backend interface {
+	Name() string
+
+	// MatMul: out[M, N] = x[M, K] · w[N, K]ᵀ, w of any supported type.
+	MatMul(out, x, w *Tensor)
+	// Add, Mul: elementwise; b has a's shape, or is one row broadcast over a's rows.
+	Add(out, a, b *Tensor)
+	Mul(out, a, b *Tensor)
+	// Scale: out = a·s.
+	Scale(out, a *Tensor, s float32)
+	// RMSNorm: out = x / sqrt(mean(x²) + eps), per row, times w if not nil.
+	RMSNorm(out, x, w *Tensor, eps float32)
+	// LayerNorm: out = (x - mean) / sqrt(var + eps) · w + b per row (w, b may be nil).
+	LayerNorm(out, x, w, b *Tensor, eps float32)
+	// RoPE rotates the first ropeDim features of each head of x [T, H·Dh]
+	// by angle (pos0+t)·base^(-2i/ropeDim); neox selects half-split pairs.
+	RoPE(out, x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool)
+	// Softmax per row; with past ≥ 0, row t sees only columns ≤ past+t.
+	Softmax(out, x *Tensor, past int)
+	SiLU(out, x *Tensor)
+	GELU(out, x *Tensor)
+	// SwiGLU: out = SiLU(gate) · up.
+	SwiGLU(out, gate, up *Tensor)
+	// Embedding: out[t] = table[ids[t]] as F32.
+	Embedding(out, table *Tensor, ids []int32)
+	// Attention: causal scaled-dot-product attention of q [T, H·Dh] over
+	// k, v [S, KV·Dh] (S = past + T), grouped heads when KV < H.
+	Attention(out, q, k, v *Tensor, nHead, nKV, past int, scale float32)
+	// SetRows copies src [n, C] into rows [at, at+n) of dst [R, C].
+	SetRows(dst *Tensor, at int, src *Tensor)
+}
+
+var (
+	backendMu sync.RWMutex
+	active    Backend = Go{}
+)
+
+// SetBackend makes b the backend all ops run on.
+func SetBackend(b Backend) {
+	backendMu.Lock()
+	active = b
+	backendMu.Unlock()
+}
+
+// ActiveBackend returns the backend ops run on.
+func ActiveBackend() Backend {
+	backendMu.RLock()
+	defer backendMu.RUnlock()
+	return active
+}
+
+func be() Backend { return ActiveBackend() }
+
+func mustF32(op, name string, t *Tensor) {
+	if t.dtype != F32 {
+		panic(fmt.Sprintf("%s: %s is %v %v, want F32", op, name, t.dtype, t.shape))
+	}
+}
+
+func like(x *Tensor) *Tensor { return New(x.shape...) }
+
+// MatMul returns x·wᵀ: x [M, K] (F32), w [N, K] (any type) → [M, N].
+func MatMul(x, w *Tensor) *Tensor {
+	mustF32("MatMul", "x", x)
+	if len(w.shape) != 2 || x.Cols() != w.shape[1] {
+		panic(fmt.Sprintf("MatMul: x %v and w %v: inner dimensions differ", x.shape, w.shape))
+	}
+	out := New(x.Rows(), w.shape[0])
+	be().MatMul(out, x, w)
+	return out
+}
+
+func checkBroadcast(op string, a, b *Tensor) {
+	mustF32(op, "a", a)
+	mustF32(op, "b", b)
+	if b.Len() != a.Len() && b.Len() != a.Cols() {
+		panic(fmt.Sprintf("%s: shapes %v and %v: b must match a or be one row of it", op, a.shape, b.shape))
+	}
+}
+
+// Add returns a + b (b the same shape as a, or one row added to every row).
+func Add(a, b *Tensor) *Tensor {
+	checkBroadcast("Add", a, b)
+	out := like(a)
+	be().Add(out, a, b)
+	return out
+}
+
+// Mul returns a ⊙ b (b the same shape as a, or one row applied to every row).
+func Mul(a, b *Tensor) *Tensor {
+	checkBroadcast("Mul", a, b)
+	out := like(a)
+	be().Mul(out, a, b)
+	return out
+}
+
+// Scale returns a·s.
+func Scale(a *Tensor, s float32) *Tensor {
+	mustF32("Scale", "a", a)
+	out := like(a)
+	be().Scale(out, a, s)
+	return out
+}
+
+func checkRowVec(op, name string, x, w *Tensor) {
+	if w == nil {
+		return
+	}
+	mustF32(op, name, w)
+	if w.Len() != x.Cols() {
+		panic(fmt.Sprintf("%s: x %v and %s %v: want %d elements", op, x.shape, name, w.shape, x.Cols()))
+	}
+}
+
+// RMSNorm returns x / sqrt(mean(x²) + eps) ⊙ w per row; w [D] may be nil.
+func RMSNorm(x, w *Tensor, eps float32) *Tensor {
+	mustF32("RMSNorm", "x", x)
+	checkRowVec("RMSNorm", "w", x, w)
+	out := like(x)
+	be().RMSNorm(out, x, w, eps)
+	return out
+}
+
+// LayerNorm returns (x - mean)/sqrt(var + eps) ⊙ w + b per row; w, b [D] may be nil.
+func LayerNorm(x, w, b *Tensor, eps float32) *Tensor {
+	mustF32("LayerNorm", "x", x)
+	checkRowVec("LayerNorm", "w", x, w)
+	checkRowVec("LayerNorm", "b", x, b)
+	out := like(x)
+	be().LayerNorm(out, x, w, b, eps)
+	return out
+}
+
+// RoPE applies rotary position embeddings to x [T, H·Dh], token t at position
+// pos0+t. Feature pairs (x_a, x_b) of each head rotate by θ = pos·base^(-2i/ropeDim):
+//
+//	x_a' = x_a cos θ − x_b sin θ,   x_b' = x_a sin θ + x_b cos θ
+//
+// With neox false the pairs are adjacent, (2i, 2i+1) — GGUF "llama" files; with
+// neox true they are half-split, (i, i+ropeDim/2) — qwen2 and later. Features
+// past ropeDim pass through unchanged.
+func RoPE(x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool) *Tensor {
+	mustF32("RoPE", "x", x)
+	if headDim <= 0 || x.Cols()%headDim != 0 || ropeDim > headDim || ropeDim%2 != 0 || pos0 < 0 {
+		panic(fmt.Sprintf("RoPE: x %v with head width %d, rope width %d, pos0 %d", x.shape, headDim, ropeDim, pos0))
+	}
+	out := like(x)
+	be().RoPE(out, x, pos0, headDim, ropeDim, base, neox)
+	return out
+}
+
+// Softmax returns exp(x − max) / Σ exp(x − max) per row. With past ≥ 0 it is
+// causal: row t keeps columns 0 … past+t and gives the rest probability 0.
+func Softmax(x *Tensor, past int) *Tensor {
+	mustF32("Softmax", "x", x)
+	out := like(x)
+	be().Softmax(out, x, past)
+	return out
+}
+
+// SiLU returns x·σ(x).
+func SiLU(x *Tensor) *Tensor {
+	mustF32("SiLU", "x", x)
+	out := like(x)
+	be().SiLU(out, x)
+	return out
+}
+
+// GELU returns the tanh approximation ½x(1 + tanh(√(2/π)(x + 0.044715x³))).
+func GELU(x *Tensor) *Tensor {
+	mustF32("GELU", "x", x)
+	out := like(x)
+	be().GELU(out, x)
+	return out
+}
+
+// SwiGLU returns SiLU(gate) ⊙ up.
+func SwiGLU(gate, up *Tensor) *Tensor {
+	mustF32("SwiGLU", "gate", gate)
+	mustF32("SwiGLU", "up", up)
+	if gate.Len() != up.Len() {
+		panic(fmt.Sprintf("SwiGLU: gate %v and up %v differ", gate.shape, up.shape))
+	}
+	out := like(gate)
+	be().SwiGLU(out, gate, up)
+	return out
+}
+
+// Embedding returns the rows of table [V, D] named by ids, as F32 [T, D].
+func Embedding(table *Tensor, ids []int32) *Tensor {
+	if len(table.shape) != 2 {
+		panic(fmt.Sprintf("Embedding: table %v is not a matrix", table.shape))
+	}
+	for _, id := range ids {
+		if id < 0 || int(id) >= table.shape[0] {
+			panic(fmt.Sprintf("Embedding: id %d out of range for table %v", id, table.shape))
+		}
+	}
+	out := New(len(ids), table.shape[1])
+	be().Embedding(out, table, ids)
+	return out
+}
+
+// Attention returns causal attention of q [T, H·Dh] over the first past+T rows
+// of k, v [S, KV·Dh]: query t (at position past+t) attends to keys 0 … past+t,
+//
+//	out = softmax(scale · q·kᵀ + mask) · v,
+//
+// head h using key/value head h/(H/KV).
+func Attention(q, k, v *Tensor, nHead, nKV, past int, scale float32) *Tensor {
+	mustF32("Attention", "q", q)
+	mustF32("Attention", "k", k)
+	mustF32("Attention", "v", v)
+	T := q.Rows()
+	if nHead <= 0 || nKV <= 0 || nHead%nKV != 0 || q.Cols()%nHead != 0 {
+		panic(fmt.Sprintf("Attention: q %v with %d heads, %d KV heads", q.shape, nHead, nKV))
+	}
+	dh := q.Cols() / nHead
+	if k.Cols() != nKV*dh || v.Cols() != nKV*dh || k.Rows() < past+T || v.Rows() < past+T {
+		panic(fmt.Sprintf("Attention: q %v, k %v, v %v: want k, v with ≥ %d rows of %d", q.shape, k.shape, v.shape, past+T, nKV*dh))
+	}
+	out := like(q)
+	be().Attention(out, q, k, v, nHead, nKV, past, scale)
+	return out
+}
+
+// SetRows copies src [n, C] into rows [at, at+n) of dst [R, C].
+func SetRows(dst *Tensor, at int, src *Tensor) {
+	mustF32("SetRows", "dst", dst)
+	mustF32("SetRows", "src", src)
+	if src.Cols() != dst.Cols() || at < 0 || at+src.Rows() > dst.Rows() {
+		panic(fmt.Sprintf("SetRows: %v into rows [%d, %d) of %v", src.shape, at, at+src.Rows(), dst.shape))
+	}
+	be().SetRows(dst, at, src)
+}

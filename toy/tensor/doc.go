@@ -1,0 +1,41 @@
+// Package tensor is toy's layer 1: the Tensor type and the primitives every
+// transformer is built from — matmul, add, mul, scale, softmax, RMSNorm,
+// LayerNorm, RoPE, SiLU, GELU, attention over a KV cache, embedding lookup.
+//
+// # Shapes
+//
+// One axis order everywhere: row-major, outermost (batch) first. A matrix of T
+// tokens with D features is [T, D]; its row t is elements [t·D, (t+1)·D).
+// Weight matrices are stored as GGUF stores them, one row per output feature:
+// a projection from K to N features is a weight of shape [N, K], and
+// MatMul(x [T, K], w [N, K]) = x·wᵀ is [T, N].
+//
+//	T  tokens (sequence positions in this call)
+//	S  positions held in the KV cache (past + current)
+//	D  model width            H, KV  query heads, key/value heads
+//	Dh head width (D = H·Dh)  V  vocabulary size
+//
+// # Element types
+//
+// Activations are always F32. Weights may be F32, F16, BF16 or Q8_0 and stay in
+// their stored form: MatMul converts the activation row to the weight's "dot
+// type" first (F16 → fp16, BF16 → bf16, Q8_0 → Q8_0 blocks with integer dot
+// products), the arithmetic llama.cpp's CPU backend uses, so results agree
+// with it to rounding.
+//
+// # Backends
+//
+// Each op dispatches to a Backend, a small interface (about twenty methods) that
+// a compute device implements on its own memory. The pure-Go backend in this
+// package is the reference: plain loops, split over rows across goroutines. The
+// native CPU, CUDA and Metal backends implement the same interface and are
+// tested against it. Use SetBackend to choose one and SetThreads to size the
+// worker pool.
+//
+// # Error Handling
+//
+// A wrong shape or dtype inside a forward pass is a programming error: ops
+// panic with the op's name and the shapes involved, e.g.
+// "MatMul: x [3 64] and w [128 32]: inner dimensions differ". Functions that
+// take outside data (FromBytes) return errors instead.
+package tensor

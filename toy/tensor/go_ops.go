@@ -1,0 +1,257 @@
+// The pure-Go backend: plain loops, the reference every other backend is
+// tested against. Results follow llama.cpp's CPU arithmetic (float64 sums in
+// norms and softmax, fp16-table GELU, iterated RoPE angles).
+
+package tensor
+
+import (
+	"math"
+	"sync"
+)
+
+// Go is the pure-Go backend.
+type Go struct{}
+
+// Name returns "go".
+func (Go) Name() string { return "go" }
+
+// rowsGrain is the fewest rows a goroutine gets in row-wise ops.
+const rowsGrain = 4
+
+func (Go) Add(out, a, b *Tensor) { broadcast(out, a, b, func(x, y float32) float32 { return x + y }) }
+func (Go) Mul(out, a, b *Tensor) { broadcast(out, a, b, func(x, y float32) float32 { return x * y }) }
+
+func broadcast(out, a, b *Tensor, f func(x, y float32) float32) {
+	o, av, bv := out.f32, a.f32, b.f32
+	if len(bv) == len(av) {
+		for i := range o {
+			o[i] = f(av[i], bv[i])
+		}
+		return
+	}
+	c := len(bv)
+	for i := range o {
+		o[i] = f(av[i], bv[i%c])
+	}
+}
+
+func (Go) Scale(out, a *Tensor, s float32) {
+	for i, v := range a.f32 {
+		out.f32[i] = v * s
+	}
+}
+
+func (Go) RMSNorm(out, x, w *Tensor, eps float32) {
+	D := x.Cols()
+	parallelFor(x.Rows(), rowsGrain, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			xr, or := x.f32[r*D:(r+1)*D], out.f32[r*D:(r+1)*D]
+			var sum float64
+			for _, v := range xr {
+				sum += float64(v * v)
+			}
+			mean := float32(sum / float64(D))
+			scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+			for i, v := range xr {
+				or[i] = v * scale
+			}
+			if w != nil {
+				for i := range or {
+					or[i] *= w.f32[i]
+				}
+			}
+		}
+	})
+}
+
+func (Go) LayerNorm(out, x, w, b *Tensor, eps float32) {
+	D := x.Cols()
+	parallelFor(x.Rows(), rowsGrain, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			xr, or := x.f32[r*D:(r+1)*D], out.f32[r*D:(r+1)*D]
+			var sum float64
+			for _, v := range xr {
+				sum += float64(v)
+			}
+			mean := float32(sum / float64(D))
+			var sq float64
+			for i, v := range xr {
+				d := v - mean
+				or[i] = d
+				sq += float64(d * d)
+			}
+			variance := float32(sq / float64(D))
+			scale := 1 / float32(math.Sqrt(float64(variance+eps)))
+			for i := range or {
+				or[i] *= scale
+			}
+			if w != nil {
+				for i := range or {
+					or[i] *= w.f32[i]
+				}
+			}
+			if b != nil {
+				for i := range or {
+					or[i] += b.f32[i]
+				}
+			}
+		}
+	})
+}
+
+func (Go) RoPE(out, x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool) {
+	C := x.Cols()
+	// θ_i = pos · base^(-2i/ropeDim), built by repeated multiplication in float32
+	// as ggml does, so the angles round the same way.
+	thetaScale := float32(math.Pow(float64(base), -2/float64(ropeDim)))
+	T := x.Rows()
+	parallelFor(T, 1, func(lo, hi int) {
+		cos := make([]float32, ropeDim/2)
+		sin := make([]float32, ropeDim/2)
+		for t := lo; t < hi; t++ {
+			theta := float32(pos0 + t)
+			for i := range cos {
+				cos[i] = float32(math.Cos(float64(theta)))
+				sin[i] = float32(math.Sin(float64(theta)))
+				theta *= thetaScale
+			}
+			xr, or := x.f32[t*C:(t+1)*C], out.f32[t*C:(t+1)*C]
+			copy(or, xr)
+			for h := 0; h < C; h += headDim {
+				for i := range cos {
+					a, b := h+2*i, h+2*i+1 // adjacent pairs
+					if neox {
+						a, b = h+i, h+i+ropeDim/2 // half-split pairs
+					}
+					x0, x1 := xr[a], xr[b]
+					or[a] = x0*cos[i] - x1*sin[i]
+					or[b] = x0*sin[i] + x1*cos[i]
+				}
+			}
+		}
+	})
+}
+
+func (Go) Softmax(out, x *Tensor, past int) {
+	C := x.Cols()
+	parallelFor(x.Rows(), rowsGrain, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			n := C
+			if past >= 0 {
+				n = min(C, past+r+1)
+			}
+			softmaxRow(out.f32[r*C:r*C+n], x.f32[r*C:r*C+n])
+			clear(out.f32[r*C+n : (r+1)*C])
+		}
+	})
+}
+
+// softmaxRow writes softmax(x) to out: max-subtracted exponentials, their sum
+// in float64, then one multiplication by 1/sum.
+func softmaxRow(out, x []float32) {
+	m := float32(math.Inf(-1))
+	for _, v := range x {
+		m = max(m, v)
+	}
+	var sum float64
+	for i, v := range x {
+		e := float32(math.Exp(float64(v - m)))
+		out[i] = e
+		sum += float64(e)
+	}
+	inv := float32(1 / sum)
+	for i := range out {
+		out[i] *= inv
+	}
+}
+
+func (Go) SiLU(out, x *Tensor) {
+	for i, v := range x.f32 {
+		out.f32[i] = silu(v)
+	}
+}
+
+func silu(v float32) float32 { return v / (1 + float32(math.Exp(float64(-v)))) }
+
+func (Go) SwiGLU(out, gate, up *Tensor) {
+	for i, g := range gate.f32 {
+		out.f32[i] = silu(g) * up.f32[i]
+	}
+}
+
+// geluTable holds GELU of every fp16 input, rounded to fp16: ggml evaluates
+// GELU by rounding x to fp16 and looking it up, and toy does the same so that
+// GPT-2 matches llama.cpp to 1e-4 rather than ~3e-3.
+var geluTable = sync.OnceValue(func() *[1 << 16]uint16 {
+	var t [1 << 16]uint16
+	for i := range t {
+		t[i] = F32ToFP16(geluExact(FP16ToF32(uint16(i))))
+	}
+	return &t
+})
+
+// geluExact is tanh-GELU in float32.
+func geluExact(x float32) float32 {
+	const sqrt2OverPi, coefA = 0.79788456080286535587989211986876, 0.044715
+	return 0.5 * x * (1 + float32(math.Tanh(float64(sqrt2OverPi*x*(1+coefA*x*x)))))
+}
+
+func (Go) GELU(out, x *Tensor) {
+	tab := geluTable()
+	for i, v := range x.f32 {
+		switch {
+		case v <= -10:
+			out.f32[i] = 0
+		case v >= 10:
+			out.f32[i] = v
+		default:
+			out.f32[i] = fp16Table[tab[F32ToFP16(v)]]
+		}
+	}
+}
+
+func (Go) Embedding(out, table *Tensor, ids []int32) {
+	D := table.shape[1]
+	rowBytes, _ := table.dtype.RowBytes(D)
+	for t, id := range ids {
+		dst := out.f32[t*D : (t+1)*D]
+		if table.dtype == F32 {
+			copy(dst, table.f32[int(id)*D:])
+			continue
+		}
+		DecodeRow(dst, table.raw[int(id)*rowBytes:(int(id)+1)*rowBytes], table.dtype)
+	}
+}
+
+func (Go) Attention(out, q, k, v *Tensor, nHead, nKV, past int, scale float32) {
+	T, dh := q.Rows(), q.Cols()/nHead
+	group := nHead / nKV
+	qc, kc := q.Cols(), k.Cols()
+	parallelFor(T*nHead, 1, func(lo, hi int) {
+		scores := make([]float32, past+T)
+		for job := lo; job < hi; job++ {
+			t, h := job/nHead, job%nHead
+			kvh := h / group
+			qr := q.f32[t*qc+h*dh : t*qc+(h+1)*dh]
+			n := past + t + 1 // keys this query may see
+			for s := 0; s < n; s++ {
+				scores[s] = dotF32(k.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh], qr) * scale
+			}
+			softmaxRow(scores[:n], scores[:n])
+			or := out.f32[t*qc+h*dh : t*qc+(h+1)*dh]
+			clear(or)
+			for s := 0; s < n; s++ {
+				p := scores[s]
+				vr := v.f32[s*kc+kvh*dh : s*kc+(kvh+1)*dh]
+				for i := range or {
+					or[i] += p * vr[i]
+				}
+			}
+		}
+	})
+}
+
+func (Go) SetRows(dst *Tensor, at int, src *Tensor) {
+	C := dst.Cols()
+	copy(dst.f32[at*C:], src.f32)
+}

@@ -1,0 +1,287 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// backends lists every backend the op tests run on.
+var backends = []Backend{Go{}}
+
+// onEach runs f once per backend, with that backend active.
+func onEach(t *testing.T, f func(t *testing.T)) {
+	for _, b := range backends {
+		t.Run(b.Name(), func(t *testing.T) {
+			old := ActiveBackend()
+			SetBackend(b)
+			defer SetBackend(old)
+			f(t)
+		})
+	}
+}
+
+func near(t *testing.T, what string, got, want []float32, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if d := math.Abs(float64(got[i] - want[i])); d > tol*math.Max(1, math.Abs(float64(want[i]))) || math.IsNaN(float64(got[i])) {
+			t.Fatalf("%s[%d] = %v, want %v (|Δ| %.2e > %.0e)", what, i, got[i], want[i], d, tol)
+		}
+	}
+}
+
+func randTensor(r *rand.Rand, shape ...int) *Tensor {
+	x := New(shape...)
+	for i := range x.f32 {
+		x.f32[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
+func TestRMSNormByHand(t *testing.T) {
+	onEach(t, func(t *testing.T) {
+		// x = [3, 4]: mean(x²) = 12.5, so y = x / √12.5 = [0.848528, 1.131371], then ⊙ w = [1, 2].
+		y := RMSNorm(FromFloat32([]float32{3, 4}, 1, 2), FromFloat32([]float32{1, 2}, 2), 0)
+		near(t, "RMSNorm", y.Data(), []float32{0.8485281, 2.2627417}, 1e-6)
+	})
+}
+
+func TestLayerNormByHand(t *testing.T) {
+	onEach(t, func(t *testing.T) {
+		// x = [1, 2, 3]: mean 2, var 2/3, y = (x−2)/√(2/3) = [−1.224745, 0, 1.224745]; ⊙ w + b.
+		y := LayerNorm(FromFloat32([]float32{1, 2, 3}, 1, 3), FromFloat32([]float32{1, 1, 2}, 3), FromFloat32([]float32{0, 1, 0}, 3), 0)
+		near(t, "LayerNorm", y.Data(), []float32{-1.2247449, 1, 2.4494898}, 1e-6)
+	})
+}
+
+func TestSoftmaxShiftInvariant(t *testing.T) {
+	onEach(t, func(t *testing.T) {
+		// softmax(x + c) = softmax(x); softmax([0, ln 3]) = [1/4, 3/4].
+		a := Softmax(FromFloat32([]float32{0, float32(math.Log(3))}, 1, 2), -1)
+		b := Softmax(FromFloat32([]float32{100, 100 + float32(math.Log(3))}, 1, 2), -1)
+		near(t, "softmax", a.Data(), []float32{0.25, 0.75}, 1e-6)
+		near(t, "shifted softmax", b.Data(), a.Data(), 1e-6)
+	})
+}
+
+func TestSoftmaxCausalMask(t *testing.T) {
+	onEach(t, func(t *testing.T) {
+		// Two rows of three columns with one past position: row 0 sees
+		// columns 0–1, row 1 sees all three.
+		y := Softmax(FromFloat32([]float32{0, 0, 9, 0, 0, 0}, 2, 3), 1)
+		near(t, "causal softmax", y.Data(), []float32{0.5, 0.5, 0, 1.0 / 3, 1.0 / 3, 1.0 / 3}, 1e-6)
+	})
+}
+
+func TestRoPEPairings(t *testing.T) {
+	onEach(t, func(t *testing.T) {
+		// One head of 4 features at position 1, base 1: every pair rotates by
+		// θ = 1 rad. Adjacent pairs are (0,1), (2,3); NeoX pairs (0,2), (1,3).
+		x := FromFloat32([]float32{1, 0, 0, 1}, 1, 4)
+		c, s := float32(math.Cos(1)), float32(math.Sin(1))
+		near(t, "adjacent", RoPE(x, 1, 4, 4, 1, false).Data(), []float32{c, s, -s, c}, 1e-6)
+		near(t, "neox", RoPE(x, 1, 4, 4, 1, true).Data(), []float32{c, -s, s, c}, 1e-6)
+		// Position 0 is the identity; features past ropeDim pass through.
+		near(t, "position 0", RoPE(x, 0, 4, 4, 10000, false).Data(), x.Data(), 0)
+		near(t, "partial", RoPE(x, 1, 4, 2, 1, false).Data(), []float32{c, s, 0, 1}, 1e-6)
+	})
+}
+
+func TestRoPEPreservesNorm(t *testing.T) {
+	onEach(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(1, 2))
+		x := randTensor(r, 5, 32)
+		y := RoPE(x, 7, 8, 8, 10000, true)
+		for i := 0; i < 5; i++ {
+			var a, b float64
+			for j := 0; j < 32; j++ {
+				a += float64(x.Row(i)[j] * x.Row(i)[j])
+				b += float64(y.Row(i)[j] * y.Row(i)[j])
+			}
+			if math.Abs(a-b) > 1e-4*a {
+				t.Fatalf("row %d: |x|² = %v, |RoPE(x)|² = %v", i, a, b)
+			}
+		}
+	})
+}
+
+func TestActivationsByHand(t *testing.T) {
+	onEach(t, func(t *testing.T) {
+		x := FromFloat32([]float32{0, 1, -1}, 1, 3)
+		// SiLU(1) = 1/(1+e⁻¹) = 0.7310586, SiLU(−1) = −0.2689414.
+		near(t, "SiLU", SiLU(x).Data(), []float32{0, 0.7310586, -0.2689414}, 1e-6)
+		// GELU(1) = 0.841192 (tanh form); toy rounds through fp16 like ggml, so 1e-3.
+		near(t, "GELU", GELU(x).Data(), []float32{0, 0.841192, -0.158808}, 1e-3)
+		near(t, "SwiGLU", SwiGLU(x, FromFloat32([]float32{5, 2, 2}, 1, 3)).Data(), []float32{0, 1.4621172, -0.5378828}, 1e-6)
+	})
+}
+
+func TestGELUMatchesExactWithinFP16(t *testing.T) {
+	onEach(t, func(t *testing.T) {
+		for v := float32(-12); v < 12; v += 0.01 {
+			got := GELU(FromFloat32([]float32{v}, 1, 1)).Data()[0]
+			want := geluExact(v)
+			if d := math.Abs(float64(got - want)); d > 4e-3*math.Max(1, math.Abs(float64(want))) {
+				t.Fatalf("GELU(%v) = %v, exact %v", v, got, want)
+			}
+		}
+	})
+}
+
+func TestBroadcastAddMul(t *testing.T) {
+	onEach(t, func(t *testing.T) {
+		a := FromFloat32([]float32{1, 2, 3, 4}, 2, 2)
+		b := FromFloat32([]float32{10, 20}, 2)
+		near(t, "Add", Add(a, b).Data(), []float32{11, 22, 13, 24}, 0)
+		near(t, "Mul", Mul(a, b).Data(), []float32{10, 40, 30, 80}, 0)
+		near(t, "Scale", Scale(a, 0.5).Data(), []float32{0.5, 1, 1.5, 2}, 0)
+	})
+}
+
+func TestEmbeddingAllTypes(t *testing.T) {
+	onEach(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(3, 4))
+		table := randTensor(r, 10, 64)
+		for _, dt := range []DType{F32, F16, BF16, Q8_0} {
+			enc, _ := FromBytes(dt, EncodeRow(nil, table.Data(), dt), 10, 64)
+			got := Embedding(enc, []int32{7, 0, 7})
+			want := enc.Float32s()
+			near(t, dt.String(), got.Data(), slices.Concat(want[7*64:8*64], want[:64], want[7*64:8*64]), 0)
+		}
+	})
+}
+
+// TestMatMulAgainstNaive checks every weight type against a float64 product
+// of the same rounded operands, over odd and tiny sizes.
+func TestMatMulAgainstNaive(t *testing.T) {
+	onEach(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(5, 6))
+		for _, sz := range [][3]int{{1, 32, 1}, {3, 64, 5}, {1, 96, 33}, {7, 32, 17}, {16, 256, 40}} {
+			M, K, N := sz[0], sz[1], sz[2]
+			x, w := randTensor(r, M, K), randTensor(r, N, K)
+			for _, dt := range []DType{F32, F16, BF16, Q8_0} {
+				wt, err := FromBytes(dt, EncodeRow(nil, w.Data(), dt), N, K)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := MatMul(x, wt)
+				// The reference rounds x to the weight's dot type too.
+				xr := x.Data()
+				if dt != F32 {
+					xr = DecodeRowsOf(EncodeRow(nil, xr, dt), dt, len(xr))
+				}
+				wf := wt.Float32s()
+				want := make([]float32, M*N)
+				for m := 0; m < M; m++ {
+					for n := 0; n < N; n++ {
+						var s float64
+						for k := 0; k < K; k++ {
+							s += float64(xr[m*K+k]) * float64(wf[n*K+k])
+						}
+						want[m*N+n] = float32(s)
+					}
+				}
+				near(t, fmt.Sprintf("%v %dx%dx%d", dt, M, K, N), got.Data(), want, 2e-5*math.Sqrt(float64(K)))
+			}
+		}
+	})
+}
+
+// DecodeRowsOf decodes n elements of type dt (test helper).
+func DecodeRowsOf(b []byte, dt DType, n int) []float32 {
+	out := make([]float32, n)
+	DecodeRow(out, b, dt)
+	return out
+}
+
+// TestAttentionMatchesComposition checks the fused attention op against the
+// same computation written with MatMul, Softmax and a transpose, per head.
+func TestAttentionMatchesComposition(t *testing.T) {
+	onEach(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(7, 8))
+		T, past, H, KV, dh := 3, 4, 4, 2, 8
+		S := past + T
+		q, k, v := randTensor(r, T, H*dh), randTensor(r, S, KV*dh), randTensor(r, S, KV*dh)
+		scale := float32(1 / math.Sqrt(float64(dh)))
+		got := Attention(q, k, v, H, KV, past, scale)
+		for h := 0; h < H; h++ {
+			g := h / (H / KV)
+			qh, kh, vhT := New(T, dh), New(S, dh), New(dh, S)
+			for i := 0; i < T; i++ {
+				copy(qh.Row(i), q.Row(i)[h*dh:(h+1)*dh])
+			}
+			for s := 0; s < S; s++ {
+				copy(kh.Row(s), k.Row(s)[g*dh:(g+1)*dh])
+				for j := 0; j < dh; j++ {
+					vhT.Row(j)[s] = v.Row(s)[g*dh+j]
+				}
+			}
+			p := Softmax(Scale(MatMul(qh, kh), scale), past) // [T, S]
+			want := MatMul(p, vhT)                           // [T, dh]
+			for i := 0; i < T; i++ {
+				near(t, fmt.Sprintf("head %d row %d", h, i), got.Row(i)[h*dh:(h+1)*dh], want.Row(i), 1e-5)
+			}
+		}
+	})
+}
+
+func TestThreadsDoNotChangeResults(t *testing.T) {
+	onEach(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(9, 10))
+		x, w := randTensor(r, 9, 64), randTensor(r, 100, 64)
+		wq, _ := FromBytes(Q8_0, EncodeRow(nil, w.Data(), Q8_0), 100, 64)
+		defer SetThreads(Threads())
+		SetThreads(1)
+		a, aq := MatMul(x, w), MatMul(x, wq)
+		SetThreads(7)
+		b, bq := MatMul(x, w), MatMul(x, wq)
+		if !slices.Equal(a.Data(), b.Data()) || !slices.Equal(aq.Data(), bq.Data()) {
+			t.Fatal("results depend on the thread count")
+		}
+	})
+}
+
+func TestShapeErrorsPanicWithShapes(t *testing.T) {
+	defer func() {
+		p := recover()
+		if p == nil || !containsAll(fmt.Sprint(p), "MatMul", "[2 3]", "[4 5]") {
+			t.Fatalf("panic = %v, want the op name and both shapes", p)
+		}
+	}()
+	MatMul(New(2, 3), New(4, 5))
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
+
+func TestFromBytesRejectsBadSizes(t *testing.T) {
+	if _, err := FromBytes(Q8_0, make([]byte, 33), 1, 32); err == nil {
+		t.Error("33 bytes accepted for one Q8_0 block")
+	}
+	if _, err := FromBytes(Q8_0, make([]byte, 34), 1, 31); err == nil {
+		t.Error("row of 31 accepted for Q8_0")
+	}
+	if _, err := FromBytes(DType(99), nil, 1); err == nil {
+		t.Error("unknown type accepted")
+	}
+}

@@ -1,0 +1,142 @@
+// Package toy is the one import a script or notebook needs: load a GGUF
+// checkpoint, run it forward, generate from it.
+//
+//	m, err := toy.Load("model.gguf")
+//	if err != nil { … }
+//	defer m.Close()
+//	ids, err := m.Generate([]int32{1, 15043}, toy.GenerateOptions{MaxTokens: 16})
+//
+// # Error Handling
+//
+// Loading returns errors wrapped with %w around the sentinels of package gguf
+// (gguf.ErrTruncated, gguf.ErrFormat, …) and ErrUnknownArch; bad token ids and
+// an overfull context return engine.ErrTokenRange and engine.ErrContextFull.
+package toy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/toyml/toy/toy/engine"
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/gpt2"
+	"github.com/toyml/toy/toy/models/llama"
+	"github.com/toyml/toy/toy/sample"
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// ErrUnknownArch is returned for GGUF files of an architecture toy lacks.
+var ErrUnknownArch = errors.New("unknown architecture")
+
+// loaders maps GGUF architecture names to the package that builds them.
+var loaders = map[string]func(*gguf.File) (engine.Model, error){
+	"gpt2":  func(f *gguf.File) (engine.Model, error) { return gpt2.Load(f) },
+	"llama": func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"qwen2": func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+}
+
+// Archs returns the GGUF architectures toy can load, sorted.
+func Archs() []string {
+	var a []string
+	for k := range loaders {
+		a = append(a, k)
+	}
+	slices.Sort(a)
+	return a
+}
+
+// Model is a loaded checkpoint: the GGUF file (memory-mapped) and the
+// architecture built over its weights.
+type Model struct {
+	Path string
+	Arch string
+	File *gguf.File
+	Net  engine.Model // *llama.Model or *gpt2.Model
+}
+
+// Load opens the GGUF file at path and builds its model.
+func Load(path string) (*Model, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	m, err := build(path, f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	return m, nil
+}
+
+func build(path string, f *gguf.File) (*Model, error) {
+	arch, err := f.Architecture()
+	if err != nil {
+		return nil, err
+	}
+	load, ok := loaders[arch]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (toy runs %s)", ErrUnknownArch, arch, strings.Join(Archs(), ", "))
+	}
+	net, err := load(f)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{Path: path, Arch: arch, File: f, Net: net}, nil
+}
+
+// MustLoad is Load for one-liners: it panics on error.
+func MustLoad(path string) *Model {
+	m, err := Load(path)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// Close releases the model's file mapping; the model is unusable afterwards.
+func (m *Model) Close() error { return m.File.Close() }
+
+// VocabSize returns the number of tokens in the vocabulary.
+func (m *Model) VocabSize() int { return m.Net.VocabSize() }
+
+// ContextLength returns the model's trained context length.
+func (m *Model) ContextLength() int { return m.Net.ContextLength() }
+
+// String describes the model in one line.
+func (m *Model) String() string {
+	return fmt.Sprintf("%s model %s (vocabulary %d, context %d)", m.Arch, m.Path, m.VocabSize(), m.ContextLength())
+}
+
+// Forward runs ids from an empty context and returns the logits after every
+// position, [T, V].
+func (m *Model) Forward(ids []int32) (*tensor.Tensor, error) {
+	return engine.NewSession(m.Net, len(ids)).All(ids)
+}
+
+// NewSession starts a sequence that can hold up to capacity positions.
+func (m *Model) NewSession(capacity int) *engine.Session { return engine.NewSession(m.Net, capacity) }
+
+// GenerateOptions configures Generate; the zero value generates nothing.
+type GenerateOptions struct {
+	MaxTokens int
+	Sample    sample.Params // zero value: greedy
+	Stop      func(id int32) bool
+	OnToken   func(id int32)
+}
+
+// Generate continues prompt with up to opts.MaxTokens tokens and returns them.
+func (m *Model) Generate(prompt []int32, opts GenerateOptions) ([]int32, error) {
+	r, err := m.GenerateContext(context.Background(), prompt, opts)
+	return r.IDs, err
+}
+
+// GenerateContext is Generate with cancellation, returning timings too.
+func (m *Model) GenerateContext(ctx context.Context, prompt []int32, opts GenerateOptions) (engine.Result, error) {
+	s := engine.NewSession(m.Net, len(prompt)+opts.MaxTokens)
+	return engine.Generate(ctx, s, prompt, engine.Options{
+		MaxTokens: opts.MaxTokens, Sample: opts.Sample, Stop: opts.Stop, OnToken: opts.OnToken,
+	})
+}
