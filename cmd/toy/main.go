@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 )
@@ -34,6 +35,15 @@ var commands = map[string]func(args []string, stdout io.Writer) error{
 }
 
 func main() {
+	if path := os.Getenv("TOY_CPUPROFILE"); path != "" { // for developers: go tool pprof
+		if f, err := os.Create(path); err == nil {
+			pprof.StartCPUProfile(f)
+			status := run(os.Args[1:], os.Stdout, os.Stderr)
+			pprof.StopCPUProfile()
+			f.Close()
+			os.Exit(status)
+		}
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toyml/toy/internal/testmodel"
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// tinyModel writes a small llama-arch model with a synthetic vocabulary.
+func tinyModel(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	spec := testmodel.Spec{Name: "tiny", Arch: "llama", DType: tensor.F32, Vocab: "none", VocabSize: 300,
+		Embed: 32, Layers: 1, FFN: 64, Heads: 2, KVHeads: 1, Context: 64, Seed: 1}
+	if _, err := testmodel.Write(spec, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func runToy(args ...string) (status int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	status = run(args, &out, &errb)
+	return status, out.String(), errb.String()
+}
+
+func TestInferJSON(t *testing.T) {
+	model := tinyModel(t)
+	status, out, errs := runToy("infer", model, "--prompt-ids", "1 5 9", "--n", "6", "--json")
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, errs)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v in %q", err, out)
+	}
+	keys := []string{}
+	for k := range got {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	want := []string{"format", "ids", "model", "prefill_tokens_per_second", "prompt_ids", "tokens_per_second"}
+	if !slices.Equal(keys, want) || got["format"] != "toy/infer-v1" || len(got["ids"].([]any)) != 6 {
+		t.Fatalf("infer JSON %s", out)
+	}
+	// Greedy is deterministic; so is sampling with a seed.
+	_, again, _ := runToy("infer", model, "--prompt-ids", "1 5 9", "--n", "6", "--json")
+	if !sameIDs(out, again) {
+		t.Error("greedy infer gave different ids twice")
+	}
+	_, s1, _ := runToy("infer", model, "--prompt-ids", "1 5 9", "--n", "12", "--temperature", "1", "--seed", "42", "--json")
+	_, s2, _ := runToy("infer", "--seed", "42", model, "--prompt-ids", "1 5 9", "--n", "12", "--temperature", "1", "--json")
+	if !sameIDs(s1, s2) {
+		t.Error("same seed, different samples")
+	}
+}
+
+func sameIDs(a, b string) bool {
+	var x, y struct{ IDs []int32 }
+	json.Unmarshal([]byte(a), &x)
+	json.Unmarshal([]byte(b), &y)
+	return len(x.IDs) > 0 && slices.Equal(x.IDs, y.IDs)
+}
+
+func TestEvalJSON(t *testing.T) {
+	model := tinyModel(t)
+	status, out, errs := runToy("eval", model, "--prompt-ids", "1,5,9", "--top-k", "3", "--json")
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, errs)
+	}
+	var got struct {
+		Format string
+		Tokens []struct {
+			ID      int32
+			Logprob *float64
+			Top     []struct {
+				ID      int32
+				Logprob float64
+			}
+		}
+		Next []struct {
+			ID      int32
+			Logprob float64
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Format != "toy/eval-v1" || len(got.Tokens) != 3 || got.Tokens[0].Logprob != nil || len(got.Next) != 3 {
+		t.Fatalf("eval JSON %s", out)
+	}
+	for i, tok := range got.Tokens[1:] {
+		if tok.Logprob == nil || *tok.Logprob > 0 || len(tok.Top) != 3 || tok.Top[0].Logprob < tok.Top[1].Logprob {
+			t.Fatalf("token %d: %+v", i+1, tok)
+		}
+		if *tok.Logprob > tok.Top[0].Logprob {
+			t.Fatalf("token %d log-prob %v above the top one %v", i+1, *tok.Logprob, tok.Top[0].Logprob)
+		}
+	}
+}
+
+// Bad input: one line on stderr naming the problem, status 2, no panic.
+func TestBadInput(t *testing.T) {
+	model := tinyModel(t)
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o644)
+		return p
+	}
+	good, _ := os.ReadFile(model)
+	unknown := gguf.NewWriter()
+	unknown.SetString("general.architecture", "mamba")
+	var ub bytes.Buffer
+	unknown.WriteTo(&ub)
+
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing file", []string{"infer", filepath.Join(dir, "nope.gguf"), "--prompt-ids", "1"}, "no such file"},
+		{"not gguf", []string{"infer", write("text.gguf", []byte("hello, world")), "--prompt-ids", "1"}, "not a GGUF file"},
+		{"empty file", []string{"eval", write("empty.gguf", nil), "--prompt-ids", "1"}, "truncated"},
+		{"truncated", []string{"infer", write("cut.gguf", good[:len(good)/2]), "--prompt-ids", "1"}, "truncated"},
+		{"unknown arch", []string{"infer", write("mamba.gguf", ub.Bytes()), "--prompt-ids", "1"}, `unknown architecture "mamba"`},
+		{"id out of range", []string{"infer", model, "--prompt-ids", "1 300"}, "token id out of range: 300"},
+		{"negative id", []string{"eval", model, "--prompt-ids", "-1"}, "token id out of range"},
+		{"bad ids", []string{"infer", model, "--prompt-ids", "1 x"}, `"x" is not a token id`},
+		{"no ids", []string{"infer", model}, "no token ids"},
+		{"text prompt", []string{"infer", model, "--prompt", "hi"}, "tokenizer"},
+		{"no model", []string{"infer", "--prompt-ids", "1"}, "exactly one MODEL"},
+		{"unknown command", []string{"frobnicate"}, "unknown command"},
+		{"bad flag", []string{"infer", model, "--nope"}, "flag provided but not defined"},
+		{"too long", []string{"infer", model, "--prompt-ids", strings.Repeat("1 ", 65)}, "context is full"},
+	}
+	for _, c := range cases {
+		status, _, errs := runToy(c.args...)
+		if status != 2 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 && c.name != "unknown command" {
+			t.Errorf("%s: status %d, stderr %q; want 2 and %q on one line", c.name, status, errs, c.want)
+		}
+		if strings.Contains(errs, "internal error") || strings.Contains(errs, "goroutine") {
+			t.Errorf("%s: panicked: %s", c.name, errs)
+		}
+	}
+}

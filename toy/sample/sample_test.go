@@ -1,0 +1,85 @@
+package sample
+
+import (
+	"math"
+	"testing"
+)
+
+func TestGreedyTiesGoToLowestID(t *testing.T) {
+	if got := Greedy([]float32{1, 3, 3, 2}); got != 1 {
+		t.Errorf("Greedy = %d, want 1", got)
+	}
+	if got := New(Params{}).Sample([]float32{0, 5, 5}, nil); got != 1 {
+		t.Errorf("zero Params sampled %d, want greedy 1", got)
+	}
+}
+
+func TestSameSeedSameTokens(t *testing.T) {
+	logits := []float32{1, 1.2, 0.8, 1.1, 0.9}
+	draw := func(seed uint64) []int32 {
+		s := New(Params{Temperature: 1, Seed: seed})
+		var out []int32
+		for i := 0; i < 50; i++ {
+			out = append(out, s.Sample(logits, nil))
+		}
+		return out
+	}
+	a, b, c := draw(7), draw(7), draw(8)
+	same := func(x, y []int32) bool {
+		for i := range x {
+			if x[i] != y[i] {
+				return false
+			}
+		}
+		return true
+	}
+	if !same(a, b) {
+		t.Error("seed 7 gave two different sequences")
+	}
+	if same(a, c) {
+		t.Error("seeds 7 and 8 gave the same 50 tokens")
+	}
+}
+
+// With temperature 1 the empirical frequencies follow softmax(logits):
+// logits [0, ln 3] give probabilities 1/4 and 3/4.
+func TestFrequenciesFollowSoftmax(t *testing.T) {
+	s := New(Params{Temperature: 1, Seed: 1})
+	n, ones := 20000, 0
+	for i := 0; i < n; i++ {
+		if s.Sample([]float32{0, float32(math.Log(3))}, nil) == 1 {
+			ones++
+		}
+	}
+	if f := float64(ones) / float64(n); math.Abs(f-0.75) > 0.015 {
+		t.Errorf("P(1) = %.3f, want 0.75", f)
+	}
+}
+
+func TestTruncations(t *testing.T) {
+	logits := []float32{5, 4, 3, 2, 1}
+	for name, p := range map[string]Params{
+		"top-k 2":  {Temperature: 5, TopK: 2},
+		"top-p":    {Temperature: 5, TopP: 0.5}, // p ∝ e^5, e^4, …: the top two hold ≥ 0.5 after the first
+		"min-p .3": {Temperature: 5, MinP: 0.3}, // e^4/e^5 = 0.37 ≥ 0.3, e^3/e^5 = 0.14 < 0.3
+	} {
+		s := New(Params{Temperature: p.Temperature, TopK: p.TopK, TopP: p.TopP, MinP: p.MinP, Seed: 3})
+		for i := 0; i < 500; i++ {
+			if id := s.Sample(logits, nil); id > 1 {
+				t.Fatalf("%s sampled %d, want 0 or 1", name, id)
+			}
+		}
+	}
+}
+
+func TestRepeatPenalty(t *testing.T) {
+	// Token 0 leads by 1; a penalty of 2 halves its logit (2 → 1) and makes
+	// token 1 (1.5) the greedy choice. Negative logits are multiplied instead.
+	s := New(Params{RepeatPenalty: 2})
+	if got := s.Sample([]float32{2, 1.5, -1}, []int32{0}); got != 1 {
+		t.Errorf("penalised greedy = %d, want 1", got)
+	}
+	if got := penalize([]float32{-1}, []int32{0}, 2, 0)[0]; got != -2 {
+		t.Errorf("penalised negative logit = %v, want -2", got)
+	}
+}
