@@ -287,3 +287,23 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	c.err = err
 	return n, err
 }
+
+// NewWriterFrom returns a writer holding f's metadata and tensors (the data
+// still views f, which must stay open until the writer has written), ready
+// to be edited and written out again.
+func NewWriterFrom(f *File) (*Writer, error) {
+	w := NewWriter()
+	for _, kv := range f.KV {
+		w.Set(kv.Key, kv.Value)
+	}
+	for _, ti := range f.Tensors {
+		b, _, err := f.Data(ti.Name)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.AddTensor(ti.Name, ti.Type, b, ti.Shape()...); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}

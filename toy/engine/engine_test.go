@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/toyml/toy/toy/nn"
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// counter is a fake model whose next token is always (last id + 1) mod V:
+// the hidden state is the one-hot of the current id, the logits shift it.
+type counter struct{ v, ctx int }
+
+func (c counter) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
+	h := tensor.New(len(ids), c.v)
+	for t, id := range ids {
+		h.Row(t)[id] = 1
+	}
+	cache.Layers[0].Len += len(ids)
+	return h
+}
+
+func (c counter) Logits(h *tensor.Tensor) *tensor.Tensor {
+	out := tensor.New(h.Rows(), c.v)
+	for t := 0; t < h.Rows(); t++ {
+		for i, x := range h.Row(t) {
+			out.Row(t)[(i+1)%c.v] = x
+		}
+	}
+	return out
+}
+
+func (c counter) NewCache(capacity int) *nn.Cache { return nn.NewCache(1, capacity, 1) }
+func (c counter) VocabSize() int                  { return c.v }
+func (c counter) ContextLength() int              { return c.ctx }
+
+func TestGenerate(t *testing.T) {
+	m := counter{v: 10, ctx: 100}
+	r, err := Generate(context.Background(), NewSession(m, 100), []int32{3}, Options{MaxTokens: 5})
+	if err != nil || !slices.Equal(r.IDs, []int32{4, 5, 6, 7, 8}) || r.Reason != "length" {
+		t.Fatalf("ids %v reason %q err %v", r.IDs, r.Reason, err)
+	}
+	r, _ = Generate(context.Background(), NewSession(m, 100), []int32{3}, Options{MaxTokens: 5, Stop: func(id int32) bool { return id == 6 }})
+	if !slices.Equal(r.IDs, []int32{4, 5, 6}) || r.Reason != "stop" {
+		t.Fatalf("with stop: %v %q", r.IDs, r.Reason)
+	}
+	// A session of 4 positions holds the prompt and 3 fed-back tokens, so 4 come out.
+	r, _ = Generate(context.Background(), NewSession(m, 4), []int32{3}, Options{MaxTokens: 10})
+	if !slices.Equal(r.IDs, []int32{4, 5, 6, 7}) || r.Reason != "context" {
+		t.Fatalf("full context: %v %q", r.IDs, r.Reason)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Generate(ctx, NewSession(m, 100), []int32{3}, Options{MaxTokens: 5}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled: %v", err)
+	}
+}
+
+func TestSessionRejectsBadInput(t *testing.T) {
+	s := NewSession(counter{v: 10, ctx: 3}, 100)
+	if s.Capacity() != 3 {
+		t.Errorf("capacity %d, want the context length 3", s.Capacity())
+	}
+	for _, c := range []struct {
+		ids  []int32
+		want error
+	}{{nil, ErrEmptyPrompt}, {[]int32{10}, ErrTokenRange}, {[]int32{-1}, ErrTokenRange}, {[]int32{1, 2, 3, 4}, ErrContextFull}} {
+		if _, err := s.Next(c.ids); !errors.Is(err, c.want) {
+			t.Errorf("Next(%v) = %v, want %v", c.ids, err, c.want)
+		}
+	}
+}
