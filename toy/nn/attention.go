@@ -65,7 +65,8 @@ func (a *Attention) Check() error {
 }
 
 // Forward attends x [T, D] over the cache's past positions and itself, and
-// appends this call's keys and values to the cache.
+// appends this call's keys and values to the cache. With a nil cache (a
+// training step over whole sequences) it attends within x alone.
 func (a *Attention) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 	var q, k, v *tensor.Tensor
 	if a.QKV != nil {
@@ -73,12 +74,18 @@ func (a *Attention) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 	} else {
 		q, k, v = a.Q.Forward(x), a.K.Forward(x), a.V.Forward(x) // [T, H·Dh], [T, KV·Dh] ×2
 	}
-	past := cache.Len
+	past := 0
+	if cache != nil {
+		past = cache.Len
+	}
 	if r := a.RoPE; r != nil {
 		q = tensor.RoPE(q, past, a.HeadDim, r.Dim, r.Base, r.NeoX)
 		k = tensor.RoPE(k, past, a.HeadDim, r.Dim, r.Base, r.NeoX)
 	}
-	keys, values := cache.Append(k, v) // [S, KV·Dh] each
+	keys, values := k, v // [S, KV·Dh] each; without a cache (training) S = T
+	if cache != nil {
+		keys, values = cache.Append(k, v)
+	}
 	scale := float32(1 / math.Sqrt(float64(a.HeadDim)))
 	o := tensor.Attention(q, keys, values, a.Heads, a.KVHeads, past, scale) // [T, H·Dh]
 	return a.O.Forward(o)
@@ -86,16 +93,8 @@ func (a *Attention) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 
 // splitQKV cuts fused projections [T, (H+2KV)·Dh] into q, k and v.
 func (a *Attention) splitQKV(qkv *tensor.Tensor) (q, k, v *tensor.Tensor) {
-	T := qkv.Rows()
 	nq, nkv := a.Heads*a.HeadDim, a.KVHeads*a.HeadDim
-	q, k, v = tensor.New(T, nq), tensor.New(T, nkv), tensor.New(T, nkv)
-	for t := 0; t < T; t++ {
-		row := qkv.Row(t)
-		copy(q.Row(t), row[:nq])
-		copy(k.Row(t), row[nq:nq+nkv])
-		copy(v.Row(t), row[nq+nkv:])
-	}
-	return q, k, v
+	return tensor.Columns(qkv, 0, nq), tensor.Columns(qkv, nq, nq+nkv), tensor.Columns(qkv, nq+nkv, nq+2*nkv)
 }
 
 // KVCache holds one layer's keys and values for the positions seen so far.
@@ -136,8 +135,21 @@ func NewCache(layers, capacity, width int) *Cache {
 	return c
 }
 
-// Len is the number of positions the cache holds.
-func (c *Cache) Len() int { return c.Layers[0].Len }
+// Len is the number of positions the cache holds (0 for a nil cache).
+func (c *Cache) Len() int {
+	if c == nil {
+		return 0
+	}
+	return c.Layers[0].Len
+}
+
+// Layer returns layer i's cache, or nil for a nil cache (training).
+func (c *Cache) Layer(i int) *KVCache {
+	if c == nil {
+		return nil
+	}
+	return c.Layers[i]
+}
 
 // Capacity is the number of positions the cache can hold.
 func (c *Cache) Capacity() int { return c.Layers[0].K.Rows() }

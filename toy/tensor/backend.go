@@ -5,6 +5,7 @@ package tensor
 
 import (
 	"fmt"
+	"math"
 	"sync"
 )
 
@@ -80,6 +81,10 @@ func MatMul(x, w *Tensor) *Tensor {
 	}
 	out := New(x.Rows(), w.shape[0])
 	be().MatMul(out, x, w)
+	record("MatMul", out, func(g *Tensor) []*Tensor {
+		dx, dw := matmulGrads(g, x, w)
+		return []*Tensor{dx, dw}
+	}, x, w)
 	return out
 }
 
@@ -96,6 +101,7 @@ func Add(a, b *Tensor) *Tensor {
 	checkBroadcast("Add", a, b)
 	out := like(a)
 	be().Add(out, a, b)
+	record("Add", out, func(g *Tensor) []*Tensor { return []*Tensor{g, broadcastGrad(g, b)} }, a, b)
 	return out
 }
 
@@ -104,6 +110,12 @@ func Mul(a, b *Tensor) *Tensor {
 	checkBroadcast("Mul", a, b)
 	out := like(a)
 	be().Mul(out, a, b)
+	record("Mul", out, func(g *Tensor) []*Tensor {
+		da, db := like(a), like(g)
+		Go{}.Mul(da, g, b)
+		Go{}.Mul(db, g, a)
+		return []*Tensor{da, broadcastGrad(db, b)}
+	}, a, b)
 	return out
 }
 
@@ -112,6 +124,11 @@ func Scale(a *Tensor, s float32) *Tensor {
 	mustF32("Scale", "a", a)
 	out := like(a)
 	be().Scale(out, a, s)
+	record("Scale", out, func(g *Tensor) []*Tensor {
+		d := like(g)
+		Go{}.Scale(d, g, s)
+		return []*Tensor{d}
+	}, a)
 	return out
 }
 
@@ -131,6 +148,10 @@ func RMSNorm(x, w *Tensor, eps float32) *Tensor {
 	checkRowVec("RMSNorm", "w", x, w)
 	out := like(x)
 	be().RMSNorm(out, x, w, eps)
+	record("RMSNorm", out, func(g *Tensor) []*Tensor {
+		dx, dw := rmsNormGrads(g, x, w, eps)
+		return []*Tensor{dx, dw}
+	}, x, w)
 	return out
 }
 
@@ -141,6 +162,10 @@ func LayerNorm(x, w, b *Tensor, eps float32) *Tensor {
 	checkRowVec("LayerNorm", "b", x, b)
 	out := like(x)
 	be().LayerNorm(out, x, w, b, eps)
+	record("LayerNorm", out, func(g *Tensor) []*Tensor {
+		dx, dw, db := layerNormGrads(g, x, w, b, eps)
+		return []*Tensor{dx, dw, db}
+	}, x, w, b)
 	return out
 }
 
@@ -159,6 +184,11 @@ func RoPE(x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool) *Tenso
 	}
 	out := like(x)
 	be().RoPE(out, x, pos0, headDim, ropeDim, base, neox)
+	record("RoPE", out, func(g *Tensor) []*Tensor {
+		d := like(g) // a rotation's gradient is the inverse rotation of g
+		rope(d, g, pos0, headDim, ropeDim, base, neox, -1)
+		return []*Tensor{d}
+	}, x)
 	return out
 }
 
@@ -168,6 +198,7 @@ func Softmax(x *Tensor, past int) *Tensor {
 	mustF32("Softmax", "x", x)
 	out := like(x)
 	be().Softmax(out, x, past)
+	record("Softmax", out, func(g *Tensor) []*Tensor { return []*Tensor{softmaxGrad(g, out)} }, x)
 	return out
 }
 
@@ -176,14 +207,37 @@ func SiLU(x *Tensor) *Tensor {
 	mustF32("SiLU", "x", x)
 	out := like(x)
 	be().SiLU(out, x)
+	record("SiLU", out, func(g *Tensor) []*Tensor {
+		d := like(g)
+		for i, v := range x.f32 {
+			d.f32[i] = g.f32[i] * siluGrad(v)
+		}
+		return []*Tensor{d}
+	}, x)
 	return out
 }
 
 // GELU returns the tanh approximation ½x(1 + tanh(√(2/π)(x + 0.044715x³))).
+// For inference it is evaluated like ggml, through an fp16 table (≤ 4e-3 from
+// exact, and what llama.cpp gives); while a tape records (training) it is
+// exact, as PyTorch's gelu(approximate="tanh").
 func GELU(x *Tensor) *Tensor {
 	mustF32("GELU", "x", x)
 	out := like(x)
-	be().GELU(out, x)
+	if !Recording() || !x.requiresGrad {
+		be().GELU(out, x)
+		return out
+	}
+	for i, v := range x.f32 {
+		out.f32[i] = geluExact(v)
+	}
+	record("GELU", out, func(g *Tensor) []*Tensor {
+		d := like(g)
+		for i, v := range x.f32 {
+			d.f32[i] = g.f32[i] * geluGrad(v)
+		}
+		return []*Tensor{d}
+	}, x)
 	return out
 }
 
@@ -196,6 +250,14 @@ func SwiGLU(gate, up *Tensor) *Tensor {
 	}
 	out := like(gate)
 	be().SwiGLU(out, gate, up)
+	record("SwiGLU", out, func(g *Tensor) []*Tensor {
+		dg, du := like(g), like(g)
+		for i, v := range gate.f32 {
+			dg.f32[i] = g.f32[i] * up.f32[i] * siluGrad(v)
+			du.f32[i] = g.f32[i] * silu(v)
+		}
+		return []*Tensor{dg, du}
+	}, gate, up)
 	return out
 }
 
@@ -211,6 +273,14 @@ func Embedding(table *Tensor, ids []int32) *Tensor {
 	}
 	out := New(len(ids), table.shape[1])
 	be().Embedding(out, table, ids)
+	record("Embedding", out, func(g *Tensor) []*Tensor {
+		D := table.shape[1]
+		d := New(table.shape...)
+		for t, id := range ids {
+			axpy(d.f32[int(id)*D:(int(id)+1)*D], 1, g.f32[t*D:(t+1)*D])
+		}
+		return []*Tensor{d}
+	}, table)
 	return out
 }
 
@@ -234,6 +304,10 @@ func Attention(q, k, v *Tensor, nHead, nKV, past int, scale float32) *Tensor {
 	}
 	out := like(q)
 	be().Attention(out, q, k, v, nHead, nKV, past, scale)
+	record("Attention", out, func(g *Tensor) []*Tensor {
+		dq, dk, dv := attentionGrads(g, q, k, v, nHead, nKV, past, scale)
+		return []*Tensor{dq, dk, dv}
+	}, q, k, v)
 	return out
 }
 
@@ -245,4 +319,105 @@ func SetRows(dst *Tensor, at int, src *Tensor) {
 		panic(fmt.Sprintf("SetRows: %v into rows [%d, %d) of %v", src.shape, at, at+src.Rows(), dst.shape))
 	}
 	be().SetRows(dst, at, src)
+}
+
+// Columns returns columns [from, to) of every row of x, as a new tensor
+// [rows, to−from] (how fused projections are split).
+func Columns(x *Tensor, from, to int) *Tensor {
+	mustF32("Columns", "x", x)
+	C := x.Cols()
+	if from < 0 || to > C || from >= to {
+		panic(fmt.Sprintf("Columns: [%d, %d) of %v", from, to, x.shape))
+	}
+	out := New(x.Rows(), to-from)
+	for r := 0; r < x.Rows(); r++ {
+		copy(out.Row(r), x.f32[r*C+from:r*C+to])
+	}
+	record("Columns", out, func(g *Tensor) []*Tensor {
+		d := New(x.shape...)
+		for r := 0; r < x.Rows(); r++ {
+			copy(d.f32[r*C+from:r*C+to], g.Row(r))
+		}
+		return []*Tensor{d}
+	}, x)
+	return out
+}
+
+// CrossEntropy returns the mean over rows of −log softmax(logits)[target]:
+// logits [T, V], one target per row; rows whose target is negative (padding,
+// ignored positions) are left out of the mean. The result is one element;
+// its gradient is (softmax − onehot(target)) / n on the counted rows.
+func CrossEntropy(logits *Tensor, targets []int32) *Tensor {
+	mustF32("CrossEntropy", "logits", logits)
+	T, V := logits.Rows(), logits.Cols()
+	if len(targets) != T {
+		panic(fmt.Sprintf("CrossEntropy: logits %v with %d targets", logits.shape, len(targets)))
+	}
+	probs := New(T, V)
+	var total float64
+	n := 0
+	for t, y := range targets {
+		if y < 0 {
+			continue
+		}
+		if int(y) >= V {
+			panic(fmt.Sprintf("CrossEntropy: target %d out of range for %d classes", y, V))
+		}
+		row := logits.Row(t)
+		m := float32(math.Inf(-1))
+		for _, v := range row {
+			m = max(m, v)
+		}
+		var sum float64
+		for _, v := range row {
+			sum += math.Exp(float64(v - m))
+		}
+		lse := float64(m) + math.Log(sum)
+		total += lse - float64(row[y])
+		for i, v := range row {
+			probs.Row(t)[i] = float32(math.Exp(float64(v) - lse))
+		}
+		n++
+	}
+	loss := New(1)
+	if n > 0 {
+		loss.f32[0] = float32(total / float64(n))
+	}
+	record("CrossEntropy", loss, func(g *Tensor) []*Tensor {
+		d := New(T, V)
+		if n == 0 {
+			return []*Tensor{d}
+		}
+		scale := g.f32[0] / float32(n)
+		for t, y := range targets {
+			if y < 0 {
+				continue
+			}
+			dr := d.Row(t)
+			for i, p := range probs.Row(t) {
+				dr[i] = p * scale
+			}
+			dr[y] -= scale
+		}
+		return []*Tensor{d}
+	}, logits)
+	return loss
+}
+
+// Sum returns the sum of all elements as a one-element tensor.
+func Sum(x *Tensor) *Tensor {
+	mustF32("Sum", "x", x)
+	var s float64
+	for _, v := range x.f32 {
+		s += float64(v)
+	}
+	out := FromFloat32([]float32{float32(s)}, 1)
+	record("Sum", out, func(g *Tensor) []*Tensor {
+		d := like(x)
+		for i := range d.f32 {
+			d.f32[i] = g.f32[0]
+		}
+		return []*Tensor{d}
+	}, x)
+	return out
 }

@@ -100,6 +100,11 @@ func (Go) LayerNorm(out, x, w, b *Tensor, eps float32) {
 }
 
 func (Go) RoPE(out, x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool) {
+	rope(out, x, pos0, headDim, ropeDim, base, neox, 1)
+}
+
+// rope rotates by sign·θ (sign −1 undoes the rotation: RoPE's gradient).
+func rope(out, x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool, sign float32) {
 	C := x.Cols()
 	// θ_i = pos · base^(-2i/ropeDim), built by repeated multiplication in float32
 	// as ggml does, so the angles round the same way.
@@ -112,7 +117,7 @@ func (Go) RoPE(out, x *Tensor, pos0, headDim, ropeDim int, base float32, neox bo
 			theta := float32(pos0 + t)
 			for i := range cos {
 				cos[i] = float32(math.Cos(float64(theta)))
-				sin[i] = float32(math.Sin(float64(theta)))
+				sin[i] = sign * float32(math.Sin(float64(theta)))
 				theta *= thetaScale
 			}
 			xr, or := x.f32[t*C:(t+1)*C], out.f32[t*C:(t+1)*C]

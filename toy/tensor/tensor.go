@@ -16,6 +16,11 @@ type Tensor struct {
 	dtype DType
 	f32   []float32 // F32 elements; nil for other types
 	raw   []byte    // encoded elements for F16, BF16, Q8_0, I32
+
+	// Autograd (see Tape): whether gradients flow to this tensor, and the
+	// gradient accumulated by Backward.
+	requiresGrad bool
+	grad         *Tensor
 }
 
 // New returns a zero-filled F32 tensor of the given shape.

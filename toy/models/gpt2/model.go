@@ -131,6 +131,7 @@ func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
 }
 
 // Hidden runs the transformer and returns the final normalised states [T, D].
+// A nil cache runs ids as one whole sequence from position 0 (training).
 func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
 	positions := make([]int32, len(ids))
 	for t := range positions {
@@ -139,7 +140,7 @@ func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
 	x := tensor.Add(m.Embed.Forward(ids), m.Pos.Forward(positions)) // [T, D]
 	for i := range m.Blocks {
 		// x = x + Attn(LayerNorm(x)); x = x + MLP(LayerNorm(x))
-		x = m.Blocks[i].Forward(x, cache.Layers[i])
+		x = m.Blocks[i].Forward(x, cache.Layer(i))
 	}
 	return m.OutputNorm.Forward(x)
 }

@@ -66,11 +66,12 @@ func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
 }
 
 // Hidden runs the transformer and returns the final normalised states [T, D].
+// A nil cache runs ids as one whole sequence from position 0 (training).
 func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
 	x := m.Embed.Forward(ids) // [T, D]
 	for i := range m.Blocks {
 		// x = x + Attn(RMSNorm(x)); x = x + SwiGLU(RMSNorm(x))
-		x = m.Blocks[i].Forward(x, cache.Layers[i])
+		x = m.Blocks[i].Forward(x, cache.Layer(i))
 	}
 	return m.OutputNorm.Forward(x)
 }

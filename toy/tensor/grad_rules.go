@@ -1,0 +1,224 @@
+// The gradient rule of every primitive: given dL/d(output), the gradients
+// with respect to the inputs. Plain loops, the reference for any backend.
+
+package tensor
+
+import "math"
+
+// matmulGrads: y = x·wᵀ, so dx = g·w [M, K] and dw = gᵀ·x [N, K].
+// A quantized (frozen) w gets no gradient, but still passes one to x.
+func matmulGrads(g, x, w *Tensor) (dx, dw *Tensor) {
+	M, K, N := x.Rows(), x.Cols(), w.shape[0]
+	wf := w.f32
+	if w.dtype != F32 {
+		wf = w.Float32s()
+	}
+	if x.requiresGrad {
+		dx = New(M, K)
+		parallelFor(M, 1, func(lo, hi int) {
+			for m := lo; m < hi; m++ {
+				row := dx.f32[m*K : (m+1)*K]
+				for n := 0; n < N; n++ {
+					if gv := g.f32[m*N+n]; gv != 0 {
+						axpy(row, gv, wf[n*K:(n+1)*K])
+					}
+				}
+			}
+		})
+	}
+	if w.requiresGrad {
+		dw = New(N, K)
+		parallelFor(N, 4, func(lo, hi int) {
+			for n := lo; n < hi; n++ {
+				row := dw.f32[n*K : (n+1)*K]
+				for m := 0; m < M; m++ {
+					if gv := g.f32[m*N+n]; gv != 0 {
+						axpy(row, gv, x.f32[m*K:(m+1)*K])
+					}
+				}
+			}
+		})
+	}
+	return dx, dw
+}
+
+// axpy: y += a·x.
+func axpy(y []float32, a float32, x []float32) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] += a * x[i]
+	}
+}
+
+// sumRows returns Σ over rows of g, shaped like the broadcast row b.
+func sumRows(g, b *Tensor) *Tensor {
+	out := New(b.shape...)
+	c := out.Len()
+	for i, v := range g.f32 {
+		out.f32[i%c] += v
+	}
+	return out
+}
+
+// broadcastGrad reduces a gradient of a's shape to b's (summing over rows
+// when b was broadcast).
+func broadcastGrad(g, b *Tensor) *Tensor {
+	if b.Len() == g.Len() {
+		return g
+	}
+	return sumRows(g, b)
+}
+
+// rmsNormGrads: y = x·r·w with r = 1/√(mean(x²)+ε), per row of D. With
+// u = g⊙w: dx = r·u − x·r³·(Σ u⊙x)/D, and dw = Σ_rows g⊙x·r.
+func rmsNormGrads(g, x, w *Tensor, eps float32) (dx, dw *Tensor) {
+	D := x.Cols()
+	dx = New(x.shape...)
+	if w != nil && w.requiresGrad {
+		dw = New(w.shape...)
+	}
+	u := make([]float32, D)
+	for row := 0; row < x.Rows(); row++ {
+		xr, gr, dr := x.f32[row*D:(row+1)*D], g.f32[row*D:(row+1)*D], dx.f32[row*D:(row+1)*D]
+		var ss float64
+		for _, v := range xr {
+			ss += float64(v * v)
+		}
+		r := 1 / math.Sqrt(ss/float64(D)+float64(eps))
+		var dot float64
+		for i := range u {
+			u[i] = gr[i]
+			if w != nil {
+				u[i] *= w.f32[i]
+			}
+			dot += float64(u[i]) * float64(xr[i])
+		}
+		c := r * r * r * dot / float64(D)
+		for i := range dr {
+			dr[i] = float32(r*float64(u[i]) - c*float64(xr[i]))
+			if dw != nil {
+				dw.f32[i] += gr[i] * float32(float64(xr[i])*r)
+			}
+		}
+	}
+	return dx, dw
+}
+
+// layerNormGrads: x̂ = (x−μ)·r, y = x̂⊙w + b. With u = g⊙w:
+// dx = r·(u − mean(u) − x̂·mean(u⊙x̂)), dw = Σ g⊙x̂, db = Σ g.
+func layerNormGrads(g, x, w, b *Tensor, eps float32) (dx, dw, db *Tensor) {
+	D := x.Cols()
+	dx = New(x.shape...)
+	if w != nil && w.requiresGrad {
+		dw = New(w.shape...)
+	}
+	if b != nil && b.requiresGrad {
+		db = New(b.shape...)
+	}
+	xh, u := make([]float64, D), make([]float64, D)
+	for row := 0; row < x.Rows(); row++ {
+		xr, gr, dr := x.f32[row*D:(row+1)*D], g.f32[row*D:(row+1)*D], dx.f32[row*D:(row+1)*D]
+		var mean, vr float64
+		for _, v := range xr {
+			mean += float64(v)
+		}
+		mean /= float64(D)
+		for _, v := range xr {
+			vr += (float64(v) - mean) * (float64(v) - mean)
+		}
+		r := 1 / math.Sqrt(vr/float64(D)+float64(eps))
+		var mu, mux float64
+		for i := range xh {
+			xh[i] = (float64(xr[i]) - mean) * r
+			u[i] = float64(gr[i])
+			if w != nil {
+				u[i] *= float64(w.f32[i])
+			}
+			mu += u[i]
+			mux += u[i] * xh[i]
+		}
+		mu /= float64(D)
+		mux /= float64(D)
+		for i := range dr {
+			dr[i] = float32(r * (u[i] - mu - xh[i]*mux))
+			if dw != nil {
+				dw.f32[i] += float32(float64(gr[i]) * xh[i])
+			}
+			if db != nil {
+				db.f32[i] += gr[i]
+			}
+		}
+	}
+	return dx, dw, db
+}
+
+// softmaxGrad: y = softmax(x) per row, dx = y⊙(g − Σ g⊙y).
+func softmaxGrad(g, y *Tensor) *Tensor {
+	C := y.Cols()
+	dx := New(y.shape...)
+	for row := 0; row < y.Rows(); row++ {
+		yr, gr, dr := y.f32[row*C:(row+1)*C], g.f32[row*C:(row+1)*C], dx.f32[row*C:(row+1)*C]
+		var s float64
+		for i := range yr {
+			s += float64(gr[i]) * float64(yr[i])
+		}
+		for i := range dr {
+			dr[i] = yr[i] * (gr[i] - float32(s))
+		}
+	}
+	return dx
+}
+
+// siluGrad: d/dx x·σ(x) = σ(x)·(1 + x·(1 − σ(x))).
+func siluGrad(x float32) float32 {
+	s := 1 / (1 + float32(math.Exp(float64(-x))))
+	return s * (1 + x*(1-s))
+}
+
+// geluGrad is the derivative of tanh-GELU 0.5x(1 + tanh(u)), u = c(x + a x³):
+// 0.5(1 + tanh u) + 0.5x(1 − tanh²u)·c(1 + 3a x²).
+func geluGrad(x float32) float32 {
+	const c, a = 0.79788456080286535587989211986876, 0.044715
+	xf := float64(x)
+	t := math.Tanh(c * (xf + a*xf*xf*xf))
+	return float32(0.5*(1+t) + 0.5*xf*(1-t*t)*c*(1+3*a*xf*xf))
+}
+
+// attentionGrads differentiates out = softmax(scale·q·kᵀ + mask)·v per head.
+// With p the attention probabilities of query t and head h:
+// dv_s += p_s·g, dp_s = g·v_s, ds = p⊙(dp − Σ p⊙dp), dq += scale·Σ ds_s k_s,
+// dk_s += scale·ds_s·q.
+func attentionGrads(g, q, k, v *Tensor, nHead, nKV, past int, scale float32) (dq, dk, dv *Tensor) {
+	T, dh := q.Rows(), q.Cols()/nHead
+	group := nHead / nKV
+	qc, kc := q.Cols(), k.Cols()
+	dq, dk, dv = New(q.shape...), New(k.shape...), New(v.shape...)
+	p := make([]float32, past+T)
+	dp := make([]float32, past+T)
+	for t := 0; t < T; t++ {
+		for h := 0; h < nHead; h++ {
+			kvh := h / group
+			qr := q.f32[t*qc+h*dh : t*qc+(h+1)*dh]
+			gr := g.f32[t*qc+h*dh : t*qc+(h+1)*dh]
+			n := past + t + 1
+			for s := 0; s < n; s++ {
+				p[s] = dotF32(k.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh], qr) * scale
+			}
+			softmaxRow(p[:n], p[:n])
+			var sum float64
+			for s := 0; s < n; s++ {
+				vr := v.f32[s*kc+kvh*dh : s*kc+(kvh+1)*dh]
+				axpy(dv.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh], p[s], gr)
+				dp[s] = dotF32(gr, vr)
+				sum += float64(p[s]) * float64(dp[s])
+			}
+			dqr := dq.f32[t*qc+h*dh : t*qc+(h+1)*dh]
+			for s := 0; s < n; s++ {
+				ds := p[s] * (dp[s] - float32(sum)) * scale
+				axpy(dqr, ds, k.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh])
+				axpy(dk.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh], ds, qr)
+			}
+		}
+	}
+	return dq, dk, dv
+}

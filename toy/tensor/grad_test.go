@@ -1,0 +1,102 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// gradCheck compares Backward's gradients with central finite differences
+// of f, for every element of every input. f must build its result from the
+// inputs with recorded ops; it is reduced to a scalar by a fixed random
+// weighting, so every output element matters.
+func gradCheck(t *testing.T, name string, f func(in []*Tensor) *Tensor, inputs ...*Tensor) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(99, 1))
+	var weight *Tensor
+	loss := func() *Tensor {
+		out := f(inputs)
+		if weight == nil {
+			weight = randTensor(r, out.shape...)
+		}
+		return Sum(Mul(out, weight))
+	}
+	for _, in := range inputs {
+		in.SetRequiresGrad(true)
+		in.ZeroGrad()
+	}
+	tape := NewTape()
+	Record(tape)
+	l := loss()
+	Record(nil)
+	tape.Backward(l)
+	const h = 1e-2
+	for k, in := range inputs {
+		if in.Grad() == nil {
+			t.Fatalf("%s: input %d got no gradient", name, k)
+		}
+		for i := range in.f32 {
+			old := in.f32[i]
+			in.f32[i] = old + h
+			up := float64(loss().f32[0])
+			in.f32[i] = old - h
+			down := float64(loss().f32[0])
+			in.f32[i] = old
+			num := (up - down) / (2 * h)
+			got := float64(in.Grad().f32[i])
+			if math.Abs(num-got) > 2e-2*math.Max(1, math.Abs(num)) {
+				t.Fatalf("%s: d/d input %d [%d] = %.5f, finite difference %.5f", name, k, i, got, num)
+			}
+		}
+	}
+}
+
+func TestGradients(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	x := func(shape ...int) *Tensor { return randTensor(r, shape...) }
+	cases := []struct {
+		name string
+		f    func(in []*Tensor) *Tensor
+		in   []*Tensor
+	}{
+		{"MatMul", func(in []*Tensor) *Tensor { return MatMul(in[0], in[1]) }, []*Tensor{x(3, 5), x(4, 5)}},
+		{"Add broadcast", func(in []*Tensor) *Tensor { return Add(in[0], in[1]) }, []*Tensor{x(3, 4), x(4)}},
+		{"Mul broadcast", func(in []*Tensor) *Tensor { return Mul(in[0], in[1]) }, []*Tensor{x(3, 4), x(4)}},
+		{"Add same tensor twice", func(in []*Tensor) *Tensor { return Mul(Add(in[0], in[0]), in[0]) }, []*Tensor{x(2, 3)}},
+		{"Scale", func(in []*Tensor) *Tensor { return Scale(in[0], -1.5) }, []*Tensor{x(2, 3)}},
+		{"RMSNorm", func(in []*Tensor) *Tensor { return RMSNorm(in[0], in[1], 1e-5) }, []*Tensor{x(3, 6), x(6)}},
+		{"LayerNorm", func(in []*Tensor) *Tensor { return LayerNorm(in[0], in[1], in[2], 1e-5) }, []*Tensor{x(3, 6), x(6), x(6)}},
+		{"RoPE adjacent", func(in []*Tensor) *Tensor { return RoPE(in[0], 3, 4, 4, 100, false) }, []*Tensor{x(2, 8)}},
+		{"RoPE neox", func(in []*Tensor) *Tensor { return RoPE(in[0], 3, 4, 4, 100, true) }, []*Tensor{x(2, 8)}},
+		{"Softmax causal", func(in []*Tensor) *Tensor { return Softmax(in[0], 1) }, []*Tensor{x(3, 5)}},
+		{"SiLU", func(in []*Tensor) *Tensor { return SiLU(in[0]) }, []*Tensor{x(2, 5)}},
+		{"GELU", func(in []*Tensor) *Tensor { return GELU(in[0]) }, []*Tensor{x(2, 5)}},
+		{"SwiGLU", func(in []*Tensor) *Tensor { return SwiGLU(in[0], in[1]) }, []*Tensor{x(2, 5), x(2, 5)}},
+		{"Embedding", func(in []*Tensor) *Tensor { return Embedding(in[0], []int32{2, 0, 2}) }, []*Tensor{x(4, 3)}},
+		{"Columns", func(in []*Tensor) *Tensor { return Columns(in[0], 1, 3) }, []*Tensor{x(3, 4)}},
+		{"Attention GQA", func(in []*Tensor) *Tensor { return Attention(in[0], in[1], in[2], 4, 2, 0, 0.5) }, []*Tensor{x(3, 8), x(3, 4), x(3, 4)}},
+		{"CrossEntropy", func(in []*Tensor) *Tensor { return CrossEntropy(in[0], []int32{1, -1, 4}) }, []*Tensor{x(3, 5)}},
+	}
+	for _, c := range cases {
+		gradCheck(t, c.name, c.f, c.in...)
+	}
+}
+
+// CrossEntropy by hand: logits [0, ln 3] and target 1 give −log(3/4).
+func TestCrossEntropyByHand(t *testing.T) {
+	l := CrossEntropy(FromFloat32([]float32{0, float32(math.Log(3)), 5, 5}, 2, 2), []int32{1, -1})
+	if got, want := l.Data()[0], float32(-math.Log(0.75)); math.Abs(float64(got-want)) > 1e-6 {
+		t.Fatalf("loss %v, want %v", got, want)
+	}
+}
+
+// Inference records nothing: no tape, no requiresGrad on results.
+func TestNoTapeNoRecording(t *testing.T) {
+	w := New(2, 2).SetRequiresGrad(true)
+	y := MatMul(New(1, 2), w)
+	if y.RequiresGrad() {
+		t.Fatal("an op recorded without a tape")
+	}
+	_ = fmt.Sprint(y)
+}
