@@ -57,6 +57,17 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	return c, c.Validate()
 }
 
+// SetMetadata writes the configuration as GGUF metadata (keys "gpt2.*").
+func (c Config) SetMetadata(w *gguf.Writer) {
+	w.SetString("general.architecture", "gpt2")
+	w.SetUint32("gpt2.context_length", uint32(c.ContextLength))
+	w.SetUint32("gpt2.embedding_length", uint32(c.Embed))
+	w.SetUint32("gpt2.block_count", uint32(c.Layers))
+	w.SetUint32("gpt2.feed_forward_length", uint32(c.FFN))
+	w.SetUint32("gpt2.attention.head_count", uint32(c.Heads))
+	w.SetFloat32("gpt2.attention.layer_norm_epsilon", c.NormEps)
+}
+
 // Validate checks that the numbers describe a buildable model.
 func (c Config) Validate() error {
 	const big = 1 << 20
@@ -199,4 +210,22 @@ func checkNorm(name string, n *nn.LayerNorm, d int) error {
 		return nn.CheckShape(name+".bias", n.B, d)
 	}
 	return nil
+}
+
+// Weights returns every weight tensor under its GGUF name, each once (a tied
+// output head is listed as token_embd.weight only).
+func (m *Model) Weights() []nn.Named {
+	all := nn.Collect("", m)
+	for i := range m.Blocks {
+		all = append(all, nn.Collect(fmt.Sprintf("blk.%d.", i), &m.Blocks[i])...)
+	}
+	seen := map[*tensor.Tensor]bool{}
+	var out []nn.Named
+	for _, w := range all {
+		if !seen[w.T] {
+			seen[w.T] = true
+			out = append(out, w)
+		}
+	}
+	return out
 }

@@ -127,3 +127,23 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys
+// and types (counts uint32, epsilon and RoPE base float32).
+func (c Config) SetMetadata(w *gguf.Writer) {
+	a := c.Arch
+	w.SetString("general.architecture", a)
+	w.SetUint32(a+".context_length", uint32(c.ContextLength))
+	w.SetUint32(a+".embedding_length", uint32(c.Embed))
+	w.SetUint32(a+".block_count", uint32(c.Layers))
+	w.SetUint32(a+".feed_forward_length", uint32(c.FFN))
+	w.SetUint32(a+".attention.head_count", uint32(c.Heads))
+	w.SetUint32(a+".attention.head_count_kv", uint32(c.KVHeads))
+	w.SetFloat32(a+".attention.layer_norm_rms_epsilon", c.NormEps)
+	w.SetUint32(a+".rope.dimension_count", uint32(c.RopeDim))
+	w.SetFloat32(a+".rope.freq_base", c.RopeBase)
+	if c.HeadDim != c.Embed/c.Heads {
+		w.SetUint32(a+".attention.key_length", uint32(c.HeadDim))
+		w.SetUint32(a+".attention.value_length", uint32(c.HeadDim))
+	}
+}

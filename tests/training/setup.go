@@ -1,0 +1,80 @@
+// Package training holds the PyTorch gate for toy's training step: tiny
+// models with fresh random weights (toy's own initialisation), one fixed
+// batch, and the loss, every parameter gradient and ten AdamW losses that a
+// from-scratch PyTorch twin (torch_ref.py) computes for them.
+package training
+
+import (
+	"fmt"
+
+	"github.com/toyml/toy/toy/engine"
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/gpt2"
+	"github.com/toyml/toy/toy/models/llama"
+	"github.com/toyml/toy/toy/nn"
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// Hyperparameters of the gate, shared with torch_ref.py through the golden.
+const (
+	Steps       = 10
+	LR          = 1e-2
+	WeightDecay = 0.1
+	Clip        = 1.0
+	Vocab       = 48
+)
+
+// Case is one gated model.
+type Case struct {
+	Name  string
+	Model interface {
+		engine.Model
+		Weights() []nn.Named
+	}
+	SetMetadata func(w *gguf.Writer)
+}
+
+// Cases returns fresh models: llama (GQA, untied), qwen2 (biases, NeoX RoPE,
+// tied) and gpt2.
+func Cases() []Case {
+	lc := llama.Config{Arch: "llama", VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64,
+		Heads: 4, KVHeads: 2, HeadDim: 8, RopeDim: 8, RopeBase: 10000, NormEps: 1e-5}
+	qc := lc
+	qc.Arch, qc.RopeNeoX, qc.TiedOutput, qc.RopeBase = "qwen2", true, true, 1e6
+	gc := gpt2.Config{VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, FFN: 128, Heads: 4, NormEps: 1e-5}
+	return []Case{
+		{"llama", llama.NewRandom(lc, 1), lc.SetMetadata},
+		{"qwen2", llama.NewRandom(qc, 2), qc.SetMetadata},
+		{"gpt2", gpt2.NewRandom(gc, 3), gc.SetMetadata},
+	}
+}
+
+// BatchTokens is the fixed batch: B = 2 sequences of T+1 = 13 tokens, the
+// second padded (token 0) at its end.
+func BatchTokens() [][]int32 {
+	a := make([]int32, 13)
+	b := make([]int32, 13)
+	for i := range a {
+		a[i] = int32((i*7 + 3) % Vocab)
+		b[i] = int32((i*i + 5) % Vocab)
+	}
+	for i := 10; i < 13; i++ {
+		b[i] = 0
+	}
+	return [][]int32{a, b}
+}
+
+// Pad is the padding token of BatchTokens (targets equal to it are ignored).
+const Pad = 0
+
+// WriteGGUF writes the case's current weights (F32) and configuration.
+func WriteGGUF(c Case, path string) error {
+	w := gguf.NewWriter()
+	c.SetMetadata(w)
+	for _, p := range c.Model.Weights() {
+		if err := w.AddFloat32(p.Name, tensor.F32, p.T.Data(), p.T.Shape()...); err != nil {
+			return fmt.Errorf("%s: %w", c.Name, err)
+		}
+	}
+	return w.WriteFile(path)
+}

@@ -1,0 +1,207 @@
+#!/usr/bin/python3
+"""PyTorch twin of toy's training step, written from scratch (no toy code).
+
+For each initial model that `go run ./tests/training/gen -out DIR` writes, it
+loads the GGUF weights, runs the fixed batch, and records in float64: the loss,
+the gradient of every parameter, and the losses of ten AdamW steps (betas
+0.9/0.95, eps 1e-8, weight decay 0.1 on matrices only, global-norm clipping at
+1.0, lr 1e-2). Output: testdata/<name>.golden.json. Run with Debian's
+python3-torch:
+
+    go run ./tests/training/gen -out /tmp/toy-training
+    /usr/bin/python3 tests/training/torch_ref.py /tmp/toy-training tests/training/testdata
+"""
+import hashlib
+import json
+import math
+import os
+import struct
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+STEPS, LR, WD, CLIP, PAD, VOCAB = 10, 1e-2, 0.1, 1.0, 0, 48
+
+
+def read_gguf(path):
+    """Minimal GGUF v3 reader: metadata and F32 tensors."""
+    b = open(path, "rb").read()
+    off = 0
+
+    def take(fmt):
+        nonlocal off
+        v = struct.unpack_from("<" + fmt, b, off)
+        off += struct.calcsize("<" + fmt)
+        return v[0]
+
+    def string():
+        nonlocal off
+        n = take("Q")
+        s = b[off:off + n].decode()
+        off += n
+        return s
+
+    scalar = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+
+    def value(t):
+        if t == 8:
+            return string()
+        if t == 9:
+            et, n = take("I"), take("Q")
+            return [value(et) for _ in range(n)]
+        return take(scalar[t])
+
+    assert b[:4] == b"GGUF"
+    off = 4
+    version, nt, nkv = take("I"), take("Q"), take("Q")
+    meta = {}
+    for _ in range(nkv):
+        k = string()
+        meta[k] = value(take("I"))
+    infos = []
+    for _ in range(nt):
+        name = string()
+        nd = take("I")
+        dims = [take("Q") for _ in range(nd)]
+        typ, o = take("I"), take("Q")
+        assert typ == 0, "F32 only"
+        infos.append((name, dims[::-1], o))
+    align = meta.get("general.alignment", 32)
+    start = (off + align - 1) // align * align
+    tensors = {}
+    for name, shape, o in infos:
+        n = int(np.prod(shape))
+        a = np.frombuffer(b, dtype="<f4", count=n, offset=start + o).reshape(shape)
+        tensors[name] = torch.tensor(a.astype(np.float64), requires_grad=True)
+    return meta, tensors, hashlib.sha256(b).hexdigest()
+
+
+def rope(x, base, neox):
+    """x [T, H, d]: rotate feature pairs by pos·base^(-2i/d)."""
+    T, H, d = x.shape
+    i = torch.arange(d // 2, dtype=torch.float64)
+    theta = torch.arange(T, dtype=torch.float64)[:, None] * base ** (-2 * i / d)  # [T, d/2]
+    c, s = torch.cos(theta)[:, None, :], torch.sin(theta)[:, None, :]
+    if neox:
+        a, b = x[..., : d // 2], x[..., d // 2:]
+    else:
+        a, b = x[..., 0::2], x[..., 1::2]
+    ra, rb = a * c - b * s, a * s + b * c
+    if neox:
+        return torch.cat([ra, rb], dim=-1)
+    return torch.stack([ra, rb], dim=-1).reshape(T, H, d)
+
+
+def attention(q, k, v, H, KV):
+    """q [T, H, d], k, v [T, KV, d] → [T, H·d], causal."""
+    T, _, d = q.shape
+    k = k.repeat_interleave(H // KV, dim=1)
+    v = v.repeat_interleave(H // KV, dim=1)
+    att = torch.einsum("thd,shd->hts", q, k) / math.sqrt(d)
+    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
+    att = att.masked_fill(mask, float("-inf")).softmax(-1)
+    return torch.einsum("hts,shd->thd", att, v).reshape(T, H * d)
+
+
+def llama_forward(meta, W, ids):
+    a = meta["general.architecture"]
+    L, H, KV = meta[a + ".block_count"], meta[a + ".attention.head_count"], meta[a + ".attention.head_count_kv"]
+    eps, base = meta[a + ".attention.layer_norm_rms_epsilon"], meta[a + ".rope.freq_base"]
+    neox = a == "qwen2"
+
+    def rms(x, w):
+        return x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps) * w
+
+    def lin(x, name):
+        y = x @ W[name + ".weight"].T
+        return y + W[name + ".bias"] if name + ".bias" in W else y
+
+    x = W["token_embd.weight"][ids]
+    T = len(ids)
+    for l in range(L):
+        p = f"blk.{l}."
+        h = rms(x, W[p + "attn_norm.weight"])
+        q, k, v = lin(h, p + "attn_q"), lin(h, p + "attn_k"), lin(h, p + "attn_v")
+        d = q.shape[1] // H
+        q = rope(q.reshape(T, H, d), base, neox)
+        k = rope(k.reshape(T, KV, d), base, neox)
+        x = x + lin(attention(q, k, v.reshape(T, KV, d), H, KV), p + "attn_output")
+        h = rms(x, W[p + "ffn_norm.weight"])
+        x = x + lin(F.silu(lin(h, p + "ffn_gate")) * lin(h, p + "ffn_up"), p + "ffn_down")
+    x = rms(x, W["output_norm.weight"])
+    return x @ W.get("output.weight", W["token_embd.weight"]).T
+
+
+def gpt2_forward(meta, W, ids):
+    L, H, eps = meta["gpt2.block_count"], meta["gpt2.attention.head_count"], meta["gpt2.attention.layer_norm_epsilon"]
+
+    def ln(x, name):
+        return F.layer_norm(x, x.shape[-1:], W[name + ".weight"], W[name + ".bias"], eps)
+
+    def lin(x, name):
+        return x @ W[name + ".weight"].T + W[name + ".bias"]
+
+    T = len(ids)
+    x = W["token_embd.weight"][ids] + W["position_embd.weight"][:T]
+    D = x.shape[1]
+    for l in range(L):
+        p = f"blk.{l}."
+        qkv = lin(ln(x, p + "attn_norm"), p + "attn_qkv")
+        q, k, v = (qkv[:, i * D:(i + 1) * D].reshape(T, H, D // H) for i in range(3))
+        x = x + lin(attention(q, k, v, H, H), p + "attn_output")
+        x = x + lin(F.gelu(lin(ln(x, p + "ffn_norm"), p + "ffn_up"), approximate="tanh"), p + "ffn_down")
+    x = ln(x, "output_norm")
+    return x @ W["token_embd.weight"].T
+
+
+def batch():
+    a = [(i * 7 + 3) % VOCAB for i in range(13)]
+    b = [(i * i + 5) % VOCAB for i in range(13)]
+    b[10:] = [0, 0, 0]
+    return [a, b]
+
+
+def loss_of(meta, W):
+    fwd = gpt2_forward if meta["general.architecture"] == "gpt2" else llama_forward
+    logits, targets = [], []
+    for s in batch():
+        ids = [0 if t == PAD else t for t in s[:-1]]
+        logits.append(fwd(meta, W, torch.tensor(ids)))
+        targets += [-1 if t == PAD else t for t in s[1:]]
+    return F.cross_entropy(torch.cat(logits), torch.tensor(targets), ignore_index=-1)
+
+
+def main(src, dst):
+    os.makedirs(dst, exist_ok=True)
+    for name in ["llama", "qwen2", "gpt2"]:
+        meta, W, sha = read_gguf(os.path.join(src, name + ".gguf"))
+        loss = loss_of(meta, W)
+        loss.backward()
+        grads = {k: [float(np.float32(x)) for x in v.grad.flatten().tolist()] for k, v in W.items()}
+        for v in W.values():
+            v.grad = None
+        params = list(W.values())
+        decay = [v for v in params if v.dim() >= 2]
+        rest = [v for v in params if v.dim() < 2]
+        opt = torch.optim.AdamW([{"params": decay, "weight_decay": WD}, {"params": rest, "weight_decay": 0.0}],
+                                lr=LR, betas=(0.9, 0.95), eps=1e-8)
+        losses = []
+        for _ in range(STEPS):
+            opt.zero_grad()
+            l = loss_of(meta, W)
+            l.backward()
+            torch.nn.utils.clip_grad_norm_(params, CLIP)
+            opt.step()
+            losses.append(float(l))
+        out = {"name": name, "model_sha256": sha, "torch": torch.__version__, "loss": float(loss),
+               "grads": grads, "losses": losses,
+               "settings": {"steps": STEPS, "lr": LR, "weight_decay": WD, "clip": CLIP, "betas": [0.9, 0.95], "eps": 1e-8}}
+        with open(os.path.join(dst, name + ".golden.json"), "w") as f:
+            json.dump(out, f)
+        print(name, "loss", float(loss), "after", STEPS, "steps", losses[-1])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

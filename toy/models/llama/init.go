@@ -1,0 +1,38 @@
+// Fresh random weights, for training from scratch.
+
+package llama
+
+import (
+	"math"
+
+	"github.com/toyml/toy/toy/nn"
+)
+
+// NewRandom returns a model of shape c with GPT-2-style initial weights:
+// N(0, 0.02²) everywhere, the projections into the residual stream (attention
+// output, feed-forward down) scaled by 1/√(2L), norms at 1, biases (qwen2's
+// Q, K, V) at 0. The same seed gives the same model.
+func NewRandom(c Config, seed uint64) *Model {
+	in := nn.NewInit(seed)
+	const std = 0.02
+	resid := std / math.Sqrt(2*float64(c.Layers))
+	D, F, q, kv := c.Embed, c.FFN, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	bias := c.Arch == "qwen2"
+	m := New(c)
+	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, D)}
+	for i := range m.Blocks {
+		b := &m.Blocks[i]
+		b.AttnNorm.(*nn.RMSNorm).W = in.Fill(1, D)
+		b.Attn.Q, b.Attn.K, b.Attn.V = in.Linear(q, D, std, bias), in.Linear(kv, D, std, bias), in.Linear(kv, D, std, bias)
+		b.Attn.O = in.Linear(D, q, resid, false)
+		b.FFNNorm.(*nn.RMSNorm).W = in.Fill(1, D)
+		ffn := b.FFN.(*nn.SwiGLU)
+		ffn.Gate, ffn.Up, ffn.Down = in.Linear(F, D, std, false), in.Linear(F, D, std, false), in.Linear(D, F, resid, false)
+	}
+	m.OutputNorm.W = in.Fill(1, D)
+	m.Output = &nn.Linear{W: m.Embed.W}
+	if !c.TiedOutput {
+		m.Output = in.Linear(c.VocabSize, D, std, false)
+	}
+	return m
+}
