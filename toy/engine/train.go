@@ -6,6 +6,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/toyml/toy/toy/optim"
 	"github.com/toyml/toy/toy/tensor"
@@ -13,6 +14,10 @@ import (
 
 // ErrBatch marks a malformed training batch.
 var ErrBatch = errors.New("bad training batch")
+
+// ErrNonFinite is returned by TrainStep when the loss or the gradient is NaN
+// or infinite; the step is then skipped and the weights stay as they were.
+var ErrNonFinite = errors.New("loss or gradient is not finite")
 
 // Batch is B sequences of T training positions. Inputs[b][t] is fed to the
 // model and Targets[b][t] is the token it should predict there (the next
@@ -129,6 +134,12 @@ func TrainStep(m Model, params []optim.Param, opt *optim.AdamW, b *Batch, lr, cl
 	res.Loss = loss.Data()[0]
 	res.GradNorm = optim.ClipGradNorm(params, clip)
 	res.Tokens = b.Tokens()
+	if l := float64(res.Loss); math.IsNaN(l) || math.IsInf(l, 0) || math.IsNaN(res.GradNorm) || math.IsInf(res.GradNorm, 0) {
+		for _, p := range params {
+			p.T.ZeroGrad()
+		}
+		return res, fmt.Errorf("%w (loss %v, gradient norm %v)", ErrNonFinite, res.Loss, res.GradNorm)
+	}
 	opt.Update(params, lr)
 	return res, nil
 }

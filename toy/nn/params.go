@@ -1,9 +1,11 @@
-// Collecting a model's trainable tensors by their GGUF names.
+// Walking a model's tagged weight fields: collecting its tensors by GGUF
+// name, and finding its projections.
 
 package nn
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/toyml/toy/toy/tensor"
@@ -17,14 +19,55 @@ type Named struct {
 
 // Collect returns the weights of v (a pointer to a struct tagged as for Load)
 // under their GGUF names, prefixed; nil fields are skipped. It walks the same
-// fields Load fills, so Collect after Load lists every tensor loaded.
+// fields Load fills, so Collect after Load lists every tensor loaded. LoRA
+// adapters are listed as NAME.weight.lora_a and NAME.weight.lora_b, the names
+// llama.cpp's adapter files use.
 func Collect(prefix string, v any) []Named {
 	var out []Named
-	collectStruct(prefix, reflect.ValueOf(v).Elem(), &out)
+	add := func(name string, t *tensor.Tensor) {
+		if t != nil {
+			out = append(out, Named{name, t})
+		}
+	}
+	visit(prefix, reflect.ValueOf(v).Elem(), func(name string, x any) {
+		switch x := x.(type) {
+		case *tensor.Tensor:
+			add(name, x)
+		case *Linear:
+			add(name+".weight", x.W)
+			add(name+".bias", x.B)
+			if x.LoRA != nil {
+				add(name+".weight.lora_a", x.LoRA.A)
+				add(name+".weight.lora_b", x.LoRA.B)
+			}
+		case *Embedding:
+			add(name+".weight", x.W)
+		case *RMSNorm:
+			add(name+".weight", x.W)
+		case *LayerNorm:
+			add(name+".weight", x.W)
+			add(name+".bias", x.B)
+		}
+	})
 	return out
 }
 
-func collectStruct(prefix string, sv reflect.Value, out *[]Named) {
+// Linears returns the projections of v by GGUF base name (prefix+tag, e.g.
+// "blk.0.attn_q").
+func Linears(prefix string, v any) map[string]*Linear {
+	out := map[string]*Linear{}
+	visit(prefix, reflect.ValueOf(v).Elem(), func(name string, x any) {
+		if l, ok := x.(*Linear); ok {
+			out[name] = l
+		}
+	})
+	return out
+}
+
+// visit calls fn with the prefixed name and value of every non-nil tagged
+// pointer field of sv, descending into untagged struct, pointer and
+// interface fields with the same prefix.
+func visit(prefix string, sv reflect.Value, fn func(name string, x any)) {
 	st := sv.Type()
 	for i := 0; i < st.NumField(); i++ {
 		field, fv := st.Field(i), sv.Field(i)
@@ -33,7 +76,7 @@ func collectStruct(prefix string, sv reflect.Value, out *[]Named) {
 		}
 		tag, ok := field.Tag.Lookup("gguf")
 		if !ok {
-			collectAny(prefix, fv, out)
+			visitAny(prefix, fv, fn)
 			continue
 		}
 		name, _, _ := strings.Cut(tag, ",")
@@ -43,39 +86,57 @@ func collectStruct(prefix string, sv reflect.Value, out *[]Named) {
 		if fv.Kind() != reflect.Pointer || fv.IsNil() {
 			continue
 		}
-		add := func(suffix string, t *tensor.Tensor) {
-			if t != nil {
-				*out = append(*out, Named{prefix + name + suffix, t})
-			}
-		}
 		switch x := fv.Interface().(type) {
-		case *tensor.Tensor:
-			add("", x)
-		case *Linear:
-			add(".weight", x.W)
-			add(".bias", x.B)
-		case *Embedding:
-			add(".weight", x.W)
-		case *RMSNorm:
-			add(".weight", x.W)
-		case *LayerNorm:
-			add(".weight", x.W)
-			add(".bias", x.B)
+		case *tensor.Tensor, *Linear, *Embedding, *RMSNorm, *LayerNorm:
+			fn(prefix+name, x)
 		default:
 			if fv.Elem().Kind() == reflect.Struct {
-				collectStruct(prefix+name+".", fv.Elem(), out)
+				visit(prefix+name+".", fv.Elem(), fn)
 			}
 		}
 	}
 }
 
-func collectAny(prefix string, fv reflect.Value, out *[]Named) {
+func visitAny(prefix string, fv reflect.Value, fn func(name string, x any)) {
 	switch fv.Kind() {
 	case reflect.Struct:
-		collectStruct(prefix, fv, out)
+		visit(prefix, fv, fn)
 	case reflect.Pointer, reflect.Interface:
 		if !fv.IsNil() {
-			collectAny(prefix, fv.Elem(), out)
+			visitAny(prefix, fv.Elem(), fn)
 		}
 	}
 }
+
+// ModelWeights lists the weights of a model whose top-level fields are
+// tagged (embeddings, final norm, head) and whose blocks are named
+// "blk.N.", each tensor once (a tied head appears under its first name).
+func ModelWeights(top any, blocks []Block) []Named {
+	all := Collect("", top)
+	for i := range blocks {
+		all = append(all, Collect(blockPrefix(i), &blocks[i])...)
+	}
+	seen := map[*tensor.Tensor]bool{}
+	var out []Named
+	for _, w := range all {
+		if !seen[w.T] {
+			seen[w.T] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// BlockLinears returns every projection of the blocks by GGUF base name
+// ("blk.N.attn_q", …).
+func BlockLinears(blocks []Block) map[string]*Linear {
+	out := map[string]*Linear{}
+	for i := range blocks {
+		for k, v := range Linears(blockPrefix(i), &blocks[i]) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func blockPrefix(i int) string { return "blk." + strconv.Itoa(i) + "." }

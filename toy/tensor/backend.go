@@ -421,3 +421,39 @@ func Sum(x *Tensor) *Tensor {
 	}, x)
 	return out
 }
+
+// Dropout zeroes each element of x with probability p and scales the rest
+// by 1/(1−p), with a mask drawn from seed (the same seed, the same mask).
+func Dropout(x *Tensor, p float32, seed uint64) *Tensor {
+	mustF32("Dropout", "x", x)
+	if p <= 0 {
+		return x
+	}
+	if p >= 1 {
+		panic(fmt.Sprintf("Dropout: probability %v", p))
+	}
+	mask := make([]float32, x.Len())
+	s := seed
+	keep := 1 / (1 - p)
+	for i := range mask {
+		s += 0x9e3779b97f4a7c15 // splitmix64
+		z := (s ^ s>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		z ^= z >> 31
+		if float32(z>>40)/(1<<24) >= p {
+			mask[i] = keep
+		}
+	}
+	out := like(x)
+	for i, v := range x.f32 {
+		out.f32[i] = v * mask[i]
+	}
+	record("Dropout", out, func(g *Tensor) []*Tensor {
+		d := like(g)
+		for i, v := range g.f32 {
+			d.f32[i] = v * mask[i]
+		}
+		return []*Tensor{d}
+	}, x)
+	return out
+}

@@ -126,18 +126,4 @@ func (m *Model) check() error {
 
 // Weights returns every weight tensor under its GGUF name, each once (a tied
 // output head is listed as token_embd.weight only).
-func (m *Model) Weights() []nn.Named {
-	all := nn.Collect("", m)
-	for i := range m.Blocks {
-		all = append(all, nn.Collect(fmt.Sprintf("blk.%d.", i), &m.Blocks[i])...)
-	}
-	seen := map[*tensor.Tensor]bool{}
-	var out []nn.Named
-	for _, w := range all {
-		if !seen[w.T] {
-			seen[w.T] = true
-			out = append(out, w)
-		}
-	}
-	return out
-}
+func (m *Model) Weights() []nn.Named { return nn.ModelWeights(m, m.Blocks) }
