@@ -22,6 +22,9 @@ const usage = `toy runs transformer language models from GGUF files.
 Usage:
   toy infer MODEL --prompt-ids "1 2 3" [--n 16] [sampling flags] [--threads N] [--json]
   toy eval  MODEL --prompt-ids "1 2 3" [--top-k 5] [--threads N] [--json]
+  toy train from-scratch|warm-start|lora|qlora --data FILE|DIR [--model M | --tokenizer M] [--steps N] [--batch B] [--seq T] [--lr X] [--rank R] [--seed S] [--out runs/ID] [--resume] [--json]
+  toy runs [list | show ID] [--dir runs] [--json]
+  toy lora merge BASE.gguf ADAPTER.gguf -o OUT.gguf
 
 Run "toy COMMAND -h" for a command's flags.
 `
@@ -32,6 +35,9 @@ var errUsage = errors.New("usage")
 var commands = map[string]func(args []string, stdout io.Writer) error{
 	"infer": runInfer,
 	"eval":  runEval,
+	"train": runTrain,
+	"runs":  runRuns,
+	"lora":  runLoRA,
 }
 
 func main() {

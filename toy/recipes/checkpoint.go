@@ -75,6 +75,19 @@ func (r *Recipe) setModelMetadata(w *gguf.Writer) {
 	if c, ok := r.Config.(interface{ SetMetadata(*gguf.Writer) }); ok {
 		c.SetMetadata(w)
 	}
+	for _, kv := range r.Extra {
+		w.Set(kv.Key, kv.Value)
+	}
+}
+
+// UseTokenizerOf copies the tokenizer.* metadata of f into the models and
+// checkpoints this recipe writes.
+func (r *Recipe) UseTokenizerOf(f *gguf.File) {
+	for _, kv := range f.KV {
+		if strings.HasPrefix(kv.Key, "tokenizer.") {
+			r.Extra = append(r.Extra, kv)
+		}
+	}
 }
 
 // SaveModel writes the model as a plain GGUF file that toy and llama.cpp
@@ -141,6 +154,8 @@ func Resume(path string) (*Recipe, error) {
 		}
 		if kind == "warm-start" {
 			r.meta = f
+		} else {
+			r.UseTokenizerOf(f)
 		}
 	case "lora", "qlora":
 		base, err := f.String(keyBase)

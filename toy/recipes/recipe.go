@@ -33,6 +33,10 @@ type Recipe struct {
 	Schedule optim.Schedule
 	Steps    int // steps done
 
+	// Metadata written into checkpoints and saved models besides the model
+	// configuration: a from-scratch model's tokenizer, for instance.
+	Extra []gguf.KV
+
 	meta     *gguf.File // source metadata (tokenizer, names) for saved models; nil from scratch
 	basePath string     // the base model file of a LoRA recipe
 }

@@ -1,0 +1,417 @@
+// toy train, toy runs, toy lora: training recipes from the command line.
+
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/toyml/toy/toy/engine"
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/gpt2"
+	"github.com/toyml/toy/toy/models/llama"
+	"github.com/toyml/toy/toy/recipes"
+	"github.com/toyml/toy/toy/runlog"
+	"github.com/toyml/toy/toy/tensor"
+	"github.com/toyml/toy/toy/tokenizer"
+)
+
+type trainFlags struct {
+	model, data, tokenizer, out, arch, targets string
+	steps, batch, seq, rank, every, threads    int
+	layers, embed, heads, kvHeads, ffn         int
+	lr, alpha, dropout                         float64
+	seed                                       uint64
+	resume, asJSON                             bool
+}
+
+func runTrain(args []string, stdout io.Writer) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return fmt.Errorf("%w: toy train from-scratch|warm-start|lora|qlora [flags]", errUsage)
+	}
+	kind := args[0]
+	switch kind {
+	case "from-scratch", "warm-start", "lora", "qlora":
+	default:
+		return fmt.Errorf("%w: unknown recipe %q (from-scratch, warm-start, lora, qlora)", errUsage, kind)
+	}
+	var f trainFlags
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs.StringVar(&f.model, "model", "", "GGUF model to start from (warm-start, lora, qlora)")
+	fs.StringVar(&f.data, "data", "", "training text: a file or a directory of files")
+	fs.StringVar(&f.tokenizer, "tokenizer", "", "GGUF file whose tokenizer encodes the data (from-scratch)")
+	fs.StringVar(&f.out, "out", "", "run directory for events.jsonl, checkpoints and the result (default runs/<time>)")
+	fs.IntVar(&f.steps, "steps", 100, "training steps")
+	fs.IntVar(&f.batch, "batch", 4, "sequences per step (B)")
+	fs.IntVar(&f.seq, "seq", 64, "tokens per sequence (T)")
+	fs.Float64Var(&f.lr, "lr", 0, "peak learning rate (default: 3e-4, LoRA 1e-3)")
+	fs.IntVar(&f.rank, "rank", 8, "LoRA rank")
+	fs.Float64Var(&f.alpha, "alpha", 16, "LoRA alpha")
+	fs.Float64Var(&f.dropout, "dropout", 0, "LoRA dropout")
+	fs.StringVar(&f.targets, "targets", "q,v", "LoRA target projections: q,k,v,o,qkv,gate,up,down")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed for initialisation, data order and dropout")
+	fs.IntVar(&f.every, "checkpoint-every", 50, "steps between checkpoints")
+	fs.BoolVar(&f.resume, "resume", false, "continue the run in --out from its checkpoint")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per step")
+	fs.IntVar(&f.threads, "threads", 0, "worker threads (0: all cores)")
+	fs.StringVar(&f.arch, "arch", "llama", "from-scratch architecture: llama or gpt2")
+	fs.IntVar(&f.layers, "layers", 4, "from-scratch layers")
+	fs.IntVar(&f.embed, "embed", 128, "from-scratch width")
+	fs.IntVar(&f.heads, "heads", 4, "from-scratch attention heads")
+	fs.IntVar(&f.kvHeads, "kv-heads", 0, "from-scratch key/value heads (default: heads)")
+	fs.IntVar(&f.ffn, "ffn", 0, "from-scratch feed-forward width (default: 4·embed for gpt2, 8/3·embed for llama)")
+	pos, err := parseInterleaved(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
+	}
+	if f.threads > 0 {
+		tensor.SetThreads(f.threads)
+	}
+	if f.out == "" {
+		if f.resume {
+			return fmt.Errorf("--resume needs --out, the run directory to continue")
+		}
+		f.out = filepath.Join("runs", time.Now().UTC().Format("20060102-150405"))
+	}
+	ckpt := filepath.Join(f.out, "checkpoint.gguf")
+
+	var r *recipes.Recipe
+	var tok *tokenizer.Tokenizer
+	if f.resume {
+		if r, err = recipes.Resume(ckpt); err != nil {
+			return err
+		}
+		if r.Kind != kind {
+			return fmt.Errorf("--resume: %s holds a %s run, not %s", ckpt, r.Kind, kind)
+		}
+		if err := sameOptions(r.Options, f, fs); err != nil {
+			return err
+		}
+	} else if r, err = newRecipe(kind, f); err != nil {
+		return err
+	}
+	tokSource := f.model
+	if kind == "from-scratch" {
+		tokSource = f.tokenizer
+	}
+	if tok, err = loadTokenizer(tokSource); err != nil {
+		return err
+	}
+	if tok.VocabSize() > r.Model.VocabSize() {
+		return fmt.Errorf("the tokenizer has %d tokens, the model %d", tok.VocabSize(), r.Model.VocabSize())
+	}
+	data, err := loadData(f.data, tok)
+	if err != nil {
+		return err
+	}
+	if len(data) < r.Options.Context+2 {
+		return fmt.Errorf("--data: %d tokens; need at least %d for one sequence of %d", len(data), r.Options.Context+2, r.Options.Context)
+	}
+
+	log, err := runlog.Create(f.out)
+	if err != nil {
+		return err
+	}
+	if err := log.Start(kind, tensor.ActiveBackend().Name(), r.Config, r.Options); err != nil {
+		return err
+	}
+	interrupted := make(chan os.Signal, 1)
+	signal.Notify(interrupted, os.Interrupt)
+	defer signal.Stop(interrupted)
+	terminal := isTerminal(os.Stderr) && !f.asJSON
+	start, lastLoss := time.Now(), math.NaN()
+	for r.Steps < r.Options.Steps {
+		select {
+		case <-interrupted:
+			log.End("interrupted")
+			if err := r.SaveCheckpoint(ckpt); err != nil {
+				return err
+			}
+			return fmt.Errorf("interrupted at step %d; continue with --resume --out %s", r.Steps, f.out)
+		default:
+		}
+		batch, err := engine.NewBatch(sampleBatch(data, r.Options, r.Steps), r.Model.VocabSize(), -1)
+		if err != nil {
+			return err
+		}
+		t0, lr := time.Now(), r.LR()
+		res, err := r.StepResult(batch)
+		if err != nil {
+			log.End("error: " + err.Error())
+			return fmt.Errorf("%w (the last checkpoint, %s, is intact)", err, ckpt)
+		}
+		wall := time.Since(t0)
+		lastLoss = float64(res.Loss)
+		if err := log.Step(r.Steps, lastLoss, lr, res.Tokens, wall); err != nil {
+			return err
+		}
+		report(stdout, f.asJSON, terminal, r, res, lr, wall, start)
+		if r.Steps%f.every == 0 || r.Steps == r.Options.Steps {
+			if err := r.SaveCheckpoint(ckpt); err != nil {
+				return err
+			}
+		}
+	}
+	if terminal {
+		fmt.Fprintln(os.Stderr)
+	}
+	result := filepath.Join(f.out, "model.gguf")
+	if kind == "lora" || kind == "qlora" {
+		result = filepath.Join(f.out, "adapter.gguf")
+		err = r.SaveAdapter(result)
+	} else {
+		err = r.SaveModel(result)
+	}
+	if err != nil {
+		return err
+	}
+	if err := log.End("done"); err != nil {
+		return err
+	}
+	if !f.asJSON {
+		fmt.Fprintf(stdout, "done: %d steps, final loss %.4f, wrote %s\n", r.Steps, lastLoss, result)
+	}
+	return nil
+}
+
+func newRecipe(kind string, f trainFlags) (*recipes.Recipe, error) {
+	o := recipes.NewOptions(f.seq).WithBatch(f.batch).WithSteps(f.steps).WithSeed(f.seed).
+		WithRank(f.rank).WithAlpha(f.alpha).WithDropout(f.dropout).WithTargets(strings.Split(f.targets, ",")...)
+	if f.lr > 0 {
+		o = o.WithLR(f.lr)
+	}
+	if kind != "from-scratch" && f.model == "" {
+		return nil, fmt.Errorf("%w: %s needs --model", errUsage, kind)
+	}
+	switch kind {
+	case "warm-start":
+		return recipes.NewWarmStart(f.model, o)
+	case "lora":
+		return recipes.NewLoRA(f.model, o)
+	case "qlora":
+		return recipes.NewQLoRA(f.model, o)
+	}
+	if f.tokenizer == "" {
+		return nil, fmt.Errorf("%w: from-scratch needs --tokenizer MODEL.gguf (whose vocabulary the new model uses)", errUsage)
+	}
+	tf, err := gguf.Open(f.tokenizer)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", f.tokenizer, err)
+	}
+	defer tf.Close()
+	tok, err := tokenizer.FromGGUF(tf)
+	if err != nil {
+		return nil, err
+	}
+	r, err := fromScratch(f, tok.VocabSize())
+	if err == nil {
+		r.UseTokenizerOf(tf)
+	}
+	return r, err
+}
+
+func fromScratch(f trainFlags, vocab int) (*recipes.Recipe, error) {
+	o := recipes.NewOptions(f.seq).WithBatch(f.batch).WithSteps(f.steps).WithSeed(f.seed)
+	if f.lr > 0 {
+		o = o.WithLR(f.lr)
+	}
+	kv := f.kvHeads
+	if kv == 0 {
+		kv = f.heads
+	}
+	if f.heads <= 0 || f.embed%f.heads != 0 {
+		return nil, fmt.Errorf("--embed %d is not divisible by --heads %d", f.embed, f.heads)
+	}
+	ctx := max(f.seq, 16)
+	if f.arch == "gpt2" {
+		ffn := f.ffn
+		if ffn == 0 {
+			ffn = 4 * f.embed
+		}
+		return recipes.NewFromScratch(gpt2.Config{VocabSize: vocab, ContextLength: ctx, Embed: f.embed,
+			Layers: f.layers, FFN: ffn, Heads: f.heads, NormEps: 1e-5}, o)
+	}
+	ffn := f.ffn
+	if ffn == 0 {
+		ffn = (8*f.embed/3 + 31) / 32 * 32
+	}
+	hd := f.embed / f.heads
+	return recipes.NewFromScratch(llama.Config{Arch: "llama", VocabSize: vocab, ContextLength: ctx,
+		Embed: f.embed, Layers: f.layers, FFN: ffn, Heads: f.heads, KVHeads: kv, HeadDim: hd, RopeDim: hd,
+		RopeBase: 10000, NormEps: 1e-5}, o)
+}
+
+// sameOptions rejects a resume whose explicitly given flags disagree with the
+// checkpoint's options.
+func sameOptions(o recipes.Options, f trainFlags, fs *flag.FlagSet) error {
+	var bad []string
+	fs.Visit(func(fl *flag.Flag) {
+		differs := false
+		switch fl.Name {
+		case "seq":
+			differs = f.seq != o.Context
+		case "batch":
+			differs = f.batch != o.Batch
+		case "lr":
+			differs = f.lr != o.LR
+		case "seed":
+			differs = f.seed != o.Seed
+		case "rank":
+			differs = f.rank != o.Rank
+		case "steps":
+			differs = f.steps != o.Steps
+		}
+		if differs {
+			bad = append(bad, "--"+fl.Name+" "+fl.Value.String())
+		}
+	})
+	if len(bad) > 0 {
+		return fmt.Errorf("--resume: %s differ from the checkpoint's configuration; resume without them or start a new run", strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", path, err)
+	}
+	defer f.Close()
+	return tokenizer.FromGGUF(f)
+}
+
+// loadData reads a file, or every regular file under a directory in name
+// order, and tokenizes the text.
+func loadData(path string, tok *tokenizer.Tokenizer) ([]int32, error) {
+	if path == "" {
+		return nil, fmt.Errorf("%w: --data FILE|DIR is required", errUsage)
+	}
+	var files []string
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("--data: %w", err)
+	}
+	if st.IsDir() {
+		filepath.WalkDir(path, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				files = append(files, p)
+			}
+			return nil
+		})
+	} else {
+		files = []string{path}
+	}
+	var ids []int32
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("--data: %w", err)
+		}
+		ids = append(ids, tok.Encode(string(b), tokenizer.EncodeOptions{AddBOS: true})...)
+	}
+	return ids, nil
+}
+
+// sampleBatch picks B windows of T+1 tokens for a step; the windows depend
+// only on the seed and the step, so a resumed run sees the same data.
+func sampleBatch(data []int32, o recipes.Options, step int) [][]int32 {
+	var seqs [][]int32
+	span := uint64(len(data) - o.Context - 1)
+	for b := 0; b < o.Batch; b++ {
+		z := o.Seed*0x9e3779b97f4a7c15 + uint64(step)*0xbf58476d1ce4e5b9 + uint64(b)*0x94d049bb133111eb
+		z = (z ^ z>>31) * 0xbf58476d1ce4e5b9
+		z ^= z >> 29
+		at := int(z % (span + 1))
+		seqs = append(seqs, data[at:at+o.Context+1])
+	}
+	return seqs
+}
+
+func report(w io.Writer, asJSON, terminal bool, r *recipes.Recipe, res engine.StepResult, lr float64, wall time.Duration, start time.Time) {
+	tps := float64(res.Tokens) / wall.Seconds()
+	if asJSON {
+		json.NewEncoder(w).Encode(map[string]any{"step": r.Steps, "loss": res.Loss, "lr": lr, "tokens": res.Tokens,
+			"tokens_per_second": tps, "grad_norm": res.GradNorm})
+		return
+	}
+	if !terminal {
+		fmt.Fprintf(w, "step %d: loss=%.4f lr=%.2e tok/s=%.0f\n", r.Steps, res.Loss, lr, tps)
+		return
+	}
+	done, total := r.Steps, r.Options.Steps
+	eta := time.Duration(float64(time.Since(start)) / float64(done) * float64(total-done)).Round(time.Second)
+	width := 30
+	bar := strings.Repeat("█", done*width/total) + strings.Repeat("·", width-done*width/total)
+	fmt.Fprintf(os.Stderr, "\r%s step %d/%d  loss %.4f  %.0f tok/s  ETA %v   ", bar, done, total, res.Loss, tps, eta)
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func runRuns(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("runs", flag.ContinueOnError)
+	dir := fs.String("dir", "runs", "directory holding the runs")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 || pos[0] == "list" {
+		runs, err := runlog.Scan(*dir)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return json.NewEncoder(stdout).Encode(runs)
+		}
+		for _, r := range runs {
+			fmt.Fprintf(stdout, "%-24s %-13s steps %5d  final loss %.4f  %s\n", r.ID, r.Recipe, len(r.LossCurve), r.FinalLoss, r.Ended)
+		}
+		return nil
+	}
+	if pos[0] == "show" && len(pos) == 2 {
+		r, err := runlog.Read(filepath.Join(*dir, pos[1]))
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return json.NewEncoder(stdout).Encode(r)
+		}
+		fmt.Fprintf(stdout, "run %s (%s), ended: %q\nconfig: %s\nmodel: %s\n", r.ID, r.Recipe, r.Ended, r.Config, r.Model)
+		for i, l := range r.LossCurve {
+			fmt.Fprintf(stdout, "step %d: loss=%.4f\n", i+1, l)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: toy runs [list | show ID] [--dir runs]", errUsage)
+}
+
+func runLoRA(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("lora", flag.ContinueOnError)
+	out := fs.String("o", "", "output GGUF file")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 3 || pos[0] != "merge" || *out == "" {
+		return fmt.Errorf("%w: toy lora merge BASE.gguf ADAPTER.gguf -o OUT.gguf", errUsage)
+	}
+	if err := recipes.MergeAdapter(pos[1], pos[2], *out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", *out)
+	return nil
+}
