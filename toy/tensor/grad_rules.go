@@ -5,41 +5,42 @@ package tensor
 
 import "math"
 
-// matmulGrads: y = x·wᵀ, so dx = g·w [M, K] and dw = gᵀ·x [N, K].
-// A quantized (frozen) w gets no gradient, but still passes one to x.
+// matmulGrads: y = x·wᵀ, so dx = g·w [M, K] and dw = gᵀ·x [N, K]. Both are
+// computed as MatMuls against transposed copies (dx = g·(wᵀ)ᵀ, dw =
+// gᵀ·(xᵀ)ᵀ), so they run on the backend's fast dot-product kernels. A
+// quantized (frozen) w gets no gradient, but still passes one to x.
 func matmulGrads(g, x, w *Tensor) (dx, dw *Tensor) {
 	M, K, N := x.Rows(), x.Cols(), w.shape[0]
-	wf := w.f32
-	if w.dtype != F32 {
-		wf = w.Float32s()
-	}
 	if x.requiresGrad {
+		wf := w
+		if w.dtype != F32 {
+			wf = FromFloat32(w.Float32s(), N, K)
+		}
 		dx = New(M, K)
-		parallelFor(M, 1, func(lo, hi int) {
-			for m := lo; m < hi; m++ {
-				row := dx.f32[m*K : (m+1)*K]
-				for n := 0; n < N; n++ {
-					if gv := g.f32[m*N+n]; gv != 0 {
-						axpy(row, gv, wf[n*K:(n+1)*K])
-					}
-				}
-			}
-		})
+		be().MatMul(dx, g, transpose(wf)) // [M, N]·[K, N]ᵀ
 	}
 	if w.requiresGrad {
 		dw = New(N, K)
-		parallelFor(N, 4, func(lo, hi int) {
-			for n := lo; n < hi; n++ {
-				row := dw.f32[n*K : (n+1)*K]
-				for m := 0; m < M; m++ {
-					if gv := g.f32[m*N+n]; gv != 0 {
-						axpy(row, gv, x.f32[m*K:(m+1)*K])
-					}
-				}
-			}
-		})
+		be().MatMul(dw, transpose(g), transpose(x)) // [N, M]·[K, M]ᵀ
 	}
 	return dx, dw
+}
+
+// transpose returns the transpose of a matrix [R, C] as a new [C, R].
+func transpose(a *Tensor) *Tensor {
+	R, C := a.Rows(), a.Cols()
+	out := New(C, R)
+	const tile = 32 // blocks keep both sides in cache
+	for r0 := 0; r0 < R; r0 += tile {
+		for c0 := 0; c0 < C; c0 += tile {
+			for r := r0; r < min(r0+tile, R); r++ {
+				for c := c0; c < min(c0+tile, C); c++ {
+					out.f32[c*R+r] = a.f32[r*C+c]
+				}
+			}
+		}
+	}
+	return out
 }
 
 // axpy: y += a·x.
