@@ -1,0 +1,371 @@
+// pretokenize.go: the pre-tokenizers of byte-level BPE, hand-written scanners
+// that split text exactly where llama.cpp's regular expressions do.
+package tokenizer
+
+import (
+	"fmt"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A splitter appends to ends the end offsets of the words of s (relative to s;
+// the last one is len(s)). Several splitters run as a pipeline: each splits
+// every word of the one before, and a word's edges are the edges of its text
+// (so \s+(?!\S) sees the end of the text at a word's end).
+type splitter func(s string, ends []int) []int
+
+// preTokenizers maps tokenizer.ggml.pre to its pipeline and whether a word that
+// is itself a token skips merging (llama.cpp's ignore_merges).
+var preTokenizers = map[string]struct {
+	split        []splitter
+	ignoreMerges bool
+}{
+	// 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)
+	"gpt-2": {split: []splitter{splitGPT2}},
+	"phi-2": {split: []splitter{splitGPT2}},
+	"olmo":  {split: []splitter{splitGPT2}},
+	"mpt":   {split: []splitter{splitGPT2}},
+	// (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+	"llama-bpe": {split: []splitter{splitLlama3}, ignoreMerges: true},
+	"llama3":    {split: []splitter{splitLlama3}, ignoreMerges: true},
+	"llama-v3":  {split: []splitter{splitLlama3}, ignoreMerges: true},
+	// the Llama 3 expression with \p{N} for \p{N}{1,3}
+	"qwen2":            {split: []splitter{splitQwen2}},
+	"deepseek-r1-qwen": {split: []splitter{splitQwen2}},
+	// \p{N}, then the GPT-2 expression
+	"smollm":    {split: []splitter{splitEachNumber, splitGPT2}},
+	"starcoder": {split: []splitter{splitEachNumber, splitGPT2}},
+	// [\p{P}\$\+<=>\^~\|]+, the GPT-2 expression, \p{N}+, [0-9][0-9][0-9]
+	"default": {split: []splitter{splitPunctRuns, splitGPT2, splitNumberRuns, splitDigitTriples}},
+}
+
+func preTokenizer(pre string) ([]splitter, bool, error) {
+	if pre == "" { // no tokenizer.ggml.pre: llama.cpp uses "default"
+		pre = "default"
+	}
+	p, ok := preTokenizers[pre]
+	if !ok {
+		return nil, false, fmt.Errorf("%w: %q (supported: gpt-2, llama-bpe, qwen2, smollm, default, and aliases)", ErrUnknownPre, pre)
+	}
+	return p.split, p.ignoreMerges, nil
+}
+
+// pretokenize splits text into words with the pipeline.
+func pretokenize(text string, split []splitter, ends []int) []int {
+	ends = split[0](text, ends[:0])
+	if len(split) == 1 {
+		return ends
+	}
+	var next []int
+	for _, sp := range split[1:] {
+		next = next[:0]
+		start := 0
+		for _, end := range ends {
+			n := len(next)
+			next = sp(text[start:end], next)
+			for i := n; i < len(next); i++ {
+				next[i] += start
+			}
+			start = end
+		}
+		ends, next = next, ends
+	}
+	return ends
+}
+
+// Character classes, as \p{L}, \p{N}, \s and the rest.
+const (
+	clNone   uint8 = iota // past the end of the text
+	clOther               // [^\s\p{L}\p{N}], also a byte that is not valid UTF-8
+	clLetter              // \p{L}
+	clNumber              // \p{N}
+	clSpace               // \s: Unicode White_Space
+)
+
+const clPunct uint8 = 0x80 // flag: \p{P}
+
+var (
+	classOnce sync.Once
+	bmpClass  []uint8 // class of each rune below 0x10000
+)
+
+func initClasses() {
+	bmpClass = make([]uint8, 0x10000)
+	for r := range bmpClass {
+		bmpClass[r] = slowClass(rune(r))
+	}
+}
+
+func slowClass(r rune) uint8 {
+	var c uint8
+	switch {
+	case unicode.IsSpace(r):
+		c = clSpace
+	case unicode.IsLetter(r):
+		c = clLetter
+	case unicode.IsNumber(r):
+		c = clNumber
+	default:
+		c = clOther
+	}
+	if unicode.IsPunct(r) {
+		c |= clPunct
+	}
+	return c
+}
+
+// at returns the rune at s[i], its class (with the punctuation flag) and its
+// size in bytes. Past the end it returns clNone and size 0; an invalid byte is
+// one character of class clOther.
+func at(s string, i int) (rune, uint8, int) {
+	if i >= len(s) {
+		return -1, clNone, 0
+	}
+	if b := s[i]; b < utf8.RuneSelf {
+		return rune(b), asciiClass[b], 1
+	}
+	r, n := utf8.DecodeRuneInString(s[i:])
+	if r == utf8.RuneError && n == 1 {
+		return -1, clOther, 1
+	}
+	if r < 0x10000 {
+		classOnce.Do(initClasses)
+		return r, bmpClass[r], n
+	}
+	return r, slowClass(r), n
+}
+
+var asciiClass = func() (t [128]uint8) {
+	for i := range t {
+		t[i] = slowClass(rune(i))
+	}
+	return
+}()
+
+// class is at's class without the punctuation flag.
+func class(s string, i int) uint8 {
+	_, c, _ := at(s, i)
+	return c &^ clPunct
+}
+
+// contraction returns the length of 's 't 're 've 'm 'll 'd at s[i] (which holds
+// the apostrophe), or 0. With fold, the letters match in either case.
+func contraction(s string, i int, fold bool) int {
+	if i+1 >= len(s) || s[i] != '\'' {
+		return 0
+	}
+	low := func(b byte) byte {
+		if fold && 'A' <= b && b <= 'Z' {
+			return b + 'a' - 'A'
+		}
+		return b
+	}
+	switch low(s[i+1]) {
+	case 's', 't', 'm', 'd':
+		return 2
+	}
+	if i+2 < len(s) {
+		a, b := low(s[i+1]), low(s[i+2])
+		if (a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l') {
+			return 3
+		}
+	}
+	return 0
+}
+
+// skip returns the offset of the first character at or after i whose class is
+// not c.
+func skip(s string, i int, c uint8) int {
+	for i < len(s) {
+		_, ci, n := at(s, i)
+		if ci&^clPunct != c {
+			break
+		}
+		i += n
+	}
+	return i
+}
+
+// spaces scans the run of whitespace at s[i]. It returns the run's end, the
+// start of its last character, its length in characters, and the end of its
+// last \r or \n (0 if none).
+func spaces(s string, i int) (end, last, count, lastNewline int) {
+	end = i
+	for end < len(s) {
+		r, c, n := at(s, end)
+		if c&^clPunct != clSpace {
+			break
+		}
+		last = end
+		end += n
+		count++
+		if r == '\r' || r == '\n' {
+			lastNewline = end
+		}
+	}
+	return
+}
+
+// splitSpaces ends a whitespace run the way \s+(?!\S)|\s+ does: a run followed
+// by a non-space gives its last space to the next word, unless it is one space.
+func splitSpaces(s string, i int) int {
+	end, last, count, _ := spaces(s, i)
+	if count > 1 && end < len(s) {
+		return last
+	}
+	return end
+}
+
+// splitGPT2 is 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+.
+func splitGPT2(s string, ends []int) []int {
+	for i := 0; i < len(s); {
+		if n := contraction(s, i, false); n > 0 {
+			i += n
+			ends = append(ends, i)
+			continue
+		}
+		r, c, _ := at(s, i)
+		c &^= clPunct
+		j := i
+		if r == ' ' { // " ?" before a letter, digit or other
+			if c2 := class(s, i+1); c2 == clLetter || c2 == clNumber || c2 == clOther {
+				c, j = c2, i+1
+			}
+		}
+		switch c {
+		case clLetter, clNumber, clOther:
+			i = skip(s, j, c)
+		default:
+			i = splitSpaces(s, i)
+		}
+		ends = append(ends, i)
+	}
+	return ends
+}
+
+// splitLlama3 is (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+// ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+.
+func splitLlama3(s string, ends []int) []int { return splitLlama3Digits(s, ends, 3) }
+
+// splitQwen2 is splitLlama3 with \p{N} in place of \p{N}{1,3}.
+func splitQwen2(s string, ends []int) []int { return splitLlama3Digits(s, ends, 1) }
+
+func splitLlama3Digits(s string, ends []int, digits int) []int {
+	for i := 0; i < len(s); {
+		if n := contraction(s, i, true); n > 0 {
+			i += n
+			ends = append(ends, i)
+			continue
+		}
+		r, c, n := at(s, i)
+		c &^= clPunct
+		// [^\r\n\p{L}\p{N}]?\p{L}+
+		if c == clLetter {
+			i = skip(s, i, clLetter)
+			ends = append(ends, i)
+			continue
+		}
+		if r != '\r' && r != '\n' && c != clNumber && class(s, i+n) == clLetter {
+			i = skip(s, i+n, clLetter)
+			ends = append(ends, i)
+			continue
+		}
+		// \p{N}{1,3}
+		if c == clNumber {
+			for k := 0; k < digits && class(s, i) == clNumber; k++ {
+				_, _, n := at(s, i)
+				i += n
+			}
+			ends = append(ends, i)
+			continue
+		}
+		//  ?[^\s\p{L}\p{N}]+[\r\n]*
+		j := i
+		if r == ' ' && class(s, i+1) == clOther {
+			c, j = clOther, i+1
+		}
+		if c == clOther {
+			i = skip(s, j, clOther)
+			for i < len(s) && (s[i] == '\r' || s[i] == '\n') {
+				i++
+			}
+			ends = append(ends, i)
+			continue
+		}
+		// \s*[\r\n]+ then \s+(?!\S)|\s+
+		if _, _, _, nl := spaces(s, i); nl > 0 {
+			i = nl
+		} else {
+			i = splitSpaces(s, i)
+		}
+		ends = append(ends, i)
+	}
+	return ends
+}
+
+// splitMatches splits s into the runs that match and the gaps between them;
+// match returns the length of the match at i, or 0.
+func splitMatches(s string, ends []int, match func(s string, i int) int) []int {
+	gap := 0
+	for i := 0; i < len(s); {
+		m := match(s, i)
+		if m == 0 {
+			_, _, n := at(s, i)
+			i += n
+			continue
+		}
+		if i > gap {
+			ends = append(ends, i)
+		}
+		i += m
+		ends = append(ends, i)
+		gap = i
+	}
+	if gap < len(s) {
+		ends = append(ends, len(s))
+	}
+	return ends
+}
+
+// splitEachNumber is \p{N}: every digit alone.
+func splitEachNumber(s string, ends []int) []int {
+	return splitMatches(s, ends, func(s string, i int) int {
+		if _, c, n := at(s, i); c&^clPunct == clNumber {
+			return n
+		}
+		return 0
+	})
+}
+
+// splitNumberRuns is \p{N}+.
+func splitNumberRuns(s string, ends []int) []int {
+	return splitMatches(s, ends, func(s string, i int) int { return skip(s, i, clNumber) - i })
+}
+
+// splitPunctRuns is [\p{P}\$\+<=>\^~\|]+.
+func splitPunctRuns(s string, ends []int) []int {
+	punct := func(s string, i int) bool {
+		r, c, _ := at(s, i)
+		return c&clPunct != 0 || r == '$' || r == '+' || r == '<' || r == '=' || r == '>' || r == '^' || r == '~' || r == '|'
+	}
+	return splitMatches(s, ends, func(s string, i int) int {
+		j := i
+		for j < len(s) && punct(s, j) {
+			_, _, n := at(s, j)
+			j += n
+		}
+		return j - i
+	})
+}
+
+// splitDigitTriples is [0-9][0-9][0-9].
+func splitDigitTriples(s string, ends []int) []int {
+	digit := func(i int) bool { return i < len(s) && '0' <= s[i] && s[i] <= '9' }
+	return splitMatches(s, ends, func(s string, i int) int {
+		if digit(i) && digit(i+1) && digit(i+2) {
+			return 3
+		}
+		return 0
+	})
+}
