@@ -33,11 +33,16 @@ Run "toy COMMAND -h" for a command's flags.
 var errUsage = errors.New("usage")
 
 var commands = map[string]func(args []string, stdout io.Writer) error{
-	"infer": runInfer,
-	"eval":  runEval,
-	"train": runTrain,
-	"runs":  runRuns,
-	"lora":  runLoRA,
+	"infer":    runInfer,
+	"eval":     runEval,
+	"list":     runList,     // list.go
+	"fetch":    runFetch,    // fetch.go
+	"describe": runDescribe, // describe.go
+	"card":     runCard,     // card.go
+	"new":      runNew,      // new.go
+	"train":    runTrain,
+	"runs":     runRuns,
+	"lora":     runLoRA,
 }
 
 func main() {
@@ -62,6 +67,9 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 			status = 2
 		}
 	}()
+	if status, done := global(args, stdout, stderr); done { // help, --version, --manifest (global.go)
+		return status
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stderr, usage)
 		if len(args) == 0 {
@@ -79,7 +87,7 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 			return 0
 		}
 		fmt.Fprintf(stderr, "toy %s: %v\n", args[0], err)
-		return 2
+		return exitStatus(err) // 2 bad input, 1 failure (global.go)
 	}
 	return 0
 }

@@ -1,0 +1,311 @@
+// Help, --version, --manifest and exit statuses: what every command shares.
+
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+)
+
+// version is set at build time: go build -ldflags "-X main.version=v0.1.0".
+var version = ""
+
+// Exit statuses.
+const (
+	exitOK       = 0 // it worked
+	exitFailure  = 1 // the input was fine but something failed: the network, the disk, a checksum
+	exitBadInput = 2 // a bad flag, argument, or model file
+)
+
+// errFailure marks errors that exit with status 1 rather than 2.
+var errFailure = errors.New("failure")
+
+type failureError struct{ err error }
+
+func (e failureError) Error() string        { return e.err.Error() }
+func (e failureError) Unwrap() error        { return e.err }
+func (e failureError) Is(target error) bool { return target == errFailure }
+
+// failure marks err as a failure (exit status 1), not bad input.
+func failure(err error) error {
+	if err == nil {
+		return nil
+	}
+	return failureError{err}
+}
+
+// exitStatus maps a command's error to the process exit status.
+func exitStatus(err error) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.Is(err, errFailure):
+		return exitFailure
+	}
+	return exitBadInput
+}
+
+// commandDoc documents one command for help and the manifest.
+type commandDoc struct {
+	Name    string
+	Usage   string
+	Summary string
+	Flags   func() *flag.FlagSet // the command's flags, unparsed
+}
+
+// docs lists the commands in the order help shows them. Commands missing from
+// the commands map are left out; commands missing here are shown by name.
+var docs = []commandDoc{
+	{"infer", `toy infer MODEL (--prompt-ids "1 2 3" | --prompt TEXT) [--n 16] [sampling flags] [--threads N] [--json]`,
+		"generate tokens after a prompt", inferFlagsDoc},
+	{"eval", `toy eval MODEL (--prompt-ids "1 2 3" | --prompt TEXT) [--top-k 5] [--threads N] [--json]`,
+		"log-probabilities of a prompt's tokens, with the top-k alternatives", evalFlagsDoc},
+	{"list", "toy list [--json]", "list the GGUF models on this machine (own dirs, Hugging Face, Ollama, LM Studio)", listFlags},
+	{"fetch", "toy fetch OWNER/REPO [FILE] [--revision REV] [--json]", "download a GGUF file from Hugging Face into its cache; without FILE, list the repo's GGUF files", fetchFlags},
+	{"describe", "toy describe MODEL [--json]", "print the model's algorithm card (Phuong & Hutter pseudocode) from its metadata", describeFlags},
+	{"card", "toy card code FILE | toy card parse FILE [--json]", "read a card (from toy describe) back: the Go that constructs its Config, or the Config", cardFlags},
+	{"new", "toy new DIR [--lib] [--toy TOYDIR]", "create an experiment tree, or with --lib a Go module that uses toy", newFlags},
+	{"train", "toy train from-scratch|warm-start|lora|qlora --data FILE|DIR [flags]", "train a model: from scratch, from a checkpoint, or a LoRA/QLoRA adapter", nil},
+	{"runs", "toy runs [list | show ID] [--dir runs] [--json]", "list training runs and show one", nil},
+	{"lora", "toy lora merge BASE.gguf ADAPTER.gguf -o OUT.gguf", "merge a LoRA adapter into its base model", nil},
+	{"install", "toy install [--json]", "check that each backend loads and passes its self-test; register the Jupyter kernel", nil},
+}
+
+// The flags of infer and eval, as their commands define them (kept here for
+// help and the manifest; TestManifestFlagsAccepted checks they still exist).
+func inferFlagsDoc() *flag.FlagSet {
+	fs := flag.NewFlagSet("infer", flag.ContinueOnError)
+	fs.String("prompt-ids", "", "prompt as token ids, space-separated")
+	fs.String("prompt", "", "prompt as text")
+	fs.Int("n", 16, "tokens to generate")
+	fs.Float64("temperature", 0, "sampling temperature (0: greedy)")
+	fs.Int("top-k", 0, "keep the k most likely tokens (0: all)")
+	fs.Float64("top-p", 0, "nucleus sampling threshold")
+	fs.Float64("min-p", 0, "drop tokens below min-p × the top probability")
+	fs.Float64("repeat-penalty", 0, "repetition penalty (1: off)")
+	fs.Uint64("seed", 0, "random seed")
+	fs.Int("threads", 0, "worker threads (0: all cores)")
+	fs.Bool("json", false, "print JSON")
+	return fs
+}
+
+func evalFlagsDoc() *flag.FlagSet {
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	fs.String("prompt-ids", "", "prompt as token ids, space-separated")
+	fs.String("prompt", "", "prompt as text")
+	fs.Int("top-k", 5, "how many most likely tokens to list per position")
+	fs.Int("threads", 0, "worker threads (0: all cores)")
+	fs.Bool("json", false, "print JSON")
+	return fs
+}
+
+// global handles what comes before a command: help, --version, --manifest.
+// done is false when a command should run.
+func global(args []string, stdout, stderr io.Writer) (status int, done bool) {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, helpText())
+		return exitBadInput, true
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		if len(args) > 1 && args[0] == "help" {
+			d, ok := docFor(args[1])
+			if !ok {
+				fmt.Fprintf(stderr, "toy help: unknown command %q\n", args[1])
+				return exitBadInput, true
+			}
+			fmt.Fprint(stdout, commandHelp(d))
+			return exitOK, true
+		}
+		fmt.Fprint(stdout, helpText())
+		return exitOK, true
+	case "-version", "--version", "version":
+		fmt.Fprintf(stdout, "toy %s (%s, %s/%s)\n", toyVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return exitOK, true
+	case "-manifest", "--manifest":
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(manifest())
+		return exitOK, true
+	}
+	return 0, false
+}
+
+// toyVersion is the -X version, else the module version, else "devel".
+func toyVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// docFor returns the documentation of a command in the commands map.
+func docFor(name string) (commandDoc, bool) {
+	if _, ok := commands[name]; !ok {
+		return commandDoc{}, false
+	}
+	for _, d := range docs {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return commandDoc{Name: name, Usage: "toy " + name}, true
+}
+
+// listed returns the documented commands that exist, then the undocumented.
+func listed() []commandDoc {
+	var out []commandDoc
+	for _, d := range docs {
+		if _, ok := commands[d.Name]; ok {
+			out = append(out, d)
+		}
+	}
+	var rest []string
+	for name := range commands {
+		if !slices.ContainsFunc(docs, func(d commandDoc) bool { return d.Name == name }) {
+			rest = append(rest, name)
+		}
+	}
+	slices.Sort(rest)
+	for _, name := range rest {
+		d, _ := docFor(name)
+		out = append(out, d)
+	}
+	return out
+}
+
+func helpText() string {
+	var b strings.Builder
+	b.WriteString("toy runs, describes and finds transformer language models in GGUF files.\n\nCommands:\n")
+	for _, d := range listed() {
+		fmt.Fprintf(&b, "  %-9s %s\n", d.Name, d.Summary)
+	}
+	b.WriteString(`
+MODEL is a path, a file name found by "toy list", an Ollama name (llama3.2, qwen2.5:0.5b),
+a Hugging Face repo in the local cache (owner/repo, owner/repo/file.gguf) or an LM Studio
+publisher/model.
+
+Run "toy help COMMAND" or "toy COMMAND --help" for a command's usage and flags;
+"toy --version" for the version; "toy --manifest" for all of this as JSON.
+Exit status: 0 ok, 1 failure (network, disk, checksum), 2 bad input.
+`)
+	return b.String()
+}
+
+// commandHelp is the usage, summary and flags of one command.
+func commandHelp(d commandDoc) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: %s\n\n%s.\n", d.Usage, upperFirst(d.Summary))
+	if d.Flags != nil {
+		fs := d.Flags()
+		if n := countFlags(fs); n > 0 {
+			b.WriteString("\nFlags:\n")
+			fs.SetOutput(&b)
+			fs.PrintDefaults()
+		}
+	}
+	return b.String()
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func countFlags(fs *flag.FlagSet) int {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n
+}
+
+// parseFlags parses a command's flags; -h or --help prints the command's help
+// to stdout and returns flag.ErrHelp.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			d := commandDoc{Name: fs.Name(), Usage: "toy " + fs.Name()}
+			if i := slices.IndexFunc(docs, func(d commandDoc) bool { return d.Name == fs.Name() }); i >= 0 {
+				d = docs[i] // not docFor: the commands map refers to this function
+			}
+			d.Flags = func() *flag.FlagSet { return fs }
+			fmt.Fprint(stdout, commandHelp(d))
+			return nil, flag.ErrHelp
+		}
+	}
+	return parseInterleaved(fs, args)
+}
+
+// The manifest: a machine-readable description of the CLI (toy/manifest-v1).
+type manifestFlag struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Default string `json:"default"`
+	Usage   string `json:"usage"`
+}
+
+type manifestCommand struct {
+	Name    string         `json:"name"`
+	Usage   string         `json:"usage"`
+	Summary string         `json:"summary"`
+	Flags   []manifestFlag `json:"flags"`
+}
+
+type manifestExit struct {
+	Code    int    `json:"code"`
+	Meaning string `json:"meaning"`
+}
+
+type manifestDoc struct {
+	Format    string            `json:"format"`
+	Version   string            `json:"version"`
+	Commands  []manifestCommand `json:"commands"`
+	ExitCodes []manifestExit    `json:"exit_codes"`
+	Errors    string            `json:"errors"`
+}
+
+func manifest() manifestDoc {
+	m := manifestDoc{
+		Format: "toy/manifest-v1", Version: toyVersion(),
+		ExitCodes: []manifestExit{
+			{exitOK, "ok"},
+			{exitFailure, "failure: the network, the disk, a checksum, an interrupted download"},
+			{exitBadInput, "bad input: flags, arguments, a missing or malformed model"},
+		},
+		Errors: "one line on stderr: toy COMMAND: MESSAGE",
+	}
+	for _, d := range listed() {
+		c := manifestCommand{Name: d.Name, Usage: d.Usage, Summary: d.Summary, Flags: []manifestFlag{}}
+		if d.Flags != nil {
+			d.Flags().VisitAll(func(f *flag.Flag) {
+				c.Flags = append(c.Flags, manifestFlag{Name: f.Name, Type: flagType(f), Default: f.DefValue, Usage: f.Usage})
+			})
+		}
+		m.Commands = append(m.Commands, c)
+	}
+	return m
+}
+
+// flagType names a flag's type from its flag.Value: bool, int, string, …
+func flagType(f *flag.Flag) string {
+	t := fmt.Sprintf("%T", f.Value)
+	t = strings.TrimPrefix(strings.TrimSuffix(t, "Value"), "*flag.")
+	if t == "float64" {
+		return "float"
+	}
+	return t
+}

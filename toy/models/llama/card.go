@@ -1,0 +1,271 @@
+// The algorithm card of a Llama-family model (Phuong & Hutter's DTransformer
+// with RMSNorm, RoPE, grouped-query attention and SwiGLU).
+
+package llama
+
+import (
+	"fmt"
+
+	"github.com/toyml/toy/toy/card"
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/nn"
+	"github.com/toyml/toy/toy/tensor"
+)
+
+func init() {
+	card.Register(card.Family{Archs: Archs, FromHeader: cardFromHeader, Config: ConfigFromCard})
+}
+
+// Card returns the model's algorithm card; the quantization is that of the
+// loaded weights (none for a model made by New).
+func (m *Model) Card() *card.Card {
+	c := m.Config.Card()
+	var ws []*tensor.Tensor
+	if m.Embed != nil {
+		ws = append(ws, m.Embed.W)
+	}
+	for i := range m.Blocks {
+		if a := m.Blocks[i].Attn; a.Q != nil {
+			ws = append(ws, a.Q.W, a.K.W, a.V.W, a.O.W)
+		}
+		if f, ok := m.Blocks[i].FFN.(*nn.SwiGLU); ok && f.Gate != nil {
+			ws = append(ws, f.Gate.W, f.Up.W, f.Down.W)
+		}
+	}
+	c.Quant = card.DominantType(ws)
+	return c
+}
+
+// Card returns the algorithm card of a model with configuration c.
+func (c Config) Card() *card.Card {
+	q, kv := "H·d_h", "H_kv·d_h"
+	qn, kvn := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	bias := c.Arch == "qwen2"
+	col := func(sym string, rows int) string { return fmt.Sprintf("%s × ℓ = %d × ℓ", sym, rows) }
+	pairs := "adjacent pairs (2i, 2i+1)"
+	summary := "Llama: a decoder-only transformer with pre-RMSNorm, rotary positions, grouped-query attention and a SwiGLU MLP."
+	if c.RopeNeoX {
+		pairs = "half-split pairs (i, i + d_rope/2)"
+	}
+	if bias {
+		summary = "Qwen2: the Llama transformer with biases on the query, key and value projections and half-split RoPE pairs."
+	}
+	k := &card.Card{
+		Arch: c.Arch, Title: "DTransformer", Summary: summary,
+		Inputs:  []string{"x ∈ [N_V]^ℓ, a sequence of token ids, ℓ ≤ ℓ_max"},
+		Outputs: []string{"P ∈ (0, 1)^{N_V × ℓ}, where column t is the distribution P̂(x[t+1] | x[1:t])"},
+		Hyper: []card.Hyper{
+			{Symbol: "N_V", Value: card.Int(c.VocabSize), Key: "vocab_size", Meaning: "vocabulary size"},
+			{Symbol: "ℓ_max", Value: card.Int(c.ContextLength), Key: "context_length", Meaning: "trained context length"},
+			{Symbol: "d_e", Value: card.Int(c.Embed), Key: "embed", Meaning: "model width"},
+			{Symbol: "L", Value: card.Int(c.Layers), Key: "layers", Meaning: "layers"},
+			{Symbol: "d_mlp", Value: card.Int(c.FFN), Key: "ffn", Meaning: "feed-forward width"},
+			{Symbol: "H", Value: card.Int(c.Heads), Key: "heads", Meaning: "query heads"},
+			{Symbol: "H_kv", Value: card.Int(c.KVHeads), Key: "kv_heads", Meaning: "key/value heads (grouped-query attention when < H)"},
+			{Symbol: "d_h", Value: card.Int(c.HeadDim), Key: "head_dim", Meaning: "head width"},
+			{Symbol: "d_rope", Value: card.Int(c.RopeDim), Key: "rope_dim", Meaning: "features rotated per head"},
+			{Symbol: "θ_rope", Value: card.Float(c.RopeBase), Key: "rope_base", Meaning: "RoPE frequency base"},
+			{Symbol: "neox", Value: card.Bool(c.RopeNeoX), Key: "rope_neox", Meaning: "RoPE rotates half-split pairs, not adjacent ones"},
+			{Symbol: "ε", Value: card.Float(c.NormEps), Key: "norm_eps", Meaning: "RMSNorm epsilon"},
+			{Symbol: "tied", Value: card.Bool(c.TiedOutput), Key: "tied_output", Meaning: "the unembedding is the token embedding (W_u = W_eᵀ)"},
+		},
+	}
+	per := func(sym, shape, meaning string) card.Param {
+		return card.Param{Symbol: sym, Shape: shape, Meaning: meaning, PerLayer: true}
+	}
+	k.Params = []card.Param{{Symbol: "W_e", Shape: "d_e × N_V", Meaning: "token embedding"}}
+	k.Params = append(k.Params,
+		per("γ¹_l", "d_e", "attention RMSNorm scale"),
+		per("W_q^l", q+" × d_e", "query projection"))
+	if bias {
+		k.Params = append(k.Params, per("b_q^l", q, "query bias"))
+	}
+	k.Params = append(k.Params, per("W_k^l", kv+" × d_e", "key projection"))
+	if bias {
+		k.Params = append(k.Params, per("b_k^l", kv, "key bias"))
+	}
+	k.Params = append(k.Params, per("W_v^l", kv+" × d_e", "value projection"))
+	if bias {
+		k.Params = append(k.Params, per("b_v^l", kv, "value bias"))
+	}
+	k.Params = append(k.Params,
+		per("W_o^l", "d_e × "+q, "attention output projection"),
+		per("γ²_l", "d_e", "MLP RMSNorm scale"),
+		per("W_gate^l", "d_mlp × d_e", "MLP gate"),
+		per("W_up^l", "d_mlp × d_e", "MLP up projection"),
+		per("W_down^l", "d_e × d_mlp", "MLP down projection"),
+		card.Param{Symbol: "γ", Shape: "d_e", Meaning: "final RMSNorm scale"})
+	if c.TiedOutput {
+		k.Params = append(k.Params, card.Param{Symbol: "W_u = W_eᵀ", Shape: "N_V × d_e", Meaning: "unembedding, tied to the token embedding"})
+	} else {
+		k.Params = append(k.Params, card.Param{Symbol: "W_u", Shape: "N_V × d_e", Meaning: "unembedding"})
+	}
+	qkv := "Q ← W_q^l X̃;  K ← W_k^l X̃;  V ← W_v^l X̃"
+	if bias {
+		qkv = "Q ← W_q^l X̃ + b_q^l 1ᵀ;  K ← W_k^l X̃ + b_k^l 1ᵀ;  V ← W_v^l X̃ + b_v^l 1ᵀ"
+	}
+	k.Steps = []card.Step{
+		{Text: "ℓ ← length(x)"},
+		{Text: "for t ∈ [ℓ]: X[:, t] ← W_e[:, x[t]]", Shape: col("d_e", c.Embed)},
+		{Text: "for l = 1, 2, …, L do"},
+		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ¹_l, ε)", Shape: col("d_e", c.Embed)},
+		{Depth: 1, Text: qkv, Shape: fmt.Sprintf("Q: %s, K, V: %s", col(q, qn), col(kv, kvn))},
+		{Depth: 1, Text: fmt.Sprintf("Q, K ← RoPE(Q, K | d_rope, θ_rope), rotating %s", pairs)},
+		{Depth: 1, Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h / √d_h + Mask)", Shape: col("d_h", c.HeadDim)},
+		{Depth: 1, Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: col("d_e", c.Embed)},
+		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ²_l, ε)", Shape: col("d_e", c.Embed)},
+		{Depth: 1, Text: "X ← X + W_down^l (SiLU(W_gate^l X̃) ⊙ W_up^l X̃)", Shape: col("d_e", c.Embed) + " (inside: d_mlp × ℓ)"},
+		{Text: "end for"},
+		{Text: "X ← RMSNorm(X | γ, ε)", Shape: col("d_e", c.Embed)},
+		{Text: "return P = softmax(W_u X), column by column", Shape: col("N_V", c.VocabSize)},
+	}
+	k.Notes = []string{"Mask[t', t] = 0 if t' ≤ t else −∞ (causal); softmax runs over each column."}
+	k.ParamCount = c.ParamCount()
+	return k
+}
+
+// ParamCount is the number of weights a model with configuration c holds.
+func (c Config) ParamCount() int64 {
+	V, D, F := int64(c.VocabSize), int64(c.Embed), int64(c.FFN)
+	q, kv := int64(c.Heads*c.HeadDim), int64(c.KVHeads*c.HeadDim)
+	layer := 2*D + D*q + 2*D*kv + q*D + 3*D*F
+	if c.Arch == "qwen2" {
+		layer += q + 2*kv
+	}
+	n := V*D + int64(c.Layers)*layer + D
+	if !c.TiedOutput {
+		n += V * D
+	}
+	return n
+}
+
+// ConfigFromCard reads a Config from a card's hyperparameters.
+func ConfigFromCard(k *card.Card) (any, error) {
+	c := Config{Arch: k.Arch}
+	var errs []error
+	i := func(key string, dst *int) {
+		v, err := k.Int(key)
+		errs = append(errs, err)
+		*dst = v
+	}
+	i("vocab_size", &c.VocabSize)
+	i("context_length", &c.ContextLength)
+	i("embed", &c.Embed)
+	i("layers", &c.Layers)
+	i("ffn", &c.FFN)
+	i("heads", &c.Heads)
+	i("kv_heads", &c.KVHeads)
+	i("head_dim", &c.HeadDim)
+	i("rope_dim", &c.RopeDim)
+	var err error
+	c.RopeBase, err = k.Float32("rope_base")
+	errs = append(errs, err)
+	c.NormEps, err = k.Float32("norm_eps")
+	errs = append(errs, err)
+	c.RopeNeoX, err = k.Bool("rope_neox")
+	errs = append(errs, err)
+	c.TiedOutput, err = k.Bool("tied_output")
+	errs = append(errs, err)
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", card.ErrSyntax, err)
+	}
+	return c, nil
+}
+
+// metadata is what reading a Config needs of a GGUF file; *gguf.File and
+// *card.Header both have it.
+type metadata interface {
+	Architecture() (string, error)
+	Has(key string) bool
+	Uint32(key string) (uint32, error)
+	Float32(key string) (float32, error)
+	String(key string) (string, error)
+	Info(name string) (gguf.TensorInfo, error)
+}
+
+// cardFromHeader makes the card from metadata alone; features toy cannot run
+// yet become notes instead of errors, so that every Llama file can be described.
+func cardFromHeader(h *card.Header) (*card.Card, error) {
+	c, notes, err := configFromMetadata(h)
+	if err != nil {
+		return nil, err
+	}
+	k := c.Card()
+	k.Notes = append(k.Notes, notes...)
+	for _, t := range h.Tensors {
+		if !t.Type.Known() {
+			k.Notes = append(k.Notes, fmt.Sprintf("toy computes with F32, F16, BF16 and Q8_0 weights; this file also holds %s (e.g. %s)", card.TypeName(uint32(t.Type)), t.Name))
+			break
+		}
+	}
+	return k, nil
+}
+
+// configFromMetadata reads the Config as ConfigFromGGUF does, from any
+// metadata source, returning features toy lacks as notes.
+func configFromMetadata(f metadata) (Config, []string, error) {
+	var c Config
+	var notes []string
+	arch, err := f.Architecture()
+	if err != nil {
+		return c, nil, err
+	}
+	c.Arch, c.RopeNeoX = arch, arch == "qwen2"
+	key := func(k string) string { return arch + "." + k }
+	u := func(k string, def int) int {
+		if err != nil {
+			return 0
+		}
+		if def >= 0 && !f.Has(key(k)) {
+			return def
+		}
+		var v uint32
+		v, err = f.Uint32(key(k))
+		return int(v)
+	}
+	c.ContextLength = u("context_length", -1)
+	c.Embed = u("embedding_length", -1)
+	c.Layers = u("block_count", -1)
+	c.FFN = u("feed_forward_length", -1)
+	c.Heads = u("attention.head_count", -1)
+	if err != nil {
+		return c, nil, err
+	}
+	if c.Heads <= 0 || c.Embed <= 0 {
+		return c, nil, fmt.Errorf("llama: %d heads, width %d", c.Heads, c.Embed)
+	}
+	c.KVHeads = u("attention.head_count_kv", c.Heads)
+	c.HeadDim = u("attention.key_length", c.Embed/c.Heads)
+	c.RopeDim = u("rope.dimension_count", c.HeadDim)
+	if err != nil {
+		return c, nil, err
+	}
+	if c.NormEps, err = f.Float32(key("attention.layer_norm_rms_epsilon")); err != nil {
+		return c, nil, err
+	}
+	c.RopeBase = 10000
+	if f.Has(key("rope.freq_base")) {
+		if c.RopeBase, err = f.Float32(key("rope.freq_base")); err != nil {
+			return c, nil, err
+		}
+	}
+	if s, _ := f.String(key("rope.scaling.type")); s != "" && s != "none" {
+		notes = append(notes, fmt.Sprintf("RoPE scaling %q is not in this card and toy does not run it yet", s))
+	}
+	if _, err := f.Info("rope_freqs.weight"); err == nil {
+		notes = append(notes, "RoPE frequency factors (rope_freqs.weight) are not in this card and toy does not run them yet")
+	}
+	emb, err := f.Info("token_embd.weight")
+	if err != nil {
+		return c, nil, err
+	}
+	c.VocabSize = emb.Shape()[0]
+	_, err = f.Info("output.weight")
+	c.TiedOutput = err != nil
+	return c, notes, c.Validate()
+}
