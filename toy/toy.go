@@ -26,6 +26,7 @@ import (
 	"github.com/toyml/toy/toy/models/llama"
 	"github.com/toyml/toy/toy/sample"
 	"github.com/toyml/toy/toy/tensor"
+	"github.com/toyml/toy/toy/tokenizer"
 )
 
 // ErrUnknownArch is returned for GGUF files of an architecture toy lacks.
@@ -48,14 +49,21 @@ func Archs() []string {
 	return a
 }
 
-// Model is a loaded checkpoint: the GGUF file (memory-mapped) and the
-// architecture built over its weights.
+// Model is a loaded checkpoint: the GGUF file (memory-mapped), the
+// architecture built over its weights, and its tokenizer.
 type Model struct {
-	Path string
-	Arch string
-	File *gguf.File
-	Net  engine.Model // *llama.Model or *gpt2.Model
+	Path      string
+	Arch      string
+	File      *gguf.File
+	Net       engine.Model         // *llama.Model or *gpt2.Model
+	Tokenizer *tokenizer.Tokenizer // nil when the file carries none (see TokenizerErr)
+
+	// TokenizerErr says why Tokenizer is nil.
+	TokenizerErr error
 }
+
+// ErrNoTokenizer is returned by text methods of a model without a tokenizer.
+var ErrNoTokenizer = errors.New("model has no usable tokenizer")
 
 // Load opens the GGUF file at path and builds its model.
 func Load(path string) (*Model, error) {
@@ -84,7 +92,55 @@ func build(path string, f *gguf.File) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Model{Path: path, Arch: arch, File: f, Net: net}, nil
+	m := &Model{Path: path, Arch: arch, File: f, Net: net}
+	m.Tokenizer, m.TokenizerErr = tokenizer.FromGGUF(f)
+	if m.TokenizerErr == nil && m.Tokenizer.VocabSize() > net.VocabSize() {
+		m.Tokenizer, m.TokenizerErr = nil, fmt.Errorf("tokenizer has %d tokens, the model %d", m.Tokenizer.VocabSize(), net.VocabSize())
+	}
+	return m, nil
+}
+
+func (m *Model) tok() (*tokenizer.Tokenizer, error) {
+	if m.Tokenizer == nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoTokenizer, m.TokenizerErr)
+	}
+	return m.Tokenizer, nil
+}
+
+// Encode turns text into token ids, adding BOS when the model asks for it
+// (tokenizer.ggml.add_bos_token); special tokens in the text are not parsed.
+func (m *Model) Encode(text string) ([]int32, error) {
+	t, err := m.tok()
+	if err != nil {
+		return nil, err
+	}
+	return t.Encode(text, tokenizer.EncodeOptions{AddBOS: t.AddBOS()}), nil
+}
+
+// Decode turns token ids back into text.
+func (m *Model) Decode(ids []int32) (string, error) {
+	t, err := m.tok()
+	if err != nil {
+		return "", err
+	}
+	return t.Decode(ids), nil
+}
+
+// GenerateText continues prompt with up to opts.MaxTokens tokens, stopping
+// early at an end-of-generation token, and returns the new text.
+func (m *Model) GenerateText(prompt string, opts GenerateOptions) (string, error) {
+	ids, err := m.Encode(prompt)
+	if err != nil {
+		return "", err
+	}
+	if opts.Stop == nil {
+		opts.Stop = m.Tokenizer.IsEOG
+	}
+	out, err := m.Generate(ids, opts)
+	if err != nil {
+		return "", err
+	}
+	return m.Tokenizer.Decode(out), nil
 }
 
 // MustLoad is Load for one-liners: it panics on error.

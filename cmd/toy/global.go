@@ -65,8 +65,10 @@ type commandDoc struct {
 var docs = []commandDoc{
 	{"infer", `toy infer MODEL (--prompt-ids "1 2 3" | --prompt TEXT) [--n 16] [sampling flags] [--threads N] [--json]`,
 		"generate tokens after a prompt", inferFlagsDoc},
-	{"eval", `toy eval MODEL (--prompt-ids "1 2 3" | --prompt TEXT) [--top-k 5] [--threads N] [--json]`,
-		"log-probabilities of a prompt's tokens, with the top-k alternatives", evalFlagsDoc},
+	{"eval", `toy eval MODEL (--prompt-ids "1 2 3" | --prompt TEXT | --file FILE) [--top-k 5] [--threads N] [--json]`,
+		"log-probabilities of a prompt's tokens with the top-k alternatives, or a file's perplexity", evalFlagsDoc},
+	{"tokenize", `toy tokenize MODEL TEXT [--special] [--bos] [--json]`,
+		"the token ids and pieces of a text", tokenizeFlagsDoc},
 	{"list", "toy list [--json]", "list the GGUF models on this machine (own dirs, Hugging Face, Ollama, LM Studio)", listFlags},
 	{"fetch", "toy fetch OWNER/REPO [FILE] [--revision REV] [--json]", "download a GGUF file from Hugging Face into its cache; without FILE, list the repo's GGUF files", fetchFlags},
 	{"describe", "toy describe MODEL [--json]", "print the model's algorithm card (Phuong & Hutter pseudocode) from its metadata", describeFlags},
@@ -80,34 +82,12 @@ var docs = []commandDoc{
 
 // The flags of infer and eval, as their commands define them (kept here for
 // help and the manifest; TestManifestFlagsAccepted checks they still exist).
-func inferFlagsDoc() *flag.FlagSet {
-	fs := flag.NewFlagSet("infer", flag.ContinueOnError)
-	fs.String("prompt-ids", "", "prompt as token ids, space-separated")
-	fs.String("prompt", "", "prompt as text")
-	fs.Int("n", 16, "tokens to generate")
-	fs.Float64("temperature", 0, "sampling temperature (0: greedy)")
-	fs.Int("top-k", 0, "keep the k most likely tokens (0: all)")
-	fs.Float64("top-p", 0, "nucleus sampling threshold")
-	fs.Float64("min-p", 0, "drop tokens below min-p × the top probability")
-	fs.Float64("repeat-penalty", 0, "repetition penalty (1: off)")
-	fs.Uint64("seed", 0, "random seed")
-	fs.Int("threads", 0, "worker threads (0: all cores)")
-	fs.Bool("json", false, "print JSON")
-	return fs
-}
+func inferFlagsDoc() *flag.FlagSet { fs, _ := inferFlagSet(); return fs }
 
-func evalFlagsDoc() *flag.FlagSet {
-	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
-	fs.String("prompt-ids", "", "prompt as token ids, space-separated")
-	fs.String("prompt", "", "prompt as text")
-	fs.Int("top-k", 5, "how many most likely tokens to list per position")
-	fs.Int("threads", 0, "worker threads (0: all cores)")
-	fs.Bool("json", false, "print JSON")
-	return fs
-}
+func evalFlagsDoc() *flag.FlagSet { fs, _ := evalFlagSet(); return fs }
 
-// global handles what comes before a command: help, --version, --manifest.
-// done is false when a command should run.
+func tokenizeFlagsDoc() *flag.FlagSet { fs, _, _, _ := tokenizeFlagSet(); return fs }
+
 func global(args []string, stdout, stderr io.Writer) (status int, done bool) {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, helpText())

@@ -4,16 +4,18 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/toyml/toy/toy"
+	"github.com/toyml/toy/toy/hub"
 	"github.com/toyml/toy/toy/sample"
 	"github.com/toyml/toy/toy/tensor"
+	"github.com/toyml/toy/toy/tokenizer"
 )
 
 type inferOutput struct {
@@ -21,62 +23,109 @@ type inferOutput struct {
 	Model           string  `json:"model"`
 	PromptIDs       []int32 `json:"prompt_ids"`
 	IDs             []int32 `json:"ids"`
+	Text            *string `json:"text,omitempty"`
 	TokensPerSecond float64 `json:"tokens_per_second"`
 	PrefillPerSec   float64 `json:"prefill_tokens_per_second"`
 }
 
-func runInfer(args []string, stdout io.Writer) error {
+type inferOpts struct {
+	promptIDs, prompt string
+	stop              stringList
+	n, threads        int
+	p                 sample.Params
+	asJSON            bool
+}
+
+// stringList is a flag that may be repeated.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func inferFlagSet() (*flag.FlagSet, *inferOpts) {
+	o := &inferOpts{}
 	fs := flag.NewFlagSet("infer", flag.ContinueOnError)
-	promptIDs := fs.String("prompt-ids", "", "prompt as token ids, space-separated")
-	prompt := fs.String("prompt", "", "prompt as text")
-	n := fs.Int("n", 16, "tokens to generate")
-	var p sample.Params
-	fs.Func("temperature", "sampling temperature (0: greedy)", floatFlag(&p.Temperature))
-	fs.IntVar(&p.TopK, "top-k", 0, "keep the k most likely tokens (0: all)")
-	fs.Func("top-p", "nucleus sampling threshold", floatFlag(&p.TopP))
-	fs.Func("min-p", "drop tokens below min-p × the top probability", floatFlag(&p.MinP))
-	fs.Func("repeat-penalty", "repetition penalty (1: off)", floatFlag(&p.RepeatPenalty))
-	fs.Uint64Var(&p.Seed, "seed", 0, "random seed")
-	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
-	asJSON := fs.Bool("json", false, "print JSON")
+	fs.StringVar(&o.promptIDs, "prompt-ids", "", "prompt as token ids, space-separated")
+	fs.StringVar(&o.prompt, "prompt", "", "prompt as text (encoded with the model's tokenizer)")
+	fs.IntVar(&o.n, "n", 16, "tokens to generate")
+	fs.Var(&o.stop, "stop", "stop when the text contains this string (repeatable)")
+	fs.Func("temperature", "sampling temperature (0: greedy)", floatFlag(&o.p.Temperature))
+	fs.IntVar(&o.p.TopK, "top-k", 0, "keep the k most likely tokens (0: all)")
+	fs.Func("top-p", "nucleus sampling threshold", floatFlag(&o.p.TopP))
+	fs.Func("min-p", "drop tokens below min-p × the top probability", floatFlag(&o.p.MinP))
+	fs.Func("repeat-penalty", "repetition penalty (1: off)", floatFlag(&o.p.RepeatPenalty))
+	fs.Uint64Var(&o.p.Seed, "seed", 0, "random seed")
+	fs.IntVar(&o.threads, "threads", 0, "worker threads (0: all cores)")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+	return fs, o
+}
+
+func runInfer(args []string, stdout io.Writer) error {
+	fs, o := inferFlagSet()
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
-	path, err := oneModel(pos)
-	if err != nil {
-		return err
+	if o.n < 0 {
+		return fmt.Errorf("--n must be ≥ 0, got %d", o.n)
 	}
-	if *prompt != "" {
-		return fmt.Errorf("--prompt: text prompts need a tokenizer, which toy does not have yet; pass --prompt-ids")
+	if o.threads > 0 {
+		tensor.SetThreads(o.threads)
 	}
-	ids, err := parseIDs(*promptIDs)
-	if err != nil {
-		return err
-	}
-	if *n < 0 {
-		return fmt.Errorf("--n must be ≥ 0, got %d", *n)
-	}
-	if *threads > 0 {
-		tensor.SetThreads(*threads)
-	}
+	p := o.p
 	if (p.TopK != 0 || p.TopP != 0 || p.MinP != 0) && p.Temperature == 0 {
 		p.Temperature = 0.8 // a sampling flag without a temperature asks for sampling
 	}
-
-	m, err := toy.Load(path)
+	m, err := loadModel(pos)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
+	ids, err := promptIDs(m, o.promptIDs, o.prompt)
+	if err != nil {
+		return err
+	}
+
+	// Text streams as it is generated when the prompt was text.
+	text := o.prompt != "" || len(o.stop) > 0
+	var generated strings.Builder
+	stream := text && !o.asJSON
+	var dec *tokenizer.Decoder
+	if text {
+		if m.Tokenizer == nil {
+			return fmt.Errorf("%w: %v", toy.ErrNoTokenizer, m.TokenizerErr)
+		}
+		dec = m.Tokenizer.NewDecoder()
+	}
+	opts := toy.GenerateOptions{MaxTokens: o.n, Sample: p}
+	if text {
+		opts.OnToken = func(id int32) {
+			piece := dec.Push(id)
+			generated.WriteString(piece)
+			if stream {
+				fmt.Fprint(stdout, piece)
+			}
+		}
+		opts.Stop = func(id int32) bool {
+			if m.Tokenizer.IsEOG(id) {
+				return true
+			}
+			for _, s := range o.stop {
+				if strings.Contains(generated.String(), s) {
+					return true
+				}
+			}
+			return false
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	r, err := m.GenerateContext(ctx, ids, toy.GenerateOptions{MaxTokens: *n, Sample: p})
+	r, err := m.GenerateContext(ctx, ids, opts)
 	if err != nil {
 		return err
 	}
 	out := inferOutput{
-		Format: "toy/infer-v1", Model: path, PromptIDs: ids, IDs: r.IDs,
+		Format: "toy/infer-v1", Model: m.Path, PromptIDs: ids, IDs: r.IDs,
 		TokensPerSecond: r.DecodeTokensPerSecond(),
 	}
 	if r.PrefillTime > 0 {
@@ -85,19 +134,63 @@ func runInfer(args []string, stdout io.Writer) error {
 	if out.IDs == nil {
 		out.IDs = []int32{}
 	}
-	if *asJSON {
-		return json.NewEncoder(stdout).Encode(out)
-	}
-	for i, id := range r.IDs {
-		if i > 0 {
-			fmt.Fprint(stdout, " ")
+	if text {
+		generated.WriteString(dec.Flush())
+		s := generated.String()
+		for _, st := range o.stop {
+			if i := strings.Index(s, st); i >= 0 {
+				s = s[:i]
+			}
 		}
-		fmt.Fprint(stdout, id)
+		out.Text = &s
 	}
-	fmt.Fprintln(stdout)
-	fmt.Fprintf(os.Stderr, "prefill %d tokens at %.1f tok/s, decode %d tokens at %.1f tok/s\n",
-		len(ids), out.PrefillPerSec, len(r.IDs), out.TokensPerSecond)
+	if o.asJSON {
+		return encodeJSON(stdout, out)
+	}
+	if stream {
+		fmt.Fprintln(stdout)
+	} else {
+		for i, id := range r.IDs {
+			if i > 0 {
+				fmt.Fprint(stdout, " ")
+			}
+			fmt.Fprint(stdout, id)
+		}
+		fmt.Fprintln(stdout)
+	}
+	fmt.Fprintf(os.Stderr, "prompt %d tokens at %.1f tok/s, generated %d tokens at %.1f tok/s (%s)\n",
+		len(ids), out.PrefillPerSec, len(r.IDs), out.TokensPerSecond, r.Reason)
 	return nil
+}
+
+// loadModel resolves the one MODEL argument (a path, a name found by toy
+// list, an Ollama, Hugging Face or LM Studio reference) and loads it.
+func loadModel(pos []string) (*toy.Model, error) {
+	ref, err := oneModel(pos)
+	if err != nil {
+		return nil, err
+	}
+	path, err := hub.Resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	return toy.Load(path)
+}
+
+// promptIDs returns the prompt as token ids, from --prompt-ids or by
+// encoding --prompt; exactly one must be given.
+func promptIDs(m *toy.Model, ids, text string) ([]int32, error) {
+	switch {
+	case ids != "" && text != "":
+		return nil, fmt.Errorf("%w: give --prompt or --prompt-ids, not both", errUsage)
+	case text != "":
+		out, err := m.Encode(text)
+		if err == nil && len(out) == 0 {
+			err = fmt.Errorf("--prompt %q encodes to no tokens", text)
+		}
+		return out, err
+	}
+	return parseIDs(ids)
 }
 
 // floatFlag parses a float32 flag value into dst.

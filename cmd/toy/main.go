@@ -7,6 +7,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,6 +36,7 @@ var errUsage = errors.New("usage")
 var commands = map[string]func(args []string, stdout io.Writer) error{
 	"infer":    runInfer,
 	"eval":     runEval,
+	"tokenize": runTokenize,
 	"list":     runList,     // list.go
 	"fetch":    runFetch,    // fetch.go
 	"describe": runDescribe, // describe.go
@@ -137,4 +139,12 @@ func oneModel(pos []string) (string, error) {
 		return "", fmt.Errorf("%w: want exactly one MODEL argument, got %d", errUsage, len(pos))
 	}
 	return pos[0], nil
+}
+
+// encodeJSON writes v as one line of JSON, leaving <, > and & as they are
+// (token pieces such as "<|endoftext|>" stay readable).
+func encodeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }

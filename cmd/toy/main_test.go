@@ -127,7 +127,7 @@ func TestBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"missing file", []string{"infer", filepath.Join(dir, "nope.gguf"), "--prompt-ids", "1"}, "no such file"},
+		{"missing file", []string{"infer", filepath.Join(dir, "nope.gguf"), "--prompt-ids", "1"}, "model not found"},
 		{"not gguf", []string{"infer", write("text.gguf", []byte("hello, world")), "--prompt-ids", "1"}, "not a GGUF file"},
 		{"empty file", []string{"eval", write("empty.gguf", nil), "--prompt-ids", "1"}, "truncated"},
 		{"truncated", []string{"infer", write("cut.gguf", good[:len(good)/2]), "--prompt-ids", "1"}, "truncated"},
@@ -136,7 +136,7 @@ func TestBadInput(t *testing.T) {
 		{"negative id", []string{"eval", model, "--prompt-ids", "-1"}, "token id out of range"},
 		{"bad ids", []string{"infer", model, "--prompt-ids", "1 x"}, `"x" is not a token id`},
 		{"no ids", []string{"infer", model}, "no token ids"},
-		{"text prompt", []string{"infer", model, "--prompt", "hi"}, "tokenizer"},
+		{"both prompts", []string{"infer", model, "--prompt", "hi", "--prompt-ids", "1"}, "not both"},
 		{"no model", []string{"infer", "--prompt-ids", "1"}, "exactly one MODEL"},
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
 		{"bad flag", []string{"infer", model, "--nope"}, "flag provided but not defined"},
@@ -150,5 +150,47 @@ func TestBadInput(t *testing.T) {
 		if strings.Contains(errs, "internal error") || strings.Contains(errs, "goroutine") {
 			t.Errorf("%s: panicked: %s", c.name, errs)
 		}
+	}
+}
+
+// Text in, text out, on a model with GPT-2's real vocabulary.
+func TestTextPrompts(t *testing.T) {
+	model, data := trainFixture(t)
+	status, out, errs := runToy("infer", model, "--prompt", "Hello, world", "--n", "5", "--json")
+	if status != 0 {
+		t.Fatalf("infer --prompt: %s", errs)
+	}
+	var inf struct {
+		PromptIDs []int32 `json:"prompt_ids"`
+		IDs       []int32
+		Text      *string
+	}
+	json.Unmarshal([]byte(out), &inf)
+	if !slices.Equal(inf.PromptIDs, []int32{15496, 11, 995}) || inf.Text == nil || len(inf.IDs) == 0 {
+		t.Fatalf("infer JSON %s", out)
+	}
+	status, out, _ = runToy("tokenize", model, "Hello <|endoftext|>", "--special", "--json")
+	if status != 0 || strings.TrimSpace(out) != `{"format":"toy/tokenize-v1","ids":[15496,220,50256],"pieces":["Hello"," ","<|endoftext|>"]}` {
+		t.Fatalf("tokenize: %d %s", status, out)
+	}
+	_, out, _ = runToy("tokenize", model, "Hello <|endoftext|>", "--json")
+	if strings.Contains(out, "50256") {
+		t.Fatalf("special token parsed without --special: %s", out)
+	}
+	status, out, _ = runToy("eval", model, "--prompt", "Hello, world", "--json")
+	if status != 0 || !strings.Contains(out, `"piece":" world"`) {
+		t.Fatalf("eval --prompt: %s", out)
+	}
+	status, out, errs = runToy("eval", model, "--file", data, "--window", "32", "--json")
+	var ppl struct{ Perplexity float64 }
+	json.Unmarshal([]byte(out), &ppl)
+	if status != 0 || !(ppl.Perplexity > 1) {
+		t.Fatalf("eval --file: %d %s %s", status, out, errs)
+	}
+	// --stop ends the text at the stop string (which is not included).
+	_, out, _ = runToy("infer", model, "--prompt", "Hello", "--n", "20", "--stop", " ", "--json")
+	json.Unmarshal([]byte(out), &inf)
+	if inf.Text == nil || strings.Contains(*inf.Text, " ") {
+		t.Fatalf("--stop: %s", out)
 	}
 }
