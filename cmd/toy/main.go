@@ -37,6 +37,7 @@ var commands = map[string]func(args []string, stdout io.Writer) error{
 	"infer":    runInfer,
 	"eval":     runEval,
 	"tokenize": runTokenize,
+	"quantize": runQuantize,
 	"list":     runList,     // list.go
 	"fetch":    runFetch,    // fetch.go
 	"describe": runDescribe, // describe.go

@@ -229,3 +229,25 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestQuantize(t *testing.T) {
+	f, _ := Parse(sample(t))
+	w, err := Quantize(f, tensor.Q8_0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w.WriteTo(&buf)
+	q, err := Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]tensor.DType{"a": tensor.F32, "b": tensor.F32, "c": tensor.Q8_0} {
+		if ti, _ := q.Info(name); ti.Type != want { // a's rows of 3 cannot hold Q8_0 blocks
+			t.Errorf("%s is %v, want %v", name, ti.Type, want)
+		}
+	}
+	if ft, _ := q.Uint32("general.file_type"); ft != 7 {
+		t.Errorf("file_type %d", ft)
+	}
+}

@@ -307,3 +307,45 @@ func NewWriterFrom(f *File) (*Writer, error) {
 	}
 	return w, nil
 }
+
+// Quantize returns a writer holding f converted to type t (Q8_0, F16, BF16
+// or F32): every matrix whose rows fit t's blocks is converted; vectors
+// (norms, biases) stay F32, as llama.cpp's quantizer keeps them.
+// general.file_type is set to match (7 for Q8_0, 1 for F16, 32 for BF16,
+// 0 for F32).
+func Quantize(f *File, t tensor.DType) (*Writer, error) {
+	fileType := map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q8_0: 7, tensor.BF16: 32}
+	ft, ok := fileType[t]
+	if !ok {
+		return nil, fmt.Errorf("gguf: cannot quantize to %v (Q8_0, F16, BF16, F32)", t)
+	}
+	w := NewWriter()
+	for _, kv := range f.KV {
+		w.Set(kv.Key, kv.Value)
+	}
+	w.SetUint32("general.file_type", ft)
+	for _, ti := range f.Tensors {
+		dst := t
+		if len(ti.Dims) < 2 || ti.Dims[0]%uint64(t.BlockSize()) != 0 || ti.Type == tensor.I32 {
+			dst = ti.Type
+			if dst != tensor.I32 {
+				dst = tensor.F32
+			}
+		}
+		if dst == ti.Type {
+			b, _, _ := f.Data(ti.Name)
+			if err := w.AddTensor(ti.Name, ti.Type, b, ti.Shape()...); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		v, err := f.Dequantize(ti.Name)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.AddFloat32(ti.Name, dst, v, ti.Shape()...); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
