@@ -65,3 +65,20 @@ while IFS=$'\t' read -r name file ids n topk; do
   node tests/reference/llamacpp.mjs "$file" --prompt-ids "$ids" --top-k "$topk" --n "$n" --threads "$THREADS" >"$out.tmp"
   mv "$out.tmp" "$out"
 done <<<"$plan"
+
+# LoRA adapters trained by toy (manifest "adapters"): llama.cpp with the adapter applied.
+adapters=$(node --input-type=module - "$models" <<'EOF2'
+import fs from "node:fs";
+import path from "node:path";
+const dir = process.argv[2];
+const m = JSON.parse(fs.readFileSync(path.join(dir, "manifest.json"), "utf8"));
+for (const a of m.adapters ?? []) console.log([a.name, path.resolve(dir, a.base_file), path.resolve(dir, a.file), a.prompt_ids.join(" ")].join("\t"));
+EOF2
+)
+while IFS=$'\t' read -r name base adapter ids; do
+  [[ -z $name ]] && continue
+  out=$testdata/$name.golden.json
+  echo "gen_goldens.sh: $name -> $out" >&2
+  node tests/reference/llamacpp.mjs "$base" --lora "$adapter" --prompt-ids "$ids" --top-k "$TOP_K" --n "$N" --threads "$THREADS" >"$out.tmp"
+  mv "$out.tmp" "$out"
+done <<<"$adapters"

@@ -39,7 +39,7 @@ const NODE_LLAMA_CPP_VERSION = "3.21.1";
 function usage(msg) {
   if (msg) process.stderr.write(`llamacpp.mjs: ${msg}\n`);
   process.stderr.write(
-    'usage: node tests/reference/llamacpp.mjs MODEL.gguf --prompt-ids "1 2 3" [--top-k 10] [--n 32] [--threads 1] [--verbose]\n');
+    'usage: node tests/reference/llamacpp.mjs MODEL.gguf --prompt-ids "1 2 3" [--top-k 10] [--n 32] [--threads 1] [--lora ADAPTER.gguf] [--verbose]\n');
   process.exit(2);
 }
 
@@ -54,6 +54,7 @@ function parseCommandLine() {
         n: { type: "string", default: "32" },
         threads: { type: "string", default: "1" },
         verbose: { type: "boolean", default: false },
+        lora: { type: "string" },
       },
     });
   } catch (err) {
@@ -70,7 +71,7 @@ function parseCommandLine() {
     return v;
   };
   return { model: positionals[0], promptIds: ids, topK: int("top-k", 1), n: int("n", 0), threads: int("threads", 1),
-    verbose: values.verbose };
+    verbose: values.verbose, lora: values.lora };
 }
 
 function sha256File(path) {
@@ -122,6 +123,7 @@ async function main() {
     experimentalKvCacheKeyType: "F32",
     experimentalKvCacheValueType: "F32",
     failedCreationRemedy: false,
+    ...(args.lora ? { lora: { adapters: [{ filePath: args.lora, scale: 1 }] } } : {}),
   });
   if (context.contextSize < total) throw new Error(`context size ${context.contextSize} < prompt + n = ${total}`);
   const sequence = context.getSequence();
@@ -170,6 +172,7 @@ async function main() {
 
   const result = {
     model_sha256: modelSha256,
+    ...(args.lora ? { adapter_sha256: await sha256File(args.lora) } : {}),
     prompt_ids: args.promptIds,
     positions,
     greedy,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy"
+	"github.com/toyml/toy/toy/recipes"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -26,9 +27,10 @@ type topEntry struct {
 }
 
 type golden struct {
-	ModelSHA256 string  `json:"model_sha256"`
-	PromptIDs   []int32 `json:"prompt_ids"`
-	Positions   []struct {
+	ModelSHA256   string  `json:"model_sha256"`
+	AdapterSHA256 string  `json:"adapter_sha256"`
+	PromptIDs     []int32 `json:"prompt_ids"`
+	Positions     []struct {
 		Top []topEntry `json:"top"`
 	} `json:"positions"`
 	Greedy          []int32      `json:"greedy"`
@@ -77,43 +79,7 @@ func TestAgainstLlamaCpp(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			tol := tolerance(spec.DType)
-
-			// Every prompt position: log-probs of llama.cpp's top-k tokens.
-			logits, err := m.Forward(g.PromptIDs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			worst := 0.0
-			for i, pos := range g.Positions {
-				worst = max(worst, compareTop(t, "prompt position", i, logits.Row(i), pos.Top, tol))
-			}
-
-			// Greedy decoding: the same 32 tokens.
-			ids, err := m.Generate(g.PromptIDs, toy.GenerateOptions{MaxTokens: len(g.Greedy)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(ids, g.Greedy) {
-				t.Errorf("greedy tokens differ\n toy:       %v\n llama.cpp: %v", ids, g.Greedy)
-			}
-
-			// The distributions along the greedy path, through the KV cache one
-			// token at a time (the decode path, not the batched prefill).
-			s := m.NewSession(len(g.PromptIDs) + len(g.Greedy))
-			next, err := s.Next(g.PromptIDs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, top := range g.GreedyPositions {
-				worst = max(worst, compareTop(t, "greedy step", i, next, top, decodeTolerance(spec.Arch, spec.DType)))
-				if i+1 < len(g.GreedyPositions) {
-					if next, err = s.Next([]int32{g.Greedy[i]}); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			t.Logf("%s: max |Δ log-prob| = %.2e (tolerance %.0e, %.0e on the greedy path), %d greedy tokens identical", spec.Name, worst, tol, decodeTolerance(spec.Arch, spec.DType), len(g.Greedy))
+			logits := checkModel(t, spec.Name, m, g, tolerance(spec.DType), decodeTolerance(spec.Arch, spec.DType))
 
 			// Same inputs twice: bit-identical logits.
 			again, err := m.Forward(g.PromptIDs)
@@ -125,6 +91,43 @@ func TestAgainstLlamaCpp(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkModel compares m with llama.cpp's golden at every prompt position,
+// along the greedy path (decoding one token at a time through the KV cache)
+// and on the greedy tokens; it returns the prompt's logits.
+func checkModel(t *testing.T, name string, m *toy.Model, g golden, tol, decodeTol float64) *tensor.Tensor {
+	t.Helper()
+	logits, err := m.Forward(g.PromptIDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worst := 0.0
+	for i, pos := range g.Positions {
+		worst = max(worst, compareTop(t, "prompt position", i, logits.Row(i), pos.Top, tol))
+	}
+	ids, err := m.Generate(g.PromptIDs, toy.GenerateOptions{MaxTokens: len(g.Greedy)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids, g.Greedy) {
+		t.Errorf("greedy tokens differ\n toy:       %v\n llama.cpp: %v", ids, g.Greedy)
+	}
+	s := m.NewSession(len(g.PromptIDs) + len(g.Greedy))
+	next, err := s.Next(g.PromptIDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, top := range g.GreedyPositions {
+		worst = max(worst, compareTop(t, "greedy step", i, next, top, decodeTol))
+		if i+1 < len(g.GreedyPositions) {
+			if next, err = s.Next([]int32{g.Greedy[i]}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Logf("%s: max |Δ log-prob| = %.2e (tolerance %.0e, %.0e on the greedy path), %d greedy tokens identical", name, worst, tol, decodeTol, len(g.Greedy))
+	return logits
 }
 
 // compareTop checks toy's log-prob of each of llama.cpp's top-k tokens, and
@@ -197,4 +200,53 @@ func readGolden(t *testing.T, name string) golden {
 		t.Fatalf("golden %s: %d positions for %d prompt ids, %d greedy ids", name, len(g.Positions), len(g.PromptIDs), len(g.Greedy))
 	}
 	return g
+}
+
+// TestLoRAAgainstLlamaCpp: adapters trained by toy, applied by llama.cpp
+// (node-llama-cpp's lora option) and by toy, and merged into the base.
+func TestLoRAAgainstLlamaCpp(t *testing.T) {
+	dir := *keep
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	specs := map[string]testmodel.Spec{}
+	for _, s := range testmodel.Specs() {
+		specs[s.Name] = s
+	}
+	for _, l := range testmodel.LoRASpecs() {
+		t.Run(l.Name, func(t *testing.T) {
+			g := readGolden(t, l.Name)
+			base := specs[l.Base]
+			basePath, adapterPath := filepath.Join(dir, base.File()), filepath.Join(dir, l.File())
+			if _, err := testmodel.Write(base, basePath); err != nil {
+				t.Fatal(err)
+			}
+			if err := testmodel.WriteLoRA(l, basePath, adapterPath, base.PromptIDs); err != nil {
+				t.Fatal(err)
+			}
+			if sum, _ := testmodel.FileSHA256(adapterPath); sum != g.AdapterSHA256 {
+				t.Fatalf("the adapter toy trains now has SHA-256 %s; the golden was made with %s (rerun gen_goldens.sh)", sum, g.AdapterSHA256)
+			}
+			m, err := toy.Load(basePath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if err := m.LoadAdapter(adapterPath, 1); err != nil {
+				t.Fatal(err)
+			}
+			checkModel(t, l.Name+" (adapter)", m, g, 1e-4, 1e-4)
+
+			merged := filepath.Join(dir, l.Name+"-merged.gguf")
+			if err := recipes.MergeAdapter(basePath, adapterPath, merged); err != nil {
+				t.Fatal(err)
+			}
+			mm, err := toy.Load(merged)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer mm.Close()
+			checkModel(t, l.Name+" (merged)", mm, g, 1e-4, 1e-4)
+		})
+	}
 }

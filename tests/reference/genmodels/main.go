@@ -23,6 +23,14 @@ type entry struct {
 	SHA256 string `json:"sha256"`
 }
 
+type adapterEntry struct {
+	testmodel.LoRASpec
+	File      string  `json:"file"`
+	BaseFile  string  `json:"base_file"`
+	PromptIDs []int32 `json:"prompt_ids"`
+	SHA256    string  `json:"sha256"`
+}
+
 func main() {
 	out := flag.String("out", "tests/reference/models", "output directory")
 	bench := flag.Bool("bench", false, "write the SmolLM2-135M-shaped benchmark models instead")
@@ -35,7 +43,8 @@ func main() {
 		fail(err)
 	}
 	var manifest struct {
-		Models []entry `json:"models"`
+		Models   []entry        `json:"models"`
+		Adapters []adapterEntry `json:"adapters,omitempty"`
 	}
 	for _, s := range specs {
 		path := filepath.Join(*out, s.File())
@@ -45,6 +54,26 @@ func main() {
 		}
 		manifest.Models = append(manifest.Models, entry{Spec: s, File: s.File(), DType: s.DType.String(), SHA256: sum})
 		fmt.Fprintf(os.Stderr, "%s  %s\n", sum, path)
+	}
+	if !*bench {
+		byName := map[string]testmodel.Spec{}
+		for _, s := range specs {
+			byName[s.Name] = s
+		}
+		for _, l := range testmodel.LoRASpecs() {
+			base := byName[l.Base]
+			path := filepath.Join(*out, l.File())
+			if err := testmodel.WriteLoRA(l, filepath.Join(*out, base.File()), path, base.PromptIDs); err != nil {
+				fail(err)
+			}
+			sum, err := testmodel.FileSHA256(path)
+			if err != nil {
+				fail(err)
+			}
+			manifest.Adapters = append(manifest.Adapters, adapterEntry{LoRASpec: l, File: l.File(), BaseFile: base.File(),
+				PromptIDs: base.PromptIDs, SHA256: sum})
+			fmt.Fprintf(os.Stderr, "%s  %s\n", sum, path)
+		}
 	}
 	b, _ := json.MarshalIndent(manifest, "", "  ")
 	if err := os.WriteFile(filepath.Join(*out, "manifest.json"), append(b, '\n'), 0o644); err != nil {
