@@ -38,6 +38,7 @@ type evalOutput struct {
 
 type evalOpts struct {
 	promptIDs, prompt, file string
+	lora                    string
 	topK, threads, window   int
 	asJSON                  bool
 }
@@ -47,6 +48,7 @@ func evalFlagSet() (*flag.FlagSet, *evalOpts) {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.StringVar(&o.promptIDs, "prompt-ids", "", "prompt as token ids, space-separated")
 	fs.StringVar(&o.prompt, "prompt", "", "prompt as text (encoded with the model's tokenizer)")
+	fs.StringVar(&o.lora, "lora", "", "apply this LoRA adapter (llama.cpp's adapter GGUF)")
 	fs.StringVar(&o.file, "file", "", "text file: report its perplexity instead")
 	fs.IntVar(&o.window, "window", 0, "perplexity window in tokens (default: the context, at most 512); windows overlap by half")
 	fs.IntVar(&o.topK, "top-k", 5, "how many most likely tokens to list per position")
@@ -72,6 +74,11 @@ func runEval(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer m.Close()
+	if o.lora != "" {
+		if err := m.LoadAdapter(o.lora, 1); err != nil {
+			return err
+		}
+	}
 	if o.file != "" {
 		return perplexity(m, o, stdout)
 	}

@@ -30,6 +30,7 @@ type inferOutput struct {
 
 type inferOpts struct {
 	promptIDs, prompt string
+	lora              string
 	stop              stringList
 	n, threads        int
 	p                 sample.Params
@@ -48,6 +49,7 @@ func inferFlagSet() (*flag.FlagSet, *inferOpts) {
 	fs.StringVar(&o.promptIDs, "prompt-ids", "", "prompt as token ids, space-separated")
 	fs.StringVar(&o.prompt, "prompt", "", "prompt as text (encoded with the model's tokenizer)")
 	fs.IntVar(&o.n, "n", 16, "tokens to generate")
+	fs.StringVar(&o.lora, "lora", "", "apply this LoRA adapter (llama.cpp's adapter GGUF)")
 	fs.Var(&o.stop, "stop", "stop when the text contains this string (repeatable)")
 	fs.Func("temperature", "sampling temperature (0: greedy)", floatFlag(&o.p.Temperature))
 	fs.IntVar(&o.p.TopK, "top-k", 0, "keep the k most likely tokens (0: all)")
@@ -81,6 +83,11 @@ func runInfer(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer m.Close()
+	if o.lora != "" {
+		if err := m.LoadAdapter(o.lora, 1); err != nil {
+			return err
+		}
+	}
 	ids, err := promptIDs(m, o.promptIDs, o.prompt)
 	if err != nil {
 		return err
