@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toyml/toy/toy/defaultmodel"
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models/gpt2"
@@ -141,6 +142,17 @@ func (m *Model) GenerateText(prompt string, opts GenerateOptions) (string, error
 		return "", err
 	}
 	return m.Tokenizer.Decode(out), nil
+}
+
+// LoadDefault loads the model toy ships with (package defaultmodel): a small
+// Llama-family model trained by toy on Go source. Its weights are read in
+// place from the binary.
+func LoadDefault() (*Model, error) {
+	f, err := gguf.Parse(defaultmodel.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("load the default model: %w", err)
+	}
+	return build(defaultmodel.Name, f)
 }
 
 // MustLoad is Load for one-liners: it panics on error.

@@ -171,8 +171,12 @@ func runInfer(args []string, stdout io.Writer) error {
 }
 
 // loadModel resolves the one MODEL argument (a path, a name found by toy
-// list, an Ollama, Hugging Face or LM Studio reference) and loads it.
+// list, an Ollama, Hugging Face or LM Studio reference) and loads it; with no
+// argument it loads the default model toy ships with.
 func loadModel(pos []string) (*toy.Model, error) {
+	if len(pos) == 0 {
+		return toy.LoadDefault()
+	}
 	ref, err := oneModel(pos)
 	if err != nil {
 		return nil, err

@@ -137,7 +137,7 @@ func TestBadInput(t *testing.T) {
 		{"bad ids", []string{"infer", model, "--prompt-ids", "1 x"}, `"x" is not a token id`},
 		{"no ids", []string{"infer", model}, "no token ids"},
 		{"both prompts", []string{"infer", model, "--prompt", "hi", "--prompt-ids", "1"}, "not both"},
-		{"no model", []string{"infer", "--prompt-ids", "1"}, "exactly one MODEL"},
+		{"two models", []string{"infer", model, model, "--prompt-ids", "1"}, "exactly one MODEL"},
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
 		{"bad flag", []string{"infer", model, "--nope"}, "flag provided but not defined"},
 		{"too long", []string{"infer", model, "--prompt-ids", strings.Repeat("1 ", 65)}, "context is full"},
@@ -192,5 +192,25 @@ func TestTextPrompts(t *testing.T) {
 	json.Unmarshal([]byte(out), &inf)
 	if inf.Text == nil || strings.Contains(*inf.Text, " ") {
 		t.Fatalf("--stop: %s", out)
+	}
+}
+
+// Without a MODEL argument the default model toy ships with answers.
+func TestDefaultModel(t *testing.T) {
+	status, out, errs := runToy("infer", "--prompt", "func main() {", "--n", "8", "--json")
+	if status != 0 {
+		t.Fatalf("infer with the default model: %s", errs)
+	}
+	var inf struct {
+		Model string
+		IDs   []int32
+		Text  *string
+	}
+	if err := json.Unmarshal([]byte(out), &inf); err != nil || inf.Model != "toy-go" || len(inf.IDs) == 0 || inf.Text == nil {
+		t.Fatalf("infer JSON %s", out)
+	}
+	status, out, _ = runToy("tokenize", "if err != nil {", "--json")
+	if status != 0 || !strings.Contains(out, `"pieces":["if"," err"," !="," nil"," {"]`) {
+		t.Fatalf("tokenize with the default model: %s", out)
 	}
 }

@@ -25,10 +25,11 @@ func runTokenize(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 2 {
-		return fmt.Errorf("%w: toy tokenize MODEL TEXT [--special] [--bos] [--json]", errUsage)
+	if len(pos) == 0 || len(pos) > 2 {
+		return fmt.Errorf("%w: toy tokenize [MODEL] TEXT [--special] [--bos] [--json]", errUsage)
 	}
-	m, err := loadModel(pos[:1])
+	m, err := loadModel(pos[:len(pos)-1]) // no MODEL: the default model
+	text := pos[len(pos)-1]
 	if err != nil {
 		return err
 	}
@@ -37,7 +38,7 @@ func runTokenize(args []string, stdout io.Writer) error {
 		return fmt.Errorf("%w: %v", toy.ErrNoTokenizer, m.TokenizerErr)
 	}
 	t := m.Tokenizer
-	ids := t.Encode(pos[1], tokenizer.EncodeOptions{AddBOS: *bos, AddEOS: *bos && t.AddEOS(), ParseSpecial: *special})
+	ids := t.Encode(text, tokenizer.EncodeOptions{AddBOS: *bos, AddEOS: *bos && t.AddEOS(), ParseSpecial: *special})
 	pieces := make([]string, len(ids))
 	for i, id := range ids {
 		pieces[i] = t.Piece(id)

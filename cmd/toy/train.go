@@ -365,9 +365,14 @@ func runRuns(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("runs", flag.ContinueOnError)
 	dir := fs.String("dir", "runs", "directory holding the runs")
 	asJSON := fs.Bool("json", false, "print JSON")
+	out := fs.String("o", "", "export: the GGUF model file to write")
+	typ := fs.String("type", "f32", "export: weight type (f32, f16, bf16, q8_0)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
+	}
+	if len(pos) == 2 && pos[0] == "export" {
+		return exportRun(filepath.Join(*dir, pos[1]), *out, *typ, stdout)
 	}
 	if len(pos) == 0 || pos[0] == "list" {
 		runs, err := runlog.Scan(*dir)
@@ -396,7 +401,29 @@ func runRuns(args []string, stdout io.Writer) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("%w: toy runs [list | show ID] [--dir runs]", errUsage)
+	return fmt.Errorf("%w: toy runs [list | show ID | export ID -o OUT.gguf [--type q8_0]] [--dir runs]", errUsage)
+}
+
+// exportRun writes the model of a run's latest checkpoint (for LoRA runs,
+// the base with the adapter merged), converted to typ.
+func exportRun(run, out, typ string, stdout io.Writer) error {
+	if out == "" {
+		return fmt.Errorf("%w: export needs -o OUT.gguf", errUsage)
+	}
+	r, err := recipes.Resume(filepath.Join(run, "checkpoint.gguf"))
+	if err != nil {
+		return err
+	}
+	tmp := out + ".f32.tmp"
+	defer os.Remove(tmp)
+	if err := r.SaveModel(tmp); err != nil {
+		return err
+	}
+	if err := runQuantize([]string{tmp, out, "--type", typ}, io.Discard); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s: step %d of %s run %s (%s)\n", out, r.Steps, r.Kind, run, typ)
+	return nil
 }
 
 func runLoRA(args []string, stdout io.Writer) error {
