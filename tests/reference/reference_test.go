@@ -13,6 +13,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/toyml/toy/internal/testadapter"
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy"
 	"github.com/toyml/toy/toy/recipes"
@@ -213,7 +214,7 @@ func TestLoRAAgainstLlamaCpp(t *testing.T) {
 	for _, s := range testmodel.Specs() {
 		specs[s.Name] = s
 	}
-	for _, l := range testmodel.LoRASpecs() {
+	for _, l := range testadapter.LoRASpecs() {
 		t.Run(l.Name, func(t *testing.T) {
 			g := readGolden(t, l.Name)
 			base := specs[l.Base]
@@ -221,7 +222,7 @@ func TestLoRAAgainstLlamaCpp(t *testing.T) {
 			if _, err := testmodel.Write(base, basePath); err != nil {
 				t.Fatal(err)
 			}
-			if err := testmodel.WriteLoRA(l, basePath, adapterPath, base.PromptIDs); err != nil {
+			if err := testadapter.WriteLoRA(l, basePath, adapterPath, base.PromptIDs); err != nil {
 				t.Fatal(err)
 			}
 			if sum, _ := testmodel.FileSHA256(adapterPath); sum != g.AdapterSHA256 {

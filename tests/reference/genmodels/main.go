@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/toyml/toy/internal/testadapter"
 	"github.com/toyml/toy/internal/testmodel"
 )
 
@@ -24,7 +25,7 @@ type entry struct {
 }
 
 type adapterEntry struct {
-	testmodel.LoRASpec
+	testadapter.LoRASpec
 	File      string  `json:"file"`
 	BaseFile  string  `json:"base_file"`
 	PromptIDs []int32 `json:"prompt_ids"`
@@ -60,10 +61,10 @@ func main() {
 		for _, s := range specs {
 			byName[s.Name] = s
 		}
-		for _, l := range testmodel.LoRASpecs() {
+		for _, l := range testadapter.LoRASpecs() {
 			base := byName[l.Base]
 			path := filepath.Join(*out, l.File())
-			if err := testmodel.WriteLoRA(l, filepath.Join(*out, base.File()), path, base.PromptIDs); err != nil {
+			if err := testadapter.WriteLoRA(l, filepath.Join(*out, base.File()), path, base.PromptIDs); err != nil {
 				fail(err)
 			}
 			sum, err := testmodel.FileSHA256(path)

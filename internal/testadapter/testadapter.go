@@ -1,6 +1,6 @@
-// The LoRA gate's adapters: trained by toy on a fixed batch, deterministic.
-
-package testmodel
+// Package testadapter trains the LoRA gate's adapters (kept apart from
+// testmodel, which the recipes' own tests import).
+package testadapter
 
 import (
 	"fmt"
