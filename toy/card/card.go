@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/toyml/toy/toy/tensor"
+
+	"github.com/toyml/toy/toy/gguf"
 )
 
 // Sentinel errors.
@@ -67,7 +69,7 @@ type Family struct {
 	// FromHeader returns the card of the model that the header describes.
 	// It reads metadata only and does not fail on features toy cannot run
 	// yet: it lists them in Notes.
-	FromHeader func(h *Header) (*Card, error)
+	FromHeader func(h *gguf.File) (*Card, error)
 	// Config returns the family's Config (a value, e.g. llama.Config) from a
 	// card's hyperparameters.
 	Config func(c *Card) (any, error)
@@ -109,9 +111,11 @@ func family(arch string) (Family, error) {
 	return f, nil
 }
 
-// FromHeader returns the card of the model whose GGUF header is h, with the
-// parameter count summed over its tensors and its quantization.
-func FromHeader(h *Header) (*Card, error) {
+// FromHeader returns the card of the model whose GGUF metadata and tensor
+// descriptors are h, with the parameter count summed over its tensors and its
+// quantization. It reads no weights, and files of any ggml type (Q4_K, …)
+// are described.
+func FromHeader(h *gguf.File) (*Card, error) {
 	arch, err := h.Architecture()
 	if err != nil {
 		return nil, err
@@ -132,10 +136,11 @@ func FromHeader(h *Header) (*Card, error) {
 
 // Describe reads the header of the GGUF file at path and returns its card.
 func Describe(path string) (*Card, error) {
-	h, err := OpenHeader(path)
+	h, err := gguf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", path, err)
 	}
+	defer h.Close()
 	c, err := FromHeader(h)
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", path, err)
@@ -250,5 +255,5 @@ func DominantType(ws []*tensor.Tensor) string {
 	if n == 0 {
 		return ""
 	}
-	return TypeName(uint32(best))
+	return best.String()
 }

@@ -5,8 +5,8 @@
 // A Card is an intermediate representation — inputs, outputs,
 // hyperparameters, parameters with their shapes, and numbered steps with shape
 // annotations — that Render prints as text and ParseCard reads back. A card is
-// made from GGUF metadata alone (FromHeader, after OpenHeader, which reads the
-// header but not the weights and accepts every ggml quantization), or from a
+// made from GGUF metadata alone (FromHeader, on a gguf.File: no weights are
+// read, and files of every ggml quantization are accepted), or from a
 // model value (the Card method of each model package's Model and Config).
 //
 // Round trip: for every architecture, Parse(Render(FromHeader(h))) returns

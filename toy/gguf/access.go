@@ -206,7 +206,14 @@ func (f *File) Tensor(name string) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !ti.Type.Known() {
+		return nil, unsupported(ti)
+	}
 	return tensor.FromBytes(ti.Type, b, ti.Shape()...)
+}
+
+func unsupported(ti TensorInfo) error {
+	return fmt.Errorf("%w: tensor %s is %v; toy computes with F32, F16, BF16 and Q8_0 (convert the model, e.g. to Q8_0)", ErrUnsupportedType, ti.Name, ti.Type)
 }
 
 // Dequantize returns the named tensor's elements as float32 (a copy).
@@ -218,7 +225,55 @@ func (f *File) Dequantize(name string) ([]float32, error) {
 	if ti.Type == tensor.I32 {
 		return nil, fmt.Errorf("%w: tensor %s is I32, not a float type", ErrWrongType, name)
 	}
+	if !ti.Type.Known() {
+		return nil, unsupported(ti)
+	}
 	out := make([]float32, ti.Elements())
 	tensor.DecodeRow(out, b, ti.Type)
 	return out, nil
+}
+
+// ParamCount is the number of elements in all tensors.
+func (f *File) ParamCount() int64 {
+	var n int64
+	for _, t := range f.Tensors {
+		n += int64(t.Elements())
+	}
+	return n
+}
+
+// Quant names the file's quantization: general.file_type when it is set and
+// known (llama.cpp's names: Q4_K_M, Q8_0, F16, …), else the type holding the
+// most elements among the weight matrices.
+func (f *File) Quant() string {
+	if ft, err := f.Uint32("general.file_type"); err == nil {
+		if s, ok := fileTypes[ft]; ok {
+			return s
+		}
+	}
+	count := map[tensor.DType]uint64{}
+	var best tensor.DType
+	for _, t := range f.Tensors {
+		if len(t.Dims) < 2 {
+			continue
+		}
+		count[t.Type] += t.Elements()
+		if count[t.Type] > count[best] || count[best] == 0 {
+			best = t.Type
+		}
+	}
+	if len(count) == 0 {
+		return ""
+	}
+	return best.String()
+}
+
+// fileTypes are llama.cpp's general.file_type values (llama_ftype).
+var fileTypes = map[uint32]string{
+	0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1",
+	10: "Q2_K", 11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M",
+	16: "Q5_K_S", 17: "Q5_K_M", 18: "Q6_K", 19: "IQ2_XXS", 20: "IQ2_XS", 21: "Q2_K_S",
+	22: "IQ3_XS", 23: "IQ3_XXS", 24: "IQ1_S", 25: "IQ4_NL", 26: "IQ3_S", 27: "IQ3_M",
+	28: "IQ2_S", 29: "IQ2_M", 30: "IQ4_XS", 31: "IQ1_M", 32: "BF16", 36: "TQ1_0", 37: "TQ2_0",
+	38: "MXFP4_MOE",
 }

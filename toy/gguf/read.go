@@ -20,6 +20,9 @@ var (
 	ErrMissingKey = errors.New("gguf: metadata key not found")
 	ErrWrongType  = errors.New("gguf: metadata value has the wrong type")
 	ErrNoTensor   = errors.New("gguf: tensor not found")
+	// ErrUnsupportedType: the tensor's type (Q4_K, IQ2_XS, …) can be read and
+	// described but toy does not compute with it.
+	ErrUnsupportedType = errors.New("gguf: tensor type not supported for computation")
 )
 
 const (
@@ -463,8 +466,8 @@ func (r *reader) tensorInfo() (TensorInfo, error) {
 		return ti, err
 	}
 	ti.Type = tensor.DType(t)
-	if !ti.Type.Known() {
-		return ti, fmt.Errorf("%w: tensor %q has type %d, which toy does not support (F32, F16, BF16, Q8_0, I32)", ErrFormat, name, t)
+	if !ti.Type.Stored() {
+		return ti, fmt.Errorf("%w: tensor %q has type %d, which is not a ggml type", ErrFormat, name, t)
 	}
 	if ti.Dims[0]%uint64(ti.Type.BlockSize()) != 0 {
 		return ti, fmt.Errorf("%w: tensor %q row of %d is not a multiple of %v's block of %d", ErrFormat, name, ti.Dims[0], ti.Type, ti.Type.BlockSize())

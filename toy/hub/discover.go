@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toyml/toy/toy/card"
+	"github.com/toyml/toy/toy/gguf"
 )
 
 // Sources of models, as Model.Source names them.
@@ -131,11 +131,12 @@ func (m *Model) Inspect() {
 	if m.Err != "" {
 		return
 	}
-	h, err := card.OpenHeader(m.Path)
+	h, err := gguf.Open(m.Path)
 	if err != nil {
 		m.Err = err.Error()
 		return
 	}
+	defer h.Close()
 	m.Arch, _ = h.Architecture()
 	m.Params = h.ParamCount()
 	m.Quant = h.Quant()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/card"
+	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
@@ -149,7 +150,7 @@ func ConfigFromCard(k *card.Card) (any, error) {
 }
 
 // cardFromHeader makes the card from GGUF metadata alone.
-func cardFromHeader(h *card.Header) (*card.Card, error) {
+func cardFromHeader(h *gguf.File) (*card.Card, error) {
 	var c Config
 	for _, k := range []struct {
 		key string
@@ -181,7 +182,7 @@ func cardFromHeader(h *card.Header) (*card.Card, error) {
 	k := c.card(err != nil)
 	for _, t := range h.Tensors {
 		if !t.Type.Known() {
-			k.Notes = append(k.Notes, fmt.Sprintf("toy computes with F32, F16, BF16 and Q8_0 weights; this file also holds %s (e.g. %s)", card.TypeName(uint32(t.Type)), t.Name))
+			k.Notes = append(k.Notes, fmt.Sprintf("toy computes with F32, F16, BF16 and Q8_0 weights; this file also holds %s (e.g. %s)", t.Type, t.Name))
 			break
 		}
 	}

@@ -177,95 +177,22 @@ func ConfigFromCard(k *card.Card) (any, error) {
 	return c, nil
 }
 
-// metadata is what reading a Config needs of a GGUF file; *gguf.File and
-// *card.Header both have it.
-type metadata interface {
-	Architecture() (string, error)
-	Has(key string) bool
-	Uint32(key string) (uint32, error)
-	Float32(key string) (float32, error)
-	String(key string) (string, error)
-	Info(name string) (gguf.TensorInfo, error)
-}
-
 // cardFromHeader makes the card from metadata alone; features toy cannot run
 // yet become notes instead of errors, so that every Llama file can be described.
-func cardFromHeader(h *card.Header) (*card.Card, error) {
-	c, notes, err := configFromMetadata(h)
+func cardFromHeader(h *gguf.File) (*card.Card, error) {
+	c, lacking, err := readConfig(h)
 	if err != nil {
 		return nil, err
 	}
 	k := c.Card()
-	k.Notes = append(k.Notes, notes...)
+	for _, l := range lacking {
+		k.Notes = append(k.Notes, l+" is not in this card, and toy does not run it yet")
+	}
 	for _, t := range h.Tensors {
 		if !t.Type.Known() {
-			k.Notes = append(k.Notes, fmt.Sprintf("toy computes with F32, F16, BF16 and Q8_0 weights; this file also holds %s (e.g. %s)", card.TypeName(uint32(t.Type)), t.Name))
+			k.Notes = append(k.Notes, fmt.Sprintf("toy computes with F32, F16, BF16 and Q8_0 weights; this file also holds %s (e.g. %s)", t.Type, t.Name))
 			break
 		}
 	}
 	return k, nil
-}
-
-// configFromMetadata reads the Config as ConfigFromGGUF does, from any
-// metadata source, returning features toy lacks as notes.
-func configFromMetadata(f metadata) (Config, []string, error) {
-	var c Config
-	var notes []string
-	arch, err := f.Architecture()
-	if err != nil {
-		return c, nil, err
-	}
-	c.Arch, c.RopeNeoX = arch, arch == "qwen2"
-	key := func(k string) string { return arch + "." + k }
-	u := func(k string, def int) int {
-		if err != nil {
-			return 0
-		}
-		if def >= 0 && !f.Has(key(k)) {
-			return def
-		}
-		var v uint32
-		v, err = f.Uint32(key(k))
-		return int(v)
-	}
-	c.ContextLength = u("context_length", -1)
-	c.Embed = u("embedding_length", -1)
-	c.Layers = u("block_count", -1)
-	c.FFN = u("feed_forward_length", -1)
-	c.Heads = u("attention.head_count", -1)
-	if err != nil {
-		return c, nil, err
-	}
-	if c.Heads <= 0 || c.Embed <= 0 {
-		return c, nil, fmt.Errorf("llama: %d heads, width %d", c.Heads, c.Embed)
-	}
-	c.KVHeads = u("attention.head_count_kv", c.Heads)
-	c.HeadDim = u("attention.key_length", c.Embed/c.Heads)
-	c.RopeDim = u("rope.dimension_count", c.HeadDim)
-	if err != nil {
-		return c, nil, err
-	}
-	if c.NormEps, err = f.Float32(key("attention.layer_norm_rms_epsilon")); err != nil {
-		return c, nil, err
-	}
-	c.RopeBase = 10000
-	if f.Has(key("rope.freq_base")) {
-		if c.RopeBase, err = f.Float32(key("rope.freq_base")); err != nil {
-			return c, nil, err
-		}
-	}
-	if s, _ := f.String(key("rope.scaling.type")); s != "" && s != "none" {
-		notes = append(notes, fmt.Sprintf("RoPE scaling %q is not in this card and toy does not run it yet", s))
-	}
-	if _, err := f.Info("rope_freqs.weight"); err == nil {
-		notes = append(notes, "RoPE frequency factors (rope_freqs.weight) are not in this card and toy does not run them yet")
-	}
-	emb, err := f.Info("token_embd.weight")
-	if err != nil {
-		return c, nil, err
-	}
-	c.VocabSize = emb.Shape()[0]
-	_, err = f.Info("output.weight")
-	c.TiedOutput = err != nil
-	return c, notes, c.Validate()
 }

@@ -34,76 +34,81 @@ var Archs = []string{"llama", "qwen2"}
 var ErrUnsupported = errors.New("llama: unsupported model feature")
 
 // ConfigFromGGUF reads the configuration from f's metadata and tensor shapes.
+// Files that need features toy lacks (RoPE scaling, frequency factors) are
+// refused with ErrUnsupported.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
+	c, lacking, err := readConfig(f)
+	if err == nil && len(lacking) > 0 {
+		err = fmt.Errorf("%w: %s", ErrUnsupported, lacking[0])
+	}
+	return c, err
+}
+
+// readConfig reads the configuration, listing the features the file uses
+// that toy does not run yet (describing a model needs no more).
+func readConfig(f *gguf.File) (Config, []string, error) {
 	var c Config
 	arch, err := f.Architecture()
 	if err != nil {
-		return c, err
+		return c, nil, err
 	}
 	if arch != "llama" && arch != "qwen2" {
-		return c, fmt.Errorf("llama: architecture %q is not llama or qwen2", arch)
+		return c, nil, fmt.Errorf("llama: architecture %q is not llama or qwen2", arch)
 	}
-	c.Arch = arch
-	c.RopeNeoX = arch == "qwen2"
+	c.Arch, c.RopeNeoX = arch, arch == "qwen2"
 	key := func(k string) string { return arch + "." + k }
-	need := func(k string, dst *int) {
+	u := func(k string, def int) int { // def < 0: required
 		if err != nil {
-			return
+			return 0
 		}
-		var v uint32
-		v, err = f.Uint32(key(k))
-		*dst = int(v)
-	}
-	need("context_length", &c.ContextLength)
-	need("embedding_length", &c.Embed)
-	need("block_count", &c.Layers)
-	need("feed_forward_length", &c.FFN)
-	need("attention.head_count", &c.Heads)
-	if err != nil {
-		return c, err
-	}
-	if c.NormEps, err = f.Float32(key("attention.layer_norm_rms_epsilon")); err != nil {
-		return c, err
-	}
-	optInt := func(k string, def int) int {
-		if err != nil || !f.Has(key(k)) {
+		if def >= 0 && !f.Has(key(k)) {
 			return def
 		}
 		var v uint32
 		v, err = f.Uint32(key(k))
 		return int(v)
 	}
-	c.KVHeads = optInt("attention.head_count_kv", c.Heads)
-	if c.Heads <= 0 || c.Embed <= 0 {
-		return c, fmt.Errorf("llama: %d heads, width %d", c.Heads, c.Embed)
+	c.ContextLength = u("context_length", -1)
+	c.Embed = u("embedding_length", -1)
+	c.Layers = u("block_count", -1)
+	c.FFN = u("feed_forward_length", -1)
+	c.Heads = u("attention.head_count", -1)
+	if err != nil {
+		return c, nil, err
 	}
-	c.HeadDim = optInt("attention.key_length", c.Embed/c.Heads)
-	c.RopeDim = optInt("rope.dimension_count", c.HeadDim)
+	if c.Heads <= 0 || c.Embed <= 0 {
+		return c, nil, fmt.Errorf("llama: %d heads, width %d", c.Heads, c.Embed)
+	}
+	c.KVHeads = u("attention.head_count_kv", c.Heads)
+	c.HeadDim = u("attention.key_length", c.Embed/c.Heads)
+	c.RopeDim = u("rope.dimension_count", c.HeadDim)
+	if err != nil {
+		return c, nil, err
+	}
+	if c.NormEps, err = f.Float32(key("attention.layer_norm_rms_epsilon")); err != nil {
+		return c, nil, err
+	}
 	c.RopeBase = 10000
 	if f.Has(key("rope.freq_base")) {
 		if c.RopeBase, err = f.Float32(key("rope.freq_base")); err != nil {
-			return c, err
+			return c, nil, err
 		}
 	}
-	if err != nil {
-		return c, err
-	}
-	if f.Has(key("rope.scaling.type")) {
-		if s, _ := f.String(key("rope.scaling.type")); s != "none" {
-			return c, fmt.Errorf("%w: RoPE scaling %q", ErrUnsupported, s)
-		}
+	var lacking []string
+	if s, _ := f.String(key("rope.scaling.type")); s != "" && s != "none" {
+		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q", s))
 	}
 	if _, err := f.Info("rope_freqs.weight"); err == nil {
-		return c, fmt.Errorf("%w: RoPE frequency factors (rope_freqs.weight)", ErrUnsupported)
+		lacking = append(lacking, "RoPE frequency factors (rope_freqs.weight)")
 	}
 	emb, err := f.Info("token_embd.weight")
 	if err != nil {
-		return c, err
+		return c, nil, err
 	}
 	c.VocabSize = emb.Shape()[0]
 	_, err = f.Info("output.weight")
 	c.TiedOutput = err != nil
-	return c, c.Validate()
+	return c, lacking, c.Validate()
 }
 
 // Validate checks that the numbers describe a buildable model.
