@@ -100,3 +100,50 @@ func TestNoTapeNoRecording(t *testing.T) {
 	}
 	_ = fmt.Sprint(y)
 }
+
+// grads runs f on fresh leaves under a tape, backpropagates Sum(f(...)) and
+// returns the leaves' gradients.
+func grads(f func(in []*Tensor) *Tensor, in ...*Tensor) [][]float32 {
+	for _, x := range in {
+		x.SetRequiresGrad(true).ZeroGrad()
+	}
+	tape := NewTape()
+	Record(tape)
+	l := Sum(f(in))
+	Record(nil)
+	tape.Backward(l)
+	var out [][]float32
+	for _, x := range in {
+		out = append(out, x.Grad().Data())
+	}
+	return out
+}
+
+func TestGradientsByHand(t *testing.T) {
+	// y = x·wᵀ with x = [1 2], w = [[3 4]]: ∂Σy/∂x = w = [3 4], ∂Σy/∂w = x = [1 2].
+	g := grads(func(in []*Tensor) *Tensor { return MatMul(in[0], in[1]) },
+		FromFloat32([]float32{1, 2}, 1, 2), FromFloat32([]float32{3, 4}, 1, 2))
+	near(t, "dMatMul/dx", g[0], []float32{3, 4}, 1e-6)
+	near(t, "dMatMul/dw", g[1], []float32{1, 2}, 1e-6)
+
+	// SiLU'(x) = σ(x)(1 + x(1 − σ(x))): SiLU'(0) = ½, SiLU'(ln 3) = ¾(1 + ln3/4) = 0.955990.
+	g = grads(func(in []*Tensor) *Tensor { return SiLU(in[0]) }, FromFloat32([]float32{0, float32(math.Log(3))}, 1, 2))
+	near(t, "dSiLU", g[0], []float32{0.5, 0.9559899}, 1e-6)
+
+	// Σ softmax(x) = 1 whatever x, so its gradient is 0.
+	g = grads(func(in []*Tensor) *Tensor { return Softmax(in[0], -1) }, FromFloat32([]float32{1, 2, 3}, 1, 3))
+	near(t, "dΣsoftmax", g[0], []float32{0, 0, 0}, 1e-7)
+
+	// RMSNorm of x = [3, 4] (r = 1/√12.5): ∂Σy/∂x_i = r − x_i·r³·(Σx)/D
+	// = 0.282843 − x_i·0.022627·3.5 → [0.045255, −0.033941].
+	g = grads(func(in []*Tensor) *Tensor { return RMSNorm(in[0], nil, 0) }, FromFloat32([]float32{3, 4}, 1, 2))
+	near(t, "dRMSNorm", g[0], []float32{0.0452548, -0.0339411}, 1e-5)
+
+	// CrossEntropy of logits [0, ln 3] with target 1: p = [¼, ¾], gradient p − onehot = [¼, −¼].
+	g = grads(func(in []*Tensor) *Tensor { return CrossEntropy(in[0], []int32{1}) }, FromFloat32([]float32{0, float32(math.Log(3))}, 1, 2))
+	near(t, "dCrossEntropy", g[0], []float32{0.25, -0.25}, 1e-6)
+
+	// Embedding rows used twice collect both gradients: ids [1, 1, 0].
+	g = grads(func(in []*Tensor) *Tensor { return Embedding(in[0], []int32{1, 1, 0}) }, New(2, 2))
+	near(t, "dEmbedding", g[0], []float32{1, 1, 2, 2}, 0)
+}
