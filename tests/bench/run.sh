@@ -13,11 +13,14 @@
 # Environment (defaults in brackets):
 #   DTYPES ["f32 q8_0"]   THREADS ["1 2"]   PROMPT [128]   N [128]
 #   MODELS [/tmp/toy-bench-models]   models are generated there when missing
-#   RESULTS [/tmp/toy-bench-results]  raw JSON per run; the table is rebuilt from it by report.mjs
-#   TOY_TIMEOUT [300]  seconds allowed for one toy run
+#   RESULTS [a new /tmp/toy-bench-results.XXXXXX]  raw JSON per run; report.mjs rebuilds the table from it
+#   TOY_TIMEOUT [300], LLAMACPP_TIMEOUT [300]  seconds allowed for one run of each engine
 #   SKIP_TOY / SKIP_LLAMACPP  set to 1 to run only one side
+#   TOY_BIN  a toy binary to use instead of building /tmp/toy-bench
 # Needs: Go, node >= 20, and `npm ci --omit=optional --ignore-scripts` in tests/reference (done here
-# when node_modules is missing). Takes about 1 minute for llama.cpp on 2 cores, plus toy's time.
+# when node_modules is missing). Takes about 1 minute for llama.cpp on 2 idle cores, plus toy's time.
+# Run it on an otherwise idle machine: with more runnable threads than cores, multi-threaded runs of
+# either engine slow down many times over (their threads wait for each other at every op).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -28,11 +31,13 @@ THREADS=${THREADS:-"1 2"}
 PROMPT=${PROMPT:-128}
 N=${N:-128}
 MODELS=${MODELS:-/tmp/toy-bench-models}
-RESULTS=${RESULTS:-/tmp/toy-bench-results}
+RESULTS=${RESULTS:-$(mktemp -d /tmp/toy-bench-results.XXXXXX)}
 TOY_TIMEOUT=${TOY_TIMEOUT:-300}
+LLAMACPP_TIMEOUT=${LLAMACPP_TIMEOUT:-300}
 SKIP_TOY=${SKIP_TOY:-0}
 SKIP_LLAMACPP=${SKIP_LLAMACPP:-0}
 toy=/tmp/toy-bench
+if [[ -n ${TOY_BIN:-} ]]; then toy=$TOY_BIN; fi
 
 log() { printf '[bench] %s\n' "$*" >&2; }
 
@@ -41,7 +46,7 @@ if [[ $SKIP_LLAMACPP != 1 && ! -d tests/reference/node_modules/node-llama-cpp ]]
   (cd tests/reference && npm ci --omit=optional --ignore-scripts --no-audit --no-fund)
 fi
 
-if [[ $SKIP_TOY != 1 ]]; then
+if [[ $SKIP_TOY != 1 && -z ${TOY_BIN:-} ]]; then
   log "go build -o $toy ./cmd/toy"
   go build -o "$toy" ./cmd/toy
 fi
@@ -60,15 +65,16 @@ ids=$(awk -v n="$PROMPT" 'BEGIN { for (i = 0; i < n; i++) printf "%s%d", (i ? " 
 # toy's warm-up (page in the weights, start the workers) uses a shorter prompt to save time.
 warm_ids=$(awk -v n="$PROMPT" 'BEGIN { if (n > 16) n = 16; for (i = 0; i < n; i++) printf "%s%d", (i ? " " : ""), 1000 + (i * 7919) % 30000 }')
 
-rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
+rm -f "$RESULTS"/*.json "$RESULTS"/*.err
+log "results in $RESULTS"
 for dtype in $DTYPES; do
   model=$MODELS/smollm2-shape-$dtype.gguf
   for t in $THREADS; do
     key=$RESULTS/$dtype-t$t
     if [[ $SKIP_LLAMACPP != 1 ]]; then
       log "llama.cpp $dtype threads=$t"
-      node tests/bench/llamacpp_bench.mjs "$model" --threads "$t" --prompt-ids "$ids" --n "$N" --warmup 1 --reps 1 \
+      timeout "$LLAMACPP_TIMEOUT" node tests/bench/llamacpp_bench.mjs "$model" --threads "$t" --prompt-ids "$ids" --n "$N" --warmup 1 --reps 1 \
         >"$key.llamacpp.json" 2>"$key.llamacpp.err" || log "llama.cpp failed, see $key.llamacpp.err"
     fi
     if [[ $SKIP_TOY != 1 ]]; then
