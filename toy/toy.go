@@ -66,8 +66,13 @@ type Model struct {
 // ErrNoTokenizer is returned by text methods of a model without a tokenizer.
 var ErrNoTokenizer = errors.New("model has no usable tokenizer")
 
-// Load opens the GGUF file at path and builds its model.
+// Load opens the GGUF file at path and builds its model. When a backend was
+// asked for (TOY_BACKEND=native, UseBackend) and cannot run, Load returns its
+// NativeCallError instead of silently running elsewhere.
 func Load(path string) (*Model, error) {
+	if err := BackendError(); err != nil {
+		return nil, err
+	}
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
@@ -148,6 +153,9 @@ func (m *Model) GenerateText(prompt string, opts GenerateOptions) (string, error
 // Llama-family model trained by toy on Go source. Its weights are read in
 // place from the binary.
 func LoadDefault() (*Model, error) {
+	if err := BackendError(); err != nil {
+		return nil, err
+	}
 	f, err := gguf.Parse(defaultmodel.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("load the default model: %w", err)

@@ -76,7 +76,7 @@ var docs = []commandDoc{
 	{"card", "toy card code FILE | toy card parse FILE [--json]", "read a card (from toy describe) back: the Go that constructs its Config, or the Config", cardFlags},
 	{"new", "toy new DIR [--lib] [--toy TOYDIR]", "create an experiment tree, or with --lib a Go module that uses toy", newFlags},
 	{"train", "toy train from-scratch|warm-start|lora|qlora --data FILE|DIR [flags]", "train a model: from scratch, from a checkpoint, or a LoRA/QLoRA adapter", nil},
-	{"runs", "toy runs [list | show ID | export ID -o OUT.gguf [--type q8_0]] [--dir runs] [--json]", "list training runs, show one, or export its latest checkpoint as a model", nil},
+	{"runs", "toy runs [list | show ID | plot ID -o loss.png | export ID -o OUT.gguf [--type q8_0]] [--dir runs] [--json]", "list training runs, show one, or export its latest checkpoint as a model", nil},
 	{"lora", "toy lora merge BASE.gguf ADAPTER.gguf -o OUT.gguf", "merge a LoRA adapter into its base model", nil},
 	{"install", "toy install [--json]", "check that each backend loads and passes its self-test; register the Jupyter kernel", nil},
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toyml/toy/toy/display"
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models/gpt2"
@@ -374,6 +375,9 @@ func runRuns(args []string, stdout io.Writer) error {
 	if len(pos) == 2 && pos[0] == "export" {
 		return exportRun(filepath.Join(*dir, pos[1]), *out, *typ, stdout)
 	}
+	if len(pos) == 2 && pos[0] == "plot" {
+		return plotRun(filepath.Join(*dir, pos[1]), *out, stdout)
+	}
 	if len(pos) == 0 || pos[0] == "list" {
 		runs, err := runlog.Scan(*dir)
 		if err != nil {
@@ -401,7 +405,30 @@ func runRuns(args []string, stdout io.Writer) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("%w: toy runs [list | show ID | export ID -o OUT.gguf [--type q8_0]] [--dir runs]", errUsage)
+	return fmt.Errorf("%w: toy runs [list | show ID | plot ID -o loss.png | export ID -o OUT.gguf [--type q8_0]] [--dir runs]", errUsage)
+}
+
+// plotRun draws a run's loss curve as a PNG.
+func plotRun(run, out string, stdout io.Writer) error {
+	if out == "" {
+		return fmt.Errorf("%w: plot needs -o loss.png", errUsage)
+	}
+	r, err := runlog.Read(run)
+	if err != nil {
+		return err
+	}
+	if len(r.LossCurve) == 0 {
+		return fmt.Errorf("run %s has no steps yet", run)
+	}
+	png, err := display.PlotPNG(fmt.Sprintf("%s: loss (%s)", r.ID, r.Recipe), 800, 500, r.LossCurve)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(out, png, 0o644); err != nil {
+		return failure(err)
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d steps, final loss %.4f)\n", out, len(r.LossCurve), r.FinalLoss)
+	return nil
 }
 
 // exportRun writes the model of a run's latest checkpoint (for LoRA runs,

@@ -1,0 +1,188 @@
+// The REPL: line editing and history on a terminal, plain lines from a pipe.
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/chzyer/readline"
+
+	"github.com/toyml/toy/interp"
+	"github.com/toyml/toy/toy/display"
+)
+
+const help = `Go statements, expressions and declarations; toy's packages are imported:
+  m, err := toy.Load("model.gguf")
+Input continues on "..." lines while a statement is open.
+  :help          this text
+  :load FILE     evaluate a Go file
+  :reset         forget everything defined so far
+  :time          toggle timing of each evaluation
+  :doc NAME      documentation of NAME (toy.Load, tensor.Tensor, m.Generate …)
+  :quit          leave (or Ctrl-D)
+Ctrl-C interrupts a running evaluation, or clears the line being typed.`
+
+// replDisplay prints a bundle's text; an image goes to a temporary file whose
+// path is printed.
+func replDisplay(b display.Bundle) {
+	if len(b.PNG) > 0 {
+		f, err := os.CreateTemp("", "toy-display-*.png")
+		if err == nil {
+			f.Write(b.PNG)
+			f.Close()
+			fmt.Printf("%s: %s\n", b.Text, f.Name())
+			return
+		}
+	}
+	fmt.Println(b.Text)
+}
+
+// lineReader is what the REPL reads lines from.
+type lineReader interface {
+	readLine(prompt string) (string, error) // io.EOF at the end, readline.ErrInterrupt on Ctrl-C
+	close()
+}
+
+type plainReader struct{ s *bufio.Scanner }
+
+func (r *plainReader) readLine(string) (string, error) {
+	if !r.s.Scan() {
+		if err := r.s.Err(); err != nil {
+			return "", err
+		}
+		return "", io.EOF
+	}
+	return r.s.Text(), nil
+}
+func (r *plainReader) close() {}
+
+type editReader struct{ rl *readline.Instance }
+
+func (r *editReader) readLine(prompt string) (string, error) {
+	r.rl.SetPrompt(prompt)
+	return r.rl.Readline()
+}
+func (r *editReader) close() { r.rl.Close() }
+
+func newReader() lineReader {
+	if !readline.DefaultIsTerminal() {
+		s := bufio.NewScanner(os.Stdin)
+		s.Buffer(make([]byte, 1<<20), 16<<20)
+		return &plainReader{s}
+	}
+	hist := ""
+	if d, err := os.UserCacheDir(); err == nil {
+		os.MkdirAll(filepath.Join(d, "toy"), 0o755)
+		hist = filepath.Join(d, "toy", "toysh_history")
+	}
+	if h := os.Getenv("TOYSH_HISTORY"); h != "" {
+		hist = h
+	}
+	rl, err := readline.NewEx(&readline.Config{Prompt: "toy> ", HistoryFile: hist, InterruptPrompt: "^C", EOFPrompt: ""})
+	if err != nil {
+		s := bufio.NewScanner(os.Stdin)
+		return &plainReader{s}
+	}
+	return &editReader{rl}
+}
+
+func repl() error {
+	in, err := interp.New(interp.Options{Display: replDisplay})
+	if err != nil {
+		return err
+	}
+	r := newReader()
+	defer r.close()
+	_, tty := r.(*editReader)
+	if tty {
+		fmt.Println("toysh — Go with toy preloaded. :help for help, Ctrl-D to leave.")
+	}
+	timing := false
+	var buf strings.Builder
+	for {
+		prompt := "toy> "
+		if buf.Len() > 0 {
+			prompt = "...  "
+		}
+		line, err := r.readLine(prompt)
+		if errors.Is(err, readline.ErrInterrupt) {
+			buf.Reset()
+			continue
+		}
+		if err == io.EOF {
+			if buf.Len() > 0 {
+				evalPrint(in, buf.String(), timing)
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if buf.Len() == 0 && strings.HasPrefix(strings.TrimSpace(line), ":") {
+			cmd, arg, _ := strings.Cut(strings.TrimSpace(line), " ")
+			arg = strings.TrimSpace(arg)
+			switch cmd {
+			case ":help", ":h":
+				fmt.Println(help)
+			case ":quit", ":q", ":exit":
+				return nil
+			case ":time":
+				timing = !timing
+				fmt.Println("timing", map[bool]string{true: "on", false: "off"}[timing])
+			case ":reset":
+				n, err := interp.New(interp.Options{Display: replDisplay})
+				if err != nil {
+					report(err)
+					continue
+				}
+				in = n
+				fmt.Println("reset")
+			case ":load":
+				b, err := os.ReadFile(arg)
+				if err != nil {
+					report(err)
+					continue
+				}
+				evalPrint(in, string(b), timing)
+			case ":doc":
+				if d, ok := in.Doc(arg); ok {
+					fmt.Println(d)
+				} else {
+					fmt.Printf("no documentation for %q\n", arg)
+				}
+			default:
+				fmt.Printf("unknown command %s (:help lists them)\n", cmd)
+			}
+			continue
+		}
+		buf.WriteString(line)
+		buf.WriteString("\n")
+		switch interp.IsComplete(buf.String()) {
+		case "incomplete":
+			continue
+		}
+		evalPrint(in, buf.String(), timing)
+		buf.Reset()
+	}
+}
+
+func evalPrint(in *interp.Interp, code string, timing bool) {
+	ctx, done := interruptible()
+	defer done()
+	start := time.Now()
+	res, err := in.Eval(ctx, code)
+	if err != nil {
+		report(err)
+	} else if b, ok := res.Bundle(); ok {
+		fmt.Println(b.Text)
+	}
+	if timing {
+		fmt.Printf("(%v)\n", time.Since(start).Round(time.Microsecond))
+	}
+}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/toyml/toy/kernelspec"
+)
+
+var toysh string // the binary under test, built by TestMain
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "toysh-test")
+	if err != nil {
+		panic(err)
+	}
+	toysh = filepath.Join(dir, "toysh")
+	if out, err := exec.Command("go", "build", "-o", toysh, ".").CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// tinyModel writes the test models and returns the Llama one.
+func tinyModel(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command("go", "run", "./tests/reference/genmodels", "-out", dir)
+	cmd.Dir = "../.."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("genmodels: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "llama-f32.gguf")
+}
+
+func TestPipedScriptAndExpr(t *testing.T) {
+	cmd := exec.Command(toysh)
+	cmd.Stdin = strings.NewReader("func sq(x int) int {\n\treturn x * x\n}\nsq(7)\npanic(\"boom\")\nsq(3)\n:doc toy.Load\n")
+	out, _ := cmd.CombinedOutput()
+	s := string(out)
+	for _, want := range []string{"49\n", "panic: boom", "9\n", "func Load(path string)"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("piped REPL output lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "\x1b[") {
+		t.Errorf("escape codes in piped output: %q", s)
+	}
+	out, err := exec.Command(toysh, "-e", `tensor.FromFloat32([]float32{1, 2}, 2)`).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Tensor[2] F32 [1 2]") {
+		t.Errorf("toysh -e: %v %s", err, out)
+	}
+}
+
+// TestREPLTerminal drives the REPL through a pty: a function over several
+// lines, a panic, a line that works after it, history recall, and Ctrl-C
+// interrupting an endless loop.
+func TestREPLTerminal(t *testing.T) {
+	cmd := exec.Command(toysh)
+	cmd.Env = append(os.Environ(), "TOYSH_HISTORY="+filepath.Join(t.TempDir(), "history"), "TERM=xterm")
+	f, err := pty.Start(cmd)
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	var buf bytes.Buffer
+	got := make(chan struct{}, 100)
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := f.Read(b)
+			if n > 0 {
+				buf.Write(b[:n])
+				got <- struct{}{}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var seen string
+	wait := func(want string) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for !strings.Contains(strings.ReplaceAll(buf.String()[len(seen):], "\r", ""), want) {
+			select {
+			case <-got:
+			case <-deadline:
+				t.Fatalf("no %q in REPL output:\n%q", want, buf.String())
+			}
+		}
+		seen = buf.String()
+	}
+	wait("toy> ")
+	for _, line := range []string{"func add(a, b int) int {", "\treturn a + b", "}"} {
+		io.WriteString(f, line+"\r")
+		time.Sleep(100 * time.Millisecond)
+	}
+	wait("toy> ")
+	io.WriteString(f, "add(40, 2)\r")
+	wait("42")
+	io.WriteString(f, "panic(\"boom\")\r")
+	wait("panic: boom")
+	io.WriteString(f, "add(1, 1)\r")
+	wait("2\n")
+	io.WriteString(f, "\x1b[A\x1b[A\r") // history: up past add(1, 1) to the panic
+	wait("panic: boom")
+	io.WriteString(f, "for {}\r")
+	time.Sleep(500 * time.Millisecond)
+	io.WriteString(f, "\x03") // Ctrl-C interrupts the loop, not the shell
+	wait("Interrupted")
+	io.WriteString(f, "add(2, 3)\r")
+	wait("5\n")
+	io.WriteString(f, "\x04")
+}
+
+// TestNotebooks executes every notebook with Jupyter's nbconvert against the
+// toy kernel and checks the outputs.
+func TestNotebooks(t *testing.T) {
+	jupyter, err := exec.LookPath("jupyter")
+	if err != nil {
+		t.Skip("jupyter is not installed (.ci/install.d/jupyter.sh installs it)")
+	}
+	if err := exec.Command(jupyter, "nbconvert", "--version").Run(); err != nil {
+		t.Skip("jupyter nbconvert is not installed (.ci/install.d/jupyter.sh installs it)")
+	}
+	model := tinyModel(t)
+	jpath := t.TempDir()
+	if err := kernelspec.Write(filepath.Join(jpath, "kernels", "toy"), toysh); err != nil {
+		t.Fatal(err)
+	}
+	nbs, _ := filepath.Glob("../../notebooks/*.ipynb")
+	if len(nbs) == 0 {
+		t.Fatal("no notebooks")
+	}
+	for _, nb := range nbs {
+		out := filepath.Join(t.TempDir(), "out.ipynb")
+		cmd := exec.Command(jupyter, "nbconvert", "--to", "notebook", "--execute", "--ExecutePreprocessor.timeout=60",
+			"--ExecutePreprocessor.kernel_name=toy", "--output", out, filepath.Base(nb))
+		cmd.Dir = filepath.Dir(nb)
+		cmd.Env = append(os.Environ(), "JUPYTER_PATH="+jpath, "TOY_MODEL="+model)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: nbconvert: %v\n%s", nb, err, b)
+		}
+		checkNotebook(t, nb, out)
+	}
+}
+
+func checkNotebook(t *testing.T, name, path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nb struct {
+		Cells []struct {
+			CellType string `json:"cell_type"`
+			Outputs  []struct {
+				OutputType string                     `json:"output_type"`
+				Data       map[string]json.RawMessage `json:"data"`
+				Text       json.RawMessage            `json:"text"`
+				Ename      string                     `json:"ename"`
+				Evalue     string                     `json:"evalue"`
+			} `json:"outputs"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal(b, &nb); err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	pngs := 0
+	for _, c := range nb.Cells {
+		for _, o := range c.Outputs {
+			if o.OutputType == "error" {
+				t.Errorf("%s: error output %s: %s", name, o.Ename, o.Evalue)
+			}
+			if _, ok := o.Data["image/png"]; ok {
+				pngs++
+			}
+			text.Write(o.Text)
+			text.Write(o.Data["text/plain"])
+		}
+	}
+	if pngs == 0 {
+		t.Errorf("%s: no image/png output", name)
+	}
+	if strings.HasSuffix(name, "01-tour.ipynb") {
+		s := text.String()
+		for _, want := range []string{"llama model", "VocabSize:32000", "Tensor[2 32000] F32"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%s: outputs lack %q:\n%s", name, want, s)
+			}
+		}
+	}
+}
+
+// TestNativeCallError: with the native kernel library unusable (no writable
+// cache directory), toysh shows the named error and the pure-Go path answers.
+func TestNativeCallError(t *testing.T) {
+	cmd := exec.Command(toysh, "-e", `err := toy.UseBackend("native"); fmt.Println(err); fmt.Println(toy.BackendName()); tensor.MatMul(tensor.FromFloat32([]float32{1, 2}, 1, 2), tensor.FromFloat32([]float32{3, 4}, 1, 2))`)
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME=/dev/null/toy", "TOY_BACKEND=")
+	out, err := cmd.CombinedOutput()
+	s := string(out)
+	if err != nil || !strings.Contains(s, "native backend: missing") || !strings.Contains(s, "Tensor[1 1] F32 [11]") {
+		t.Errorf("toysh: %v\n%s", err, s)
+	}
+	out, _ = exec.Command(toysh, "-e", `panic(&toy.NativeCallError{Backend: "native", Missing: "libtoy.so"})`).CombinedOutput()
+	if !strings.Contains(string(out), "NativeCallError: native backend: missing libtoy.so") {
+		t.Errorf("a panicking native call: %s", out)
+	}
+}

@@ -1,0 +1,300 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+)
+
+// client is a minimal Jupyter front end: shell and control DEALERs, an
+// iopub SUB.
+type client struct {
+	t                     *testing.T
+	key                   []byte
+	shell, control, iopub zmq4.Socket
+	session               string
+}
+
+func freePorts(t *testing.T, n int) []int {
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
+
+func startKernel(t *testing.T) (*Kernel, *client) {
+	p := freePorts(t, 5)
+	conn := Connection{Transport: "tcp", IP: "127.0.0.1", ShellPort: p[0], IOPubPort: p[1], StdinPort: p[2],
+		ControlPort: p[3], HBPort: p[4], Key: "secret", SignatureScheme: "hmac-sha256"}
+	ctx, cancel := context.WithCancel(context.Background())
+	k, err := New(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go k.Serve()
+	c := &client{t: t, key: []byte(conn.Key), session: newID()}
+	c.shell = zmq4.NewDealer(ctx)
+	c.control = zmq4.NewDealer(ctx)
+	c.iopub = zmq4.NewSub(ctx)
+	for _, d := range []struct {
+		s    zmq4.Socket
+		port int
+	}{{c.shell, p[0]}, {c.control, p[3]}, {c.iopub, p[1]}} {
+		if err := d.s.Dial(conn.endpoint(d.port)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.iopub.SetOption(zmq4.OptionSubscribe, "")
+	t.Cleanup(func() {
+		c.shell.Close()
+		c.control.Close()
+		c.iopub.Close()
+		k.Close()
+		cancel()
+	})
+	// Wait for the SUB to be connected: kernel_info until iopub answers.
+	for i := 0; ; i++ {
+		c.request(c.shell, "kernel_info_request", map[string]any{})
+		if _, err := c.recvTimeout(c.shell, 2*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := c.recvTimeout(c.iopub, 200*time.Millisecond); err == nil && m.Header.MsgType == "status" {
+			c.drainIOPub(200 * time.Millisecond)
+			break
+		}
+		if i == 20 {
+			t.Fatal("iopub never connected")
+		}
+	}
+	return k, c
+}
+
+func (c *client) request(s zmq4.Socket, msgType string, content any) string {
+	b, _ := json.Marshal(content)
+	m := &Message{Header: newHeader(c.session, msgType), Parent: json.RawMessage("{}"), Content: b}
+	frames, err := encode(c.key, m)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := s.Send(frames); err != nil {
+		c.t.Fatal(err)
+	}
+	return m.Header.MsgID
+}
+
+func (c *client) recvTimeout(s zmq4.Socket, d time.Duration) (*Message, error) {
+	type r struct {
+		m   zmq4.Msg
+		err error
+	}
+	ch := make(chan r, 1)
+	go func() { m, err := s.Recv(); ch <- r{m, err} }()
+	select {
+	case x := <-ch:
+		if x.err != nil {
+			return nil, x.err
+		}
+		return decode(c.key, x.m.Frames)
+	case <-time.After(d):
+		return nil, fmt.Errorf("no message in %v", d)
+	}
+}
+
+func (c *client) drainIOPub(d time.Duration) {
+	for {
+		if _, err := c.recvTimeout(c.iopub, d); err != nil {
+			return
+		}
+	}
+}
+
+// execute runs code and returns the reply and the iopub messages up to idle.
+func (c *client) execute(code string) (reply map[string]any, outputs []*Message) {
+	id := c.request(c.shell, "execute_request", map[string]any{"code": code, "silent": false, "store_history": true,
+		"user_expressions": map[string]any{}, "allow_stdin": false, "stop_on_error": true})
+	m, err := c.recvTimeout(c.shell, 20*time.Second)
+	if err != nil {
+		c.t.Fatalf("execute %q: %v", code, err)
+	}
+	json.Unmarshal(m.Content, &reply)
+	for {
+		o, err := c.recvTimeout(c.iopub, 5*time.Second)
+		if err != nil {
+			c.t.Fatalf("execute %q: iopub: %v", code, err)
+		}
+		var parent Header
+		json.Unmarshal(o.Parent, &parent)
+		if parent.MsgID != id {
+			continue
+		}
+		if o.Header.MsgType == "status" && strings.Contains(string(o.Content), "idle") {
+			return reply, outputs
+		}
+		outputs = append(outputs, o)
+	}
+}
+
+func find(outputs []*Message, msgType string) map[string]any {
+	for _, o := range outputs {
+		if o.Header.MsgType == msgType {
+			var m map[string]any
+			json.Unmarshal(o.Content, &m)
+			return m
+		}
+	}
+	return nil
+}
+
+func TestExecuteKeepsState(t *testing.T) {
+	_, c := startKernel(t)
+	c.execute(`x := 20`)
+	reply, out := c.execute(`fmt.Println("hi"); x + 22`)
+	if reply["status"] != "ok" {
+		t.Fatalf("reply %v", reply)
+	}
+	if s := find(out, "stream"); s == nil || s["text"] != "hi\n" {
+		t.Errorf("stream = %v", s)
+	}
+	r := find(out, "execute_result")
+	if r == nil || r["data"].(map[string]any)["text/plain"] != "42" {
+		t.Errorf("execute_result = %v", r)
+	}
+	_, out = c.execute(`display.Plot("loss", []float64{3, 2, 1.5, 1.2})`)
+	d := find(out, "display_data")
+	if d == nil || d["data"].(map[string]any)["image/png"] == nil {
+		t.Errorf("display_data without image/png: %v", d)
+	}
+}
+
+// TestInterruptInfiniteLoop interrupts a cell spinning forever over the
+// control channel, then runs another cell in the same kernel.
+func TestInterruptInfiniteLoop(t *testing.T) {
+	_, c := startKernel(t)
+	c.execute(`n := 41`)
+	done := make(chan map[string]any, 1)
+	go func() {
+		reply, _ := c.execute(`for { n = n + 0 }`)
+		done <- reply
+	}()
+	time.Sleep(500 * time.Millisecond)
+	c.request(c.control, "interrupt_request", map[string]any{})
+	if m, err := c.recvTimeout(c.control, 5*time.Second); err != nil || m.Header.MsgType != "interrupt_reply" {
+		t.Fatalf("interrupt_reply: %v %v", m, err)
+	}
+	select {
+	case reply := <-done:
+		if reply["status"] != "error" || reply["ename"] != "Interrupted" {
+			t.Fatalf("interrupted cell replied %v", reply)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the loop was not interrupted")
+	}
+	reply, out := c.execute(`n + 1`)
+	if reply["status"] != "ok" || find(out, "execute_result")["data"].(map[string]any)["text/plain"] != "42" {
+		t.Fatalf("after the interrupt: %v %v", reply, out)
+	}
+}
+
+// TestSurvivesBadCells: syntax errors, panics, nil dereferences and a flood
+// of output are reported, and 100 executions leak no goroutines.
+func TestSurvivesBadCells(t *testing.T) {
+	_, c := startKernel(t)
+	for _, bad := range []struct{ code, ename string }{
+		{`x := := 1`, "SyntaxError"},
+		{`panic("boom")`, "panic"},
+		{`var p *tensor.Tensor; p.Shape()`, "panic"},
+		{`undefinedName + 1`, "error"},
+	} {
+		reply, out := c.execute(bad.code)
+		if reply["status"] != "error" || reply["ename"] != bad.ename || find(out, "error") == nil {
+			t.Errorf("%q: reply %v", bad.code, reply)
+		}
+	}
+	_, out := c.execute(`for i := 0; i < 100000; i++ { fmt.Println("a line of output that is long enough to add up quickly") }`)
+	n := 0
+	for _, o := range out {
+		if o.Header.MsgType == "stream" {
+			var s struct{ Text string }
+			json.Unmarshal(o.Content, &s)
+			n += len(s.Text)
+		}
+	}
+	if n > maxStream+(1<<20) {
+		t.Errorf("sent %d bytes of stream output, want ≤ about %d", n, maxStream)
+	}
+	c.execute(`k := 0`)
+	runtime.GC()
+	before := runtime.NumGoroutine()
+	for i := 0; i < 100; i++ {
+		code := `k++; k`
+		switch i % 4 {
+		case 1:
+			code = `panic("again")`
+		case 2:
+			code = `k +`
+		}
+		c.execute(code)
+	}
+	reply, out := c.execute(`k`)
+	if reply["status"] != "ok" || find(out, "execute_result")["data"].(map[string]any)["text/plain"] != "50" {
+		t.Errorf("k after 100 executions: %v %v", reply, find(out, "execute_result"))
+	}
+	time.Sleep(100 * time.Millisecond)
+	runtime.GC()
+	if after := runtime.NumGoroutine(); after > before+2 {
+		t.Errorf("goroutines: %d before 100 executions, %d after", before, after)
+	}
+}
+
+func TestCompleteInspectIsComplete(t *testing.T) {
+	_, c := startKernel(t)
+	c.execute(`model := 1`)
+	c.request(c.shell, "complete_request", map[string]any{"code": "tensor.MatM", "cursor_pos": 11})
+	m, err := c.recvTimeout(c.shell, 5*time.Second)
+	if err != nil || !strings.Contains(string(m.Content), "tensor.MatMul") {
+		t.Errorf("complete: %v %v", m, err)
+	}
+	c.request(c.shell, "complete_request", map[string]any{"code": "mod", "cursor_pos": 3})
+	if m, err = c.recvTimeout(c.shell, 5*time.Second); err != nil || !strings.Contains(string(m.Content), `"model"`) {
+		t.Errorf("complete a variable: %v %v", m, err)
+	}
+	c.request(c.shell, "inspect_request", map[string]any{"code": "toy.Load(p)", "cursor_pos": 6, "detail_level": 0})
+	if m, err = c.recvTimeout(c.shell, 5*time.Second); err != nil || !strings.Contains(string(m.Content), "GGUF") {
+		t.Errorf("inspect: %v %v", m, err)
+	}
+	for code, want := range map[string]string{"func f() {": "incomplete", "x := 1": "complete", "x := )": "invalid"} {
+		c.request(c.shell, "is_complete_request", map[string]any{"code": code})
+		m, err := c.recvTimeout(c.shell, 5*time.Second)
+		if err != nil || !strings.Contains(string(m.Content), `"`+want+`"`) {
+			t.Errorf("is_complete %q: %v %v, want %s", code, m, err, want)
+		}
+	}
+}
+
+// TestNativeCallError: a native call failing with a NativeCallError shows as
+// that named error in the kernel, and the pure-Go path still answers. (toysh's
+// test makes the library really unloadable, in a process of its own.)
+func TestNativeCallError(t *testing.T) {
+	_, c := startKernel(t)
+	reply, _ := c.execute(`panic(&toy.NativeCallError{Backend: "native", Missing: "libtoy.so", Hint: "use TOY_BACKEND=go"})`)
+	if reply["ename"] != "NativeCallError" || !strings.Contains(reply["evalue"].(string), "TOY_BACKEND=go") {
+		t.Errorf("panic(NativeCallError): %v", reply)
+	}
+	_, out := c.execute(`tensor.MatMul(tensor.FromFloat32([]float32{1, 2}, 1, 2), tensor.FromFloat32([]float32{3, 4}, 1, 2))`)
+	if r := find(out, "execute_result"); r == nil || r["data"].(map[string]any)["text/plain"] != "Tensor[1 1] F32 [11]" {
+		t.Errorf("pure-Go MatMul: %v", r)
+	}
+}

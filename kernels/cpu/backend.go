@@ -1,0 +1,266 @@
+// The native CPU backend: tensor.Backend over the C kernels.
+
+package cpu
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// Backend runs ops on host memory with the C kernels of one library variant,
+// and on tensor.Go{} where it has no kernel (Add, Mul, Scale, LayerNorm,
+// RoPE, Softmax, GELU, Embedding, SetRows, and BF16 weights).
+type Backend struct {
+	lib *library
+	ks  *kernelSet // lib.fast, or lib.ref for the reference backend in tests
+}
+
+var _ tensor.Backend = (*Backend)(nil)
+
+// Load returns the backend for the best variant this CPU supports (or the
+// one TOY_CPU_VARIANT names). It fails with a *kernels.NativeCallError.
+func Load() (*Backend, error) {
+	name, err := bestVariant()
+	if err != nil {
+		return nil, err
+	}
+	return LoadVariant(name)
+}
+
+// LoadVariant returns the backend for the named variant ("avx512", "avx2",
+// "neon", …; see Variants). The CPU must support it.
+func LoadVariant(name string) (*Backend, error) {
+	lib, err := loadLibrary(name)
+	if err != nil {
+		return nil, err
+	}
+	return &Backend{lib: lib, ks: &lib.fast}, nil
+}
+
+// Variants returns the variants this CPU can run, best first.
+func Variants() []string {
+	var names []string
+	for _, v := range variants() {
+		if v.ok {
+			names = append(names, v.name)
+		}
+	}
+	return names
+}
+
+// Name returns "native".
+func (b *Backend) Name() string { return "native" }
+
+// Variant is the instruction-set variant of the loaded library.
+func (b *Backend) Variant() string { return b.lib.variant }
+
+// Path is where the library was written and loaded from.
+func (b *Backend) Path() string { return b.lib.path }
+
+// reference returns a backend that calls the plain C reference kernels.
+func (b *Backend) reference() *Backend { return &Backend{lib: b.lib, ks: &b.lib.ref} }
+
+func ptr[T any](s []T) uintptr {
+	if len(s) == 0 {
+		return 0
+	}
+	return uintptr(unsafe.Pointer(&s[0]))
+}
+
+func u(n int) uintptr { return uintptr(n) }
+
+func f32bits(f float32) uintptr { return uintptr(math.Float32bits(f)) }
+
+// scratch buffers for converted activations, reused across calls.
+var (
+	f32Scratch  sync.Pool // *[]float32
+	byteScratch sync.Pool // *[]byte
+)
+
+func getF32(n int) *[]float32 {
+	if p, ok := f32Scratch.Get().(*[]float32); ok && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]float32, n)
+	return &s
+}
+
+func getBytes(n int) *[]byte {
+	if p, ok := byteScratch.Get().(*[]byte); ok && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]byte, n)
+	return &s
+}
+
+// MatMul computes out[M, N] = x[M, K]·w[N, K]ᵀ, splitting the rows of w
+// across the workers. F16 weights take fp16-rounded activations and Q8_0
+// weights Q8_0-quantized ones, as tensor.Go{} does.
+func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
+	M, K, N := x.Rows(), x.Cols(), w.Dim(0)
+	if M == 0 || N == 0 || K == 0 {
+		tensor.Go{}.MatMul(out, x, w)
+		return
+	}
+	o, xs := out.Data(), x.Data()
+	switch w.DType() {
+	case tensor.F32, tensor.F16:
+		fn, ws := b.ks.matmulF32, ptr(xs)
+		if w.DType() == tensor.F32 {
+			ws = ptr(w.Data())
+		} else {
+			fn, ws = b.ks.matmulF16, ptr(w.Bytes())
+		}
+		xv := xs
+		if w.DType() == tensor.F16 {
+			xr := getF32(M * K)
+			defer f32Scratch.Put(xr)
+			call(b.ks.roundF16, ptr(*xr), ptr(xs), u(M*K))
+			xv = *xr
+		}
+		if M >= b.ks.packMin {
+			xp := getF32((M + 15) / 16 * 16 * K)
+			defer f32Scratch.Put(xp)
+			call(b.ks.packX, ptr(*xp), ptr(xv), u(M), u(K))
+			xv = *xp
+		}
+		op, xvp := ptr(o), ptr(xv)
+		workers.run(N, split(N, 16, 16), func(lo, hi int) {
+			var scratch *[]float32
+			if w.DType() == tensor.F16 {
+				scratch = getF32(64 * K) // NB rows of the C gemm (f32.c)
+			}
+			var sp uintptr
+			if scratch != nil {
+				sp = ptr(*scratch)
+			}
+			call(fn, op, xvp, ws, u(M), u(K), u(N), u(lo), u(hi), sp)
+			if scratch != nil {
+				f32Scratch.Put(scratch)
+			}
+		})
+		runtime.KeepAlive(xv)
+		runtime.KeepAlive(w)
+	case tensor.Q8_0:
+		rb := K / tensor.Q8BlockSize * tensor.Q8BlockLen
+		xq := getBytes(M * rb)
+		workers.run(M, split(M, 1, 8), func(lo, hi int) {
+			call(b.ks.quantizeQ8, ptr((*xq)[lo*rb:]), ptr(xs[lo*K:]), u((hi-lo)*K/tensor.Q8BlockSize))
+		})
+		ws := w.Bytes()
+		op, xqp, wp := ptr(o), ptr(*xq), ptr(ws)
+		// From 4 rows on the kernel may repack weight tiles; it needs the
+		// block sums of x and a tile's worth of scratch (see q8.c).
+		var xsum []int32
+		if M >= 4 {
+			xsum = make([]int32, M*K/tensor.Q8BlockSize)
+			call(b.ks.q8XSum, ptr(xsum), xqp, u(len(xsum)))
+		}
+		workers.run(N, split(N, 16, 16), func(lo, hi int) {
+			var sp uintptr
+			var scratch *[]byte
+			if xsum != nil {
+				scratch = getBytes(K / tensor.Q8BlockSize * 576)
+				sp = ptr(*scratch)
+			}
+			call(b.ks.matmulQ8, op, xqp, wp, u(M), u(K), u(N), u(lo), u(hi), ptr(xsum), sp)
+			if scratch != nil {
+				byteScratch.Put(scratch)
+			}
+		})
+		runtime.KeepAlive(ws)
+		runtime.KeepAlive(xsum)
+		byteScratch.Put(xq)
+	default:
+		tensor.Go{}.MatMul(out, x, w)
+	}
+	runtime.KeepAlive(xs)
+	runtime.KeepAlive(o)
+}
+
+// RMSNorm normalises each row: out = x / sqrt(mean(x²) + eps) ⊙ w.
+func (b *Backend) RMSNorm(out, x, w *tensor.Tensor, eps float32) {
+	R, D := x.Rows(), x.Cols()
+	if R == 0 || D == 0 {
+		return
+	}
+	o, xs := out.Data(), x.Data()
+	var ws []float32
+	if w != nil {
+		ws = w.Data()
+	}
+	workers.run(R, split(R, 1, 4), func(lo, hi int) {
+		call(b.ks.rmsnorm, ptr(o), ptr(xs), ptr(ws), u(D), u(lo), u(hi), f32bits(eps))
+	})
+	runtime.KeepAlive(o)
+	runtime.KeepAlive(xs)
+	runtime.KeepAlive(ws)
+}
+
+// elementwise splits n elements into chunks of at least 16384.
+func elementwise(n int, fn func(lo, hi int)) { workers.run(n, split(n, 16, 1<<14), fn) }
+
+// SiLU: out = x·σ(x).
+func (b *Backend) SiLU(out, x *tensor.Tensor) {
+	o, xs := out.Data(), x.Data()
+	elementwise(len(o), func(lo, hi int) { call(b.ks.silu, ptr(o[lo:]), ptr(xs[lo:]), u(hi-lo)) })
+	runtime.KeepAlive(o)
+	runtime.KeepAlive(xs)
+}
+
+// SwiGLU: out = SiLU(gate) ⊙ up.
+func (b *Backend) SwiGLU(out, gate, up *tensor.Tensor) {
+	o, g, us := out.Data(), gate.Data(), up.Data()
+	elementwise(len(o), func(lo, hi int) { call(b.ks.swiglu, ptr(o[lo:]), ptr(g[lo:]), ptr(us[lo:]), u(hi-lo)) })
+	runtime.KeepAlive(o)
+	runtime.KeepAlive(g)
+	runtime.KeepAlive(us)
+}
+
+// Attention: causal attention of q [T, H·Dh] over k, v [S, KV·Dh], one job
+// per (token, head), jobs split across the workers.
+func (b *Backend) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, scale float32) {
+	T := q.Rows()
+	if T == 0 {
+		return
+	}
+	dh := q.Cols() / nHead
+	o, qs, ks, vs := out.Data(), q.Data(), k.Data(), v.Data()
+	jobs := T * nHead
+	workers.run(jobs, split(jobs, 1, 1), func(lo, hi int) {
+		scratch := getF32(past + T)
+		call(b.ks.attention, ptr(o), ptr(qs), ptr(ks), ptr(vs), u(nHead), u(nKV), u(dh), u(past), f32bits(scale),
+			u(lo), u(hi), ptr(*scratch))
+		f32Scratch.Put(scratch)
+	})
+	runtime.KeepAlive(o)
+	runtime.KeepAlive(qs)
+	runtime.KeepAlive(ks)
+	runtime.KeepAlive(vs)
+}
+
+// The ops below have no kernel; they run on the pure-Go backend.
+
+func (b *Backend) Add(out, a, c *tensor.Tensor)           { tensor.Go{}.Add(out, a, c) }
+func (b *Backend) Mul(out, a, c *tensor.Tensor)           { tensor.Go{}.Mul(out, a, c) }
+func (b *Backend) Scale(out, a *tensor.Tensor, s float32) { tensor.Go{}.Scale(out, a, s) }
+func (b *Backend) LayerNorm(out, x, w, c *tensor.Tensor, eps float32) {
+	tensor.Go{}.LayerNorm(out, x, w, c, eps)
+}
+func (b *Backend) RoPE(out, x *tensor.Tensor, pos0, headDim, ropeDim int, base float32, neox bool) {
+	tensor.Go{}.RoPE(out, x, pos0, headDim, ropeDim, base, neox)
+}
+func (b *Backend) Softmax(out, x *tensor.Tensor, past int) { tensor.Go{}.Softmax(out, x, past) }
+func (b *Backend) GELU(out, x *tensor.Tensor)              { tensor.Go{}.GELU(out, x) }
+func (b *Backend) Embedding(out, table *tensor.Tensor, ids []int32) {
+	tensor.Go{}.Embedding(out, table, ids)
+}
+func (b *Backend) SetRows(dst *tensor.Tensor, at int, src *tensor.Tensor) {
+	tensor.Go{}.SetRows(dst, at, src)
+}

@@ -1,0 +1,273 @@
+// Every kernel against the pure-Go backend (and the C references), on every
+// variant this CPU can run, over random shapes including odd and tiny ones.
+
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// backends returns the fast and reference backends of every variant this
+// CPU runs; it skips the test where no library loads.
+func backends(t *testing.T) map[string]*Backend {
+	t.Helper()
+	out := map[string]*Backend{}
+	for _, v := range Variants() {
+		b, err := LoadVariant(v)
+		if err != nil {
+			t.Fatalf("load %s: %v", v, err)
+		}
+		out[v] = b
+		out[v+"-ref"] = b.reference()
+	}
+	if len(out) == 0 {
+		t.Skip("no native kernels on this platform")
+	}
+	t.Logf("variants: %v", Variants())
+	return out
+}
+
+func randTensor(r *rand.Rand, shape ...int) *tensor.Tensor {
+	x := tensor.New(shape...)
+	for i := range x.Data() {
+		x.Data()[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
+func encode(t testing.TB, x *tensor.Tensor, dt tensor.DType) *tensor.Tensor {
+	w, err := tensor.FromBytes(dt, tensor.EncodeRow(nil, x.Data(), dt), x.Shape()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// close reports whether got is within tol of want, relative to each value
+// plus the mean magnitude of want (dot products can cancel to near zero).
+func closeTo(got, want []float32, tol float64) (int, bool) {
+	var mean float64
+	for _, v := range want {
+		mean += math.Abs(float64(v))
+	}
+	mean /= float64(max(len(want), 1))
+	for i := range want {
+		d := math.Abs(float64(got[i]) - float64(want[i]))
+		if d > tol*(math.Abs(float64(want[i]))+mean) || math.IsNaN(float64(got[i])) != math.IsNaN(float64(want[i])) {
+			return i, false
+		}
+	}
+	return 0, true
+}
+
+func identical(got, want []float32) (int, bool) {
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			return i, false
+		}
+	}
+	return 0, true
+}
+
+var matmulShapes = [][3]int{ // M, K, N
+	{1, 32, 1}, {1, 64, 3}, {2, 32, 17}, {3, 96, 16}, {1, 576, 576}, {5, 160, 33}, {7, 64, 100},
+	{17, 128, 50}, {64, 576, 192}, {1, 1536, 576}, {33, 32, 31}, {128, 576, 64},
+}
+
+func TestMatMul(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for name, b := range backends(t) {
+		for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.Q8_0, tensor.BF16} {
+			for _, s := range matmulShapes {
+				M, K, N := s[0], s[1], s[2]
+				for _, odd := range []int{0, 1, 7} { // F32 and F16 also at K not a multiple of 32
+					if odd != 0 && (dt == tensor.Q8_0 || K > 200) {
+						continue
+					}
+					k := K + odd
+					x, wf := randTensor(r, M, k), randTensor(r, N, k)
+					w := encode(t, wf, dt)
+					want, got := tensor.New(M, N), tensor.New(M, N)
+					tensor.Go{}.MatMul(want, x, w)
+					b.MatMul(got, x, w)
+					// Every weight type keeps the Go summation order: bit-identical.
+					if i, ok := identical(got.Data(), want.Data()); !ok {
+						t.Fatalf("%s %v [%d %d]·[%d %d]ᵀ: element %d = %v, Go %v (want bit-identical)",
+							name, dt, M, k, N, k, i, got.Data()[i], want.Data()[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestQuantizeQ8MatchesGo checks the C quantizer byte for byte, including
+// ties: a block with amax 127 scales by exactly 1, so k+0.5 rounds to even.
+func TestQuantizeQ8MatchesGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	x := make([]float32, 32*50)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * math.Pow(10, float64(i/32%7-3)))
+	}
+	for i := 0; i < 32; i++ { // block 0: ties
+		x[i] = float32(i%8) - 3.5
+	}
+	x[31] = 127
+	for i := 32; i < 64; i++ { // block 1: all zero
+		x[i] = 0
+	}
+	want := tensor.QuantizeQ8_0(nil, x)
+	for name, b := range backends(t) {
+		got := make([]byte, len(want))
+		call(b.ks.quantizeQ8, ptr(got), ptr(x), u(len(x)/32))
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s: byte %d (block %d) = %d, Go %d", name, i, i/34, got[i], want[i])
+			}
+		}
+	}
+}
+
+func TestRowOps(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for name, b := range backends(t) {
+		for _, s := range [][2]int{{1, 1}, {1, 7}, {3, 64}, {5, 576}, {130, 33}, {2, 1536}} {
+			R, D := s[0], s[1]
+			x, w := randTensor(r, R, D), randTensor(r, D)
+			x.Data()[0] *= 40 // reach far into exp's range
+			check := func(op string, got, want *tensor.Tensor) {
+				t.Helper()
+				if i, ok := identical(got.Data(), want.Data()); !ok {
+					t.Fatalf("%s %s [%d %d]: element %d = %v, Go %v", name, op, R, D, i, got.Data()[i], want.Data()[i])
+				}
+			}
+			for _, wt := range []*tensor.Tensor{nil, w} {
+				got, want := tensor.New(R, D), tensor.New(R, D)
+				b.RMSNorm(got, x, wt, 1e-5)
+				tensor.Go{}.RMSNorm(want, x, wt, 1e-5)
+				if i, ok := identical(got.Data(), want.Data()); !ok { // same arithmetic, same order
+					t.Fatalf("%s RMSNorm [%d %d]: element %d = %v, Go %v", name, R, D, i, got.Data()[i], want.Data()[i])
+				}
+			}
+			got, want := tensor.New(R, D), tensor.New(R, D)
+			b.SiLU(got, x)
+			tensor.Go{}.SiLU(want, x)
+			check("SiLU", got, want)
+			up := randTensor(r, R, D)
+			b.SwiGLU(got, x, up)
+			tensor.Go{}.SwiGLU(want, x, up)
+			check("SwiGLU", got, want)
+		}
+	}
+}
+
+func TestSiLUExtremes(t *testing.T) {
+	x := tensor.FromFloat32([]float32{-200, -100, -88, -87, -20, -1e-8, 0, 1e-8, 3, 20, 87, 88, 89, 100, 1e30}, 15)
+	for name, b := range backends(t) {
+		got, want := tensor.New(15), tensor.New(15)
+		b.SiLU(got, x)
+		tensor.Go{}.SiLU(want, x)
+		for i := range want.Data() {
+			g, w := float64(got.Data()[i]), float64(want.Data()[i])
+			if math.Float64bits(g) != math.Float64bits(w) {
+				t.Errorf("%s: SiLU(%v) = %v, Go %v", name, x.Data()[i], g, w)
+			}
+		}
+	}
+}
+
+func TestAttention(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for name, b := range backends(t) {
+		for _, c := range []struct{ T, past, H, KV, Dh int }{
+			{1, 0, 1, 1, 1}, {1, 5, 4, 2, 8}, {3, 0, 2, 2, 16}, {7, 9, 9, 3, 64}, {16, 0, 4, 1, 33}, {1, 200, 9, 3, 64},
+		} {
+			S := c.past + c.T + 2 // extra rows the kernel must not read as keys
+			q := randTensor(r, c.T, c.H*c.Dh)
+			k, v := randTensor(r, S, c.KV*c.Dh), randTensor(r, S, c.KV*c.Dh)
+			scale := float32(1 / math.Sqrt(float64(c.Dh)))
+			got, want := tensor.New(c.T, c.H*c.Dh), tensor.New(c.T, c.H*c.Dh)
+			b.Attention(got, q, k.Slice(0, c.past+c.T), v.Slice(0, c.past+c.T), c.H, c.KV, c.past, scale)
+			tensor.Go{}.Attention(want, q, k.Slice(0, c.past+c.T), v.Slice(0, c.past+c.T), c.H, c.KV, c.past, scale)
+			if i, ok := identical(got.Data(), want.Data()); !ok {
+				t.Fatalf("%s attention %+v: element %d = %v, Go %v", name, c, i, got.Data()[i], want.Data()[i])
+			}
+		}
+	}
+}
+
+// TestDelegatedOps runs the ops without kernels through the backend, so a
+// wrong delegation shows.
+func TestDelegatedOps(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	b := backends(t)[Variants()[0]]
+	x, y := randTensor(r, 3, 8), randTensor(r, 3, 8)
+	for _, op := range []struct {
+		name string
+		f    func(be tensor.Backend, out *tensor.Tensor)
+	}{
+		{"Add", func(be tensor.Backend, out *tensor.Tensor) { be.Add(out, x, y) }},
+		{"Mul", func(be tensor.Backend, out *tensor.Tensor) { be.Mul(out, x, y) }},
+		{"Scale", func(be tensor.Backend, out *tensor.Tensor) { be.Scale(out, x, 0.5) }},
+		{"LayerNorm", func(be tensor.Backend, out *tensor.Tensor) { be.LayerNorm(out, x, nil, nil, 1e-5) }},
+		{"RoPE", func(be tensor.Backend, out *tensor.Tensor) { be.RoPE(out, x, 3, 4, 4, 10000, true) }},
+		{"Softmax", func(be tensor.Backend, out *tensor.Tensor) { be.Softmax(out, x, 2) }},
+		{"GELU", func(be tensor.Backend, out *tensor.Tensor) { be.GELU(out, x) }},
+	} {
+		got, want := tensor.New(3, 8), tensor.New(3, 8)
+		op.f(b, got)
+		op.f(tensor.Go{}, want)
+		if i, ok := identical(got.Data(), want.Data()); !ok {
+			t.Errorf("%s: element %d = %v, Go %v", op.name, i, got.Data()[i], want.Data()[i])
+		}
+	}
+}
+
+func ExampleLoad() {
+	b, err := Load()
+	if err != nil {
+		fmt.Println(err) // a *kernels.NativeCallError: what is missing, what to do
+		return
+	}
+	tensor.SetBackend(b)
+	defer tensor.SetBackend(tensor.Go{})
+	y := tensor.MatMul(tensor.FromFloat32([]float32{1, 2}, 1, 2), tensor.FromFloat32([]float32{3, 4, 5, 6}, 2, 2))
+	fmt.Println(y.Data())
+	// Output: [11 17]
+}
+
+// TestSiLUSweep compares SiLU with the Go backend bit for bit on four million
+// values spread over exp's whole range: the C exp (double precision, rounded
+// to float32) must round like Go's float32(math.Exp(float64(x))).
+func TestSiLUSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	n := 1 << 22
+	x := tensor.New(n)
+	for i := range x.Data() {
+		x.Data()[i] = float32((r.Float64()*2 - 1) * math.Pow(10, r.Float64()*3-1))
+	}
+	b := backends(t)[Variants()[0]]
+	got, want := tensor.New(n), tensor.New(n)
+	b.SiLU(got, x)
+	tensor.Go{}.SiLU(want, x)
+	diff := 0
+	for i := range want.Data() {
+		if math.Float32bits(got.Data()[i]) != math.Float32bits(want.Data()[i]) {
+			if diff < 5 {
+				t.Errorf("SiLU(%v) = %v, Go %v", x.Data()[i], got.Data()[i], want.Data()[i])
+			}
+			diff++
+		}
+	}
+	if diff > 0 {
+		t.Errorf("%d of %d values differ", diff, n)
+	}
+}

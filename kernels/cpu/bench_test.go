@@ -1,0 +1,123 @@
+// Benchmarks of the kernels against the pure-Go reference, on SmolLM2-135M's
+// shapes: go test -bench . ./kernels/cpu
+
+package cpu
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/toyml/toy/toy/tensor"
+)
+
+var benchThreads = flag.Int("threads", 1, "threads for the benchmarks")
+
+func benchBackends(b *testing.B) []tensor.Backend {
+	bes := []tensor.Backend{tensor.Go{}}
+	if nb, err := Load(); err == nil {
+		bes = append(bes, nb)
+	}
+	return bes
+}
+
+func benchName(be tensor.Backend) string {
+	if nb, ok := be.(*Backend); ok {
+		return "native-" + nb.Variant()
+	}
+	return be.Name()
+}
+
+// BenchmarkMatMul: decode (M=1) and prefill (M=128) projections; for M=1 the
+// weight bytes read per second are reported (the decode roofline).
+func BenchmarkMatMul(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.Q8_0} {
+		for _, s := range [][3]int{{1, 576, 1536}, {1, 1536, 576}, {1, 576, 49152}, {128, 576, 1536}, {128, 1536, 576}} {
+			M, K, N := s[0], s[1], s[2]
+			x, w := randTensor(r, M, K), encode(b, randTensor(r, N, K), dt)
+			wbytes, _ := dt.RowBytes(N * K)
+			for _, be := range benchBackends(b) {
+				b.Run(fmt.Sprintf("%v/M%d_K%d_N%d/%s", dt, M, K, N, benchName(be)), func(b *testing.B) {
+					defer tensor.SetThreads(tensor.Threads())
+					tensor.SetThreads(*benchThreads)
+					out := tensor.New(M, N)
+					for b.Loop() {
+						be.MatMul(out, x, w)
+					}
+					sec := b.Elapsed().Seconds() / float64(b.N)
+					b.ReportMetric(float64(wbytes)/sec/1e9, "GB/s")
+					b.ReportMetric(2*float64(M*N*K)/sec/1e9, "GFLOP/s")
+				})
+			}
+		}
+	}
+}
+
+func BenchmarkAttention(b *testing.B) {
+	r := rand.New(rand.NewPCG(2, 2))
+	for _, c := range []struct{ T, past int }{{1, 255}, {128, 0}} {
+		S := c.past + c.T
+		q, k, v := randTensor(r, c.T, 576), randTensor(r, S, 192), randTensor(r, S, 192)
+		for _, be := range benchBackends(b) {
+			b.Run(fmt.Sprintf("T%d_past%d/%s", c.T, c.past, benchName(be)), func(b *testing.B) {
+				out := tensor.New(c.T, 576)
+				for b.Loop() {
+					be.Attention(out, q, k, v, 9, 3, c.past, float32(1/math.Sqrt(64)))
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkSwiGLU(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 3))
+	g, u := randTensor(r, 128, 1536), randTensor(r, 128, 1536)
+	for _, be := range benchBackends(b) {
+		b.Run(benchName(be), func(b *testing.B) {
+			out := tensor.New(128, 1536)
+			for b.Loop() {
+				be.SwiGLU(out, g, u)
+			}
+		})
+	}
+}
+
+// BenchmarkMemoryRead measures the read bandwidth over buffers the size of
+// the SmolLM2-135M-shaped benchmark models (Q8_0 ≈ 145 MB, F32 ≈ 540 MB),
+// which bounds decoding: tok/s ≤ GB/s ÷ model GB.
+func BenchmarkMemoryRead(b *testing.B) {
+	nb, err := Load()
+	if err != nil {
+		b.Skip(err)
+	}
+	for _, mb := range []int{145, 540} {
+		buf := make([]byte, mb<<20)
+		for i := range buf {
+			buf[i] = byte(i)
+		}
+		for _, th := range []int{1, 2} {
+			b.Run(fmt.Sprintf("MB%d/threads%d", mb, th), func(b *testing.B) {
+				defer tensor.SetThreads(tensor.Threads())
+				tensor.SetThreads(th)
+				n := len(buf) / 64
+				for b.Loop() {
+					workers.run(n, (n+th-1)/th, func(lo, hi int) { call(nb.ks.read, ptr(buf[lo*64:]), u((hi-lo)*64)) })
+				}
+				b.ReportMetric(float64(len(buf))/(b.Elapsed().Seconds()/float64(b.N))/1e9, "GB/s")
+			})
+		}
+	}
+}
+
+// BenchmarkPoolRun is the cost of handing an op to the workers: eight empty
+// chunks on two threads.
+func BenchmarkPoolRun(b *testing.B) {
+	defer tensor.SetThreads(tensor.Threads())
+	tensor.SetThreads(2)
+	for b.Loop() {
+		workers.run(8, 1, func(lo, hi int) {})
+	}
+}

@@ -1,0 +1,158 @@
+// ops.c: the row-wise ops around the matrix multiplies — RMSNorm, SiLU,
+// SwiGLU and causal attention over a KV cache — each with its reference.
+//
+// They follow toy/tensor's pure-Go arithmetic step for step: RMSNorm sums
+// squares in double, attention scores are dotF32 in its order, softmax
+// subtracts the row maximum, exponentiates in double and sums in double, and
+// the value rows are added in key order. With toy_exp_f32 (see toy.h) the
+// results are bit-identical to the Go backend's in all the tests.
+#include "toy.h"
+
+#if defined(__aarch64__)
+#define MADD(acc, a, b) __builtin_fmaf((a), (b), (acc))
+#else
+#define MADD(acc, a, b) ((acc) + (a) * (b))
+#endif
+
+// rmsnorm_row: out = x / sqrt(mean(x²) + eps) ⊙ w (w may be NULL).
+TOY_INLINE void rmsnorm_row(float *out, const float *x, const float *w, int64_t D, float eps) {
+	double sum = 0;
+	for (int64_t i = 0; i < D; i++) sum += (double)(x[i] * x[i]);
+	float mean = (float)(sum / (double)D);
+	float scale = 1.0f / (float)__builtin_sqrt((double)(mean + eps));
+	for (int64_t i = 0; i < D; i++) out[i] = x[i] * scale;
+	if (w)
+		for (int64_t i = 0; i < D; i++) out[i] = out[i] * w[i];
+}
+
+// toy_rmsnorm normalises rows [r0, r1) of x [R, D]; eps is float32 bits.
+TOY_API void toy_rmsnorm(float *out, const float *x, const float *w, int64_t D, int64_t r0, int64_t r1, uint32_t eps) {
+	for (int64_t r = r0; r < r1; r++) rmsnorm_row(out + r * D, x + r * D, w, D, toy_bits_f32(eps));
+}
+
+TOY_API void toy_rmsnorm_ref(float *out, const float *x, const float *w, int64_t D, int64_t r0, int64_t r1,
+                             uint32_t eps) {
+	for (int64_t r = r0; r < r1; r++) {
+		const float *xr = x + r * D;
+		float *o = out + r * D;
+		double sum = 0;
+		for (int64_t i = 0; i < D; i++) sum += (double)(xr[i] * xr[i]);
+		float scale = 1.0f / (float)__builtin_sqrt((double)((float)(sum / (double)D) + toy_bits_f32(eps)));
+		for (int64_t i = 0; i < D; i++) o[i] = w ? xr[i] * scale * w[i] : xr[i] * scale;
+	}
+}
+
+// silu(v) = v·σ(v) = v / (1 + e^−v).
+TOY_INLINE float silu(float v) { return v / (1.0f + toy_exp_f32(-v)); }
+
+TOY_API void toy_silu(float *out, const float *x, int64_t n) {
+	for (int64_t i = 0; i < n; i++) out[i] = silu(x[i]);
+}
+
+// toy_swiglu: out = SiLU(gate) ⊙ up.
+TOY_API void toy_swiglu(float *out, const float *gate, const float *up, int64_t n) {
+	for (int64_t i = 0; i < n; i++) out[i] = silu(gate[i]) * up[i];
+}
+
+// The references: the same formula, one element at a time.
+__attribute__((optimize("no-tree-vectorize")))
+TOY_API void toy_silu_ref(float *out, const float *x, int64_t n) {
+	for (int64_t i = 0; i < n; i++) out[i] = silu(x[i]);
+}
+
+__attribute__((optimize("no-tree-vectorize"))) TOY_API void toy_swiglu_ref(float *out, const float *gate, const float *up, int64_t n) {
+	for (int64_t i = 0; i < n; i++) out[i] = silu(gate[i]) * up[i];
+}
+
+// softmax_row: max-subtracted exponentials, their sum in double, one scale.
+TOY_INLINE void softmax_row(float *p, int64_t n) {
+	float m = p[0];
+	for (int64_t s = 1; s < n; s++) m = p[s] > m ? p[s] : m;
+	for (int64_t s = 0; s < n; s++) p[s] = toy_exp_f32(p[s] - m);
+	double sum = 0;
+	for (int64_t s = 0; s < n; s++) sum += (double)p[s];
+	float inv = (float)(1.0 / sum);
+	for (int64_t s = 0; s < n; s++) p[s] *= inv;
+}
+
+// toy_attention computes jobs [j0, j1) of causal attention, job = t·H + h:
+// query t (position past+t) of head h attends to keys 0 … past+t of KV head
+// h/(H/KV). q, out [T, H·Dh]; k, v [S, KV·Dh]; scratch holds past+T floats.
+TOY_API void toy_attention(float *out, const float *q, const float *k, const float *v, int64_t H, int64_t KV,
+                           int64_t Dh, int64_t past, uint32_t scale_bits, int64_t j0, int64_t j1, float *scratch) {
+	float scale = toy_bits_f32(scale_bits);
+	int64_t qc = H * Dh, kc = KV * Dh, group = H / KV;
+	for (int64_t job = j0; job < j1; job++) {
+		int64_t t = job / H, h = job % H, kvh = h / group, n = past + t + 1;
+		const float *qr = q + t * qc + h * Dh;
+		for (int64_t s = 0; s < n; s++) scratch[s] = toy_dot_go(k + s * kc + kvh * Dh, qr, Dh) * scale;
+		softmax_row(scratch, n);
+		float *o = out + t * qc + h * Dh;
+		for (int64_t i = 0; i < Dh; i++) o[i] = 0;
+		for (int64_t s = 0; s < n; s++) {
+			const float *vr = v + s * kc + kvh * Dh;
+			float p = scratch[s];
+			for (int64_t i = 0; i < Dh; i++) o[i] = MADD(o[i], p, vr[i]);
+		}
+	}
+}
+
+TOY_API void toy_attention_ref(float *out, const float *q, const float *k, const float *v, int64_t H, int64_t KV,
+                               int64_t Dh, int64_t past, uint32_t scale_bits, int64_t j0, int64_t j1,
+                               float *scratch) {
+	float scale = toy_bits_f32(scale_bits);
+	int64_t qc = H * Dh, kc = KV * Dh, group = H / KV;
+	for (int64_t job = j0; job < j1; job++) {
+		int64_t t = job / H, h = job % H, kvh = h / group, n = past + t + 1;
+		for (int64_t s = 0; s < n; s++) {
+			const float *kr = k + s * kc + kvh * Dh, *qr = q + t * qc + h * Dh;
+			float d[4] = {0, 0, 0, 0};
+			int64_t i = 0;
+			for (; i + 4 <= Dh; i += 4)
+				for (int c = 0; c < 4; c++) d[c] = MADD(d[c], kr[i + c], qr[i + c]);
+			for (; i < Dh; i++) d[0] = MADD(d[0], kr[i], qr[i]);
+			scratch[s] = ((d[0] + d[1]) + (d[2] + d[3])) * scale;
+		}
+		softmax_row(scratch, n);
+		for (int64_t i = 0; i < Dh; i++) {
+			float o = 0;
+			for (int64_t s = 0; s < n; s++) o = MADD(o, scratch[s], v[s * kc + kvh * Dh + i]);
+			out[t * qc + h * Dh + i] = o;
+		}
+	}
+}
+
+// toy_variant names the instruction set this library was built for, as a
+// code the Go loader knows (variantCodes in library.go).
+TOY_API int64_t toy_variant(void) {
+#if defined(__AVX512F__)
+	return 4; // avx512
+#elif defined(__AVXVNNI__)
+	return 3; // avxvnni
+#elif defined(__AVX2__)
+	return 2; // avx2
+#elif defined(__x86_64__)
+	return 1; // x86-64
+#elif defined(__ARM_FEATURE_DOTPROD)
+	return 6; // neon-dotprod
+#elif defined(__aarch64__)
+	return 5; // neon
+#else
+	return 0;
+#endif
+}
+
+// toy_read reads n bytes (a multiple of 64) and returns their XOR folded to
+// 64 bits: the memory-bandwidth probe of the benchmarks.
+TOY_API uint64_t toy_read(const uint8_t *p, int64_t n) {
+	uint64_t acc[8] = {0};
+	for (int64_t i = 0; i + 64 <= n; i += 64)
+		for (int j = 0; j < 8; j++) {
+			uint64_t v;
+			__builtin_memcpy(&v, p + i + 8 * j, 8);
+			acc[j] ^= v;
+		}
+	return acc[0] ^ acc[1] ^ acc[2] ^ acc[3] ^ acc[4] ^ acc[5] ^ acc[6] ^ acc[7];
+}
+
+TOY_API uint64_t toy_read_ref(const uint8_t *p, int64_t n) { return toy_read(p, n); }

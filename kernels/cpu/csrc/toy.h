@@ -1,0 +1,142 @@
+// toy.h: shared definitions of toy's native CPU kernels.
+//
+// Every kernel is exported twice: toy_NAME, the fast version for the
+// instruction set this library was compiled for (chosen with #if on the
+// compiler's target macros), and toy_NAME_ref, the plain C loop it is tested
+// against. The Go loader (kernels/cpu) calls them through purego with integer
+// arguments only, so float parameters travel as their IEEE bits (uint32_t).
+//
+// Layouts are those of package toy/tensor: row-major, a weight matrix w [N, K]
+// holds one output feature per row, and a Q8_0 row is K/32 blocks of
+// {fp16 d; int8 q[32]} (34 bytes).
+#ifndef TOY_H
+#define TOY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#endif
+
+#define TOY_API __attribute__((visibility("default")))
+#define TOY_INLINE static inline __attribute__((always_inline))
+
+#define Q8_BLOCK 32
+#define Q8_BYTES 34
+
+TOY_INLINE float toy_bits_f32(uint32_t u) {
+	float f;
+	__builtin_memcpy(&f, &u, 4);
+	return f;
+}
+
+TOY_INLINE uint32_t toy_f32_bits(float f) {
+	uint32_t u;
+	__builtin_memcpy(&u, &f, 4);
+	return u;
+}
+
+// toy_fp16_f32 converts IEEE binary16 bits to float32 (exact).
+TOY_INLINE float toy_fp16_f32(uint16_t h) {
+	uint32_t sign = (uint32_t)(h >> 15) << 31;
+	uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+	if (exp == 0) {
+		if (mant == 0) return toy_bits_f32(sign);
+		// subnormal: value = mant · 2^-24
+		float v = (float)mant * (1.0f / 16777216.0f);
+		return sign ? -v : v;
+	}
+	if (exp == 0x1f) return toy_bits_f32(sign | 0x7f800000u | mant << 13);
+	return toy_bits_f32(sign | (exp + 112) << 23 | mant << 13);
+}
+
+// toy_f32_fp16 rounds float32 to the nearest binary16, ties to even; overflow
+// gives ±Inf (the F16C conversion, and tensor.F32ToFP16).
+TOY_INLINE uint16_t toy_f32_fp16(float f) {
+	uint32_t b = toy_f32_bits(f);
+	uint16_t sign = (uint16_t)((b >> 16) & 0x8000);
+	int32_t exp = (int32_t)((b >> 23) & 0xff);
+	uint32_t mant = b & 0x7fffff;
+	if (exp == 0xff) return sign | (mant ? 0x7e00 : 0x7c00);
+	int32_t e = exp - 127 + 15;
+	if (e >= 0x1f) return sign | 0x7c00;
+	if (e <= 0) {
+		if (e < -10) return sign;
+		mant |= 0x800000;
+		uint32_t shift = (uint32_t)(14 - e);
+		uint32_t half = 1u << (shift - 1), r = mant >> shift, rest = mant & ((1u << shift) - 1);
+		if (rest > half || (rest == half && (r & 1))) r++;
+		return sign | (uint16_t)r;
+	}
+	uint32_t r = (uint32_t)e << 10 | mant >> 13, rest = mant & 0x1fff;
+	if (rest > 0x1000 || (rest == 0x1000 && (r & 1))) r++;
+	return sign | (uint16_t)r;
+}
+
+TOY_INLINE uint16_t toy_load_u16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+
+// toy_exp_f32 is float32(e^x) computed in double precision — what Go's
+// float32(math.Exp(float64(x))) gives: both are within about one double ulp
+// of e^x, so the rounding to float32 agrees except when e^x lies within a few
+// double ulps of a float32 rounding boundary (a chance of order 2^-27 per
+// value; the tests compare millions of values bit for bit). x = k·ln2 + r,
+// |r| ≤ ln2/2, with ln2 split so that k·ln2_hi is exact; e^r by its Taylor
+// series to r^13; 2^k from exponent bits in two halves.
+TOY_INLINE float toy_exp_f32(float xf) {
+	double x = (double)xf;
+	double xc = x < -104.0 ? -104.0 : (x > 89.0 ? 89.0 : x);
+	double t = xc * 1.4426950408889634 + 6755399441055744.0; // round to integer by the 1.5·2^52 trick
+	double k = t - 6755399441055744.0;
+	double r = (xc - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
+	double p = 1.0 / 6227020800.0;
+	p = p * r + 1.0 / 479001600.0;
+	p = p * r + 1.0 / 39916800.0;
+	p = p * r + 1.0 / 3628800.0;
+	p = p * r + 1.0 / 362880.0;
+	p = p * r + 1.0 / 40320.0;
+	p = p * r + 1.0 / 5040.0;
+	p = p * r + 1.0 / 720.0;
+	p = p * r + 1.0 / 120.0;
+	p = p * r + 1.0 / 24.0;
+	p = p * r + 1.0 / 6.0;
+	p = p * r + 0.5;
+	p = p * r + 1.0;
+	p = p * r + 1.0;
+	int64_t ki = (int64_t)k, k1 = ki >> 1, k2 = ki - k1;
+	uint64_t b1 = (uint64_t)(k1 + 1023) << 52, b2 = (uint64_t)(k2 + 1023) << 52;
+	double s1, s2;
+	__builtin_memcpy(&s1, &b1, 8);
+	__builtin_memcpy(&s2, &b2, 8);
+	float y = (float)(p * s1 * s2);
+	y = x < -104.0 ? 0.0f : y;
+	y = x > 89.0 ? __builtin_inff() : y;
+	return y;
+}
+
+// toy_dot_go is Σ a[i]·b[i] in the order of toy/tensor's dotF32: four partial
+// sums over i ≡ c (mod 4), the tail into the first, (s0 + s1) + (s2 + s3); a
+// product is rounded before its add on amd64 and fused with it on arm64, as
+// the Go compiler does. One 4-lane vector holds the four sums.
+TOY_INLINE float toy_dot_go(const float *a, const float *b, int64_t n) {
+	int64_t i = 0;
+	float s[4] = {0, 0, 0, 0};
+#if defined(__x86_64__)
+	__m128 acc = _mm_setzero_ps();
+	for (; i + 4 <= n; i += 4) acc = _mm_add_ps(acc, _mm_mul_ps(_mm_loadu_ps(a + i), _mm_loadu_ps(b + i)));
+	_mm_storeu_ps(s, acc);
+	for (; i < n; i++) s[0] = s[0] + a[i] * b[i];
+#elif defined(__aarch64__)
+	float32x4_t acc = vdupq_n_f32(0);
+	for (; i + 4 <= n; i += 4) acc = vfmaq_f32(acc, vld1q_f32(a + i), vld1q_f32(b + i));
+	vst1q_f32(s, acc);
+	for (; i < n; i++) s[0] = __builtin_fmaf(a[i], b[i], s[0]);
+#else
+	for (; i < n; i++) s[i & 3] += a[i] * b[i];
+#endif
+	return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+#endif

@@ -1,0 +1,44 @@
+// Package cpu is toy's native CPU backend: C kernels for the hot ops (matrix
+// multiply with F32, F16 and Q8_0 weights, RMSNorm, SiLU/SwiGLU, attention),
+// precompiled into shared libraries for linux/amd64 and linux/arm64, embedded
+// in the Go binary, written at first use to the user's cache directory and
+// called through purego — no cgo, so CGO_ENABLED=0 builds keep working.
+//
+// # Backends
+//
+// Backend implements tensor.Backend on host memory. Ops without a kernel run
+// on tensor.Go{}; ops with one split their rows over a persistent pool of
+// worker goroutines (tensor.Threads() of them, parked on a channel between
+// ops — no spinning) and call the C kernel once per chunk.
+//
+// # Variants
+//
+// Each library is one instruction-set variant of the same sources (csrc/,
+// about 1,000 lines of C with no libc dependency):
+// amd64 x86-64 (plain C), avx2 (AVX2+FMA+F16C), avxvnni (AVX2 with VEX VNNI)
+// and avx512 (AVX-512 F/BW/VL/VNNI); arm64 neon and neon-dotprod. Load picks
+// the best one the CPU supports (golang.org/x/sys/cpu); TOY_CPU_VARIANT
+// forces one. Every C kernel has a plain reference beside it (toy_NAME_ref),
+// and the tests check both against the pure-Go backend.
+//
+// # Numerics
+//
+// Matrix products are bit-identical to tensor.Go{} for F32, F16 and Q8_0
+// weights, on every variant: each output keeps the Go summation order (four
+// strided partial sums for F32/F16; per-block exact integer dots added in
+// block order for Q8_0, after the same Q8_0 quantization of the activations)
+// and the kernels get their width from computing many outputs at once. As Go
+// does, amd64 rounds each product before adding it and arm64 fuses the two.
+// RMSNorm is bit-identical too; SiLU, SwiGLU and attention use their own exp
+// and agree to float32 rounding (≤ 1e-5 relative).
+//
+// # Error Handling
+//
+// Load returns a *kernels.NativeCallError, saying what is missing and what to
+// do, when the platform has no library, the cache directory cannot be
+// written, or the library fails its checksum or cannot be opened.
+//
+// The libraries are rebuilt with `go generate ./kernels/...` (build.sh, which
+// needs gcc and gcc-aarch64-linux-gnu); TestLibrariesCurrent fails when the
+// committed libraries are older than the committed sources.
+package cpu

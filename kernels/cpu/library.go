@@ -1,0 +1,177 @@
+// The kernel library: choosing a variant, writing it to the cache, and the
+// addresses of its C functions.
+
+package cpu
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+)
+
+// kernelSet holds the addresses of one family of C functions: the fast ones
+// or their references (same signatures, see csrc/toy.h).
+type kernelSet struct {
+	matmulF32, matmulF16, matmulQ8 uintptr
+	roundF16, quantizeQ8, q8XSum   uintptr
+	packX, packThreshold           uintptr
+	rmsnorm, silu, swiglu          uintptr
+	attention                      uintptr
+	read                           uintptr // the bandwidth probe
+
+	packMin int // toy_pack_threshold(): from this many rows on, F32/F16 matmuls take packed x
+}
+
+// symbols lists each function's C name, without the toy_ prefix and the
+// _ref suffix of the references.
+func (k *kernelSet) symbols() map[string]*uintptr {
+	return map[string]*uintptr{
+		"matmul_f32": &k.matmulF32, "matmul_f16": &k.matmulF16, "matmul_q8": &k.matmulQ8,
+		"round_f16": &k.roundF16, "quantize_q8": &k.quantizeQ8, "q8_xsum": &k.q8XSum,
+		"pack_x": &k.packX, "pack_threshold": &k.packThreshold,
+		"rmsnorm": &k.rmsnorm, "silu": &k.silu, "swiglu": &k.swiglu, "attention": &k.attention, "read": &k.read,
+	}
+}
+
+// library is one loaded variant.
+type library struct {
+	variant string // "avx512", "avx2", "neon", …
+	path    string // the file in the cache directory
+	fast    kernelSet
+	ref     kernelSet
+}
+
+// variant is a library the CPU may run: its name and whether the CPU has
+// what it was compiled for.
+type variant struct {
+	name string
+	ok   bool
+}
+
+var (
+	libMu   sync.Mutex
+	libs    = map[string]*library{}
+	libErrs = map[string]error{}
+)
+
+// bestVariant returns the name of the best variant this CPU supports, or
+// TOY_CPU_VARIANT when set.
+func bestVariant() (string, error) {
+	vs := variants()
+	if len(vs) == 0 {
+		return "", loadError(fmt.Sprintf("a native CPU kernel library for %s/%s", runtime.GOOS, runtime.GOARCH),
+			"toy ships them for linux/amd64 and linux/arm64; use the pure-Go backend (TOY_BACKEND=go)", nil)
+	}
+	if v := os.Getenv("TOY_CPU_VARIANT"); v != "" {
+		for _, c := range vs {
+			if c.name == v {
+				return v, nil
+			}
+		}
+		return "", loadError(fmt.Sprintf("the kernel variant %q asked for by TOY_CPU_VARIANT", v),
+			fmt.Sprintf("choose one of %s, or unset it", variantNames()), nil)
+	}
+	for _, c := range vs {
+		if c.ok {
+			return c.name, nil
+		}
+	}
+	return "", loadError("a kernel variant this CPU can run", "use TOY_BACKEND=go", nil)
+}
+
+func variantNames() []string {
+	var names []string
+	for _, v := range variants() {
+		names = append(names, v.name)
+	}
+	return names
+}
+
+// loadLibrary writes the named variant to the cache (once) and opens it.
+func loadLibrary(name string) (*library, error) {
+	libMu.Lock()
+	defer libMu.Unlock()
+	if l := libs[name]; l != nil {
+		return l, nil
+	}
+	if err := libErrs[name]; err != nil {
+		return nil, err
+	}
+	l, err := openLibrary(name)
+	if err != nil {
+		libErrs[name] = err
+		return nil, err
+	}
+	libs[name] = l
+	return l, nil
+}
+
+func openLibrary(name string) (*library, error) {
+	file := libFile(name)
+	data, err := libFS.ReadFile("lib/" + file)
+	if err != nil {
+		return nil, loadError("the kernel library "+file+" in this binary", "rebuild toy", err)
+	}
+	sum := sha256.Sum256(data)
+	if hex.EncodeToString(sum[:]) != libSHA256[file] {
+		return nil, loadError("an intact kernel library "+file+" (its checksum does not match zlibs.go)",
+			"rebuild the libraries with go generate ./kernels/... and toy with them", nil)
+	}
+	path, err := cacheFile(file, data, sum)
+	if err != nil {
+		return nil, loadError("a writable cache directory for the kernel library", "set XDG_CACHE_HOME to a writable directory, or use TOY_BACKEND=go", err)
+	}
+	l := &library{variant: name, path: path}
+	if err := dlopen(l); err != nil {
+		return nil, loadError("a loadable kernel library", "delete it so that toy writes it again, or use TOY_BACKEND=go", err)
+	}
+	if got := l.variantName(); got != name {
+		return nil, loadError("the kernel library "+path+" for "+name, "delete it so that toy writes it again", fmt.Errorf("it was built for %q", got))
+	}
+	return l, nil
+}
+
+// cacheFile returns the path of the library in the cache directory,
+// os.UserCacheDir()/toy/kernels/<sha256 prefix>/<file>, writing it there
+// (through a temporary file and a rename, so a reader never sees half of it)
+// unless an intact copy is already present.
+func cacheFile(file string, data []byte, sum [32]byte) (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(base, "toy", "kernels", hex.EncodeToString(sum[:8]))
+	path := filepath.Join(dir, file)
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(dir, file+".tmp*")
+	if err != nil {
+		return "", err
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), 0o755)); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return path, nil
+}
+
+// variantCodes maps toy_variant's result to the variant's name.
+var variantCodes = map[uintptr]string{1: "x86-64", 2: "avx2", 3: "avxvnni", 4: "avx512", 5: "neon", 6: "neon-dotprod"}
+
+func libFile(variant string) string { return "libtoy-" + runtime.GOARCH + "-" + variant + ".so" }

@@ -1,0 +1,66 @@
+// A quick check of a loaded library against the pure-Go backend, for toy install.
+
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// SelfTest runs each kernel of b on small random inputs and compares it with
+// tensor.Go{}: matrix products and RMSNorm must be bit-identical, SwiGLU and
+// attention within 1e-5 relative. It returns the first difference found.
+func SelfTest(b *Backend) error {
+	r := rand.New(rand.NewPCG(42, 42))
+	randT := func(shape ...int) *tensor.Tensor {
+		x := tensor.New(shape...)
+		for i := range x.Data() {
+			x.Data()[i] = float32(r.NormFloat64())
+		}
+		return x
+	}
+	compare := func(op string, got, want *tensor.Tensor, tol float64) error {
+		for i, w := range want.Data() {
+			g := got.Data()[i]
+			if tol == 0 && math.Float32bits(g) != math.Float32bits(w) ||
+				math.Abs(float64(g-w)) > tol*(1+math.Abs(float64(w))) {
+				return fmt.Errorf("self-test %s (%s): element %d is %v, pure Go gives %v", op, b.Variant(), i, g, w)
+			}
+		}
+		return nil
+	}
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.Q8_0} {
+		for _, s := range [][3]int{{1, 64, 33}, {20, 96, 40}} {
+			x, wf := randT(s[0], s[1]), randT(s[2], s[1])
+			w, err := tensor.FromBytes(dt, tensor.EncodeRow(nil, wf.Data(), dt), s[2], s[1])
+			if err != nil {
+				return err
+			}
+			got, want := tensor.New(s[0], s[2]), tensor.New(s[0], s[2])
+			b.MatMul(got, x, w)
+			tensor.Go{}.MatMul(want, x, w)
+			if err := compare(fmt.Sprintf("MatMul %v %v", dt, s), got, want, 0); err != nil {
+				return err
+			}
+		}
+	}
+	x, g, w := randT(3, 64), randT(3, 64), randT(64)
+	got, want := tensor.New(3, 64), tensor.New(3, 64)
+	b.RMSNorm(got, x, w, 1e-6)
+	tensor.Go{}.RMSNorm(want, x, w, 1e-6)
+	if err := compare("RMSNorm", got, want, 0); err != nil {
+		return err
+	}
+	b.SwiGLU(got, x, g)
+	tensor.Go{}.SwiGLU(want, x, g)
+	if err := compare("SwiGLU", got, want, 1e-5); err != nil {
+		return err
+	}
+	q, k, v := randT(3, 64), randT(5, 32), randT(5, 32)
+	b.Attention(got, q, k, v, 4, 2, 2, 0.25)
+	tensor.Go{}.Attention(want, q, k, v, 4, 2, 2, 0.25)
+	return compare("Attention", got, want, 1e-5)
+}
