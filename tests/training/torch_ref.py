@@ -81,8 +81,8 @@ def read_gguf(path):
 def rope(x, base, neox):
     """x [T, H, d]: rotate feature pairs by pos·base^(-2i/d)."""
     T, H, d = x.shape
-    i = torch.arange(d // 2, dtype=torch.float64)
-    theta = torch.arange(T, dtype=torch.float64)[:, None] * base ** (-2 * i / d)  # [T, d/2]
+    i = torch.arange(d // 2, dtype=x.dtype)
+    theta = torch.arange(T, dtype=x.dtype)[:, None] * base ** (-2 * i / d)  # [T, d/2]
     c, s = torch.cos(theta)[:, None, :], torch.sin(theta)[:, None, :]
     if neox:
         a, b = x[..., : d // 2], x[..., d // 2:]
@@ -100,7 +100,7 @@ def attention(q, k, v, H, KV):
     k = k.repeat_interleave(H // KV, dim=1)
     v = v.repeat_interleave(H // KV, dim=1)
     att = torch.einsum("thd,shd->hts", q, k) / math.sqrt(d)
-    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
+    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)  # the dtype of q carries through
     att = att.masked_fill(mask, float("-inf")).softmax(-1)
     return torch.einsum("hts,shd->thd", att, v).reshape(T, H * d)
 
