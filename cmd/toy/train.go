@@ -241,7 +241,7 @@ func fromScratch(f trainFlags, vocab int) (*recipes.Recipe, error) {
 			ffn = 4 * f.embed
 		}
 		return recipes.NewFromScratch(gpt2.Config{VocabSize: vocab, ContextLength: ctx, Embed: f.embed,
-			Layers: f.layers, FFN: ffn, Heads: f.heads, NormEps: 1e-5}, o)
+			Layers: f.layers, FFN: ffn, Heads: f.heads, NormEps: 1e-5, TiedOutput: true}, o)
 	}
 	ffn := f.ffn
 	if ffn == 0 {

@@ -17,10 +17,13 @@ func init() {
 }
 
 // Card returns the model's algorithm card. The output head counts as tied
-// when the model shares the token embedding (or has no weights yet), and the
-// quantization is that of the loaded weights.
+// when the model shares the token embedding (or, with no weights yet, when
+// the Config says so), and the quantization is that of the loaded weights.
 func (m *Model) Card() *card.Card {
-	tied := m.Output == nil || m.Embed == nil || m.Output.W == m.Embed.W
+	tied := m.Config.TiedOutput
+	if m.Output != nil && m.Embed != nil {
+		tied = m.Output.W == m.Embed.W
+	}
 	c := m.Config.card(tied)
 	var ws []*tensor.Tensor
 	if m.Embed != nil {
@@ -39,9 +42,8 @@ func (m *Model) Card() *card.Card {
 	return c
 }
 
-// Card returns the algorithm card of a GPT-2 with configuration c and the
-// output head tied to the token embedding, as OpenAI's checkpoints have it.
-func (c Config) Card() *card.Card { return c.card(true) }
+// Card returns the algorithm card of a GPT-2 with configuration c.
+func (c Config) Card() *card.Card { return c.card(c.TiedOutput) }
 
 func (c Config) card(tied bool) *card.Card {
 	col := func(sym string, rows int) string { return fmt.Sprintf("%s × ℓ = %d × ℓ", sym, rows) }
@@ -118,9 +120,7 @@ func (c Config) paramCount(tied bool) int64 {
 	return n
 }
 
-// ConfigFromCard reads a Config from a card's hyperparameters. (tied_output
-// is not part of Config: a GPT-2 ties its head when the file has no
-// output.weight.)
+// ConfigFromCard reads a Config from a card's hyperparameters.
 func ConfigFromCard(k *card.Card) (any, error) {
 	var c Config
 	var errs []error
@@ -138,6 +138,8 @@ func ConfigFromCard(k *card.Card) (any, error) {
 	var err error
 	c.NormEps, err = k.Float32("norm_eps")
 	errs = append(errs, err)
+	c.TiedOutput, err = k.Bool("tied_output")
+	errs = append(errs, err)
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -151,35 +153,11 @@ func ConfigFromCard(k *card.Card) (any, error) {
 
 // cardFromHeader makes the card from GGUF metadata alone.
 func cardFromHeader(h *gguf.File) (*card.Card, error) {
-	var c Config
-	for _, k := range []struct {
-		key string
-		dst *int
-	}{
-		{"gpt2.context_length", &c.ContextLength}, {"gpt2.embedding_length", &c.Embed},
-		{"gpt2.block_count", &c.Layers}, {"gpt2.feed_forward_length", &c.FFN},
-		{"gpt2.attention.head_count", &c.Heads},
-	} {
-		v, err := h.Uint32(k.key)
-		if err != nil {
-			return nil, err
-		}
-		*k.dst = int(v)
-	}
-	var err error
-	if c.NormEps, err = h.Float32("gpt2.attention.layer_norm_epsilon"); err != nil {
-		return nil, err
-	}
-	emb, err := h.Info("token_embd.weight")
+	c, err := ConfigFromGGUF(h)
 	if err != nil {
 		return nil, err
 	}
-	c.VocabSize = emb.Shape()[0]
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	_, err = h.Info("output.weight")
-	k := c.card(err != nil)
+	k := c.Card()
 	for _, t := range h.Tensors {
 		if !t.Type.Known() {
 			k.Notes = append(k.Notes, fmt.Sprintf("toy computes with F32, F16, BF16 and Q8_0 weights; this file also holds %s (e.g. %s)", t.Type, t.Name))

@@ -10,8 +10,9 @@ import (
 
 // NewRandom returns a model of shape c initialised as GPT-2 was: N(0, 0.02²)
 // weights (position embeddings 0.01), residual projections scaled by
-// 1/√(2L), LayerNorm gains 1 and all biases 0, output head tied to the token
-// embedding. The same seed gives the same model.
+// 1/√(2L), LayerNorm gains 1 and all biases 0; the output head is the token
+// embedding when c.TiedOutput is set (as in GPT-2), else its own N(0, 0.02²)
+// matrix. The same seed gives the same model.
 func NewRandom(c Config, seed uint64) *Model {
 	in := nn.NewInit(seed)
 	const std = 0.02
@@ -30,5 +31,8 @@ func NewRandom(c Config, seed uint64) *Model {
 	}
 	m.OutputNorm = norm()
 	m.Output = &nn.Linear{W: m.Embed.W}
+	if !c.TiedOutput {
+		m.Output = in.Linear(c.VocabSize, D, std, false)
+	}
 	return m
 }

@@ -19,6 +19,7 @@ type Config struct {
 	FFN           int     // F
 	Heads         int     // H
 	NormEps       float32 // LayerNorm ε
+	TiedOutput    bool    // the output head reuses the token embedding (OpenAI's checkpoints do)
 }
 
 // ConfigFromGGUF reads the configuration from f's metadata (keys "gpt2.*").
@@ -54,6 +55,8 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		return c, err
 	}
 	c.VocabSize = emb.Shape()[0]
+	_, err = f.Info("output.weight")
+	c.TiedOutput = err != nil
 	return c, c.Validate()
 }
 
