@@ -128,6 +128,12 @@ func FromHeader(h *gguf.File) (*Card, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, t := range h.Tensors { // one note for any family's file
+		if !t.Type.Known() {
+			c.Notes = append(c.Notes, fmt.Sprintf("toy computes with F32, F16, BF16 and Q8_0 weights; this file also holds %s (e.g. %s)", t.Type, t.Name))
+			break
+		}
+	}
 	c.Name, _ = h.String("general.name")
 	c.ParamCount = h.ParamCount()
 	c.Quant = h.Quant()
@@ -243,11 +249,7 @@ func DominantType(ws []*tensor.Tensor) string {
 		if w == nil {
 			continue
 		}
-		e := 1
-		for _, d := range w.Shape() {
-			e *= d
-		}
-		count[w.DType()] += e
+		count[w.DType()] += w.Len()
 		if count[w.DType()] > n {
 			best, n = w.DType(), count[w.DType()]
 		}

@@ -158,11 +158,5 @@ func cardFromHeader(h *gguf.File) (*card.Card, error) {
 		return nil, err
 	}
 	k := c.Card()
-	for _, t := range h.Tensors {
-		if !t.Type.Known() {
-			k.Notes = append(k.Notes, fmt.Sprintf("toy computes with F32, F16, BF16 and Q8_0 weights; this file also holds %s (e.g. %s)", t.Type, t.Name))
-			break
-		}
-	}
 	return k, nil
 }

@@ -188,11 +188,5 @@ func cardFromHeader(h *gguf.File) (*card.Card, error) {
 	for _, l := range lacking {
 		k.Notes = append(k.Notes, l+" is not in this card, and toy does not run it yet")
 	}
-	for _, t := range h.Tensors {
-		if !t.Type.Known() {
-			k.Notes = append(k.Notes, fmt.Sprintf("toy computes with F32, F16, BF16 and Q8_0 weights; this file also holds %s (e.g. %s)", t.Type, t.Name))
-			break
-		}
-	}
 	return k, nil
 }
