@@ -19,6 +19,7 @@ import (
 
 	"github.com/toyml/toy/kernels"
 	"github.com/toyml/toy/toy/display"
+	"github.com/toyml/toy/toy/engine"
 )
 
 //go:generate go run ./internal/gensyms -out .
@@ -162,6 +163,14 @@ func New(opts Options) (*Interp, error) {
 	if err := y.Use(in.symbols()); err != nil {
 		return nil, err
 	}
+	if err := y.Use(instanceSymbols); err != nil {
+		return nil, err
+	}
+	for _, src := range genericSources {
+		if _, err := y.Compile(src); err != nil {
+			return nil, fmt.Errorf("interp: generic overlay: %w", err)
+		}
+	}
 	for _, m := range []map[string]map[string]reflect.Value{stdlib.Symbols, Symbols} {
 		for k := range m {
 			if i := strings.LastIndexByte(k, '/'); i > 0 {
@@ -215,12 +224,16 @@ type Result struct {
 	Values []reflect.Value
 }
 
-// Eval evaluates a cell. Cancelling ctx interrupts it (loops in interpreted
-// code stop at their next iteration; a compiled call runs to its end).
+// Eval evaluates a cell. Cancelling ctx interrupts it: loops in interpreted
+// code stop at their next iteration, and ctx is the process's interrupt
+// context while the cell runs (engine.SetInterrupt), so toy's long compiled
+// calls made without a context — m.Generate, m.GenerateText — stop at their
+// next token. Other compiled calls run to their end in the background.
 // Panics in the cell come back as errors; see Describe.
 func (in *Interp) Eval(ctx context.Context, src string) (res Result, err error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	defer engine.SetInterrupt(ctx)()
 	defer func() {
 		if r := recover(); r != nil {
 			err = &PanicError{Value: r}

@@ -21,7 +21,9 @@ func init() {
 		"Loss":           reflect.ValueOf(engine.Loss),
 		"NewBatch":       reflect.ValueOf(engine.NewBatch),
 		"NewSession":     reflect.ValueOf(engine.NewSession),
+		"SetInterrupt":   reflect.ValueOf(engine.SetInterrupt),
 		"TrainStep":      reflect.ValueOf(engine.TrainStep),
+		"WithInterrupt":  reflect.ValueOf(engine.WithInterrupt),
 
 		// type definitions
 		"Batch":      reflect.ValueOf((*engine.Batch)(nil)),

@@ -1,9 +1,12 @@
-// Package kernelspec holds toy's Jupyter kernelspec (kernel.json) and writes
-// it, pointed at a toysh binary, into a Jupyter kernels directory.
+// Package kernelspec holds toy's Jupyter kernelspec (kernel.json and the
+// logos Jupyter shows for the kernel) and writes it, pointed at a toysh
+// binary, into a Jupyter kernels directory.
 package kernelspec
 
+//go:generate go run ./internal/genlogo -out .
+
 import (
-	_ "embed"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +17,12 @@ import (
 //go:embed kernel.json
 var kernelJSON []byte
 
+// Logos are the kernel's logo files by name (logo-32x32.png,
+// logo-64x64.png), drawn by internal/genlogo.
+//
+//go:embed logo-32x32.png logo-64x64.png
+var logos embed.FS
+
 // Spec is the committed kernel.json.
 func Spec() map[string]any {
 	var m map[string]any
@@ -23,7 +32,8 @@ func Spec() map[string]any {
 	return m
 }
 
-// Write writes kernel.json into dir, with argv[0] set to the toysh binary.
+// Write writes kernel.json, with argv[0] set to the toysh binary, and the
+// logos into dir.
 func Write(dir, toysh string) error {
 	m := Spec()
 	argv := m["argv"].([]any)
@@ -35,7 +45,19 @@ func Write(dir, toysh string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("kernelspec: %w", err)
 	}
-	return os.WriteFile(filepath.Join(dir, "kernel.json"), append(b, '\n'), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "kernel.json"), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("kernelspec: %w", err)
+	}
+	for _, name := range []string{"logo-32x32.png", "logo-64x64.png"} {
+		png, err := logos.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+			return fmt.Errorf("kernelspec: %w", err)
+		}
+	}
+	return nil
 }
 
 // DataDir is where Jupyter looks for the user's kernels: $JUPYTER_DATA_DIR,

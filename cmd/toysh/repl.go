@@ -3,10 +3,12 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"time"
@@ -99,6 +101,13 @@ func repl() error {
 	}
 	r := newReader()
 	defer r.close()
+	// Ctrl-C (SIGINT) is caught for the whole session: it interrupts the
+	// evaluation running, toy's compiled calls included, and is ignored between
+	// evaluations (on a terminal the line editor reads it as a key), so a
+	// Ctrl-C pressed at the wrong moment never kills the shell.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
 	_, tty := r.(*editReader)
 	if tty {
 		fmt.Println("toysh — Go with toy preloaded. :help for help, Ctrl-D to leave.")
@@ -117,7 +126,7 @@ func repl() error {
 		}
 		if err == io.EOF {
 			if buf.Len() > 0 {
-				evalPrint(in, buf.String(), timing)
+				evalPrint(in, buf.String(), timing, sigs)
 			}
 			return nil
 		}
@@ -149,7 +158,7 @@ func repl() error {
 					report(err)
 					continue
 				}
-				evalPrint(in, string(b), timing)
+				evalPrint(in, string(b), timing, sigs)
 			case ":doc":
 				if d, ok := in.Doc(arg); ok {
 					fmt.Println(d)
@@ -167,14 +176,27 @@ func repl() error {
 		case "incomplete":
 			continue
 		}
-		evalPrint(in, buf.String(), timing)
+		evalPrint(in, buf.String(), timing, sigs)
 		buf.Reset()
 	}
 }
 
-func evalPrint(in *interp.Interp, code string, timing bool) {
-	ctx, done := interruptible()
-	defer done()
+// evalPrint evaluates code, interrupted by a signal on sigs, and prints its
+// value or error.
+func evalPrint(in *interp.Interp, code string, timing bool, sigs chan os.Signal) {
+	select {
+	case <-sigs: // a Ctrl-C from before this evaluation
+	default:
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	start := time.Now()
 	res, err := in.Eval(ctx, code)
 	if err != nil {

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -219,4 +222,96 @@ func TestNativeCallError(t *testing.T) {
 	if !strings.Contains(string(out), "NativeCallError: native backend: missing libtoy.so") {
 		t.Errorf("a panicking native call: %s", out)
 	}
+}
+
+// TestREPLInterruptsGenerate: Ctrl-C (SIGINT, what a terminal sends) stops a
+// line inside a long compiled call — the default model generating 20,000
+// tokens — the shell lives on, and the generation really stopped: the
+// process uses next to no CPU in the second after.
+func TestREPLInterruptsGenerate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads the default model")
+	}
+	cmd := exec.Command(toysh)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	wait := func(want string) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), want); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q in REPL output:\n%s", want, out.String())
+			}
+		}
+	}
+	io.WriteString(stdin, `import "github.com/toyml/toy/toy/models/llama"
+m, err := toy.LoadDefault()
+m.Net.(*llama.Model).Config.ContextLength = 1 << 15
+ids, err := m.Encode("package main")
+fmt.Println("loaded")
+`)
+	wait("loaded")
+	io.WriteString(stdin, "out, err := m.Generate(ids, toy.GenerateOptions{MaxTokens: 20000})\n")
+	time.Sleep(1500 * time.Millisecond)
+	start := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	wait("Interrupted")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the line stopped %v after Ctrl-C", d)
+	}
+	time.Sleep(100 * time.Millisecond) // the token being decoded ends
+	if c0, ok := procCPU(cmd.Process.Pid); ok {
+		time.Sleep(time.Second)
+		if c1, _ := procCPU(cmd.Process.Pid); c1-c0 > 300*time.Millisecond {
+			t.Errorf("%v of CPU time in the second after Ctrl-C: the generation goes on", c1-c0)
+		}
+	}
+	io.WriteString(stdin, "fmt.Println(\"still\", len(ids) > 0)\n")
+	wait("still true")
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("toysh exited with %v:\n%s", err, out.String())
+	}
+}
+
+// procCPU reads a process's CPU time (user + system) from /proc; false
+// where there is none.
+func procCPU(pid int) (time.Duration, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])) // fields from the 3rd on
+	if len(f) < 13 {
+		return 0, false
+	}
+	utime, _ := strconv.Atoi(f[11])
+	stime, _ := strconv.Atoi(f[12])
+	return time.Duration(utime+stime) * 10 * time.Millisecond, true // USER_HZ is 100 on Linux
+}
+
+// syncBuffer is a bytes.Buffer safe to write from a process's pipes while
+// the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

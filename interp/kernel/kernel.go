@@ -1,8 +1,16 @@
 // Package kernel is toy's Jupyter kernel: the messaging protocol (v5.3) over
 // the pure-Go ZeroMQ of github.com/go-zeromq/zmq4, evaluating cells with
 // package interp. State persists across cells; an interrupt_request (or
-// SIGINT) cancels the running cell; a panic, a syntax error or an endless
-// loop is reported and the kernel keeps serving.
+// SIGINT) cancels the running cell, including toy's long compiled calls
+// (m.Generate …, see interp.Interp.Eval); a panic, a syntax error or an
+// endless loop is reported and the kernel keeps serving, as it does when a
+// front end disappears mid-cell (a later one can connect and carry on).
+//
+// Standard input: a cell reading os.Stdin (fmt.Scanln, bufio …) sends an
+// input_request on the stdin channel when the front end allowed it
+// (execute_request allow_stdin); otherwise the read fails with ErrNoStdin,
+// also noted on the cell's stderr. Stream output is coalesced and sent in
+// messages of at most 64 KiB, at most every 50 ms, and at most 4 MiB a cell.
 //
 //	toysh kernel CONNECTION_FILE
 package kernel
@@ -11,12 +19,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-zeromq/zmq4"
@@ -62,9 +72,20 @@ func (c Connection) endpoint(port int) string {
 	return fmt.Sprintf("%s://%s:%d", t, c.IP, port)
 }
 
-// maxStream bounds the stream output one cell sends; the rest is dropped
-// with a note, so a runaway print loop cannot flood the front end.
-const maxStream = 4 << 20
+// Stream output limits: what a cell prints is buffered and sent in stream
+// messages of at most streamChunk bytes, flushed when a chunk is full or
+// streamEvery after the first unsent write; past maxStream bytes a cell's
+// output is dropped with a note, so a runaway print loop cannot flood the
+// front end.
+const (
+	maxStream   = 4 << 20
+	streamChunk = 64 << 10
+	streamEvery = 50 * time.Millisecond
+)
+
+// ErrNoStdin is what a cell's read of standard input returns when the front
+// end did not allow input (execute_request allow_stdin false).
+var ErrNoStdin = errors.New("kernel: the cell reads standard input, but this front end does not accept input (allow_stdin is false)")
 
 // Kernel serves one Jupyter session.
 type Kernel struct {
@@ -82,16 +103,24 @@ type Kernel struct {
 	count   int
 	parent  *Message           // the request being executed
 	cancel  context.CancelFunc // cancels the running cell
-	sent    int                // stream bytes sent for the running cell
+	cellCtx context.Context    // the running cell's context
+	allowIn bool               // the running cell's front end accepts input
+	noted   bool               // ErrNoStdin was noted on stderr for the running cell
+	sent    int                // stream bytes written by the running cell
 	done    chan struct{}
 	reqs    chan *Message
+
+	stdout, stderr *stream
+	input          *stdinReader
+	replies        chan *Message // input_reply messages from the stdin channel
 }
 
 // New binds the sockets of conn and starts an interpreter.
 func New(ctx context.Context, conn Connection) (*Kernel, error) {
 	ctx, stop := context.WithCancel(ctx)
 	k := &Kernel{conn: conn, key: []byte(conn.Key), session: newID(), ctx: ctx, stop: stop,
-		done: make(chan struct{}), reqs: make(chan *Message, 16)}
+		done: make(chan struct{}), reqs: make(chan *Message, 16), replies: make(chan *Message, 1)}
+	k.stdout, k.stderr, k.input = &stream{k: k, name: "stdout"}, &stream{k: k, name: "stderr"}, &stdinReader{k: k}
 	k.shell = zmq4.NewRouter(ctx, zmq4.WithID(zmq4.SocketIdentity("shell")))
 	k.control = zmq4.NewRouter(ctx, zmq4.WithID(zmq4.SocketIdentity("control")))
 	k.stdin = zmq4.NewRouter(ctx, zmq4.WithID(zmq4.SocketIdentity("stdin")))
@@ -115,9 +144,9 @@ func New(ctx context.Context, conn Connection) (*Kernel, error) {
 
 func (k *Kernel) reset() error {
 	in, err := interp.New(interp.Options{
-		Stdin:   strings.NewReader(""),
-		Stdout:  &stream{k: k, name: "stdout"},
-		Stderr:  &stream{k: k, name: "stderr"},
+		Stdin:   k.input,
+		Stdout:  k.stdout,
+		Stderr:  k.stderr,
 		Display: k.publish,
 	})
 	if err != nil {
@@ -147,6 +176,7 @@ func (k *Kernel) Serve() error {
 	go k.heartbeat()
 	go k.recvLoop(k.control, true)
 	go k.recvLoop(k.shell, false)
+	go k.stdinLoop()
 	k.status(nil, "starting")
 	for {
 		select {
@@ -198,6 +228,29 @@ func (k *Kernel) recvLoop(s zmq4.Socket, control bool) {
 		case <-k.ctx.Done():
 			return
 		}
+	}
+}
+
+// stdinLoop reads input_reply messages from the stdin channel; the newest
+// one waits for the cell reading standard input.
+func (k *Kernel) stdinLoop() {
+	for {
+		raw, err := k.stdin.Recv()
+		if err != nil {
+			if k.ctx.Err() != nil {
+				return
+			}
+			continue
+		}
+		m, err := decode(k.key, raw.Frames)
+		if err != nil || m.Header.MsgType != "input_reply" {
+			continue
+		}
+		select {
+		case <-k.replies: // drop an unclaimed older reply
+		default:
+		}
+		k.replies <- m
 	}
 }
 
@@ -321,6 +374,7 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 		Code         string `json:"code"`
 		Silent       bool   `json:"silent"`
 		StoreHistory bool   `json:"store_history"`
+		AllowStdin   bool   `json:"allow_stdin"`
 	}
 	json.Unmarshal(m.Content, &req)
 	ctx, cancel := context.WithCancel(k.ctx)
@@ -330,18 +384,21 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 		k.count++
 	}
 	n := k.count
-	k.parent, k.cancel, k.sent = m, cancel, 0
+	k.parent, k.cancel, k.cellCtx, k.allowIn, k.noted, k.sent = m, cancel, ctx, req.AllowStdin, false, 0
+	k.input.buf = nil
 	in := k.in
 	k.mu.Unlock()
 	defer func() {
+		k.flush()
 		k.mu.Lock()
-		k.parent, k.cancel = nil, nil
+		k.parent, k.cancel, k.cellCtx = nil, nil, nil
 		k.mu.Unlock()
 	}()
 	if !req.Silent {
 		k.send(k.iopub, m, "execute_input", map[string]any{"code": req.Code, "execution_count": n}, nil)
 	}
 	res, err := in.Eval(ctx, req.Code)
+	k.flush()
 	if err != nil {
 		name, msg := interp.Describe(err)
 		tb := []string{name + ": " + msg}
@@ -357,8 +414,10 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 		"user_expressions": map[string]any{}, "payload": []any{}}, nil)
 }
 
-// publish sends a display_data message for the running cell.
+// publish sends a display_data message for the running cell, after the
+// output printed before it.
 func (k *Kernel) publish(b display.Bundle) {
+	k.flush()
 	k.mu.Lock()
 	p := k.parent
 	k.mu.Unlock()
@@ -376,28 +435,142 @@ func mimeData(b display.Bundle) map[string]string {
 	return d
 }
 
-// stream sends what the interpreter writes as stream messages.
+// stream sends what the interpreter writes as stream messages, coalesced
+// and chunked (see streamChunk).
 type stream struct {
 	k    *Kernel
 	name string
+
+	mu     sync.Mutex
+	buf    []byte
+	parent *Message    // the cell buf belongs to
+	timer  *time.Timer // pending flush, nil when none
 }
 
 func (w *stream) Write(p []byte) (int, error) {
 	k := w.k
+	n := len(p)
 	k.mu.Lock()
 	parent := k.parent
 	before := k.sent
-	k.sent += len(p)
+	k.sent += n
 	k.mu.Unlock()
-	text := string(p)
+	var note string
 	switch {
 	case before >= maxStream:
-		return len(p), nil
+		return n, nil
 	case before+len(p) > maxStream:
-		text = text[:maxStream-before] + fmt.Sprintf("\n[output truncated after %d MiB]\n", maxStream>>20)
+		p = p[:maxStream-before]
+		note = fmt.Sprintf("\n[output truncated after %d MiB]\n", maxStream>>20)
 	}
-	k.send(k.iopub, parent, "stream", map[string]string{"name": w.name, "text": strings.ToValidUTF8(text, "\uFFFD")}, nil)
-	return len(p), nil
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.parent != parent {
+		w.flushLocked(true)
+		w.parent = parent
+	}
+	w.buf = append(append(w.buf, p...), note...)
+	switch {
+	case len(w.buf) >= streamChunk:
+		w.flushLocked(false)
+	case w.timer == nil:
+		w.timer = time.AfterFunc(streamEvery, w.flush)
+	}
+	return n, nil
+}
+
+func (w *stream) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.flushLocked(true)
+}
+
+// flushLocked sends the buffer in chunks of at most streamChunk bytes, cut
+// at UTF-8 boundaries; unless all, a partial chunk (or rune) at the end
+// waits for more output.
+func (w *stream) flushLocked(all bool) {
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
+	for len(w.buf) > 0 && (all || len(w.buf) >= streamChunk) {
+		n := min(len(w.buf), streamChunk)
+		for cut := n; n < len(w.buf) && cut > n-utf8.UTFMax && cut > 0; cut-- {
+			if utf8.RuneStart(w.buf[cut]) {
+				n = cut
+				break
+			}
+		}
+		text := strings.ToValidUTF8(string(w.buf[:n]), "\uFFFD")
+		w.buf = w.buf[n:]
+		w.k.send(w.k.iopub, w.parent, "stream", map[string]string{"name": w.name, "text": text}, nil)
+	}
+	if len(w.buf) == 0 {
+		w.buf = nil // let a flood's buffer go
+	} else if w.timer == nil {
+		w.timer = time.AfterFunc(streamEvery, w.flush)
+	}
+}
+
+// flush sends the output the running cell has printed so far.
+func (k *Kernel) flush() {
+	k.stdout.flush()
+	k.stderr.flush()
+}
+
+// stdinReader is the cells' standard input: a read with nothing buffered asks
+// the front end for a line (input_request on the stdin channel) and waits for
+// its input_reply, or fails with ErrNoStdin when the front end did not allow
+// input, or with an interrupt.
+type stdinReader struct {
+	k   *Kernel
+	buf []byte // guarded by k.mu
+}
+
+func (r *stdinReader) Read(p []byte) (int, error) {
+	k := r.k
+	k.mu.Lock()
+	if len(r.buf) > 0 {
+		n := copy(p, r.buf)
+		r.buf = r.buf[n:]
+		k.mu.Unlock()
+		return n, nil
+	}
+	parent, ctx, allow, noted := k.parent, k.cellCtx, k.allowIn, k.noted
+	if !allow {
+		k.noted = true
+	}
+	k.mu.Unlock()
+	if parent == nil || ctx == nil {
+		return 0, io.EOF
+	}
+	if !allow {
+		if !noted {
+			fmt.Fprintln(k.stderr, ErrNoStdin)
+		}
+		return 0, ErrNoStdin
+	}
+	k.flush() // a prompt printed before the read shows first
+	select {
+	case <-k.replies: // a stale reply
+	default:
+	}
+	k.send(k.stdin, parent, "input_request", map[string]any{"prompt": "", "password": false}, nil)
+	select {
+	case m := <-k.replies:
+		var rep struct {
+			Value string `json:"value"`
+		}
+		json.Unmarshal(m.Content, &rep)
+		k.mu.Lock()
+		r.buf = []byte(rep.Value + "\n")
+		n := copy(p, r.buf)
+		r.buf = r.buf[n:]
+		k.mu.Unlock()
+		return n, nil
+	case <-ctx.Done():
+		return 0, fmt.Errorf("kernel: waiting for input: %w", interp.ErrInterrupted)
+	}
 }
 
 var _ io.Writer = (*stream)(nil)

@@ -121,8 +121,12 @@ func (r Result) DecodeTokensPerSecond() float64 {
 }
 
 // Generate runs prompt through m and samples up to opts.MaxTokens tokens.
-// The session must be fresh or hold a prefix the prompt continues.
+// The session must be fresh or hold a prefix the prompt continues. It stops
+// with Reason "canceled" and ctx's error at the next token once ctx — or the
+// interrupt context current when it started (SetInterrupt) — is done.
 func Generate(ctx context.Context, s *Session, prompt []int32, opts Options) (Result, error) {
+	ctx, release := WithInterrupt(ctx)
+	defer release()
 	var r Result
 	sampler := sample.New(opts.Sample)
 	start := time.Now()
