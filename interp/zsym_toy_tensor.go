@@ -58,14 +58,20 @@ func init() {
 		"Threads":        reflect.ValueOf(tensor.Threads),
 
 		// type definitions
-		"Backend": reflect.ValueOf((*tensor.Backend)(nil)),
-		"DType":   reflect.ValueOf((*tensor.DType)(nil)),
-		"Go":      reflect.ValueOf((*tensor.Go)(nil)),
-		"Tape":    reflect.ValueOf((*tensor.Tape)(nil)),
-		"Tensor":  reflect.ValueOf((*tensor.Tensor)(nil)),
+		"Backend":        reflect.ValueOf((*tensor.Backend)(nil)),
+		"ColumnsBackend": reflect.ValueOf((*tensor.ColumnsBackend)(nil)),
+		"DType":          reflect.ValueOf((*tensor.DType)(nil)),
+		"DeviceBackend":  reflect.ValueOf((*tensor.DeviceBackend)(nil)),
+		"DeviceStorage":  reflect.ValueOf((*tensor.DeviceStorage)(nil)),
+		"Go":             reflect.ValueOf((*tensor.Go)(nil)),
+		"Tape":           reflect.ValueOf((*tensor.Tape)(nil)),
+		"Tensor":         reflect.ValueOf((*tensor.Tensor)(nil)),
 
 		// interface wrapper definitions
-		"_Backend": reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_Backend)(nil)),
+		"_Backend":        reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_Backend)(nil)),
+		"_ColumnsBackend": reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ColumnsBackend)(nil)),
+		"_DeviceBackend":  reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeviceBackend)(nil)),
+		"_DeviceStorage":  reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeviceStorage)(nil)),
 	}
 }
 
@@ -133,4 +139,94 @@ func (W _github_com_toyml_toy_toy_tensor_Backend) Softmax(out *tensor.Tensor, x 
 }
 func (W _github_com_toyml_toy_toy_tensor_Backend) SwiGLU(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor) {
 	W.WSwiGLU(out, gate, up)
+}
+
+// _github_com_toyml_toy_toy_tensor_ColumnsBackend is an interface wrapper for ColumnsBackend type
+type _github_com_toyml_toy_toy_tensor_ColumnsBackend struct {
+	IValue   interface{}
+	WColumns func(out *tensor.Tensor, x *tensor.Tensor, from int)
+}
+
+func (W _github_com_toyml_toy_toy_tensor_ColumnsBackend) Columns(out *tensor.Tensor, x *tensor.Tensor, from int) {
+	W.WColumns(out, x, from)
+}
+
+// _github_com_toyml_toy_toy_tensor_DeviceBackend is an interface wrapper for DeviceBackend type
+type _github_com_toyml_toy_toy_tensor_DeviceBackend struct {
+	IValue     interface{}
+	WAdd       func(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor)
+	WAttention func(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, nHead int, nKV int, past int, scale float32)
+	WDevice    func() string
+	WEmbedding func(out *tensor.Tensor, table *tensor.Tensor, ids []int32)
+	WGELU      func(out *tensor.Tensor, x *tensor.Tensor)
+	WLayerNorm func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, b *tensor.Tensor, eps float32)
+	WMatMul    func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor)
+	WMul       func(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor)
+	WName      func() string
+	WRMSNorm   func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, eps float32)
+	WRoPE      func(out *tensor.Tensor, x *tensor.Tensor, pos0 int, headDim int, ropeDim int, base float32, neox bool)
+	WScale     func(out *tensor.Tensor, a *tensor.Tensor, s float32)
+	WSetRows   func(dst *tensor.Tensor, at int, src *tensor.Tensor)
+	WSiLU      func(out *tensor.Tensor, x *tensor.Tensor)
+	WSoftmax   func(out *tensor.Tensor, x *tensor.Tensor, past int)
+	WSwiGLU    func(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor)
+}
+
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Add(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor) {
+	W.WAdd(out, a, b)
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Attention(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, nHead int, nKV int, past int, scale float32) {
+	W.WAttention(out, q, k, v, nHead, nKV, past, scale)
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Device() string {
+	return W.WDevice()
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Embedding(out *tensor.Tensor, table *tensor.Tensor, ids []int32) {
+	W.WEmbedding(out, table, ids)
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) GELU(out *tensor.Tensor, x *tensor.Tensor) {
+	W.WGELU(out, x)
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) LayerNorm(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, b *tensor.Tensor, eps float32) {
+	W.WLayerNorm(out, x, w, b, eps)
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) MatMul(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor) {
+	W.WMatMul(out, x, w)
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Mul(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor) {
+	W.WMul(out, a, b)
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Name() string {
+	return W.WName()
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) RMSNorm(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, eps float32) {
+	W.WRMSNorm(out, x, w, eps)
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) RoPE(out *tensor.Tensor, x *tensor.Tensor, pos0 int, headDim int, ropeDim int, base float32, neox bool) {
+	W.WRoPE(out, x, pos0, headDim, ropeDim, base, neox)
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Scale(out *tensor.Tensor, a *tensor.Tensor, s float32) {
+	W.WScale(out, a, s)
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) SetRows(dst *tensor.Tensor, at int, src *tensor.Tensor) {
+	W.WSetRows(dst, at, src)
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) SiLU(out *tensor.Tensor, x *tensor.Tensor) {
+	W.WSiLU(out, x)
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Softmax(out *tensor.Tensor, x *tensor.Tensor, past int) {
+	W.WSoftmax(out, x, past)
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) SwiGLU(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor) {
+	W.WSwiGLU(out, gate, up)
+}
+
+// _github_com_toyml_toy_toy_tensor_DeviceStorage is an interface wrapper for DeviceStorage type
+type _github_com_toyml_toy_toy_tensor_DeviceStorage struct {
+	IValue      interface{}
+	WCopyToHost func(dst []byte, off int)
+}
+
+func (W _github_com_toyml_toy_toy_tensor_DeviceStorage) CopyToHost(dst []byte, off int) {
+	W.WCopyToHost(dst, off)
 }

@@ -1,5 +1,5 @@
 // Choosing the compute backend: native CPU kernels when they load, pure Go
-// otherwise.
+// otherwise, or an NVIDIA GPU when asked for.
 
 package toy
 
@@ -10,6 +10,7 @@ import (
 
 	"github.com/toyml/toy/kernels"
 	"github.com/toyml/toy/kernels/cpu"
+	"github.com/toyml/toy/kernels/cuda"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -24,14 +25,16 @@ var (
 )
 
 // At init toy picks its backend: TOY_BACKEND=go forces pure Go,
-// TOY_BACKEND=native the native CPU kernels; unset (or "auto") uses native
-// when it loads and otherwise pure Go, saying so once on stderr.
+// TOY_BACKEND=native the native CPU kernels, TOY_BACKEND=cuda the first
+// NVIDIA GPU; unset (or "auto") uses native when it loads and otherwise pure
+// Go, saying so once on stderr. A native or cuda backend that cannot be used
+// is reported by BackendError, and Load fails with it.
 func init() {
 	switch env := os.Getenv("TOY_BACKEND"); env {
 	case "go":
 		tensor.SetBackend(tensor.Go{})
-	case "native":
-		if err := UseBackend("native"); err != nil {
+	case "native", "cuda":
+		if err := UseBackend(env); err != nil {
 			backendErr = err
 			warn(err)
 		}
@@ -40,7 +43,7 @@ func init() {
 			warn(err)
 		}
 	default:
-		backendErr = fmt.Errorf("TOY_BACKEND=%q: want go, native or auto", env)
+		backendErr = fmt.Errorf("TOY_BACKEND=%q: want go, native, cuda or auto", env)
 		warn(backendErr)
 	}
 }
@@ -49,9 +52,12 @@ func warn(err error) {
 	warnOnce.Do(func() { fmt.Fprintf(os.Stderr, "toy: running on pure Go: %v\n", err) })
 }
 
-// UseBackend makes name ("go" or "native") the backend every op runs on. For
-// "native" it loads the CPU kernels and fails with a *NativeCallError when
-// they cannot be used, leaving the backend as it was.
+// UseBackend makes name ("go", "native" or "cuda") the backend every op runs
+// on. For "native" it loads the CPU kernels, for "cuda" it opens the GPU
+// (the NVIDIA driver's libcuda.so.1 and cuBLAS, see kernels/cuda); either
+// fails with a *NativeCallError saying what is missing when it cannot be
+// used, leaving the backend as it was. On cuda, tensors live in GPU memory
+// and Go code reading them (Data, Row) copies them back.
 func UseBackend(name string) error {
 	backendMu.Lock()
 	defer backendMu.Unlock()
@@ -64,18 +70,25 @@ func UseBackend(name string) error {
 			return err
 		}
 		tensor.SetBackend(b)
+	case "cuda":
+		b, err := cuda.Load()
+		if err != nil {
+			return err
+		}
+		tensor.SetBackend(b)
 	default:
-		return fmt.Errorf("backend %q: want go or native", name)
+		return fmt.Errorf("backend %q: want go, native or cuda", name)
 	}
 	backendErr = nil
 	return nil
 }
 
-// BackendName returns the name of the active backend ("go", "native").
+// BackendName returns the name of the active backend ("go", "native", "cuda").
 func BackendName() string { return tensor.ActiveBackend().Name() }
 
 // BackendError returns the error of a backend that was asked for with
-// TOY_BACKEND but could not be used (a *NativeCallError for native), or nil.
+// TOY_BACKEND but could not be used (a *NativeCallError for native and
+// cuda), or nil.
 // toy runs on pure Go meanwhile; callers that must not, stop here.
 func BackendError() error {
 	backendMu.Lock()

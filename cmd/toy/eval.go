@@ -40,6 +40,7 @@ type evalOpts struct {
 	promptIDs, prompt, file string
 	lora                    string
 	topK, threads, window   int
+	device                  string
 	asJSON                  bool
 }
 
@@ -53,6 +54,7 @@ func evalFlagSet() (*flag.FlagSet, *evalOpts) {
 	fs.IntVar(&o.window, "window", 0, "perplexity window in tokens (default: the context, at most 512); windows overlap by half")
 	fs.IntVar(&o.topK, "top-k", 5, "how many most likely tokens to list per position")
 	fs.IntVar(&o.threads, "threads", 0, "worker threads (0: all cores)")
+	deviceFlag(fs, &o.device)
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 	return fs, o
 }
@@ -68,6 +70,9 @@ func runEval(args []string, stdout io.Writer) error {
 	}
 	if o.threads > 0 {
 		tensor.SetThreads(o.threads)
+	}
+	if err := useDevice(o.device); err != nil {
+		return err
 	}
 	m, err := loadModel(pos)
 	if err != nil {

@@ -33,6 +33,7 @@ type inferOpts struct {
 	lora              string
 	stop              stringList
 	n, threads        int
+	device            string
 	p                 sample.Params
 	asJSON            bool
 }
@@ -58,6 +59,7 @@ func inferFlagSet() (*flag.FlagSet, *inferOpts) {
 	fs.Func("repeat-penalty", "repetition penalty (1: off)", floatFlag(&o.p.RepeatPenalty))
 	fs.Uint64Var(&o.p.Seed, "seed", 0, "random seed")
 	fs.IntVar(&o.threads, "threads", 0, "worker threads (0: all cores)")
+	deviceFlag(fs, &o.device)
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 	return fs, o
 }
@@ -73,6 +75,9 @@ func runInfer(args []string, stdout io.Writer) error {
 	}
 	if o.threads > 0 {
 		tensor.SetThreads(o.threads)
+	}
+	if err := useDevice(o.device); err != nil {
+		return err
 	}
 	p := o.p
 	if (p.TopK != 0 || p.TopP != 0 || p.MinP != 0) && p.Temperature == 0 {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/toyml/toy/kernels/cpu"
+	"github.com/toyml/toy/kernels/cuda"
 	"github.com/toyml/toy/kernelspec"
 	"github.com/toyml/toy/toy"
 )
@@ -44,6 +45,18 @@ func runInstall(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "  variant  %s (this CPU runs: %s)\n", b.Variant(), strings.Join(cpu.Variants(), ", "))
 		fmt.Fprintf(stdout, "  features %s\n", strings.Join(cpu.Features(), " "))
 		fmt.Fprintf(stdout, "  library  %s\n", b.Path())
+	}
+	if b, err := cuda.Load(); err != nil {
+		fmt.Fprintf(stdout, "cuda       unavailable: %v\n", err)
+	} else {
+		status := "ok"
+		if err := cuda.SelfTest(b); err != nil {
+			status, failed = "FAILED: "+err.Error(), err
+		}
+		info := b.Info()
+		fmt.Fprintf(stdout, "cuda       %s\n", status)
+		fmt.Fprintf(stdout, "  gpu      %s (compute %d.%d, %d SMs, %.1f GiB)\n", info.Name, info.Major, info.Minor, info.SMs, float64(info.TotalMem)/(1<<30))
+		fmt.Fprintf(stdout, "  driver   CUDA %s, %s\n", info.DriverString(), info.Cublas)
 	}
 	active := toy.BackendName()
 	if err := toy.BackendError(); err != nil {

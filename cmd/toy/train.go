@@ -28,6 +28,7 @@ import (
 type trainFlags struct {
 	model, data, tokenizer, out, arch, targets string
 	steps, batch, seq, rank, every, threads    int
+	device                                     string
 	layers, embed, heads, kvHeads, ffn         int
 	lr, alpha, dropout                         float64
 	seed                                       uint64
@@ -63,6 +64,7 @@ func runTrain(args []string, stdout io.Writer) error {
 	fs.BoolVar(&f.resume, "resume", false, "continue the run in --out from its checkpoint")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per step")
 	fs.IntVar(&f.threads, "threads", 0, "worker threads (0: all cores)")
+	deviceFlag(fs, &f.device)
 	fs.StringVar(&f.arch, "arch", "llama", "from-scratch architecture: llama or gpt2")
 	fs.IntVar(&f.layers, "layers", 4, "from-scratch layers")
 	fs.IntVar(&f.embed, "embed", 128, "from-scratch width")
@@ -78,6 +80,9 @@ func runTrain(args []string, stdout io.Writer) error {
 	}
 	if f.threads > 0 {
 		tensor.SetThreads(f.threads)
+	}
+	if err := useDevice(f.device); err != nil {
+		return err
 	}
 	if f.out == "" {
 		if f.resume {

@@ -115,6 +115,14 @@ func (tp *Tape) Backward(loss *Tensor) {
 			continue
 		}
 		delete(grads, op.out)
+		// Rules read host memory: device-resident operands come back first.
+		g.hostRead()
+		op.out.hostRead()
+		for _, in := range op.inputs {
+			if in != nil && in.dev != nil {
+				in.hostRead()
+			}
+		}
 		for j, gi := range op.backward(g) {
 			in := op.inputs[j]
 			if gi == nil || in == nil || !in.requiresGrad {

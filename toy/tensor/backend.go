@@ -79,8 +79,9 @@ func MatMul(x, w *Tensor) *Tensor {
 	if len(w.shape) != 2 || x.Cols() != w.shape[1] {
 		panic(fmt.Sprintf("MatMul: x %v and w %v: inner dimensions differ", x.shape, w.shape))
 	}
-	out := New(x.Rows(), w.shape[0])
-	be().MatMul(out, x, w)
+	b := beFor(x, w)
+	out := newOut(b, x.Rows(), w.shape[0])
+	b.MatMul(out, x, w)
 	record("MatMul", out, func(g *Tensor) []*Tensor {
 		dx, dw := matmulGrads(g, x, w)
 		return []*Tensor{dx, dw}
@@ -99,8 +100,9 @@ func checkBroadcast(op string, a, b *Tensor) {
 // Add returns a + b (b the same shape as a, or one row added to every row).
 func Add(a, b *Tensor) *Tensor {
 	checkBroadcast("Add", a, b)
-	out := like(a)
-	be().Add(out, a, b)
+	bk := beFor(a, b)
+	out := newOut(bk, a.shape...)
+	bk.Add(out, a, b)
 	record("Add", out, func(g *Tensor) []*Tensor { return []*Tensor{g, broadcastGrad(g, b)} }, a, b)
 	return out
 }
@@ -108,8 +110,9 @@ func Add(a, b *Tensor) *Tensor {
 // Mul returns a ⊙ b (b the same shape as a, or one row applied to every row).
 func Mul(a, b *Tensor) *Tensor {
 	checkBroadcast("Mul", a, b)
-	out := like(a)
-	be().Mul(out, a, b)
+	bk := beFor(a, b)
+	out := newOut(bk, a.shape...)
+	bk.Mul(out, a, b)
 	record("Mul", out, func(g *Tensor) []*Tensor {
 		da, db := like(a), like(g)
 		Go{}.Mul(da, g, b)
@@ -122,8 +125,9 @@ func Mul(a, b *Tensor) *Tensor {
 // Scale returns a·s.
 func Scale(a *Tensor, s float32) *Tensor {
 	mustF32("Scale", "a", a)
-	out := like(a)
-	be().Scale(out, a, s)
+	b := beFor(a)
+	out := newOut(b, a.shape...)
+	b.Scale(out, a, s)
 	record("Scale", out, func(g *Tensor) []*Tensor {
 		d := like(g)
 		Go{}.Scale(d, g, s)
@@ -146,8 +150,9 @@ func checkRowVec(op, name string, x, w *Tensor) {
 func RMSNorm(x, w *Tensor, eps float32) *Tensor {
 	mustF32("RMSNorm", "x", x)
 	checkRowVec("RMSNorm", "w", x, w)
-	out := like(x)
-	be().RMSNorm(out, x, w, eps)
+	b := beFor(x, w)
+	out := newOut(b, x.shape...)
+	b.RMSNorm(out, x, w, eps)
 	record("RMSNorm", out, func(g *Tensor) []*Tensor {
 		dx, dw := rmsNormGrads(g, x, w, eps)
 		return []*Tensor{dx, dw}
@@ -160,8 +165,9 @@ func LayerNorm(x, w, b *Tensor, eps float32) *Tensor {
 	mustF32("LayerNorm", "x", x)
 	checkRowVec("LayerNorm", "w", x, w)
 	checkRowVec("LayerNorm", "b", x, b)
-	out := like(x)
-	be().LayerNorm(out, x, w, b, eps)
+	bk := beFor(x, w, b)
+	out := newOut(bk, x.shape...)
+	bk.LayerNorm(out, x, w, b, eps)
 	record("LayerNorm", out, func(g *Tensor) []*Tensor {
 		dx, dw, db := layerNormGrads(g, x, w, b, eps)
 		return []*Tensor{dx, dw, db}
@@ -182,8 +188,9 @@ func RoPE(x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool) *Tenso
 	if headDim <= 0 || x.Cols()%headDim != 0 || ropeDim > headDim || ropeDim%2 != 0 || pos0 < 0 {
 		panic(fmt.Sprintf("RoPE: x %v with head width %d, rope width %d, pos0 %d", x.shape, headDim, ropeDim, pos0))
 	}
-	out := like(x)
-	be().RoPE(out, x, pos0, headDim, ropeDim, base, neox)
+	b := beFor(x)
+	out := newOut(b, x.shape...)
+	b.RoPE(out, x, pos0, headDim, ropeDim, base, neox)
 	record("RoPE", out, func(g *Tensor) []*Tensor {
 		d := like(g) // a rotation's gradient is the inverse rotation of g
 		rope(d, g, pos0, headDim, ropeDim, base, neox, -1)
@@ -196,8 +203,9 @@ func RoPE(x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool) *Tenso
 // causal: row t keeps columns 0 … past+t and gives the rest probability 0.
 func Softmax(x *Tensor, past int) *Tensor {
 	mustF32("Softmax", "x", x)
-	out := like(x)
-	be().Softmax(out, x, past)
+	b := beFor(x)
+	out := newOut(b, x.shape...)
+	b.Softmax(out, x, past)
 	record("Softmax", out, func(g *Tensor) []*Tensor { return []*Tensor{softmaxGrad(g, out)} }, x)
 	return out
 }
@@ -205,8 +213,9 @@ func Softmax(x *Tensor, past int) *Tensor {
 // SiLU returns x·σ(x).
 func SiLU(x *Tensor) *Tensor {
 	mustF32("SiLU", "x", x)
-	out := like(x)
-	be().SiLU(out, x)
+	b := beFor(x)
+	out := newOut(b, x.shape...)
+	b.SiLU(out, x)
 	record("SiLU", out, func(g *Tensor) []*Tensor {
 		d := like(g)
 		for i, v := range x.f32 {
@@ -223,12 +232,14 @@ func SiLU(x *Tensor) *Tensor {
 // exact, as PyTorch's gelu(approximate="tanh").
 func GELU(x *Tensor) *Tensor {
 	mustF32("GELU", "x", x)
-	out := like(x)
 	if !Recording() || !x.requiresGrad {
-		be().GELU(out, x)
+		b := beFor(x)
+		out := newOut(b, x.shape...)
+		b.GELU(out, x)
 		return out
 	}
-	for i, v := range x.f32 {
+	out := like(x)
+	for i, v := range x.hostRead().f32 {
 		out.f32[i] = geluExact(v)
 	}
 	record("GELU", out, func(g *Tensor) []*Tensor {
@@ -248,8 +259,9 @@ func SwiGLU(gate, up *Tensor) *Tensor {
 	if gate.Len() != up.Len() {
 		panic(fmt.Sprintf("SwiGLU: gate %v and up %v differ", gate.shape, up.shape))
 	}
-	out := like(gate)
-	be().SwiGLU(out, gate, up)
+	b := beFor(gate, up)
+	out := newOut(b, gate.shape...)
+	b.SwiGLU(out, gate, up)
 	record("SwiGLU", out, func(g *Tensor) []*Tensor {
 		dg, du := like(g), like(g)
 		for i, v := range gate.f32 {
@@ -271,8 +283,9 @@ func Embedding(table *Tensor, ids []int32) *Tensor {
 			panic(fmt.Sprintf("Embedding: id %d out of range for table %v", id, table.shape))
 		}
 	}
-	out := New(len(ids), table.shape[1])
-	be().Embedding(out, table, ids)
+	b := beFor(table)
+	out := newOut(b, len(ids), table.shape[1])
+	b.Embedding(out, table, ids)
 	record("Embedding", out, func(g *Tensor) []*Tensor {
 		D := table.shape[1]
 		d := New(table.shape...)
@@ -302,8 +315,9 @@ func Attention(q, k, v *Tensor, nHead, nKV, past int, scale float32) *Tensor {
 	if k.Cols() != nKV*dh || v.Cols() != nKV*dh || k.Rows() < past+T || v.Rows() < past+T {
 		panic(fmt.Sprintf("Attention: q %v, k %v, v %v: want k, v with ≥ %d rows of %d", q.shape, k.shape, v.shape, past+T, nKV*dh))
 	}
-	out := like(q)
-	be().Attention(out, q, k, v, nHead, nKV, past, scale)
+	b := beFor(q, k, v)
+	out := newOut(b, q.shape...)
+	b.Attention(out, q, k, v, nHead, nKV, past, scale)
 	record("Attention", out, func(g *Tensor) []*Tensor {
 		dq, dk, dv := attentionGrads(g, q, k, v, nHead, nKV, past, scale)
 		return []*Tensor{dq, dk, dv}
@@ -318,7 +332,19 @@ func SetRows(dst *Tensor, at int, src *Tensor) {
 	if src.Cols() != dst.Cols() || at < 0 || at+src.Rows() > dst.Rows() {
 		panic(fmt.Sprintf("SetRows: %v into rows [%d, %d) of %v", src.shape, at, at+src.Rows(), dst.shape))
 	}
-	be().SetRows(dst, at, src)
+	b := beFor(src)
+	if !isDeviceBackend(b) && dst.dev != nil {
+		dst.hostWrite()
+	}
+	b.SetRows(dst, at, src)
+}
+
+// ColumnsBackend is an optional Backend op: Columns(out, x, from) copies
+// columns [from, from+out.Cols()) of every row of x into out. Device
+// backends offer it so that splitting fused projections stays on the device;
+// without it Columns copies on the host.
+type ColumnsBackend interface {
+	Columns(out, x *Tensor, from int)
 }
 
 // Columns returns columns [from, to) of every row of x, as a new tensor
@@ -329,9 +355,17 @@ func Columns(x *Tensor, from, to int) *Tensor {
 	if from < 0 || to > C || from >= to {
 		panic(fmt.Sprintf("Columns: [%d, %d) of %v", from, to, x.shape))
 	}
-	out := New(x.Rows(), to-from)
-	for r := 0; r < x.Rows(); r++ {
-		copy(out.Row(r), x.f32[r*C+from:r*C+to])
+	var out *Tensor
+	b := be()
+	if cb, ok := b.(ColumnsBackend); ok && isDeviceBackend(b) {
+		out = newOut(b, x.Rows(), to-from)
+		cb.Columns(out, x, from)
+	} else {
+		x.hostRead()
+		out = New(x.Rows(), to-from)
+		for r := 0; r < x.Rows(); r++ {
+			copy(out.Row(r), x.f32[r*C+from:r*C+to])
+		}
 	}
 	record("Columns", out, func(g *Tensor) []*Tensor {
 		d := New(x.shape...)
@@ -407,6 +441,7 @@ func CrossEntropy(logits *Tensor, targets []int32) *Tensor {
 // Sum returns the sum of all elements as a one-element tensor.
 func Sum(x *Tensor) *Tensor {
 	mustF32("Sum", "x", x)
+	x.hostRead()
 	var s float64
 	for _, v := range x.f32 {
 		s += float64(v)
@@ -432,6 +467,7 @@ func Dropout(x *Tensor, p float32, seed uint64) *Tensor {
 	if p >= 1 {
 		panic(fmt.Sprintf("Dropout: probability %v", p))
 	}
+	x.hostRead()
 	mask := make([]float32, x.Len())
 	s := seed
 	keep := 1 / (1 - p)

@@ -17,13 +17,23 @@ func matmulGrads(g, x, w *Tensor) (dx, dw *Tensor) {
 			wf = FromFloat32(w.Float32s(), N, K)
 		}
 		dx = New(M, K)
-		be().MatMul(dx, g, transpose(wf)) // [M, N]·[K, N]ᵀ
+		gradBackend().MatMul(dx, g, transpose(wf)) // [M, N]·[K, N]ᵀ
 	}
 	if w.requiresGrad {
 		dw = New(N, K)
-		be().MatMul(dw, transpose(g), transpose(x)) // [N, M]·[K, M]ᵀ
+		gradBackend().MatMul(dw, transpose(g), transpose(x)) // [N, M]·[K, M]ᵀ
 	}
 	return dx, dw
+}
+
+// gradBackend is the backend gradient rules run their matrix products on:
+// the active one, unless it keeps tensors on a device — gradients are
+// computed on the host (see DeviceBackend).
+func gradBackend() Backend {
+	if b := be(); !isDeviceBackend(b) {
+		return b
+	}
+	return Go{}
 }
 
 // transpose returns the transpose of a matrix [R, C] as a new [C, R].

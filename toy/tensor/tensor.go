@@ -17,6 +17,12 @@ type Tensor struct {
 	f32   []float32 // F32 elements; nil for other types
 	raw   []byte    // encoded elements for F16, BF16, Q8_0, I32
 
+	// Device residency (see DeviceBackend): the allocation a device backend
+	// keeps t's elements in, shared by views, and t's byte offset in it. When
+	// dev is set, f32/raw are made current from it before Go code reads them.
+	dev    *devState
+	devOff int
+
 	// Autograd (see Tape): whether gradients flow to this tensor, and the
 	// gradient accumulated by Backward.
 	requiresGrad bool
@@ -108,15 +114,26 @@ func (t *Tensor) Rows() int {
 }
 
 // Data returns the F32 elements (not a copy); it panics for other types.
+// For a device-resident tensor the elements are first copied to the host,
+// and the device copy counts as stale afterwards (see DeviceBackend).
 func (t *Tensor) Data() []float32 {
 	if t.dtype != F32 {
 		panic(fmt.Sprintf("Data: tensor is %v, not F32 (use Float32s)", t.dtype))
 	}
+	if t.dev != nil {
+		t.hostWrite()
+	}
 	return t.f32
 }
 
-// Bytes returns the encoded elements of a non-F32 tensor (not a copy).
-func (t *Tensor) Bytes() []byte { return t.raw }
+// Bytes returns the encoded elements of a non-F32 tensor (not a copy); for a
+// device-resident one, as Data does.
+func (t *Tensor) Bytes() []byte {
+	if t.dev != nil {
+		t.hostWrite()
+	}
+	return t.raw
+}
 
 // Row returns row i of an F32 tensor as a slice (not a copy).
 func (t *Tensor) Row(i int) []float32 {
@@ -126,6 +143,9 @@ func (t *Tensor) Row(i int) []float32 {
 
 // Float32s returns all elements converted to float32 (a copy).
 func (t *Tensor) Float32s() []float32 {
+	if t.dev != nil {
+		t.hostRead()
+	}
 	if t.dtype == F32 {
 		return append([]float32(nil), t.f32...)
 	}
@@ -139,7 +159,7 @@ func (t *Tensor) Reshape(shape ...int) *Tensor {
 	if checkShape("Reshape", shape) != t.Len() {
 		panic(fmt.Sprintf("Reshape: %v to %v changes the element count", t.shape, shape))
 	}
-	v := *t
+	v := *t // a device-resident tensor's view shares its storage (dev, devOff)
 	v.shape = append([]int(nil), shape...)
 	return &v
 }
@@ -151,6 +171,11 @@ func (t *Tensor) Slice(from, to int) *Tensor {
 	}
 	per := t.Len() / max(t.shape[0], 1)
 	v := &Tensor{shape: append([]int{to - from}, t.shape[1:]...), dtype: t.dtype}
+	if t.dev != nil { // a view of the same device allocation; host fields come with the first read
+		b, _ := t.dtype.RowBytes(per)
+		v.dev, v.devOff = t.dev, t.devOff+from*b
+		return v
+	}
 	if t.dtype == F32 {
 		v.f32 = t.f32[from*per : to*per]
 	} else {
@@ -163,6 +188,9 @@ func (t *Tensor) Slice(from, to int) *Tensor {
 // String shows the shape, type and the first few values.
 func (t *Tensor) String() string {
 	var b strings.Builder
+	if t.dev != nil {
+		t.hostRead()
+	}
 	fmt.Fprintf(&b, "Tensor%v %v", t.shape, t.dtype)
 	if t.dtype == F32 || t.Len() <= 1<<20 {
 		v := t.f32

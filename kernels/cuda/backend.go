@@ -1,0 +1,366 @@
+// The CUDA backend: tensor.Backend on device memory.
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// Backend runs every op on one GPU, on one stream, with tensors resident in
+// device memory (see tensor.DeviceBackend): weights are uploaded at first
+// use and stay, in their own type (F32, F16, BF16, Q8_0); activations and
+// the KV cache never leave the device; Go code reading a tensor (the logits,
+// for sampling) downloads it. F32 products run on cuBLAS (TF32 off unless
+// TOY_CUDA_TF32=1), the rest on toy's kernels (csrc/).
+type Backend struct {
+	l      *libs
+	info   Info
+	dev    int32
+	ctx    uintptr // the device's primary context
+	stream uintptr
+	blas   uintptr // cublasHandle_t
+	tf32   bool
+	fn     map[string]uintptr
+
+	mu       sync.Mutex        // one op at a time: the pool and the stream's order
+	pool     map[int][]uintptr // free device memory by size class
+	pooled   int64             // bytes in the pool
+	sinceGC  int64             // bytes allocated since the last forced GC
+	relMu    sync.Mutex        // guards released
+	released []freed           // memory of dead buffers, for the pool
+
+	uploads, downloads atomic.Int64 // host↔device copies, for tests and benchmarks
+}
+
+var (
+	_ tensor.DeviceBackend  = (*Backend)(nil)
+	_ tensor.ColumnsBackend = (*Backend)(nil)
+)
+
+// Name returns "cuda".
+func (b *Backend) Name() string { return "cuda" }
+
+// Device names the GPU.
+func (b *Backend) Device() string { return b.info.Name }
+
+// Info describes the GPU, the driver and cuBLAS.
+func (b *Backend) Info() Info { return b.info }
+
+// Transfers returns how many host→device and device→host copies the
+// backend has made.
+func (b *Backend) Transfers() (uploads, downloads int64) { return b.uploads.Load(), b.downloads.Load() }
+
+// Synchronize waits for every op launched so far (for timing).
+func (b *Backend) Synchronize() {
+	defer b.enter()()
+	b.must(b.l.call("cuStreamSynchronize", b.l.cu.streamSynchronize, b.stream))
+}
+
+// enter makes the context current on this goroutine's thread, pinned for the
+// op, and takes the op lock; the returned function undoes both.
+func (b *Backend) enter() func() {
+	runtime.LockOSThread()
+	b.mu.Lock()
+	b.must(b.l.call("cuCtxSetCurrent", b.l.cu.ctxSetCurrent, b.ctx))
+	b.drainReleased()
+	return func() {
+		b.mu.Unlock()
+		runtime.UnlockOSThread()
+	}
+}
+
+// must panics on a CUDA failure inside an op (a device fault or a bug; the
+// ops' errors are programming errors, as for shapes).
+func (b *Backend) must(err error) {
+	if err != nil {
+		panic(fmt.Sprintf("cuda (%s): %v", b.info.Name, err))
+	}
+}
+
+// in returns the device address of t's current elements, uploading them
+// first when the device does not hold them.
+func (b *Backend) in(t *tensor.Tensor) uintptr {
+	if t == nil {
+		return 0
+	}
+	s, off, ok := t.Device()
+	buf, mine := s.(*buffer)
+	if ok && mine && buf.b == b {
+		return buf.ptr + uintptr(off)
+	}
+	if !mine || buf.b != b { // no storage, or another backend's
+		buf = b.alloc(t.StorageSize())
+	}
+	b.upload(buf.ptr, t.HostBytes())
+	t.SetDevice(buf, false)
+	_, off, _ = t.Device()
+	return buf.ptr + uintptr(off)
+}
+
+// out returns the device address where an op writes t (allocating its
+// storage when it has none) and marks it written.
+func (b *Backend) out(t *tensor.Tensor) uintptr {
+	s, off, ok := t.Device()
+	buf, mine := s.(*buffer)
+	switch {
+	case s == nil:
+		buf = b.alloc(t.StorageSize())
+		t.SetDevice(buf, true)
+		return buf.ptr
+	case !mine || buf.b != b || !ok:
+		// storage the device does not hold: bring it over so that a view's
+		// neighbours survive the write
+		p := b.in(t)
+		t.DeviceWritten()
+		return p
+	}
+	t.DeviceWritten()
+	return buf.ptr + uintptr(off)
+}
+
+// Kernel arguments, each in a 64-bit slot that cuLaunchKernel reads through
+// a pointer (the kernel reads 4 bytes for int and float).
+func pArg(p uintptr) uint64 { return uint64(p) }
+func iArg(n int) uint64     { return uint64(uint32(int32(n))) }
+func lArg(n int) uint64     { return uint64(int64(n)) }
+func fArg(f float32) uint64 { return uint64(math.Float32bits(f)) }
+func bArg(v bool) uint64 {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// launch runs kernel name on a grid of (gx, gy) blocks of bx threads.
+func (b *Backend) launch(name string, gx, gy, bx int, args ...uint64) {
+	fn := b.fn[name]
+	if fn == 0 {
+		panic("cuda: no kernel " + name)
+	}
+	ptrs := make([]unsafe.Pointer, len(args))
+	for i := range args {
+		ptrs[i] = unsafe.Pointer(&args[i])
+	}
+	var pp uintptr
+	if len(ptrs) > 0 {
+		pp = uintptr(unsafe.Pointer(&ptrs[0]))
+	}
+	b.must(b.l.call(name, b.l.cu.launchKernel, fn, uintptr(gx), uintptr(gy), 1, uintptr(bx), 1, 1, 0, b.stream, pp, 0))
+	runtime.KeepAlive(args)
+	runtime.KeepAlive(ptrs)
+}
+
+// elementwise launches a grid-stride kernel over n elements.
+func (b *Backend) elementwise(name string, n int, args ...uint64) {
+	if n == 0 {
+		return
+	}
+	b.launch(name, min((n+255)/256, 1<<16), 1, 256, args...)
+}
+
+// matTile is the activation rows each warp of the matrix kernels handles
+// (MT in matmul.cu); gemmMin is the rows from which F16/BF16 products go to
+// cublasGemmEx instead.
+const (
+	matTile = 8
+	gemmMin = 32
+)
+
+// MatMul: out[M, N] = x[M, K]·w[N, K]ᵀ. F32 weights: cublasSgemm. F16 and
+// BF16: x rounded to the weight's type, then toy_matmul_half (or GemmEx with
+// float32 accumulation from gemmMin rows on). Q8_0: x quantized to Q8_0
+// blocks (toy_quantize_q8), then integer block dots (toy_matmul_q8).
+func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
+	M, K, N := x.Rows(), x.Cols(), w.Dim(0)
+	if M == 0 || N == 0 {
+		return
+	}
+	defer b.enter()()
+	xp, wp, op := b.in(x), b.in(w), b.out(out)
+	switch w.DType() {
+	case tensor.F32:
+		one, zero := float32(1), float32(0)
+		b.must(b.l.blasCall("cublasSgemm", b.l.blas.sgemm, b.blas, cublasOpT, cublasOpN, uintptr(N), uintptr(M), uintptr(K),
+			uintptr(unsafe.Pointer(&one)), wp, uintptr(K), xp, uintptr(K), uintptr(unsafe.Pointer(&zero)), op, uintptr(N)))
+	case tensor.F16, tensor.BF16:
+		bf := w.DType() == tensor.BF16
+		xh, c := b.take(2 * M * K)
+		defer b.give(xh, c)
+		b.launch("toy_round_half", (M*K+255)/256, 1, 256, pArg(xp), pArg(xh), iArg(M*K), bArg(bf))
+		if M >= gemmMin {
+			dt := uintptr(cudaR16F)
+			if bf {
+				dt = cudaR16BF
+			}
+			one, zero := float32(1), float32(0)
+			b.must(b.l.blasCall("cublasGemmEx", b.l.blas.gemmEx, b.blas, cublasOpT, cublasOpN, uintptr(N), uintptr(M), uintptr(K),
+				uintptr(unsafe.Pointer(&one)), wp, dt, uintptr(K), xh, dt, uintptr(K), uintptr(unsafe.Pointer(&zero)),
+				op, cudaR32F, uintptr(N), cublasCompute32F, uintptr(gemmDefault)))
+			return
+		}
+		b.launch("toy_matmul_half", (N+3)/4, (M+matTile-1)/matTile, 128, pArg(wp), pArg(xh), pArg(op), iArg(M), iArg(K), iArg(N), bArg(bf))
+	case tensor.Q8_0:
+		nb := M * K / tensor.Q8BlockSize
+		xq, cq := b.take(M * K)
+		defer b.give(xq, cq)
+		xd, cd := b.take(4 * nb)
+		defer b.give(xd, cd)
+		b.launch("toy_quantize_q8", (nb+3)/4, 1, 128, pArg(xp), pArg(xq), pArg(xd), iArg(nb))
+		b.launch("toy_matmul_q8", (N+3)/4, (M+matTile-1)/matTile, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N))
+	default:
+		panic(fmt.Sprintf("cuda MatMul: weight type %v is not supported", w.DType()))
+	}
+}
+
+func (b *Backend) broadcast(name string, out, a, c *tensor.Tensor) {
+	defer b.enter()()
+	ap, cp, op := b.in(a), b.in(c), b.out(out)
+	b.elementwise(name, a.Len(), pArg(op), pArg(ap), pArg(cp), lArg(a.Len()), lArg(c.Len()))
+}
+
+// Add: out = a + c (c one row broadcast, or a's shape).
+func (b *Backend) Add(out, a, c *tensor.Tensor) { b.broadcast("toy_add", out, a, c) }
+
+// Mul: out = a ⊙ c.
+func (b *Backend) Mul(out, a, c *tensor.Tensor) { b.broadcast("toy_mul", out, a, c) }
+
+// Scale: out = a·s.
+func (b *Backend) Scale(out, a *tensor.Tensor, s float32) {
+	defer b.enter()()
+	ap, op := b.in(a), b.out(out)
+	b.elementwise("toy_scale", a.Len(), pArg(op), pArg(ap), fArg(s), lArg(a.Len()))
+}
+
+func (b *Backend) unary(name string, out, x *tensor.Tensor) {
+	defer b.enter()()
+	xp, op := b.in(x), b.out(out)
+	b.elementwise(name, x.Len(), pArg(op), pArg(xp), lArg(x.Len()))
+}
+
+// SiLU: out = x·σ(x).
+func (b *Backend) SiLU(out, x *tensor.Tensor) { b.unary("toy_silu", out, x) }
+
+// GELU: tanh-GELU through fp16, as tensor.Go{}.
+func (b *Backend) GELU(out, x *tensor.Tensor) { b.unary("toy_gelu", out, x) }
+
+// SwiGLU: out = SiLU(gate) ⊙ up.
+func (b *Backend) SwiGLU(out, gate, up *tensor.Tensor) {
+	defer b.enter()()
+	gp, up2, op := b.in(gate), b.in(up), b.out(out)
+	b.elementwise("toy_swiglu", gate.Len(), pArg(op), pArg(gp), pArg(up2), lArg(gate.Len()))
+}
+
+// rowThreads is the block size of the row-wise kernels.
+func rowThreads(D int) int { return min(1024, max(32, (D+31)/32*32)) }
+
+// RMSNorm: one block per row.
+func (b *Backend) RMSNorm(out, x, w *tensor.Tensor, eps float32) {
+	if x.Rows() == 0 {
+		return
+	}
+	defer b.enter()()
+	xp, wp, op := b.in(x), b.in(w), b.out(out)
+	b.launch("toy_rmsnorm", x.Rows(), 1, min(256, rowThreads(x.Cols())), pArg(op), pArg(xp), pArg(wp), iArg(x.Cols()), fArg(eps))
+}
+
+// LayerNorm: one block per row.
+func (b *Backend) LayerNorm(out, x, w, c *tensor.Tensor, eps float32) {
+	if x.Rows() == 0 {
+		return
+	}
+	defer b.enter()()
+	xp, wp, cp, op := b.in(x), b.in(w), b.in(c), b.out(out)
+	b.launch("toy_layernorm", x.Rows(), 1, min(256, rowThreads(x.Cols())), pArg(op), pArg(xp), pArg(wp), pArg(cp), iArg(x.Cols()), fArg(eps))
+}
+
+// RoPE: one thread per element; θ_i as tensor.Go{} builds it.
+func (b *Backend) RoPE(out, x *tensor.Tensor, pos0, headDim, ropeDim int, base float32, neox bool) {
+	defer b.enter()()
+	xp, op := b.in(x), b.out(out)
+	thetaScale := float32(math.Pow(float64(base), -2/float64(ropeDim)))
+	b.elementwise("toy_rope", x.Len(), pArg(op), pArg(xp), iArg(x.Rows()), iArg(x.Cols()), iArg(pos0), iArg(headDim), iArg(ropeDim),
+		fArg(thetaScale), bArg(neox))
+}
+
+// Softmax: one block per row.
+func (b *Backend) Softmax(out, x *tensor.Tensor, past int) {
+	if x.Rows() == 0 {
+		return
+	}
+	defer b.enter()()
+	xp, op := b.in(x), b.out(out)
+	b.launch("toy_softmax", x.Rows(), 1, min(256, rowThreads(x.Cols())), pArg(op), pArg(xp), iArg(x.Cols()), iArg(past))
+}
+
+// Attention: one block per (token, head); the scores of up to 64 Mi
+// (token, head, key) triples at a time in a scratch buffer.
+func (b *Backend) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, scale float32) {
+	T := q.Rows()
+	if T == 0 {
+		return
+	}
+	defer b.enter()()
+	qp, kp, vp, op := b.in(q), b.in(k), b.in(v), b.out(out)
+	S, dh := past+T, q.Cols()/nHead
+	chunk := max(1, min(T, (64<<20)/(nHead*S)))
+	sp, c := b.take(4 * chunk * nHead * S)
+	defer b.give(sp, c)
+	for t0 := 0; t0 < T; t0 += chunk {
+		n := min(chunk, T-t0)
+		b.launch("toy_attention", n*nHead, 1, 128, pArg(op), pArg(qp), pArg(kp), pArg(vp), pArg(sp),
+			iArg(nHead), iArg(nKV), iArg(dh), iArg(past), iArg(t0), fArg(scale), iArg(S))
+	}
+}
+
+// Embedding: the ids go up, one block per token gathers its row.
+func (b *Backend) Embedding(out, table *tensor.Tensor, ids []int32) {
+	if len(ids) == 0 {
+		return
+	}
+	defer b.enter()()
+	tp, op := b.in(table), b.out(out)
+	ip, c := b.take(4 * len(ids))
+	defer b.give(ip, c)
+	b.upload(ip, unsafe.Slice((*byte)(unsafe.Pointer(&ids[0])), 4*len(ids)))
+	D, T := table.Dim(1), len(ids)
+	switch table.DType() {
+	case tensor.F32:
+		b.launch("toy_embed_f32", T, 1, 256, pArg(op), pArg(tp), pArg(ip), iArg(D))
+	case tensor.F16, tensor.BF16:
+		b.launch("toy_embed_half", T, 1, 256, pArg(op), pArg(tp), pArg(ip), iArg(D), bArg(table.DType() == tensor.BF16))
+	case tensor.Q8_0:
+		b.launch("toy_embed_q8", T, 1, 256, pArg(op), pArg(tp), pArg(ip), iArg(D))
+	default:
+		panic(fmt.Sprintf("cuda Embedding: table type %v is not supported", table.DType()))
+	}
+}
+
+// SetRows copies src into rows [at, at+n) of dst on the device.
+func (b *Backend) SetRows(dst *tensor.Tensor, at int, src *tensor.Tensor) {
+	if src.Len() == 0 {
+		return
+	}
+	defer b.enter()()
+	sp := b.in(src)
+	dp := b.in(dst) // the rest of dst must be on the device too
+	dst.DeviceWritten()
+	b.must(b.l.call("cuMemcpyDtoDAsync", b.l.cu.memcpyDtoDAsync, dp+uintptr(4*at*dst.Cols()), sp, uintptr(4*src.Len()), b.stream))
+}
+
+// Columns copies columns [from, from+out.Cols()) of x (splitting fused
+// projections on the device).
+func (b *Backend) Columns(out, x *tensor.Tensor, from int) {
+	if out.Len() == 0 {
+		return
+	}
+	defer b.enter()()
+	xp, op := b.in(x), b.out(out)
+	b.elementwise("toy_columns", out.Len(), pArg(op), pArg(xp), iArg(x.Rows()), iArg(x.Cols()), iArg(from), iArg(out.Cols()))
+}

@@ -1,0 +1,221 @@
+// The row-wise and elementwise ops of tensor.Backend: add/mul/scale, SiLU,
+// GELU, SwiGLU, RMSNorm, LayerNorm, RoPE, softmax, attention over the KV
+// cache, embedding gather and column copies. Each follows the pure-Go
+// reference in toy/tensor/go_ops.go (see toy.cuh for the arithmetic rules).
+#include "toy.cuh"
+
+#define GRID_STRIDE(i, n) for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < (n); i += (long)gridDim.x * blockDim.x)
+
+// out = a + b, b of a's length or one row (bn elements) broadcast.
+extern "C" __global__ void toy_add(float *out, const float *a, const float *b, long n, long bn) {
+	GRID_STRIDE(i, n) out[i] = __fadd_rn(a[i], b[i % bn]);
+}
+
+extern "C" __global__ void toy_mul(float *out, const float *a, const float *b, long n, long bn) {
+	GRID_STRIDE(i, n) out[i] = __fmul_rn(a[i], b[i % bn]);
+}
+
+extern "C" __global__ void toy_scale(float *out, const float *a, float s, long n) {
+	GRID_STRIDE(i, n) out[i] = __fmul_rn(a[i], s);
+}
+
+// silu(v) = v / (1 + exp(−v)), exp in float64 as Go's math.Exp.
+__device__ __forceinline__ float silu(float v) { return __fdiv_rn(v, __fadd_rn(1.0f, (float)exp(-(double)v))); }
+
+extern "C" __global__ void toy_silu(float *out, const float *x, long n) {
+	GRID_STRIDE(i, n) out[i] = silu(x[i]);
+}
+
+extern "C" __global__ void toy_swiglu(float *out, const float *gate, const float *up, long n) {
+	GRID_STRIDE(i, n) out[i] = __fmul_rn(silu(gate[i]), up[i]);
+}
+
+// GELU as ggml and toy evaluate it: the input rounded to fp16, tanh-GELU of
+// that value in float32 (tanh in float64), the result rounded to fp16.
+extern "C" __global__ void toy_gelu(float *out, const float *x, long n) {
+	GRID_STRIDE(i, n) {
+		float v = x[i];
+		if (v <= -10.0f) {
+			out[i] = 0.0f;
+		} else if (v >= 10.0f) {
+			out[i] = v;
+		} else {
+			const float s2pi = 0.79788456080286535587989211986876f, a = 0.044715f;
+			float h = half_to_f32(f32_to_half(v));
+			float inner = __fmul_rn(__fmul_rn(s2pi, h), __fadd_rn(1.0f, __fmul_rn(__fmul_rn(a, h), h)));
+			float g = __fmul_rn(__fmul_rn(0.5f, h), __fadd_rn(1.0f, (float)tanh((double)inner)));
+			out[i] = half_to_f32(f32_to_half(g));
+		}
+	}
+}
+
+// toy_rmsnorm: one block per row of D; w may be null.
+extern "C" __global__ void toy_rmsnorm(float *out, const float *x, const float *w, int D, float eps) {
+	__shared__ double sh[32];
+	const float *xr = x + (size_t)blockIdx.x * D;
+	float *orow = out + (size_t)blockIdx.x * D;
+	double s = 0;
+	for (int i = threadIdx.x; i < D; i += blockDim.x) s += (double)__fmul_rn(xr[i], xr[i]);
+	s = block_sum_d(s, sh);
+	float mean = (float)(s / D);
+	float scale = __fdiv_rn(1.0f, (float)sqrt((double)__fadd_rn(mean, eps)));
+	for (int i = threadIdx.x; i < D; i += blockDim.x) {
+		float v = __fmul_rn(xr[i], scale);
+		orow[i] = w ? __fmul_rn(v, w[i]) : v;
+	}
+}
+
+// toy_layernorm: one block per row; w, b may be null.
+extern "C" __global__ void toy_layernorm(float *out, const float *x, const float *w, const float *b, int D, float eps) {
+	__shared__ double sh[32];
+	const float *xr = x + (size_t)blockIdx.x * D;
+	float *orow = out + (size_t)blockIdx.x * D;
+	double s = 0;
+	for (int i = threadIdx.x; i < D; i += blockDim.x) s += (double)xr[i];
+	s = block_sum_d(s, sh);
+	float mean = (float)(s / D);
+	double sq = 0;
+	for (int i = threadIdx.x; i < D; i += blockDim.x) {
+		float d = __fsub_rn(xr[i], mean);
+		sq += (double)__fmul_rn(d, d);
+	}
+	sq = block_sum_d(sq, sh);
+	float var = (float)(sq / D);
+	float scale = __fdiv_rn(1.0f, (float)sqrt((double)__fadd_rn(var, eps)));
+	for (int i = threadIdx.x; i < D; i += blockDim.x) {
+		float v = __fmul_rn(__fsub_rn(xr[i], mean), scale);
+		if (w) v = __fmul_rn(v, w[i]);
+		if (b) v = __fadd_rn(v, b[i]);
+		orow[i] = v;
+	}
+}
+
+// toy_rope: x, out [T, C], heads of headDim; the first ropeDim features of
+// each head rotate in pairs (adjacent, or half-split with neox) by
+// θ_i = (pos0+t)·s^i, s = base^(−2/ropeDim) given as thetaScale, θ built by
+// repeated float32 multiplication as ggml and toy do. sign −1 undoes it.
+extern "C" __global__ void toy_rope(float *out, const float *x, int T, int C, int pos0, int headDim, int ropeDim,
+                                    float thetaScale, int neox) {
+	GRID_STRIDE(e, (long)T * C) {
+		int t = e / C, c = e % C;
+		int h = c - c % headDim, j = c % headDim;
+		const float *xr = x + (size_t)t * C;
+		if (j >= ropeDim) {
+			out[e] = xr[c];
+			continue;
+		}
+		int half = ropeDim / 2, i, a, b;
+		if (neox) {
+			i = j < half ? j : j - half;
+			a = h + i, b = h + i + half;
+		} else {
+			i = j / 2;
+			a = h + 2 * i, b = a + 1;
+		}
+		float theta = (float)(pos0 + t);
+		for (int k = 0; k < i; k++) theta = __fmul_rn(theta, thetaScale);
+		float cs = (float)cos((double)theta), sn = (float)sin((double)theta);
+		float x0 = xr[a], x1 = xr[b];
+		out[e] = c == a ? __fsub_rn(__fmul_rn(x0, cs), __fmul_rn(x1, sn)) : __fadd_rn(__fmul_rn(x0, sn), __fmul_rn(x1, cs));
+	}
+}
+
+// toy_softmax: one block per row of C; with past ≥ 0 row r keeps columns
+// ≤ past+r and the rest get 0.
+extern "C" __global__ void toy_softmax(float *out, const float *x, int C, int past) {
+	__shared__ double sh[32];
+	__shared__ float shf[32];
+	int r = blockIdx.x;
+	int n = past >= 0 ? min(C, past + r + 1) : C;
+	const float *xr = x + (size_t)r * C;
+	float *orow = out + (size_t)r * C;
+	float m = -INFINITY;
+	for (int i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, xr[i]);
+	m = block_max(m, shf);
+	double s = 0;
+	for (int i = threadIdx.x; i < n; i += blockDim.x) {
+		float e = (float)exp((double)__fsub_rn(xr[i], m));
+		orow[i] = e;
+		s += (double)e;
+	}
+	s = block_sum_d(s, sh);
+	float inv = (float)(1.0 / s);
+	for (int i = threadIdx.x; i < C; i += blockDim.x) orow[i] = i < n ? __fmul_rn(orow[i], inv) : 0.0f;
+}
+
+// dot4 is toy's dotF32: four strided partial sums, (s0+s1)+(s2+s3).
+__device__ __forceinline__ float dot4(const float *a, const float *b, int n) {
+	float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+	int i = 0;
+	for (; i + 4 <= n; i += 4) {
+		s0 = __fadd_rn(s0, __fmul_rn(a[i], b[i]));
+		s1 = __fadd_rn(s1, __fmul_rn(a[i + 1], b[i + 1]));
+		s2 = __fadd_rn(s2, __fmul_rn(a[i + 2], b[i + 2]));
+		s3 = __fadd_rn(s3, __fmul_rn(a[i + 3], b[i + 3]));
+	}
+	for (; i < n; i++) s0 = __fadd_rn(s0, __fmul_rn(a[i], b[i]));
+	return __fadd_rn(__fadd_rn(s0, s1), __fadd_rn(s2, s3));
+}
+
+// toy_attention: causal attention of q [T, H·dh] over k, v [S, KV·dh]; one
+// block per (token t0+t, head h), t counted within this launch. scores holds
+// S floats per block. Query t sees keys 0 … past+t0+t.
+extern "C" __global__ void toy_attention(float *out, const float *q, const float *k, const float *v, float *scores,
+                                         int nHead, int nKV, int dh, int past, int t0, float scale, int S) {
+	__shared__ double sh[32];
+	__shared__ float shf[32];
+	int job = blockIdx.x, t = t0 + job / nHead, h = job % nHead;
+	int kvh = h / (nHead / nKV), qc = nHead * dh, kc = nKV * dh;
+	int n = past + t + 1;
+	const float *qr = q + (size_t)t * qc + h * dh;
+	float *p = scores + (size_t)job * S;
+	float m = -INFINITY;
+	for (int s = threadIdx.x; s < n; s += blockDim.x) {
+		float sc = __fmul_rn(dot4(k + (size_t)s * kc + kvh * dh, qr, dh), scale);
+		p[s] = sc;
+		m = fmaxf(m, sc);
+	}
+	m = block_max(m, shf);
+	double sum = 0;
+	for (int s = threadIdx.x; s < n; s += blockDim.x) {
+		float e = (float)exp((double)__fsub_rn(p[s], m));
+		p[s] = e;
+		sum += (double)e;
+	}
+	sum = block_sum_d(sum, sh);
+	float inv = (float)(1.0 / sum);
+	for (int s = threadIdx.x; s < n; s += blockDim.x) p[s] = __fmul_rn(p[s], inv);
+	__syncthreads();
+	float *orow = out + (size_t)t * qc + h * dh;
+	for (int i = threadIdx.x; i < dh; i += blockDim.x) {
+		float acc = 0;
+		const float *vc = v + kvh * dh + i;
+		for (int s = 0; s < n; s++) acc = __fadd_rn(acc, __fmul_rn(p[s], vc[(size_t)s * kc]));
+		orow[i] = acc;
+	}
+}
+
+// Embedding gathers: out[t] = table[ids[t]] as float32, one block per token.
+extern "C" __global__ void toy_embed_f32(float *out, const float *table, const int *ids, int D) {
+	const float *row = table + (size_t)ids[blockIdx.x] * D;
+	for (int i = threadIdx.x; i < D; i += blockDim.x) out[(size_t)blockIdx.x * D + i] = row[i];
+}
+
+extern "C" __global__ void toy_embed_half(float *out, const uint16_t *table, const int *ids, int D, int bf16) {
+	const uint16_t *row = table + (size_t)ids[blockIdx.x] * D;
+	for (int i = threadIdx.x; i < D; i += blockDim.x)
+		out[(size_t)blockIdx.x * D + i] = bf16 ? bf16_to_f32(row[i]) : half_to_f32(row[i]);
+}
+
+extern "C" __global__ void toy_embed_q8(float *out, const uint8_t *table, const int *ids, int D) {
+	const uint8_t *row = table + (size_t)ids[blockIdx.x] * (D / QK) * Q8_BYTES;
+	for (int i = threadIdx.x; i < D; i += blockDim.x) {
+		const uint8_t *blk = row + (size_t)(i / QK) * Q8_BYTES;
+		out[(size_t)blockIdx.x * D + i] = __fmul_rn(half_to_f32(*(const uint16_t *)blk), (float)(int8_t)blk[2 + i % QK]);
+	}
+}
+
+// toy_columns: out [R, n] = columns [from, from+n) of x [R, C].
+extern "C" __global__ void toy_columns(float *out, const float *x, int R, int C, int from, int n) {
+	GRID_STRIDE(e, (long)R * n) out[e] = x[(e / n) * C + from + e % n];
+}

@@ -1,0 +1,194 @@
+// Opening the GPU: driver initialisation, the primary context, the PTX
+// modules, one stream and the cuBLAS handle.
+
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"unsafe"
+
+	"github.com/toyml/toy/kernels"
+)
+
+// Info describes the GPU a Backend runs on.
+type Info struct {
+	Name          string // "NVIDIA H200"
+	Ordinal       int    // device number (TOY_CUDA_DEVICE)
+	Major, Minor  int    // compute capability
+	SMs           int    // multiprocessors
+	TotalMem      int64  // bytes
+	DriverVersion int    // CUDA version the driver supports, e.g. 12040 for 12.4
+	Cublas        string // the cuBLAS library loaded, e.g. "libcublas.so.12"
+}
+
+// DriverString is the driver's CUDA version as "12.4".
+func (i Info) DriverString() string {
+	return fmt.Sprintf("%d.%d", i.DriverVersion/1000, i.DriverVersion%1000/10)
+}
+
+func (i Info) String() string {
+	return fmt.Sprintf("%s (compute %d.%d, %d SMs, %.1f GiB), driver CUDA %s, %s",
+		i.Name, i.Major, i.Minor, i.SMs, float64(i.TotalMem)/(1<<30), i.DriverString(), i.Cublas)
+}
+
+var (
+	loadMu  sync.Mutex
+	loaded  *Backend
+	loadErr error
+)
+
+// Load opens the first GPU (or the one TOY_CUDA_DEVICE numbers) and returns
+// its backend, the same one on every call. It fails with a
+// *kernels.NativeCallError naming what is missing — the driver library,
+// a GPU, a driver new enough for the PTX, or cuBLAS — and what to do.
+// TOY_CUDA_TF32=1 lets cuBLAS use TF32 tensor cores for F32 products
+// (faster, about 1e-3 relative error); it is off by default.
+func Load() (*Backend, error) {
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	if loaded == nil && loadErr == nil {
+		loaded, loadErr = open()
+	}
+	return loaded, loadErr
+}
+
+func open() (*Backend, error) {
+	l, err := loadLibs()
+	if err != nil {
+		return nil, err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := l.call("cuInit", l.cu.init, 0); err != nil {
+		return nil, loadError("a usable NVIDIA GPU (the driver library "+l.cuPath+" loaded, but cuInit failed)",
+			"check that nvidia-smi lists a GPU and that the kernel module is loaded; or use --device cpu", err)
+	}
+	var count int32
+	if err := l.call("cuDeviceGetCount", l.cu.deviceGetCount, uintptr(unsafe.Pointer(&count))); err != nil || count == 0 {
+		return nil, loadError("an NVIDIA GPU (the driver reports none)", "check nvidia-smi and CUDA_VISIBLE_DEVICES, or use --device cpu", err)
+	}
+	ordinal := 0
+	if s := os.Getenv("TOY_CUDA_DEVICE"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || n >= int(count) {
+			return nil, loadError(fmt.Sprintf("GPU %q named by TOY_CUDA_DEVICE", s), fmt.Sprintf("choose 0 … %d, or unset it", count-1), err)
+		}
+		ordinal = n
+	}
+	b := &Backend{l: l, info: Info{Ordinal: ordinal, Cublas: l.blasLib}, pool: map[int][]uintptr{}}
+	if err := b.init(); err != nil {
+		var nce *kernels.NativeCallError
+		if errors.As(err, &nce) {
+			return nil, err
+		}
+		return nil, loadError("a working CUDA context on "+b.info.Name, "check nvidia-smi; or use --device cpu", err)
+	}
+	return b, nil
+}
+
+// init fills in the device's description, makes its primary context current,
+// loads the PTX and creates the stream and the cuBLAS handle.
+func (b *Backend) init() error {
+	l := &b.l.cu
+	c := b.l.call
+	var dev int32
+	if err := c("cuDeviceGet", l.deviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(b.info.Ordinal)); err != nil {
+		return err
+	}
+	b.dev = dev
+	name := make([]byte, 256)
+	if err := c("cuDeviceGetName", l.deviceGetName, uintptr(unsafe.Pointer(&name[0])), 256, uintptr(dev)); err != nil {
+		return err
+	}
+	b.info.Name = cString(&name[0])
+	for _, a := range []struct {
+		attr int
+		dst  *int
+	}{{attrComputeCapabilityMajor, &b.info.Major}, {attrComputeCapabilityMinor, &b.info.Minor}, {attrMultiprocessorCount, &b.info.SMs}} {
+		var v int32
+		if err := c("cuDeviceGetAttribute", l.deviceGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(a.attr), uintptr(dev)); err != nil {
+			return err
+		}
+		*a.dst = int(v)
+	}
+	var total uint64
+	if err := c("cuDeviceTotalMem", l.deviceTotalMem, uintptr(unsafe.Pointer(&total)), uintptr(dev)); err != nil {
+		return err
+	}
+	b.info.TotalMem = int64(total)
+	var ver int32
+	if err := c("cuDriverGetVersion", l.driverGetVersion, uintptr(unsafe.Pointer(&ver))); err != nil {
+		return err
+	}
+	b.info.DriverVersion = int(ver)
+	if b.info.Major < 7 {
+		return loadError(fmt.Sprintf("a GPU of compute capability 7.0 or later (%s is %d.%d)", b.info.Name, b.info.Major, b.info.Minor),
+			"toy's PTX targets Volta and newer; use --device cpu", nil)
+	}
+	if err := c("cuDevicePrimaryCtxRetain", l.primaryCtxRetain, uintptr(unsafe.Pointer(&b.ctx)), uintptr(dev)); err != nil {
+		return err
+	}
+	if err := c("cuCtxSetCurrent", l.ctxSetCurrent, b.ctx); err != nil {
+		return err
+	}
+	if err := b.loadModules(); err != nil {
+		return err
+	}
+	if err := c("cuStreamCreate", l.streamCreate, uintptr(unsafe.Pointer(&b.stream)), 0); err != nil {
+		return err
+	}
+	bl := &b.l.blas
+	if err := b.l.blasCall("cublasCreate", bl.create, uintptr(unsafe.Pointer(&b.blas))); err != nil {
+		return loadError("a cuBLAS handle ("+b.l.blasLib+")", "check that the cuBLAS version suits the driver (cuBLAS 12 needs a CUDA 12 driver)", err)
+	}
+	if err := b.l.blasCall("cublasSetStream", bl.setStream, b.blas, b.stream); err != nil {
+		return err
+	}
+	mode := uintptr(cublasDefaultMath)
+	if os.Getenv("TOY_CUDA_TF32") == "1" {
+		mode, b.tf32 = cublasTF32TensorOpMath, true
+	}
+	return b.l.blasCall("cublasSetMathMode", bl.setMathMode, b.blas, mode)
+}
+
+// loadModules JIT-compiles the embedded PTX for this GPU and looks up every
+// kernel. A driver too old for the PTX version fails here, with its log.
+func (b *Backend) loadModules() error {
+	b.fn = map[string]uintptr{}
+	for file, names := range kernelNames {
+		src, err := ptxFS.ReadFile("ptx/" + file)
+		if err != nil {
+			return loadError("the PTX module "+file+" in this binary", "rebuild toy", err)
+		}
+		src = append(src, 0)
+		logBuf := make([]byte, 8192)
+		opts := []uintptr{jitErrorLogBuffer, jitErrorLogBufferSize}
+		vals := []uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
+		var mod uintptr
+		err = b.l.call("cuModuleLoadDataEx", b.l.cu.moduleLoadDataEx, uintptr(unsafe.Pointer(&mod)), uintptr(unsafe.Pointer(&src[0])),
+			uintptr(len(opts)), uintptr(unsafe.Pointer(&opts[0])), uintptr(unsafe.Pointer(&vals[0])))
+		runtime.KeepAlive(src)
+		runtime.KeepAlive(logBuf)
+		if err != nil {
+			if log := cString(&logBuf[0]); log != "" {
+				err = fmt.Errorf("%w: %s", err, log)
+			}
+			return loadError("a driver that can compile toy's PTX ("+file+", built by nvcc "+nvccVersion+")",
+				"update the NVIDIA driver", err)
+		}
+		for _, n := range names {
+			cname := append([]byte(n), 0)
+			var f uintptr
+			if err := b.l.call("cuModuleGetFunction", b.l.cu.moduleGetFunction, uintptr(unsafe.Pointer(&f)), mod, uintptr(unsafe.Pointer(&cname[0]))); err != nil {
+				return fmt.Errorf("kernel %s: %w", n, err)
+			}
+			b.fn[n] = f
+		}
+	}
+	return nil
+}

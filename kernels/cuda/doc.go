@@ -1,0 +1,41 @@
+// Package cuda is toy's NVIDIA GPU backend, with no cgo and no CUDA toolkit
+// at run time: the driver API (libcuda.so.1, installed with the NVIDIA
+// driver) and cuBLAS (libcublas.so.12 or .11) are opened with purego when
+// Load is called, and toy's kernels (csrc/*.cu) ship as PTX embedded in the
+// binary, which the driver JIT-compiles for the GPU it finds (Volta and
+// newer).
+//
+// # Backends
+//
+// Backend implements tensor.Backend and tensor.DeviceBackend: tensors live
+// in device memory. Weights are uploaded at first use and stay there in
+// their stored type (F32, F16, BF16, Q8_0 blocks); activations and the KV
+// cache never leave the device; reading a tensor from Go (the logits, for
+// sampling) downloads it. F32 products use cuBLAS (TF32 only with
+// TOY_CUDA_TF32=1); Q8_0 products quantize the activations on the device
+// exactly as the CPU does and sum integer block dots; F16/BF16 products
+// round the activations to the weight's type. All ops run in order on one
+// stream; device memory is pooled by size class and returned to the pool
+// when the tensors holding it are garbage collected.
+//
+// # Numerics
+//
+// The kernels follow tensor.Go{}'s arithmetic (float64 sums in norms and
+// softmax, float64 exp, fp16-table GELU, iterated RoPE angles, products
+// rounded before adding where Go does so); matrix products differ from the
+// CPU only in summation order. The device gates (tests/cuda) require every
+// op within 1e-5 relative of pure Go (1e-4 for F16/BF16 products), greedy
+// tokens identical to the CPU and llama.cpp, and logits within 1e-3.
+//
+// # Error Handling
+//
+// Load returns a *kernels.NativeCallError naming what is missing — the
+// driver library, a GPU (cuInit or the device count), a driver able to
+// compile the PTX, cuBLAS — and what to do. A CUDA failure inside an op
+// (a device fault) panics with the call and the driver's message, as shape
+// errors do.
+//
+// The PTX is rebuilt with `go generate ./kernels/cuda` (build.sh, which
+// needs nvcc and ptxas); TestPTXCurrent fails when the committed PTX is
+// older than the committed sources.
+package cuda

@@ -1,0 +1,150 @@
+// A quick check of the GPU against the pure-Go backend, for toy install and
+// the device tests.
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// SelfTest runs every op of b on small random inputs and compares it with
+// tensor.Go{} (relative tolerance 1e-5, 1e-4 for F16/BF16 products whose
+// summation order differs). It returns the first difference found.
+func SelfTest(b *Backend) error {
+	for _, c := range OpCases(rand.New(rand.NewPCG(42, 42)), 1) {
+		want := c.Run(tensor.Go{})
+		got := c.Run(b)
+		if err := Compare(c.Name, got, want, c.Tol); err != nil {
+			return fmt.Errorf("self-test on %s: %w", b.info.Name, err)
+		}
+	}
+	return nil
+}
+
+// Compare checks got against want element by element: |g − w| ≤ tol·(1+|w|).
+func Compare(op string, got, want []float32, tol float64) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%s: %d values, pure Go gives %d", op, len(got), len(want))
+	}
+	for i, w := range want {
+		g := got[i]
+		if math.IsNaN(float64(g)) != math.IsNaN(float64(w)) || math.Abs(float64(g-w)) > tol*(1+math.Abs(float64(w))) {
+			return fmt.Errorf("%s: element %d is %v, pure Go gives %v", op, i, g, w)
+		}
+	}
+	return nil
+}
+
+// OpCase is one op on fixed random inputs: Run executes it on a backend
+// and returns the output's values.
+type OpCase struct {
+	Name string
+	Tol  float64
+	Run  func(tensor.Backend) []float32
+}
+
+// OpCases returns cases for every op of tensor.Backend (and Columns), on
+// shapes scaled by size (1: tiny, for install; larger for the device tests),
+// including ragged ones (rows not a multiple of the kernels' tiles).
+func OpCases(r *rand.Rand, size int) []OpCase {
+	randT := func(shape ...int) *tensor.Tensor {
+		x := tensor.New(shape...)
+		for i := range x.Data() {
+			x.Data()[i] = float32(r.NormFloat64())
+		}
+		return x
+	}
+	// fresh returns a copy of x with no device storage, so each backend
+	// starts from host memory.
+	fresh := func(x *tensor.Tensor) *tensor.Tensor {
+		if x == nil {
+			return nil
+		}
+		y, err := tensor.FromBytes(x.DType(), append([]byte(nil), x.HostBytes()...), x.Shape()...)
+		if err != nil {
+			panic(err)
+		}
+		return y
+	}
+	op := func(shape []int, f func(b tensor.Backend, out *tensor.Tensor)) func(tensor.Backend) []float32 {
+		return func(b tensor.Backend) []float32 {
+			out := tensor.New(shape...)
+			f(b, out)
+			return out.Float32s()
+		}
+	}
+	var cases []OpCase
+	D := 64 * size
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0} {
+		for _, s := range [][3]int{{1, D, 33}, {3, D + 32, 40}, {9, 2 * D, 17}, {40, D, 70 * size}} {
+			x, wf := randT(s[0], s[1]), randT(s[2], s[1])
+			w, err := tensor.FromBytes(dt, tensor.EncodeRow(nil, wf.Data(), dt), s[2], s[1])
+			if err != nil {
+				panic(err)
+			}
+			tol := 1e-5
+			if dt != tensor.F32 && dt != tensor.Q8_0 || s[0] >= gemmMin {
+				tol = 1e-4
+			}
+			cases = append(cases, OpCase{fmt.Sprintf("MatMul %v %v", dt, s), tol, op([]int{s[0], s[2]}, func(b tensor.Backend, out *tensor.Tensor) {
+				b.MatMul(out, fresh(x), fresh(w))
+			})})
+		}
+	}
+	R := 5
+	x, y, row, w, bias := randT(R, D), randT(R, D), randT(D), randT(D), randT(D)
+	shape := []int{R, D}
+	add := func(name string, f func(b tensor.Backend, out *tensor.Tensor)) {
+		cases = append(cases, OpCase{name, 1e-5, op(shape, f)})
+	}
+	add("Add", func(b tensor.Backend, o *tensor.Tensor) { b.Add(o, fresh(x), fresh(y)) })
+	add("Add row", func(b tensor.Backend, o *tensor.Tensor) { b.Add(o, fresh(x), fresh(row)) })
+	add("Mul row", func(b tensor.Backend, o *tensor.Tensor) { b.Mul(o, fresh(x), fresh(row)) })
+	add("Scale", func(b tensor.Backend, o *tensor.Tensor) { b.Scale(o, fresh(x), 0.37) })
+	add("RMSNorm", func(b tensor.Backend, o *tensor.Tensor) { b.RMSNorm(o, fresh(x), fresh(w), 1e-5) })
+	add("RMSNorm no weight", func(b tensor.Backend, o *tensor.Tensor) { b.RMSNorm(o, fresh(x), nil, 1e-6) })
+	add("LayerNorm", func(b tensor.Backend, o *tensor.Tensor) { b.LayerNorm(o, fresh(x), fresh(w), fresh(bias), 1e-5) })
+	add("RoPE adjacent", func(b tensor.Backend, o *tensor.Tensor) { b.RoPE(o, fresh(x), 7, 16, 16, 10000, false) })
+	add("RoPE neox partial", func(b tensor.Backend, o *tensor.Tensor) { b.RoPE(o, fresh(x), 3, 32, 16, 1e6, true) })
+	add("Softmax", func(b tensor.Backend, o *tensor.Tensor) { b.Softmax(o, fresh(x), -1) })
+	add("Softmax causal", func(b tensor.Backend, o *tensor.Tensor) { b.Softmax(o, fresh(x), 2) })
+	add("SiLU", func(b tensor.Backend, o *tensor.Tensor) { b.SiLU(o, fresh(x)) })
+	add("GELU", func(b tensor.Backend, o *tensor.Tensor) { b.GELU(o, fresh(x)) })
+	add("SwiGLU", func(b tensor.Backend, o *tensor.Tensor) { b.SwiGLU(o, fresh(x), fresh(y)) })
+	ids := []int32{3, 0, 7, 3}
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0} {
+		tf := randT(8, D)
+		table, _ := tensor.FromBytes(dt, tensor.EncodeRow(nil, tf.Data(), dt), 8, D)
+		cases = append(cases, OpCase{"Embedding " + dt.String(), 0, op([]int{len(ids), D}, func(b tensor.Backend, o *tensor.Tensor) {
+			b.Embedding(o, fresh(table), ids)
+		})})
+	}
+	for _, a := range []struct{ T, H, KV, dh, past int }{{1, 4, 2, 16, 5}, {4, 4, 4, 16, 0}, {3, 8, 2, 32, 9 * size}} {
+		S := a.past + a.T
+		q, k, v := randT(a.T, a.H*a.dh), randT(S+2, a.KV*a.dh), randT(S+2, a.KV*a.dh)
+		cases = append(cases, OpCase{fmt.Sprintf("Attention %+v", a), 1e-5, op([]int{a.T, a.H * a.dh}, func(b tensor.Backend, o *tensor.Tensor) {
+			b.Attention(o, fresh(q), fresh(k), fresh(v), a.H, a.KV, a.past, 0.125)
+		})})
+	}
+	cache, src := randT(6, D), randT(2, D)
+	cases = append(cases, OpCase{"SetRows", 0, func(b tensor.Backend) []float32 {
+		dst := fresh(cache)
+		b.SetRows(dst, 3, fresh(src))
+		return dst.Float32s()
+	}})
+	cases = append(cases, OpCase{"Columns", 0, op([]int{R, 24}, func(b tensor.Backend, o *tensor.Tensor) {
+		if cb, ok := b.(tensor.ColumnsBackend); ok {
+			cb.Columns(o, fresh(x), 8)
+			return
+		}
+		xs := fresh(x)
+		for r := 0; r < R; r++ {
+			copy(o.Row(r), xs.Row(r)[8:32])
+		}
+	})})
+	return cases
+}

@@ -1,0 +1,288 @@
+// The CUDA gates, for a machine with an NVIDIA GPU (see device.sh): every op
+// against the pure-Go backend on random shapes, greedy decoding of every
+// reference model identical to the CPU and to llama.cpp's goldens, logits
+// within 1e-3 of the CPU's, residency (one upload and one download per
+// decoded token), and prefill/decode speed. Without a driver every test
+// reports "skipped: no CUDA driver".
+package cudatest
+
+import (
+	"encoding/json"
+	"flag"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/toyml/toy/internal/testmodel"
+	"github.com/toyml/toy/kernels/cuda"
+	"github.com/toyml/toy/toy"
+	"github.com/toyml/toy/toy/engine"
+	"github.com/toyml/toy/toy/models/llama"
+	"github.com/toyml/toy/toy/nn"
+	"github.com/toyml/toy/toy/tensor"
+)
+
+var (
+	bench   = flag.Bool("cuda.bench", false, "run the prefill/decode speed test (SmolLM2-135M- and 7B-shaped random Q8_0 models)")
+	big     = flag.Bool("cuda.7b", true, "include the 7B-shaped model in -cuda.bench")
+	goldens = flag.String("goldens", "../reference/testdata", "directory of the llama.cpp golden files")
+)
+
+// gpu returns the backend, or skips the test when there is none.
+func gpu(t testing.TB) *cuda.Backend {
+	t.Helper()
+	b, err := cuda.Load()
+	if err != nil {
+		t.Skipf("skipped: no CUDA driver: %v", err)
+	}
+	return b
+}
+
+// on runs fn with backend b active.
+func on(b tensor.Backend, fn func()) {
+	old := tensor.ActiveBackend()
+	tensor.SetBackend(b)
+	defer tensor.SetBackend(old)
+	fn()
+}
+
+// TestOps checks every op against tensor.Go{} on random shapes (including
+// ragged tiles and the cuBLAS GemmEx path), at two sizes.
+func TestOps(t *testing.T) {
+	b := gpu(t)
+	r := rand.New(rand.NewPCG(7, 7))
+	for _, size := range []int{1, 4, 16} {
+		for _, c := range cuda.OpCases(r, size) {
+			want, got := c.Run(tensor.Go{}), c.Run(b)
+			if err := cuda.Compare(c.Name, got, want, c.Tol); err != nil {
+				t.Errorf("size %d: %v", size, err)
+			}
+		}
+	}
+}
+
+type golden struct {
+	PromptIDs []int32 `json:"prompt_ids"`
+	Greedy    []int32 `json:"greedy"`
+}
+
+// decode runs prompt then greedy steps, returning the tokens and every
+// step's logits.
+func decode(m engine.Model, prompt []int32, n int) ([]int32, [][]float32, error) {
+	s := engine.NewSession(m, len(prompt)+n)
+	logits, err := s.Next(prompt)
+	var ids []int32
+	var all [][]float32
+	for err == nil && len(ids) < n {
+		all = append(all, slices.Clone(logits))
+		best := 0
+		for i, v := range logits {
+			if v > logits[best] {
+				best = i
+			}
+		}
+		ids = append(ids, int32(best))
+		logits, err = s.Next(ids[len(ids)-1:])
+	}
+	return ids, all, err
+}
+
+// TestReferenceModels: for each of the nine llama.cpp gate models, greedy
+// tokens on the GPU equal the CPU's and llama.cpp's, the logits of the
+// prompt (batched prefill) and of every greedy step stay within 1e-3 of the
+// CPU's, and a decode step copies one tensor each way (ids up, logits down).
+func TestReferenceModels(t *testing.T) {
+	b := gpu(t)
+	dir := t.TempDir()
+	for _, spec := range testmodel.Specs() {
+		t.Run(spec.Name, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join(*goldens, spec.Name+".golden.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g golden
+			if err := json.Unmarshal(raw, &g); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, spec.File())
+			if _, err := testmodel.Write(spec, path); err != nil {
+				t.Fatal(err)
+			}
+			m, err := toy.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			var cpuIDs, gpuIDs []int32
+			var cpuLogits, gpuLogits [][]float32
+			var cpuAll, gpuAll []float32
+			on(tensor.Go{}, func() {
+				cpuIDs, cpuLogits, err = decode(m.Net, g.PromptIDs, len(g.Greedy))
+				if err == nil {
+					var l *tensor.Tensor
+					l, err = m.Forward(g.PromptIDs)
+					cpuAll = l.Float32s()
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			on(b, func() {
+				gpuIDs, gpuLogits, err = decode(m.Net, g.PromptIDs, len(g.Greedy))
+				if err == nil {
+					var l *tensor.Tensor
+					l, err = m.Forward(g.PromptIDs)
+					gpuAll = l.Float32s()
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(gpuIDs, cpuIDs) || !slices.Equal(gpuIDs, g.Greedy) {
+				t.Errorf("greedy tokens\n cuda:      %v\n cpu:       %v\n llama.cpp: %v", gpuIDs, cpuIDs, g.Greedy)
+			}
+			worst := maxDiff(gpuAll, cpuAll)
+			for i := range cpuLogits {
+				worst = max(worst, maxDiff(gpuLogits[i], cpuLogits[i]))
+			}
+			if worst > 1e-3 {
+				t.Errorf("logits differ from the CPU's by up to %.2e (> 1e-3)", worst)
+			}
+			t.Logf("%s: max |Δ logit| vs CPU %.2e, %d greedy tokens identical", spec.Name, worst, len(g.Greedy))
+
+			on(b, func() {
+				s := engine.NewSession(m.Net, 64)
+				if _, err := s.Next(g.PromptIDs); err != nil {
+					t.Fatal(err)
+				}
+				up, down := b.Transfers()
+				for i := 0; i < 4; i++ {
+					if _, err := s.Next([]int32{g.Greedy[i]}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				up2, down2 := b.Transfers()
+				if up2-up != 4 || down2-down != 4 {
+					t.Errorf("4 decode steps made %d uploads and %d downloads, want 4 and 4 (ids up, logits down)", up2-up, down2-down)
+				}
+			})
+		})
+	}
+}
+
+func maxDiff(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return math.Inf(1)
+	}
+	d := 0.0
+	for i := range a {
+		d = max(d, math.Abs(float64(a[i]-b[i])))
+	}
+	return d
+}
+
+// q8Model returns a Llama of shape c with random Q8_0 weights (quants and
+// scales drawn directly, so a 7B model takes seconds, not minutes).
+func q8Model(c llama.Config, seed uint64) *llama.Model {
+	r := rand.New(rand.NewPCG(seed, seed))
+	q8 := func(n, k int) *tensor.Tensor {
+		b := make([]byte, n*k/tensor.Q8BlockSize*tensor.Q8BlockLen)
+		for i := 0; i < len(b); i += 8 {
+			v := r.Uint64()
+			for j := 0; j < 8 && i+j < len(b); j++ {
+				b[i+j] = byte(v >> (8 * j))
+			}
+		}
+		d := tensor.F32ToFP16(0.02 / 64)
+		for i := 0; i < len(b); i += tensor.Q8BlockLen {
+			b[i], b[i+1] = byte(d), byte(d>>8)
+		}
+		t, err := tensor.FromBytes(tensor.Q8_0, b, n, k)
+		if err != nil {
+			panic(err)
+		}
+		return t
+	}
+	ones := func(n int) *tensor.Tensor {
+		t := tensor.New(n)
+		for i := range t.Data() {
+			t.Data()[i] = 1
+		}
+		return t
+	}
+	D, F, q, kv := c.Embed, c.FFN, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	m := llama.New(c)
+	m.Embed = &nn.Embedding{W: q8(c.VocabSize, D)}
+	for i := range m.Blocks {
+		bl := &m.Blocks[i]
+		bl.AttnNorm.(*nn.RMSNorm).W, bl.FFNNorm.(*nn.RMSNorm).W = ones(D), ones(D)
+		bl.Attn.Q, bl.Attn.K, bl.Attn.V, bl.Attn.O = &nn.Linear{W: q8(q, D)}, &nn.Linear{W: q8(kv, D)}, &nn.Linear{W: q8(kv, D)}, &nn.Linear{W: q8(D, q)}
+		f := bl.FFN.(*nn.SwiGLU)
+		f.Gate, f.Up, f.Down = &nn.Linear{W: q8(F, D)}, &nn.Linear{W: q8(F, D)}, &nn.Linear{W: q8(D, F)}
+	}
+	m.OutputNorm.W = ones(D)
+	m.Output = &nn.Linear{W: q8(c.VocabSize, D)}
+	return m
+}
+
+// TestSpeed prints prefill and decode tokens/s (-cuda.bench): a 512-token
+// prompt, then 128 greedy tokens, after one warm-up pass that uploads the
+// weights.
+func TestSpeed(t *testing.T) {
+	b := gpu(t)
+	if !*bench {
+		t.Skip("speed test: run with -cuda.bench")
+	}
+	shapes := []struct {
+		name string
+		c    llama.Config
+	}{
+		{"SmolLM2-135M-shaped", llama.Config{Arch: "llama", VocabSize: 49152, ContextLength: 2048, Embed: 576, Layers: 30, FFN: 1536,
+			Heads: 9, KVHeads: 3, HeadDim: 64, RopeDim: 64, RopeBase: 100000, NormEps: 1e-5}},
+	}
+	if *big {
+		shapes = append(shapes, struct {
+			name string
+			c    llama.Config
+		}{"7B-shaped (Llama 2)", llama.Config{Arch: "llama", VocabSize: 32000, ContextLength: 4096, Embed: 4096, Layers: 32, FFN: 11008,
+			Heads: 32, KVHeads: 32, HeadDim: 128, RopeDim: 128, RopeBase: 10000, NormEps: 1e-5}})
+	}
+	for _, s := range shapes {
+		m := q8Model(s.c, 1)
+		prompt := make([]int32, 512)
+		for i := range prompt {
+			prompt[i] = int32(i*7919) % int32(s.c.VocabSize)
+		}
+		on(b, func() {
+			decode(m, prompt[:8], 2) // warm-up: uploads the weights, JITs nothing more
+			b.Synchronize()
+			start := time.Now()
+			sess := engine.NewSession(m, 512+129)
+			logits, err := sess.Next(prompt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prefill := time.Since(start)
+			start = time.Now()
+			const n = 128
+			for i := 0; i < n; i++ {
+				best := 0
+				for j, v := range logits {
+					if v > logits[best] {
+						best = j
+					}
+				}
+				if logits, err = sess.Next([]int32{int32(best)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dec := time.Since(start)
+			t.Logf("%s Q8_0 on %s: prefill %.0f tok/s (512 tokens in %v), decode %.1f tok/s (%d tokens)",
+				s.name, b.Device(), 512/prefill.Seconds(), prefill.Round(time.Millisecond), n/dec.Seconds(), n)
+		})
+	}
+}
