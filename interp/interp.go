@@ -213,6 +213,7 @@ func (in *Interp) symbols() map[string]map[string]reflect.Value {
 	m["Plot"] = reflect.ValueOf(d.Plot)
 	m["Heatmap"] = reflect.ValueOf(d.Heatmap)
 	m["Table"] = reflect.ValueOf(d.Table)
+	m["NewLivePlot"] = reflect.ValueOf(d.NewLivePlot)
 	out[key] = m
 	return out
 }

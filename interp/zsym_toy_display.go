@@ -10,19 +10,21 @@ import (
 func init() {
 	Symbols["github.com/toyml/toy/toy/display/display"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"Default":    reflect.ValueOf(&display.Default).Elem(),
-		"HTML":       reflect.ValueOf(display.HTML),
-		"Heatmap":    reflect.ValueOf(display.Heatmap),
-		"HeatmapPNG": reflect.ValueOf(display.HeatmapPNG),
-		"PNG":        reflect.ValueOf(display.PNG),
-		"Plot":       reflect.ValueOf(display.Plot),
-		"PlotPNG":    reflect.ValueOf(display.PlotPNG),
-		"Show":       reflect.ValueOf(display.Show),
-		"Table":      reflect.ValueOf(display.Table),
-		"TableHTML":  reflect.ValueOf(display.TableHTML),
+		"Default":     reflect.ValueOf(&display.Default).Elem(),
+		"HTML":        reflect.ValueOf(display.HTML),
+		"Heatmap":     reflect.ValueOf(display.Heatmap),
+		"HeatmapPNG":  reflect.ValueOf(display.HeatmapPNG),
+		"NewLivePlot": reflect.ValueOf(display.NewLivePlot),
+		"PNG":         reflect.ValueOf(display.PNG),
+		"Plot":        reflect.ValueOf(display.Plot),
+		"PlotPNG":     reflect.ValueOf(display.PlotPNG),
+		"Show":        reflect.ValueOf(display.Show),
+		"Table":       reflect.ValueOf(display.Table),
+		"TableHTML":   reflect.ValueOf(display.TableHTML),
 
 		// type definitions
-		"Bundle":  reflect.ValueOf((*display.Bundle)(nil)),
-		"Display": reflect.ValueOf((*display.Display)(nil)),
+		"Bundle":   reflect.ValueOf((*display.Bundle)(nil)),
+		"Display":  reflect.ValueOf((*display.Display)(nil)),
+		"LivePlot": reflect.ValueOf((*display.LivePlot)(nil)),
 	}
 }

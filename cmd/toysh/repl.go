@@ -31,19 +31,32 @@ Input continues on "..." lines while a statement is open.
 Ctrl-C interrupts a running evaluation, or clears the line being typed.`
 
 // replDisplay prints a bundle's text; an image goes to a temporary file whose
-// path is printed.
+// path is printed. A live display (one with an ID) keeps one file that each
+// update rewrites, so an image viewer showing it follows along.
 func replDisplay(b display.Bundle) {
 	if len(b.PNG) > 0 {
+		if path, ok := liveFiles[b.ID]; ok && b.ID != "" {
+			if err := os.WriteFile(path, b.PNG, 0o644); err == nil {
+				fmt.Printf("%s: %s\n", b.Text, path)
+				return
+			}
+		}
 		f, err := os.CreateTemp("", "toy-display-*.png")
 		if err == nil {
 			f.Write(b.PNG)
 			f.Close()
+			if b.ID != "" {
+				liveFiles[b.ID] = f.Name()
+			}
 			fmt.Printf("%s: %s\n", b.Text, f.Name())
 			return
 		}
 	}
 	fmt.Println(b.Text)
 }
+
+// liveFiles maps a live display's ID to the file replDisplay keeps it in.
+var liveFiles = map[string]string{}
 
 // lineReader is what the REPL reads lines from.
 type lineReader interface {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -198,12 +199,32 @@ func checkNotebook(t *testing.T, name, path string) {
 	if pngs == 0 {
 		t.Errorf("%s: no image/png output", name)
 	}
-	if strings.HasSuffix(name, "01-tour.ipynb") {
-		s := text.String()
-		for _, want := range []string{"llama model", "VocabSize:32000", "Tensor[2 32000] F32"} {
+	s := text.String()
+	switch filepath.Base(name) {
+	case "01-tour.ipynb":
+		for _, want := range []string{"llama model", "VocabSize:32000", "Tensor[2 32000] F32", "Steps:", "Tensor[11 11] F32"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("%s: outputs lack %q:\n%s", name, want, s)
 			}
+		}
+	case "02-train.ipynb":
+		// The loss must fall from about ln 2048 = 7.6 by more than 2 nats.
+		var first, last float64
+		var steps int
+		i := strings.Index(s, "loss ")
+		if i < 0 {
+			t.Fatalf("%s: no loss line:\n%s", name, s)
+		}
+		if _, err := fmt.Sscanf(s[i:], "loss %g -> %g in %d steps", &first, &last, &steps); err != nil {
+			t.Fatalf("%s: loss line %.60q: %v", name, s[i:], err)
+		}
+		if first < 7 || first > 8.5 || last > first-2 || steps != 150 {
+			t.Errorf("%s: loss %.2f -> %.2f in %d steps; want from about 7.6 down by more than 2 in 150", name, first, last, steps)
+		}
+	case "03-lora.ipynb":
+		// s is the outputs' JSON: the generated text is quoted twice.
+		if i := strings.Index(s, "after: "); i < 0 || !strings.HasPrefix(s[i:], `after: \" hello, notebook: the adapter learned this line.`) {
+			t.Errorf("%s: the adapter did not teach the line:\n%s", name, s)
 		}
 	}
 }
@@ -314,4 +335,78 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestKilledFrontEnd: a real Jupyter client (jupyter_client in Debian's
+// python3) starts a long cell and is killed with SIGKILL while it runs; the
+// kernel process lives on, and a second client connecting to the same kernel
+// runs a cell and gets its result.
+func TestKilledFrontEnd(t *testing.T) {
+	python := "/usr/bin/python3"
+	if err := exec.Command(python, "-c", "import jupyter_client").Run(); err != nil {
+		t.Skip("Debian's python3 has no jupyter_client (.ci/install.d/jupyter.sh installs it)")
+	}
+	var ports []int
+	for len(ports) < 5 { // free ports: listen, note, close
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		l.Close()
+	}
+	conn := filepath.Join(t.TempDir(), "kernel.json")
+	b, _ := json.Marshal(map[string]any{"transport": "tcp", "ip": "127.0.0.1", "shell_port": ports[0],
+		"iopub_port": ports[1], "stdin_port": ports[2], "control_port": ports[3], "hb_port": ports[4],
+		"key": "a-secret", "signature_scheme": "hmac-sha256"})
+	if err := os.WriteFile(conn, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kernel := exec.Command(toysh, "kernel", conn)
+	var klog syncBuffer
+	kernel.Stdout, kernel.Stderr = &klog, &klog
+	if err := kernel.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- kernel.Wait() }()
+	defer func() {
+		kernel.Process.Kill()
+		<-exited
+	}()
+
+	// Client A: send the long cell, then die without a word.
+	a := exec.Command(python, "testdata/client.py", conn, "start")
+	out, err := a.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Stderr = os.Stderr
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make([]byte, 5)
+	if _, err := io.ReadFull(out, line); err != nil || string(line) != "sent\n" {
+		a.Process.Kill()
+		a.Wait()
+		t.Fatalf("client A: %q, %v; kernel:\n%s", line, err, klog.String())
+	}
+	time.Sleep(300 * time.Millisecond) // the cell is running
+	a.Process.Kill()
+	a.Wait()
+
+	// Client B: a new front end on the same kernel.
+	cmd := exec.Command(python, "testdata/client.py", conn, "run")
+	got, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("client B: %v\n%s\nkernel:\n%s", err, got, klog.String())
+	}
+	if !strings.Contains(string(got), "status ok") || !strings.Contains(string(got), "result 42") {
+		t.Errorf("client B after A was killed: %s", got)
+	}
+	select {
+	case err := <-exited:
+		t.Fatalf("the kernel exited: %v\n%s", err, klog.String())
+	default:
+	}
 }

@@ -415,13 +415,21 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 }
 
 // publish sends a display_data message for the running cell, after the
-// output printed before it.
+// output printed before it; a bundle with an ID carries it as the
+// display_id, and an Update of it is an update_display_data.
 func (k *Kernel) publish(b display.Bundle) {
 	k.flush()
 	k.mu.Lock()
 	p := k.parent
 	k.mu.Unlock()
-	k.send(k.iopub, p, "display_data", map[string]any{"data": mimeData(b), "metadata": map[string]any{}, "transient": map[string]any{}}, nil)
+	kind, transient := "display_data", map[string]any{}
+	if b.ID != "" {
+		transient["display_id"] = b.ID
+		if b.Update {
+			kind = "update_display_data"
+		}
+	}
+	k.send(k.iopub, p, kind, map[string]any{"data": mimeData(b), "metadata": map[string]any{}, "transient": transient}, nil)
 }
 
 func mimeData(b display.Bundle) map[string]string {

@@ -245,6 +245,40 @@ func TestExecuteKeepsState(t *testing.T) {
 	}
 }
 
+// TestLiveDisplay: a LivePlot's first draw is a display_data with a
+// display_id and its later draws are update_display_data of that id, which
+// Jupyter front ends redraw in place.
+func TestLiveDisplay(t *testing.T) {
+	_, c := startKernel(t)
+	_, out := c.execute(`p := display.NewLivePlot("loss")
+p.Every = 0
+for i := 1; i <= 3; i++ {
+	p.Add(1 / float64(i))
+}`)
+	var ids []string
+	var kinds []string
+	for _, o := range out {
+		if k := o.Header.MsgType; k == "display_data" || k == "update_display_data" {
+			var m struct {
+				Data      map[string]any
+				Transient map[string]string
+			}
+			json.Unmarshal(o.Content, &m)
+			if m.Data["image/png"] == nil {
+				t.Errorf("%s without image/png", k)
+			}
+			kinds = append(kinds, k)
+			ids = append(ids, m.Transient["display_id"])
+		}
+	}
+	if strings.Join(kinds, " ") != "display_data update_display_data update_display_data" {
+		t.Fatalf("messages %v; want one display_data and two update_display_data", kinds)
+	}
+	if ids[0] == "" || ids[1] != ids[0] || ids[2] != ids[0] {
+		t.Errorf("display ids %q: want one id, repeated", ids)
+	}
+}
+
 // TestInterruptInfiniteLoop interrupts a cell spinning forever over the
 // control channel, then runs another cell in the same kernel.
 func TestInterruptInfiniteLoop(t *testing.T) {

@@ -5,6 +5,7 @@
 //	display.Plot("loss", losses)           // a line plot, shown under the cell
 //	display.Heatmap("attention", probs)    // probs is a [T, T] tensor
 //	display.Table(logits)                  // an HTML table of a [R, C] tensor
+//	p := display.NewLivePlot("loss")       // redrawn in place: p.Add(loss) per step
 //
 // In Jupyter each call publishes a display_data message; in the REPL, text
 // is printed and images are written to a temporary file whose path is printed.
@@ -25,6 +26,13 @@ type Bundle struct {
 	Text string // text/plain
 	HTML string // text/html, optional
 	PNG  []byte // image/png, optional
+
+	// ID names the display so that it can be redrawn in place (Jupyter's
+	// display_id); empty for a one-off display.
+	ID string
+	// Update replaces the display shown earlier under ID instead of adding a
+	// new one (Jupyter's update_display_data).
+	Update bool
 }
 
 // Display publishes bundles. The interactive front ends give each interpreter
@@ -100,6 +108,9 @@ func Heatmap(title string, t *tensor.Tensor) error { return Default.Heatmap(titl
 
 // Table shows a tensor as an HTML table with Default.
 func Table(t *tensor.Tensor) { Default.Table(t) }
+
+// NewLivePlot starts a plot redrawn in place, with Default.
+func NewLivePlot(title string) *LivePlot { return Default.NewLivePlot(title) }
 
 // maxTable bounds the rows and columns TableHTML writes out.
 const maxTable = 16

@@ -33,6 +33,11 @@ var ToyPackages = []string{
 	"github.com/toyml/toy/toy/models/llama",
 	"github.com/toyml/toy/toy/models/gpt2",
 	"github.com/toyml/toy/toy/display",
+	"github.com/toyml/toy/toy/optim",
+	"github.com/toyml/toy/toy/recipes",
+	"github.com/toyml/toy/toy/runlog",
+	"github.com/toyml/toy/toy/card",
+	"github.com/toyml/toy/toy/defaultmodel",
 	"github.com/toyml/toy/kernels",
 }
 
