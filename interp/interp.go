@@ -437,18 +437,22 @@ func (in *Interp) evalStmts(ctx context.Context, c *chunk, last bool) (Result, e
 }
 
 // evalRetry evaluates code; if yaegi fails on a range over an integer it
-// could not see syntactically, it retries with such ranges rewritten.
+// could not see syntactically, it retries with such ranges rewritten, and
+// if it fails to type a define, it works around that (evalEach).
 func (in *Interp) evalRetry(ctx context.Context, code string, c *chunk) (reflect.Value, error) {
 	v, err := in.eval(ctx, code)
-	if err == nil || !strings.Contains(err.Error(), "nil type") && !strings.Contains(err.Error(), "cannot range") {
-		return v, err
+	if err == nil {
+		return v, nil
 	}
-	edits := c.rangeIntEdits(true)
-	if len(edits) == 0 {
-		return v, err
+	if strings.Contains(err.Error(), "nil type") || strings.Contains(err.Error(), "cannot range") {
+		if len(c.rangeIntEdits(true)) > 0 {
+			if v2, err2 := in.eval(ctx, in.prepare(c, true)); err2 == nil {
+				return v2, nil
+			}
+		}
 	}
-	if v2, err2 := in.eval(ctx, in.prepare(c, true)); err2 == nil {
-		return v2, nil
+	if compileFailure(err) { // nothing ran: see define.go
+		return in.evalEach(ctx, c, err)
 	}
 	return v, err
 }
@@ -522,7 +526,7 @@ func (in *Interp) eval(ctx context.Context, code string) (v reflect.Value, err e
 		if rv, ok := val.(reflect.Value); ok && rv.IsValid() && rv.CanInterface() {
 			val = rv.Interface() // yaegi hands over panic(x) as reflect.ValueOf(x)
 		}
-		err = &PanicError{Value: val, Where: in.pf.take()}
+		err = &PanicError{Value: val, Where: in.pf.take(), compile: compileStack(p.Stack)}
 	}
 	if ctx.Err() != nil && err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		err = interrupted(err)
@@ -534,6 +538,8 @@ func (in *Interp) eval(ctx context.Context, code string) (v reflect.Value, err e
 type PanicError struct {
 	Value any
 	Where string // "line 3, in f(...)", when yaegi told
+
+	compile bool // raised by yaegi compiling the cell: nothing of it ran
 }
 
 func (e *PanicError) Error() string {
