@@ -62,6 +62,26 @@ func open() (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	return openOn(l)
+}
+
+// LoadLibrary opens a backend on the driver library at driver and the
+// cuBLAS library at cublas (paths or sonames) instead of the system's, each
+// call a new one, independent of Load. It is for tests: with the emulated
+// driver that kernels/cuda/emu builds (both libraries in one file), every
+// op runs on the CPU through the same launch code and kernel sources as on
+// a GPU. Setting TOY_CUDA_DRIVER and TOY_CUBLAS to such paths makes Load
+// (and so toy --device cuda) use them too.
+func LoadLibrary(driver, cublas string) (*Backend, error) {
+	l, err := openLibsFrom([]string{driver}, []string{cublas})
+	if err != nil {
+		return nil, err
+	}
+	return openOn(l)
+}
+
+// openOn initialises the driver of l and opens the GPU.
+func openOn(l *libs) (*Backend, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := l.call("cuInit", l.cu.init, 0); err != nil {

@@ -8,6 +8,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"unsafe"
 
@@ -45,8 +46,21 @@ func resolve(h uintptr, syms map[string]*uintptr) error {
 }
 
 func openLibs() (*libs, error) {
+	cu, blas := libcudaNames, libcublasNames
+	if p := os.Getenv("TOY_CUDA_DRIVER"); p != "" {
+		cu = []string{p}
+	}
+	if p := os.Getenv("TOY_CUBLAS"); p != "" {
+		blas = []string{p}
+	}
+	return openLibsFrom(cu, blas)
+}
+
+// openLibsFrom opens the first driver library of cuNames that loads and the
+// first cuBLAS of blasNames, and resolves toy's symbols in them.
+func openLibsFrom(cuNames, blasNames []string) (*libs, error) {
 	l := &libs{}
-	h, name, err := dlopenFirst(libcudaNames)
+	h, name, err := dlopenFirst(cuNames)
 	if err != nil {
 		return nil, loadError("the NVIDIA driver library libcuda.so.1",
 			"install the NVIDIA driver for your GPU (no CUDA toolkit needed), or run on the CPU with --device cpu / TOY_BACKEND=native", err)
@@ -55,7 +69,7 @@ func openLibs() (*libs, error) {
 	if err := resolve(h, l.cu.symbols()); err != nil {
 		return nil, loadError("a CUDA driver API this old driver lacks ("+name+")", "update the NVIDIA driver (toy needs CUDA 11.8 or later)", err)
 	}
-	hb, bname, err := dlopenFirst(libcublasNames)
+	hb, bname, err := dlopenFirst(blasNames)
 	if err != nil {
 		return nil, loadError("cuBLAS (libcublas.so.12 or .11)",
 			"install the CUDA runtime libraries, e.g. pip install nvidia-cublas-cu12 and add its lib directory to LD_LIBRARY_PATH, or apt install libcublas12", err)

@@ -6,7 +6,9 @@ package cuda
 
 import "runtime"
 
-func openLibs() (*libs, error) {
+func openLibs() (*libs, error) { return openLibsFrom(nil, nil) }
+
+func openLibsFrom(cuNames, blasNames []string) (*libs, error) {
 	return nil, loadError("an NVIDIA driver toy can load on "+runtime.GOOS+"/"+runtime.GOARCH,
 		"the CUDA backend runs on linux/amd64 and linux/arm64; use --device cpu", nil)
 }
