@@ -127,7 +127,11 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		if M >= b.ks.packMin {
 			xp := getF32((M + 15) / 16 * 16 * K)
 			defer f32Scratch.Put(xp)
-			call(b.ks.packX, ptr(*xp), ptr(xv), u(M), u(K))
+			// Blocks of 16 rows pack independently (toy_pack_x's layout).
+			xvp, xpp := xv, *xp
+			workers.run(M, split(M, 16, 16), func(lo, hi int) {
+				call(b.ks.packX, ptr(xpp[lo*K:]), ptr(xvp[lo*K:]), u(hi-lo), u(K))
+			})
 			xv = *xp
 		}
 		op, xvp := ptr(o), ptr(xv)

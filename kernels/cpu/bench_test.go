@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/toyml/toy/toy/tensor"
 )
@@ -63,6 +64,8 @@ func BenchmarkAttention(b *testing.B) {
 		q, k, v := randTensor(r, c.T, 576), randTensor(r, S, 192), randTensor(r, S, 192)
 		for _, be := range benchBackends(b) {
 			b.Run(fmt.Sprintf("T%d_past%d/%s", c.T, c.past, benchName(be)), func(b *testing.B) {
+				defer tensor.SetThreads(tensor.Threads())
+				tensor.SetThreads(*benchThreads)
 				out := tensor.New(c.T, 576)
 				for b.Loop() {
 					be.Attention(out, q, k, v, 9, 3, c.past, float32(1/math.Sqrt(64)))
@@ -77,6 +80,8 @@ func BenchmarkSwiGLU(b *testing.B) {
 	g, u := randTensor(r, 128, 1536), randTensor(r, 128, 1536)
 	for _, be := range benchBackends(b) {
 		b.Run(benchName(be), func(b *testing.B) {
+			defer tensor.SetThreads(tensor.Threads())
+			tensor.SetThreads(*benchThreads)
 			out := tensor.New(128, 1536)
 			for b.Loop() {
 				be.SwiGLU(out, g, u)
@@ -119,5 +124,44 @@ func BenchmarkPoolRun(b *testing.B) {
 	tensor.SetThreads(2)
 	for b.Loop() {
 		workers.run(8, 1, func(lo, hi int) {})
+	}
+}
+
+// BenchmarkDecodeLayer is one decode step of a SmolLM2-135M layer (F32, its
+// 14 MB of weights in cache): eleven ops handed to the workers back to back,
+// the hand-off cost the pool's idle spin saves (spin0: workers park at once).
+func BenchmarkDecodeLayer(b *testing.B) {
+	nb, err := Load()
+	if err != nil {
+		b.Skip(err)
+	}
+	r := rand.New(rand.NewPCG(4, 4))
+	const D, F, KV = 576, 1536, 192
+	q, k, v, o := randTensor(r, D, D), randTensor(r, KV, D), randTensor(r, KV, D), randTensor(r, D, D)
+	gate, up, down := randTensor(r, F, D), randTensor(r, F, D), randTensor(r, D, F)
+	x, norm := randTensor(r, 1, D), randTensor(r, D)
+	keys, values := randTensor(r, 256, KV), randTensor(r, 256, KV)
+	h, qo, ko, vo, att := tensor.New(1, D), tensor.New(1, D), tensor.New(1, KV), tensor.New(1, KV), tensor.New(1, D)
+	g, u, a, y := tensor.New(1, F), tensor.New(1, F), tensor.New(1, F), tensor.New(1, D)
+	for _, spin := range []time.Duration{0, idleSpin} {
+		b.Run(fmt.Sprintf("threads%d/spin%v", *benchThreads, spin), func(b *testing.B) {
+			defer func(s time.Duration) { idleSpin = s }(idleSpin)
+			idleSpin = spin
+			defer tensor.SetThreads(tensor.Threads())
+			tensor.SetThreads(*benchThreads)
+			for b.Loop() {
+				nb.RMSNorm(h, x, norm, 1e-5)
+				nb.MatMul(qo, h, q)
+				nb.MatMul(ko, h, k)
+				nb.MatMul(vo, h, v)
+				nb.Attention(att, qo, keys, values, 9, 3, 255, 0.125)
+				nb.MatMul(y, att, o)
+				nb.RMSNorm(h, y, norm, 1e-5)
+				nb.MatMul(g, h, gate)
+				nb.MatMul(u, h, up)
+				nb.SwiGLU(a, g, u)
+				nb.MatMul(y, a, down)
+			}
+		})
 	}
 }

@@ -49,3 +49,9 @@ func (l *library) variantName() string {
 // the caller keeps alive (runtime.KeepAlive) until call returns; Go's heap
 // does not move.
 func call(fn uintptr, args ...uintptr) { purego.SyscallN(fn, args...) }
+
+// callRet is call for a function with an integer result.
+func callRet(fn uintptr, args ...uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, args...)
+	return r
+}

@@ -8,8 +8,10 @@
 //
 // Backend implements tensor.Backend on host memory. Ops without a kernel run
 // on tensor.Go{}; ops with one split their rows over a persistent pool of
-// worker goroutines (tensor.Threads() of them, parked on a channel between
-// ops — no spinning) and call the C kernel once per chunk.
+// worker goroutines (tensor.Threads() of them) and call the C kernel once per
+// chunk. Between ops a worker looks for the next task for up to 100 µs,
+// yielding, then parks on a channel: no spinning once the ops stop, and no
+// op waits for a worker that has not started (the caller takes the chunks).
 //
 // # Variants
 //

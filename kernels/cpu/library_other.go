@@ -21,3 +21,7 @@ func dlopen(l *library) error { return errors.New("no dynamic loader for this pl
 func (l *library) variantName() string { return "" }
 
 func call(fn uintptr, args ...uintptr) { panic("cpu: native call on a platform without kernels") }
+
+func callRet(fn uintptr, args ...uintptr) uintptr {
+	panic("cpu: native call on a platform without kernels")
+}

@@ -4,16 +4,16 @@ package cpu
 
 // sourcesSHA256 is the SHA-256 of the C sources and build.sh, concatenated
 // in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "4f9785069c3deb3de0380826fa36b7f11177ed65b89682549b24f54751e753dd"
+const sourcesSHA256 = "45062e4a7d395945d6f021034b9c469096c0679c4e0225ef6afbf6bda059c868"
 
 var sourceFiles = []string{"build.sh", "csrc/f32.c", "csrc/ops.c", "csrc/q8.c", "csrc/toy.h"}
 
 // libSHA256 maps each embedded library to the SHA-256 build.sh recorded.
 var libSHA256 = map[string]string{
-	"libtoy-amd64-avx2.so":         "1da6216bc70392e102e0c0f91104592db52c9a0ec1eba45e7941e6adae8a3108",
-	"libtoy-amd64-avx512.so":       "bf74f52eec61b1cadbf7e4caea00fb36a2cfbd82841caddaddbde9656f633c5c",
-	"libtoy-amd64-avxvnni.so":      "42524dab8a11600a5b445d9f6989ac9f413df22548f3b772ad479e9f0726e488",
-	"libtoy-amd64-x86-64.so":       "7aa0a840a13d0251b7e2de15e53e7abfce93a0e4dadb6d76432b73a435db18ce",
-	"libtoy-arm64-neon-dotprod.so": "de02f698db7c301970d9ca45df5aafa48693ad28f24505cf1e7d22f438346142",
-	"libtoy-arm64-neon.so":         "271442db35bae74f97d1ec7538b58f2e109b4dc328ececdb73af1082b4f43fc6",
+	"libtoy-amd64-avx2.so":         "adc85711ce8ba49066d1e3b3b95855c5bb9f18ec4a0b2934488aa8dd1dfb57f4",
+	"libtoy-amd64-avx512.so":       "c1ce973343eaa88d99e4e08175f4173c97cfc72e38c2815011e08e66a6670e81",
+	"libtoy-amd64-avxvnni.so":      "3e7edbab6fd17ce7fa0c8808890204b8c231004a635894e105426e85403bb9b2",
+	"libtoy-amd64-x86-64.so":       "fa99007f8ad2df5b5e8c1fad17daad89f617be60abe2b01fe6e61050219b7e61",
+	"libtoy-arm64-neon-dotprod.so": "22dead60a3f134aacf02133f76b2f85f58372c248f7e2b81fd2a702e805508e3",
+	"libtoy-arm64-neon.so":         "0f60ebeb47638313315e56aba57e7af08dad6f7062ed93499b14675852c2b883",
 }

@@ -85,11 +85,20 @@ TOY_API void toy_attention(float *out, const float *q, const float *k, const flo
 	for (int64_t job = j0; job < j1; job++) {
 		int64_t t = job / H, h = job % H, kvh = h / group, n = past + t + 1;
 		const float *qr = q + t * qc + h * Dh;
-		for (int64_t s = 0; s < n; s++) scratch[s] = toy_dot_go(k + s * kc + kvh * Dh, qr, Dh) * scale;
+		toy_dots(scratch, qr, k + kvh * Dh, Dh, kc, n);
+		for (int64_t s = 0; s < n; s++) scratch[s] *= scale;
 		softmax_row(scratch, n);
 		float *o = out + t * qc + h * Dh;
 		for (int64_t i = 0; i < Dh; i++) o[i] = 0;
-		for (int64_t s = 0; s < n; s++) {
+		// The value rows in key order, four per pass over o (same order per
+		// element; o stays in registers across the four).
+		int64_t s = 0;
+		for (; s + 4 <= n; s += 4) {
+			const float *v0 = v + s * kc + kvh * Dh, *v1 = v0 + kc, *v2 = v1 + kc, *v3 = v2 + kc;
+			float p0 = scratch[s], p1 = scratch[s + 1], p2 = scratch[s + 2], p3 = scratch[s + 3];
+			for (int64_t i = 0; i < Dh; i++) o[i] = MADD(MADD(MADD(MADD(o[i], p0, v0[i]), p1, v1[i]), p2, v2[i]), p3, v3[i]);
+		}
+		for (; s < n; s++) {
 			const float *vr = v + s * kc + kvh * Dh;
 			float p = scratch[s];
 			for (int64_t i = 0; i < Dh; i++) o[i] = MADD(o[i], p, vr[i]);
@@ -143,8 +152,35 @@ TOY_API int64_t toy_variant(void) {
 }
 
 // toy_read reads n bytes (a multiple of 64) and returns their XOR folded to
-// 64 bits: the memory-bandwidth probe of the benchmarks.
+// 64 bits: the memory-bandwidth probe of the benchmarks. It reads the way the
+// decode GEMVs do (f32.c, q8.c): four streams, the quarters of the buffer,
+// each prefetched 1 KB ahead — a core keeps more lines in flight that way
+// than over one stream, so the probe gives the bandwidth a kernel can reach.
 TOY_API uint64_t toy_read(const uint8_t *p, int64_t n) {
+	uint64_t acc[8] = {0};
+	int64_t q = n / 64 / 4 * 64;
+	for (int64_t i = 0; i < q; i += 64)
+		for (int s = 0; s < 4; s++) {
+			const uint8_t *b = p + s * q + i;
+			__builtin_prefetch(b + 1024, 0, 3);
+			for (int j = 0; j < 8; j++) {
+				uint64_t v;
+				__builtin_memcpy(&v, b + 8 * j, 8);
+				acc[j] ^= v;
+			}
+		}
+	for (int64_t i = 4 * q; i + 64 <= n; i += 64)
+		for (int j = 0; j < 8; j++) {
+			uint64_t v;
+			__builtin_memcpy(&v, p + i + 8 * j, 8);
+			acc[j] ^= v;
+		}
+	return acc[0] ^ acc[1] ^ acc[2] ^ acc[3] ^ acc[4] ^ acc[5] ^ acc[6] ^ acc[7];
+}
+
+// toy_read_ref reads the buffer front to back (the same XOR: order does not
+// matter to it).
+TOY_API uint64_t toy_read_ref(const uint8_t *p, int64_t n) {
 	uint64_t acc[8] = {0};
 	for (int64_t i = 0; i + 64 <= n; i += 64)
 		for (int j = 0; j < 8; j++) {
@@ -154,5 +190,3 @@ TOY_API uint64_t toy_read(const uint8_t *p, int64_t n) {
 		}
 	return acc[0] ^ acc[1] ^ acc[2] ^ acc[3] ^ acc[4] ^ acc[5] ^ acc[6] ^ acc[7];
 }
-
-TOY_API uint64_t toy_read_ref(const uint8_t *p, int64_t n) { return toy_read(p, n); }

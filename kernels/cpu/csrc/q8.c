@@ -170,8 +170,10 @@ TOY_INLINE __m512i q8_reduce16(__m512i p[8]) {
 
 // q8_tile16 computes outputs for rows r[0..15] (pointers to their Q8_0 rows)
 // against MR activation rows x[0..MR-1], accumulating in lane order.
+// pf, when not NULL, holds four places to prefetch from: the rows of the
+// next tile, four at a time (4·Q8_BYTES bytes of each per block).
 TOY_INLINE void q8_tile16(__m512 acc[], const uint8_t *const x[], int MR, const uint8_t *const r[16],
-                          __m512i gidx, int64_t nb, const uint8_t *pf) {
+                          __m512i gidx, int64_t nb, const uint8_t *const *pf) {
 	const __m512i bias = _mm512_set1_epi8((char)0x80);
 	for (int i = 0; i < MR; i++) acc[i] = _mm512_setzero_ps();
 	for (int64_t b = 0; b < nb; b++) {
@@ -183,7 +185,8 @@ TOY_INLINE void q8_tile16(__m512 acc[], const uint8_t *const x[], int MR, const 
 			wv[j] = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1), bias);
 		}
 		if (pf)
-			for (int i = 0; i < 16 * Q8_BYTES; i += 64) __builtin_prefetch(pf + 16 * off + i, 0, 2);
+			for (int g = 0; g < 4; g++)
+				for (int i = 0; i < 4 * Q8_BYTES; i += 64) __builtin_prefetch(pf[g] + 4 * off + i, 0, 2);
 		__m512i sw = _mm512_i32gather_epi32(gidx, (const void *)(r[0] + off), 1);
 		__m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(sw));
 		for (int i = 0; i < MR; i++) {
@@ -291,7 +294,33 @@ TOY_API void toy_matmul_q8(float *out, const uint8_t *xq, const uint8_t *w, int6
 		return;
 	}
 	const __m512i perm = _mm512_loadu_si512(q8_perm16), inv = _mm512_loadu_si512(q8_inv16);
-	for (int64_t n = n0; n < n1; n += 16) {
+	// Passes of 16 rows, four adjacent ones from each quarter of the range:
+	// four memory streams, each prefetched a pass ahead (see gemv4 in f32.c).
+	int64_t q = (n1 - n0) / 16 * 4;
+	if (3 * q * rb >= INT32_MAX) q = 0; // gather offsets are 32-bit
+	if (q > 0) {
+		int32_t offs[16];
+		for (int j = 0; j < 16; j++) offs[j] = (int32_t)(((j / 4) * q + j % 4) * rb);
+		__m512i gidx = _mm512_permutexvar_epi32(perm, _mm512_loadu_si512(offs));
+		for (int64_t i = 0; i < q; i += 4) {
+			const uint8_t *r[16], *pf[4];
+			for (int j = 0; j < 16; j++) r[j] = w + (n0 + (j / 4) * q + i + j % 4) * rb;
+			for (int g = 0; g < 4; g++) pf[g] = r[4 * g] + 4 * rb;
+			for (int64_t m = 0; m < M; m++) {
+				__m512 acc[1];
+				const uint8_t *x[1] = {xq + m * rb};
+				q8_tile16(acc, x, 1, r, gidx, nb, m == 0 ? pf : NULL);
+				__m512 v = _mm512_permutexvar_ps(inv, acc[0]);
+				float *o = out + m * N + n0 + i;
+				_mm_storeu_ps(o, _mm512_extractf32x4_ps(v, 0));
+				_mm_storeu_ps(o + q, _mm512_extractf32x4_ps(v, 1));
+				_mm_storeu_ps(o + 2 * q, _mm512_extractf32x4_ps(v, 2));
+				_mm_storeu_ps(o + 3 * q, _mm512_extractf32x4_ps(v, 3));
+			}
+		}
+	}
+	// The rows left over (fewer than 16), or all of them: adjacent tiles.
+	for (int64_t n = n0 + 4 * q; n < n1; n += 16) {
 		int valid = (int)(n1 - n < 16 ? n1 - n : 16);
 		const uint8_t *r[16];
 		for (int j = 0; j < 16; j++) r[j] = w + (n + (j < valid ? j : valid - 1)) * rb;
@@ -302,7 +331,8 @@ TOY_API void toy_matmul_q8(float *out, const uint8_t *xq, const uint8_t *w, int6
 		__mmask16 mask = (__mmask16)((1u << valid) - 1);
 		// The next tile's rows are the 16·rb bytes after this one's: fetch
 		// them while this tile computes (main memory is far on a busy host).
-		const uint8_t *pf = n + 32 <= n1 ? w + (n + 16) * rb : NULL;
+		const uint8_t *pfs[4] = {w + (n + 16) * rb, w + (n + 20) * rb, w + (n + 24) * rb, w + (n + 28) * rb};
+		const uint8_t *const *pf = n + 32 <= n1 ? pfs : NULL;
 		int64_t m = 0;
 		for (; m + 2 <= M; m += 2) {
 			__m512 acc[2];

@@ -85,6 +85,8 @@ TOY_INLINE uint16_t toy_load_u16(const uint8_t *p) { return (uint16_t)(p[0] | p[
 // value; the tests compare millions of values bit for bit). x = k·ln2 + r,
 // |r| ≤ ln2/2, with ln2 split so that k·ln2_hi is exact; e^r by its Taylor
 // series to r^13; 2^k from exponent bits in two halves.
+// Branch-free, so that loops over it vectorize (build.sh compiles with
+// -fno-trapping-math to let the compiler turn the selects into blends).
 TOY_INLINE float toy_exp_f32(float xf) {
 	double x = (double)xf;
 	double xc = x < -104.0 ? -104.0 : (x > 89.0 ? 89.0 : x);
@@ -105,8 +107,15 @@ TOY_INLINE float toy_exp_f32(float xf) {
 	p = p * r + 0.5;
 	p = p * r + 1.0;
 	p = p * r + 1.0;
-	int64_t ki = (int64_t)k, k1 = ki >> 1, k2 = ki - k1;
-	uint64_t b1 = (uint64_t)(k1 + 1023) << 52, b2 = (uint64_t)(k2 + 1023) << 52;
+	// k1 = floor(k/2) by the same trick (k/2 − 1/4 rounds to it), k2 = k − k1;
+	// 2^k1 has exponent bits k1 + 1023, the low bits of k1 + 1023 + 2^52.
+	// No float-to-integer conversion: the loops around it vectorize on AVX2.
+	double k1 = ((k * 0.5 - 0.25) + 6755399441055744.0) - 6755399441055744.0, k2 = k - k1;
+	uint64_t b1, b2;
+	double e1 = k1 + (1023.0 + 4503599627370496.0), e2 = k2 + (1023.0 + 4503599627370496.0);
+	__builtin_memcpy(&b1, &e1, 8);
+	__builtin_memcpy(&b2, &e2, 8);
+	b1 <<= 52, b2 <<= 52;
 	double s1, s2;
 	__builtin_memcpy(&s1, &b1, 8);
 	__builtin_memcpy(&s2, &b2, 8);
@@ -116,27 +125,10 @@ TOY_INLINE float toy_exp_f32(float xf) {
 	return y;
 }
 
-// toy_dot_go is Σ a[i]·b[i] in the order of toy/tensor's dotF32: four partial
-// sums over i ≡ c (mod 4), the tail into the first, (s0 + s1) + (s2 + s3); a
-// product is rounded before its add on amd64 and fused with it on arm64, as
-// the Go compiler does. One 4-lane vector holds the four sums.
-TOY_INLINE float toy_dot_go(const float *a, const float *b, int64_t n) {
-	int64_t i = 0;
-	float s[4] = {0, 0, 0, 0};
-#if defined(__x86_64__)
-	__m128 acc = _mm_setzero_ps();
-	for (; i + 4 <= n; i += 4) acc = _mm_add_ps(acc, _mm_mul_ps(_mm_loadu_ps(a + i), _mm_loadu_ps(b + i)));
-	_mm_storeu_ps(s, acc);
-	for (; i < n; i++) s[0] = s[0] + a[i] * b[i];
-#elif defined(__aarch64__)
-	float32x4_t acc = vdupq_n_f32(0);
-	for (; i + 4 <= n; i += 4) acc = vfmaq_f32(acc, vld1q_f32(a + i), vld1q_f32(b + i));
-	vst1q_f32(s, acc);
-	for (; i < n; i++) s[0] = __builtin_fmaf(a[i], b[i], s[0]);
-#else
-	for (; i < n; i++) s[i & 3] += a[i] * b[i];
-#endif
-	return (s[0] + s[1]) + (s[2] + s[3]);
-}
+// toy_dots (f32.c, not exported) computes out[s] = dotF32(x, w + s·stride)
+// for s < n: toy/tensor's dotF32 in its order (four partial sums over
+// i ≡ c mod 4, the tail into the first, (s0 + s1) + (s2 + s3); products
+// rounded on amd64, fused on arm64, as the Go compiler does).
+void toy_dots(float *out, const float *x, const float *w, int64_t K, int64_t stride, int64_t n);
 
 #endif
