@@ -4,7 +4,7 @@ package cuda
 
 // sourcesSHA256 is the SHA-256 of build.sh and the CUDA sources,
 // concatenated in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "5f79c6ec0ed4a23a0b0f26ae36554286a43f7e743f5646ce9c8c81e87629ead0"
+const sourcesSHA256 = "0ff673e18592ed3bfc8ce921acbac2769c98c1aef3750e738cccf8a0387ac3ea"
 
 var sourceFiles = []string{"build.sh", "csrc/matmul.cu", "csrc/ops.cu", "csrc/toy.cuh"}
 
@@ -13,6 +13,6 @@ const nvccVersion = "release 11.8, V11.8.89"
 
 // ptxSHA256 maps each embedded PTX module to the SHA-256 build.sh recorded.
 var ptxSHA256 = map[string]string{
-	"matmul.ptx": "4d4b5fbcb043f9f7c7dfdb717e8c7052c971a2be294c5e60cf12ae15d3c07680",
+	"matmul.ptx": "21d808e69471b01837d0df3d91370262d40fa526656ead3458ad2bd0ab6b2bb6",
 	"ops.ptx":    "7e0b1fd0a4728b86f7c84db8300273fcd7e1b1f853cc15c00b3b36e4fccdd8c5",
 }

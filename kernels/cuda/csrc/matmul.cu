@@ -61,10 +61,15 @@ extern "C" __global__ void toy_matmul_q8(const uint8_t *w, const int8_t *xq, con
 			}
 		}
 	}
+	// Reduce only the rows this tile has: one in decode, not MT. mt is the
+	// same in the whole warp, so the shuffles stay warp-uniform; the loop is
+	// unrolled so that acc stays in registers.
 #pragma unroll
 	for (int i = 0; i < MT; i++) {
-		float s = warp_sum(acc[i]);
-		if (lane == 0 && i < mt) out[(size_t)(m0 + i) * N + n] = s;
+		if (i < mt) {
+			float s = warp_sum(acc[i]);
+			if (lane == 0) out[(size_t)(m0 + i) * N + n] = s;
+		}
 	}
 }
 
@@ -97,9 +102,14 @@ extern "C" __global__ void toy_matmul_half(const uint16_t *w, const uint16_t *xh
 			}
 		}
 	}
+	// Reduce only the rows this tile has: one in decode, not MT. mt is the
+	// same in the whole warp, so the shuffles stay warp-uniform; the loop is
+	// unrolled so that acc stays in registers.
 #pragma unroll
 	for (int i = 0; i < MT; i++) {
-		float s = warp_sum(acc[i]);
-		if (lane == 0 && i < mt) out[(size_t)(m0 + i) * N + n] = s;
+		if (i < mt) {
+			float s = warp_sum(acc[i]);
+			if (lane == 0) out[(size_t)(m0 + i) * N + n] = s;
+		}
 	}
 }
