@@ -593,8 +593,12 @@ func (e *EvalError) Unwrap() error { return e.Err }
 
 // Describe names an evaluation error for display: "SyntaxError",
 // "Interrupted", "NativeCallError" (a native kernel library is missing; the
-// message says what to do), "panic" or "error", with its message.
+// message says what to do), "panic" or "error", with its message. A nil
+// error gives "", "".
 func Describe(err error) (name, msg string) {
+	if err == nil {
+		return "", ""
+	}
 	var se *SyntaxError
 	var ne *kernels.NativeCallError
 	var pe *PanicError

@@ -95,6 +95,9 @@ func TestErrorsAndPanicsAreReturned(t *testing.T) {
 			t.Errorf("%q: %s (%s), want %s", src, got, msg, name)
 		}
 	}
+	if name, msg := Describe(nil); name != "" || msg != "" {
+		t.Errorf("Describe(nil) = %q, %q; want empty", name, msg)
+	}
 	var ne *kernels.NativeCallError
 	_, err := in.Eval(context.Background(), `panic(&kernels.NativeCallError{Backend: "native", Missing: "libtoy"})`)
 	if !errors.As(err, &ne) {

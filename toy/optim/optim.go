@@ -114,8 +114,9 @@ type Constant float64
 // LR returns the rate.
 func (c Constant) LR(int) float64 { return float64(c) }
 
-// Cosine warms up linearly from 0 to Max over Warmup steps, then follows a
-// cosine from Max down to Min at step Total (and stays there).
+// Cosine warms up linearly to Max over Warmup steps (step s < Warmup gets
+// Max·(s+1)/Warmup, so step 0 already moves), then follows a cosine from Max
+// down to Min at step Total (and stays there).
 type Cosine struct {
 	Max, Min      float64
 	Warmup, Total int

@@ -83,8 +83,12 @@ func (w *Writer) Start(recipe, backend string, model, training any) error {
 		Backend: backend, Recipe: recipe, Model: mb, Training: tb})
 }
 
-// Step records one training step.
+// Step records one training step. Steps count from 1: step is the number of
+// steps done, as Recipe.Steps after the step.
 func (w *Writer) Step(step int, loss, lr float64, tokens int, wall time.Duration) error {
+	if step < 1 {
+		return fmt.Errorf("runlog: step %d: steps count from 1", step)
+	}
 	w.last = loss
 	return w.write(Event{Type: "step", Step: step, Loss: loss, LR: lr, Tokens: tokens, WallSecs: wall.Seconds()})
 }

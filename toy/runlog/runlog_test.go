@@ -46,3 +46,17 @@ func TestWriteScan(t *testing.T) {
 		t.Fatalf("config %s", runs[0].Config)
 	}
 }
+
+// TestStepCountsFromOne: step 0 would be lost by Read, so Step refuses it.
+func TestStepCountsFromOne(t *testing.T) {
+	w, err := Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Step(0, 1, 1e-3, 8, time.Millisecond); err == nil {
+		t.Error("Step(0, …): no error")
+	}
+	if err := w.Step(1, 1, 1e-3, 8, time.Millisecond); err != nil {
+		t.Error(err)
+	}
+}

@@ -100,7 +100,7 @@ type Model struct {
 	Pos        *nn.Embedding `gguf:"position_embd"` // [P, D]
 	Blocks     []nn.Block    // L pre-norm blocks
 	OutputNorm *nn.LayerNorm `gguf:"output_norm"`     // [D]
-	Output     *nn.Linear    `gguf:"output,optional"` // [V, D]; nil when tied to Embed
+	Output     *nn.Linear    `gguf:"output,optional"` // [V, D]; a Linear over Embed.W when tied
 }
 
 // Load builds the model from a GGUF file; the weights view the file's memory.

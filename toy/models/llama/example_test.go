@@ -1,0 +1,28 @@
+package llama_test
+
+import (
+	"fmt"
+
+	"github.com/toyml/toy/toy/models/llama"
+)
+
+func ExampleNewRandom() {
+	cfg := llama.Config{Arch: "llama", VocabSize: 32, ContextLength: 16, Embed: 16, Layers: 1, FFN: 32,
+		Heads: 2, KVHeads: 2, HeadDim: 8, RopeDim: 8, RopeBase: 10000, NormEps: 1e-5}
+	if err := cfg.Validate(); err != nil {
+		panic(err)
+	}
+	m := llama.NewRandom(cfg, 1) // the same seed gives the same weights
+	// 32·16 embedding + 4·16·16 attention + 3·32·16 SwiGLU + 2·16 norms + 16 + 32·16 output
+	fmt.Println("parameters:", cfg.ParamCount(), "tensors:", len(m.Weights()))
+
+	cache := m.NewCache(16)
+	logits := m.Forward([]int32{1, 2, 3}, cache) // prefill: [T=3, V=32]
+	fmt.Println(logits.Shape(), "cached:", cache.Len())
+	logits = m.Forward([]int32{4}, cache) // one decode step at position 3
+	fmt.Println(logits.Shape(), "cached:", cache.Len())
+	// Output:
+	// parameters: 3632 tensors: 12
+	// [3 32] cached: 3
+	// [1 32] cached: 4
+}
