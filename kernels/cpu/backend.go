@@ -4,8 +4,10 @@ package cpu
 
 import (
 	"math"
+	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/toyml/toy/toy/tensor"
@@ -17,7 +19,14 @@ import (
 type Backend struct {
 	lib *library
 	ks  *kernelSet // lib.fast, or lib.ref for the reference backend in tests
+	fma bool       // F32/F16 prefill products may use the fused kernels (see Fused)
 }
+
+// taped is set by the first MatMul that runs while a tape records: from then
+// on this process trains, and every F32/F16 product, forward and backward
+// (the backward pass runs with no tape active), takes the bit-identical
+// kernels. See "Numerics" in doc.go.
+var taped atomic.Bool
 
 var _ tensor.Backend = (*Backend)(nil)
 
@@ -38,7 +47,7 @@ func LoadVariant(name string) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Backend{lib: lib, ks: &lib.fast}, nil
+	return &Backend{lib: lib, ks: &lib.fast, fma: os.Getenv("TOY_FMA") == "1"}, nil
 }
 
 // Variants returns the variants this CPU can run, best first.
@@ -62,7 +71,28 @@ func (b *Backend) Variant() string { return b.lib.variant }
 func (b *Backend) Path() string { return b.lib.path }
 
 // reference returns a backend that calls the plain C reference kernels.
-func (b *Backend) reference() *Backend { return &Backend{lib: b.lib, ks: &b.lib.ref} }
+func (b *Backend) reference() *Backend { return &Backend{lib: b.lib, ks: &b.lib.ref, fma: b.fma} }
+
+// Exact returns a backend on the same library that never uses the fused
+// multiply-add kernels: every F32 and F16 product is bit-identical to
+// tensor.Go{}. It is the default (Load, LoadVariant) unless TOY_FMA=1.
+func (b *Backend) Exact() *Backend { return &Backend{lib: b.lib, ks: b.ks} }
+
+// Fused returns a backend on the same library whose F32/F16 prefill
+// products use the fused multiply-add kernels (about 1.7× the exact ones'
+// speed, within float32 rounding of tensor.Go{}; see doc.go) until a tape
+// records. TOY_FMA=1 makes Load return such a backend.
+func (b *Backend) Fused() *Backend { return &Backend{lib: b.lib, ks: b.ks, fma: true} }
+
+// fused reports whether F32/F16 products may take the fused multiply-add
+// kernels: only on a Fused backend, and never again once a tape has
+// recorded a MatMul in this process.
+func (b *Backend) fused() bool {
+	if tensor.Recording() {
+		taped.Store(true)
+	}
+	return b.fma && !taped.Load()
+}
 
 func ptr[T any](s []T) uintptr {
 	if len(s) == 0 {
@@ -101,8 +131,11 @@ func getBytes(n int) *[]byte {
 
 // MatMul computes out[M, N] = x[M, K]·w[N, K]ᵀ, splitting the rows of w
 // across the workers. F16 weights take fp16-rounded activations and Q8_0
-// weights Q8_0-quantized ones, as tensor.Go{} does.
+// weights Q8_0-quantized ones, as tensor.Go{} does. On a Fused backend, F32
+// and F16 products of toy_pack_threshold() rows or more use fused
+// multiply-adds until a tape records (see doc.go).
 func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
+	fused := b.fused() // first: a recorded product of any weight type marks the process as training
 	M, K, N := x.Rows(), x.Cols(), w.Dim(0)
 	if M == 0 || N == 0 || K == 0 {
 		tensor.Go{}.MatMul(out, x, w)
@@ -111,10 +144,15 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 	o, xs := out.Data(), x.Data()
 	switch w.DType() {
 	case tensor.F32, tensor.F16:
-		fn, ws := b.ks.matmulF32, ptr(xs)
-		if w.DType() == tensor.F32 {
-			ws = ptr(w.Data())
-		} else {
+		var fn, ws uintptr
+		switch {
+		case w.DType() == tensor.F32 && fused:
+			fn, ws = b.ks.matmulF32FMA, ptr(w.Data())
+		case w.DType() == tensor.F32:
+			fn, ws = b.ks.matmulF32, ptr(w.Data())
+		case fused:
+			fn, ws = b.ks.matmulF16FMA, ptr(w.Bytes())
+		default:
 			fn, ws = b.ks.matmulF16, ptr(w.Bytes())
 		}
 		xv := xs

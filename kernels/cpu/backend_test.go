@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/toyml/toy/toy/tensor"
@@ -80,9 +81,12 @@ var matmulShapes = [][3]int{ // M, K, N
 	{1, 64, 6}, {1, 160, 130}, {2, 64, 9}, // decode: four-row passes over quarters, and the rows left over
 }
 
+// TestMatMul: on an Exact backend every weight type keeps the Go summation
+// order, so the products are bit-identical to tensor.Go{}.
 func TestMatMul(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for name, b := range backends(t) {
+		b = b.Exact()
 		for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.Q8_0, tensor.BF16} {
 			for _, s := range matmulShapes {
 				M, K, N := s[0], s[1], s[2]
@@ -96,7 +100,6 @@ func TestMatMul(t *testing.T) {
 					want, got := tensor.New(M, N), tensor.New(M, N)
 					tensor.Go{}.MatMul(want, x, w)
 					b.MatMul(got, x, w)
-					// Every weight type keeps the Go summation order: bit-identical.
 					if i, ok := identical(got.Data(), want.Data()); !ok {
 						t.Fatalf("%s %v [%d %d]·[%d %d]ᵀ: element %d = %v, Go %v (want bit-identical)",
 							name, dt, M, k, N, k, i, got.Data()[i], want.Data()[i])
@@ -104,6 +107,133 @@ func TestMatMul(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// fusedShapes adds random shapes, odd and tiny ones among them, to
+// matmulShapes (M, K, N).
+func fusedShapes(r *rand.Rand) [][3]int {
+	s := append([][3]int{{16, 1, 1}, {9, 3, 13}, {40, 7, 25}, {31, 1536, 13}, {32, 33, 12}, {65, 100, 61}}, matmulShapes...)
+	for range 20 {
+		s = append(s, [3]int{1 + r.IntN(70), 1 + r.IntN(300), 1 + r.IntN(80)})
+	}
+	return s
+}
+
+// fusedTol is how far a fused product may be from the Go one: 1e-5 of it,
+// plus 4·2⁻²⁴·Σ|x_k·w_k| for the cancellation of a sum whose terms are much
+// larger than its result. Each order rounds K times; both errors are sums of
+// K roundings of partial sums no larger than Σ|x_k·w_k|, and for random signs
+// they add up to a few units of 2⁻²⁴·Σ|x_k·w_k| (the test reports the
+// largest multiple it saw).
+func fusedTol(want float32, absSum float64) float64 {
+	return 1e-5*math.Abs(float64(want)) + 4*0x1p-24*absSum
+}
+
+// absSums returns Σ_k |x[m,k]·w[n,k]| for each output, with x rounded to
+// fp16 for F16 weights as the products do.
+func absSums(x, w *tensor.Tensor) []float64 {
+	M, K, N := x.Rows(), x.Cols(), w.Dim(0)
+	wf := w.Float32s()
+	out := make([]float64, M*N)
+	for m := range M {
+		for n := range N {
+			var s float64
+			for k := range K {
+				xv := x.Data()[m*K+k]
+				if w.DType() == tensor.F16 {
+					xv = tensor.RoundFP16(xv)
+				}
+				s += math.Abs(float64(xv) * float64(wf[n*K+k]))
+			}
+			out[m*N+n] = s
+		}
+	}
+	return out
+}
+
+// TestMatMulFused: the fused multiply-add kernels (inference) against their
+// plain C reference bit for bit (both add the products one by one in k order,
+// each with one rounding) and against tensor.Go{} within fusedTol.
+func TestMatMulFused(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	shapes := fusedShapes(r)
+	worst := 0.0 // the largest |fused − Go| / (2⁻²⁴·Σ|x·w|) seen
+	for name, b := range backends(t) {
+		b = b.Fused()
+		for _, dt := range []tensor.DType{tensor.F32, tensor.F16} {
+			for _, s := range shapes {
+				M, K, N := s[0], s[1], s[2]
+				x, w := randTensor(r, M, K), encode(t, randTensor(r, N, K), dt)
+				want, got := tensor.New(M, N), tensor.New(M, N)
+				tensor.Go{}.MatMul(want, x, w)
+				b.MatMul(got, x, w)
+				sums := absSums(x, w)
+				for i, wv := range want.Data() {
+					d := math.Abs(float64(got.Data()[i]) - float64(wv))
+					if sums[i] > 0 {
+						worst = max(worst, d/(0x1p-24*sums[i]))
+					}
+					if d > fusedTol(wv, sums[i]) || math.IsNaN(float64(got.Data()[i])) {
+						t.Fatalf("%s %v [%d %d]·[%d %d]ᵀ: element %d = %v, Go %v (Σ|x·w| = %v, tolerance %.3g)",
+							name, dt, M, K, N, K, i, got.Data()[i], wv, sums[i], fusedTol(wv, sums[i]))
+					}
+				}
+				if !strings.HasSuffix(name, "-ref") && M >= b.ks.packMin {
+					ref := tensor.New(M, N)
+					b.reference().MatMul(ref, x, w)
+					if i, ok := identical(got.Data(), ref.Data()); !ok {
+						t.Fatalf("%s %v [%d %d]·[%d %d]ᵀ: element %d = %v, C reference %v (want bit-identical)",
+							name, dt, M, K, N, K, i, got.Data()[i], ref.Data()[i])
+					}
+				}
+				if !strings.HasSuffix(name, "-ref") && M < b.ks.packMin { // the decode GEMV is not fused
+					if i, ok := identical(got.Data(), want.Data()); !ok {
+						t.Fatalf("%s %v [%d %d]·[%d %d]ᵀ: element %d = %v, Go %v (want bit-identical below %d rows)",
+							name, dt, M, K, N, K, i, got.Data()[i], want.Data()[i], b.ks.packMin)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("largest |fused − Go| = %.2f·2⁻²⁴·Σ|x·w| (allowed: 4 of these plus 1e-5·|Go|)", worst)
+}
+
+// TestMatMulTapeExact: once a tape records, the native backend's products
+// forward and backward (Backward runs with no tape active) are those of
+// tensor.Go{} bit for bit, so that training does not depend on the backend.
+func TestMatMulTapeExact(t *testing.T) {
+	b := backends(t)[Variants()[0]].Fused()
+	defer taped.Store(taped.Load())
+	taped.Store(false)
+	run := func(be tensor.Backend) (y, dx, dw []float32) {
+		old := tensor.ActiveBackend()
+		tensor.SetBackend(be)
+		defer tensor.SetBackend(old)
+		r := rand.New(rand.NewPCG(25, 26))
+		x := randTensor(r, 37, 96).SetRequiresGrad(true)
+		w := randTensor(r, 50, 96).SetRequiresGrad(true)
+		v := randTensor(r, 20, 50)
+		tape := tensor.NewTape()
+		tensor.Record(tape)
+		h := tensor.MatMul(x, w)               // [37, 50]
+		out := tensor.Sum(tensor.MatMul(h, v)) // [37, 20] → [1]
+		tensor.Record(nil)
+		tape.Backward(out)
+		return h.Data(), x.Grad().Data(), w.Grad().Data()
+	}
+	gy, gdx, gdw := run(tensor.Go{})
+	ny, ndx, ndw := run(b)
+	for _, c := range []struct {
+		name      string
+		got, want []float32
+	}{{"forward", ny, gy}, {"dx", ndx, gdx}, {"dw", ndw, gdw}} {
+		if i, ok := identical(c.got, c.want); !ok {
+			t.Errorf("%s: element %d = %v, Go %v (want bit-identical while training)", c.name, i, c.got[i], c.want[i])
+		}
+	}
+	if !taped.Load() {
+		t.Error("a MatMul ran under a tape and the backend did not switch to the exact kernels")
 	}
 }
 
@@ -290,6 +420,15 @@ func TestSiLUSweep(t *testing.T) {
 		}
 		if diff > 0 {
 			t.Errorf("%s: %d of %d values differ", name, diff, n)
+		}
+	}
+}
+
+// TestSelfTest: what toy install runs passes on every variant.
+func TestSelfTest(t *testing.T) {
+	for name, b := range backends(t) {
+		if err := SelfTest(b); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

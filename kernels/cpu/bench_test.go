@@ -19,13 +19,15 @@ var benchThreads = flag.Int("threads", 1, "threads for the benchmarks")
 func benchBackends(b *testing.B) []tensor.Backend {
 	bes := []tensor.Backend{tensor.Go{}}
 	if nb, err := Load(); err == nil {
-		bes = append(bes, nb)
+		bes = append(bes, nb.Exact())
 	}
 	return bes
 }
 
 func benchName(be tensor.Backend) string {
-	if nb, ok := be.(*Backend); ok {
+	if nb, ok := be.(*Backend); ok && nb.fma {
+		return "native-" + nb.Variant() + "-fma"
+	} else if ok {
 		return "native-" + nb.Variant()
 	}
 	return be.Name()
@@ -40,7 +42,11 @@ func BenchmarkMatMul(b *testing.B) {
 			M, K, N := s[0], s[1], s[2]
 			x, w := randTensor(r, M, K), encode(b, randTensor(r, N, K), dt)
 			wbytes, _ := dt.RowBytes(N * K)
-			for _, be := range benchBackends(b) {
+			bes := benchBackends(b)
+			if nb, ok := bes[len(bes)-1].(*Backend); ok && M > 1 && dt != tensor.Q8_0 {
+				bes = append(bes, nb.Fused()) // TOY_FMA=1's prefill kernels
+			}
+			for _, be := range bes {
 				b.Run(fmt.Sprintf("%v/M%d_K%d_N%d/%s", dt, M, K, N, benchName(be)), func(b *testing.B) {
 					defer tensor.SetThreads(tensor.Threads())
 					tensor.SetThreads(*benchThreads)

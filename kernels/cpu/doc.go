@@ -25,12 +25,43 @@
 //
 // # Numerics
 //
-// Matrix products are bit-identical to tensor.Go{} for F32, F16 and Q8_0
-// weights, on every variant: each output keeps the Go summation order (four
-// strided partial sums for F32/F16; per-block exact integer dots added in
-// block order for Q8_0, after the same Q8_0 quantization of the activations)
-// and the kernels get their width from computing many outputs at once. As Go
-// does, amd64 rounds each product before adding it and arm64 fuses the two.
+// Two families of F32/F16 matrix products: the exact ones, the default, and
+// fused multiply-add ones for faster prefill, which TOY_FMA=1 (or
+// Backend.Fused) turns on for inference.
+//
+// The exact kernels (toy_matmul_f32/f16) are bit-identical to tensor.Go{}
+// for F32, F16 and Q8_0 weights, on every variant: each output keeps the Go
+// summation order (four strided partial sums for F32/F16; per-block exact
+// integer dots added in block order for Q8_0, after the same Q8_0
+// quantization of the activations) and the kernels get their width from
+// computing many outputs at once. As Go does, amd64 rounds each product
+// before adding it and arm64 fuses the two.
+//
+// The fused kernels (toy_matmul_f32_fma/f16_fma; AVX2+FMA, AVX-512, NEON)
+// serve prefill: from toy_pack_threshold() rows on, each output adds, in
+// order, the sums of chunks of 64 consecutive k, each chunk a running sum
+// c ← fma(x[m,k], w[n,k], c) — about 1.7× the exact kernels' speed on
+// AVX-512, and bit-identical to their plain C reference, but not to Go: they
+// agree to float32 rounding (within 1e-5 of the Go value plus
+// 4·2⁻²⁴·Σ|x_k·w_k|, the tests' bound). Below that many
+// rows (decode, bound by memory bandwidth) they are the exact kernels, and
+// the x86-64 variant, without FMA instructions, has only the exact ones.
+//
+// Why exact is the default: the llama.cpp gates hold whole models to 1e-4
+// in log-probability, and GPT-2's GELU goes through an fp16 table (as
+// ggml's does), where a last-bit difference in its input can flip a
+// rounding; with the fused kernels gpt2-f32 reaches 1.25e-4 at one prompt
+// position. The exact kernels keep toy native and pure Go the same model.
+//
+// Even on a Fused backend, MatMul uses the exact kernels once any MatMul has
+// run while a tape records (tensor.Recording) — from then on, for the rest
+// of the process, forward and backward alike, since Tape.Backward runs its
+// matrix products with no tape active. A training step therefore gives the
+// same bits on the native backend as on tensor.Go{} (the LoRA adapters toy
+// trains have a recorded SHA-256), and losses evaluated between steps match
+// the step's. Q8_0 products have no fused variant: their integer dots are
+// exact.
+//
 // RMSNorm is bit-identical too; SiLU, SwiGLU and attention use their own exp
 // and agree to float32 rounding (≤ 1e-5 relative).
 //
@@ -40,7 +71,7 @@
 // do, when the platform has no library, the cache directory cannot be
 // written, or the library fails its checksum or cannot be opened.
 //
-// The libraries are rebuilt with `go generate ./kernels/...` (build.sh, which
+// The libraries are rebuilt with `go generate ./kernels/cpu` (build.sh, which
 // needs gcc and gcc-aarch64-linux-gnu); TestLibrariesCurrent fails when the
 // committed libraries are older than the committed sources.
 package cpu

@@ -19,6 +19,7 @@ import (
 // or their references (same signatures, see csrc/toy.h).
 type kernelSet struct {
 	matmulF32, matmulF16, matmulQ8 uintptr
+	matmulF32FMA, matmulF16FMA     uintptr // fused multiply-adds: inference only (doc.go)
 	roundF16, quantizeQ8, q8XSum   uintptr
 	packX, packThreshold           uintptr
 	rmsnorm, silu, swiglu          uintptr
@@ -33,6 +34,7 @@ type kernelSet struct {
 func (k *kernelSet) symbols() map[string]*uintptr {
 	return map[string]*uintptr{
 		"matmul_f32": &k.matmulF32, "matmul_f16": &k.matmulF16, "matmul_q8": &k.matmulQ8,
+		"matmul_f32_fma": &k.matmulF32FMA, "matmul_f16_fma": &k.matmulF16FMA,
 		"round_f16": &k.roundF16, "quantize_q8": &k.quantizeQ8, "q8_xsum": &k.q8XSum,
 		"pack_x": &k.packX, "pack_threshold": &k.packThreshold,
 		"rmsnorm": &k.rmsnorm, "silu": &k.silu, "swiglu": &k.swiglu, "attention": &k.attention, "read": &k.read,

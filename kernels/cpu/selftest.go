@@ -11,8 +11,9 @@ import (
 )
 
 // SelfTest runs each kernel of b on small random inputs and compares it with
-// tensor.Go{}: matrix products and RMSNorm must be bit-identical, SwiGLU and
-// attention within 1e-5 relative. It returns the first difference found.
+// tensor.Go{}: matrix products (on b.Exact()) and RMSNorm must be
+// bit-identical; the fused F32/F16 products, SwiGLU and attention within
+// 1e-5 relative. It returns the first difference found.
 func SelfTest(b *Backend) error {
 	r := rand.New(rand.NewPCG(42, 42))
 	randT := func(shape ...int) *tensor.Tensor {
@@ -40,10 +41,16 @@ func SelfTest(b *Backend) error {
 				return err
 			}
 			got, want := tensor.New(s[0], s[2]), tensor.New(s[0], s[2])
-			b.MatMul(got, x, w)
+			b.Exact().MatMul(got, x, w)
 			tensor.Go{}.MatMul(want, x, w)
 			if err := compare(fmt.Sprintf("MatMul %v %v", dt, s), got, want, 0); err != nil {
 				return err
+			}
+			if dt != tensor.Q8_0 {
+				b.Fused().MatMul(got, x, w)
+				if err := compare(fmt.Sprintf("fused MatMul %v %v", dt, s), got, want, 1e-5); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -4,16 +4,16 @@ package cpu
 
 // sourcesSHA256 is the SHA-256 of the C sources and build.sh, concatenated
 // in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "45062e4a7d395945d6f021034b9c469096c0679c4e0225ef6afbf6bda059c868"
+const sourcesSHA256 = "18d83554a6291745685c0bc7b4a6c2f8218dec447c65485949384aa25c33604e"
 
 var sourceFiles = []string{"build.sh", "csrc/f32.c", "csrc/ops.c", "csrc/q8.c", "csrc/toy.h"}
 
 // libSHA256 maps each embedded library to the SHA-256 build.sh recorded.
 var libSHA256 = map[string]string{
-	"libtoy-amd64-avx2.so":         "adc85711ce8ba49066d1e3b3b95855c5bb9f18ec4a0b2934488aa8dd1dfb57f4",
-	"libtoy-amd64-avx512.so":       "c1ce973343eaa88d99e4e08175f4173c97cfc72e38c2815011e08e66a6670e81",
-	"libtoy-amd64-avxvnni.so":      "3e7edbab6fd17ce7fa0c8808890204b8c231004a635894e105426e85403bb9b2",
-	"libtoy-amd64-x86-64.so":       "fa99007f8ad2df5b5e8c1fad17daad89f617be60abe2b01fe6e61050219b7e61",
-	"libtoy-arm64-neon-dotprod.so": "22dead60a3f134aacf02133f76b2f85f58372c248f7e2b81fd2a702e805508e3",
-	"libtoy-arm64-neon.so":         "0f60ebeb47638313315e56aba57e7af08dad6f7062ed93499b14675852c2b883",
+	"libtoy-amd64-avx2.so":         "4eca55b024be29fe71228ba46533d2724898e97d32da64c7cf3f56813e7377ff",
+	"libtoy-amd64-avx512.so":       "643ecfe60485d81ba7f182e71951f5896fdeac9514be2e1ef10536814225ad84",
+	"libtoy-amd64-avxvnni.so":      "dbd22496cb1357355c06d35ad69d699f04491778e0727039c8bc56c0e4b3b0af",
+	"libtoy-amd64-x86-64.so":       "9a4100f9714960073e8735b98b2086ceae29009ec3402f066001d9c2f3d4536b",
+	"libtoy-arm64-neon-dotprod.so": "46502704f6e6450db836b2bdd0f9e3835e282ccb5e411a5eaf2b9a70ffd0145d",
+	"libtoy-arm64-neon.so":         "b765d367d813555e9babe8e330ea6a136970b78fa36350ba1eeb65b3ba3f6c4c",
 }

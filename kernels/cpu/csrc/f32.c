@@ -404,3 +404,171 @@ TOY_API void toy_matmul_f16(float *out, const float *xr, const uint16_t *w, int6
 	gemv_f16(out, xr, w, M, K, N, n0, n1);
 }
 
+// ---- fused multiply-adds (inference only) ----
+//
+// toy_matmul_f32_fma and toy_matmul_f16_fma give up the Go order for speed:
+// each output sums chunks of KC consecutive k, each chunk a running sum of
+// fused multiply-adds (c ← fma(x[m,k], w[n,k], c), one rounding per step),
+// the chunk sums added in order (s ← s + c). Blocked so, the rounding error
+// grows like KC + K/KC rather than K (dotF32's four partial sums: K/4; at
+// K = 3072, 112 against 768), for a few percent of the speed. They agree
+// with dotF32 to float32 rounding, not bit for bit, so the Go backend calls
+// them only where no gradient is computed (see doc.go). Below
+// toy_pack_threshold() rows they are toy_matmul_f32/f16 (the decode GEMV
+// reads memory at the speed it streams: fusing would not make it faster).
+//
+// The tile is FM packed blocks of VL activation rows (FM·VL rows) by FN
+// weight rows, FM·FN vector accumulators: per k, FM vector loads of x, FN
+// broadcasts of w and FM·FN fused multiply-adds — enough independent sums to
+// keep both FMA pipes busy through the 4-cycle latency.
+
+#if defined(__FMA__) || defined(__aarch64__)
+#define TOY_FMA 1
+#define FM 2
+#if defined(__AVX512F__)
+#define FN 12
+#define VFMA(acc, a, b) _mm512_fmadd_ps(a, b, acc)
+#elif defined(__AVX2__)
+#define FN 6
+#define VFMA(acc, a, b) _mm256_fmadd_ps(a, b, acc)
+#else
+#define FN 8
+#define VFMA(acc, a, b) vfmaq_f32(acc, a, b)
+#endif
+// Rows of w per cache block, a multiple of FN (at most NB, the scratch the
+// caller provides for F16).
+#define NBF (NB / FN * FN)
+#endif
+
+// The references of the fused kernels take x unpacked (toy_pack_threshold_ref
+// is never reached). Without FMA instructions (the x86-64 variant) the fused
+// kernels are the exact ones, and so are their references.
+#if defined(TOY_FMA)
+#define KC 64
+
+// dot_fma is one output of the fused kernels: chunk sums of KC fused
+// multiply-adds, added in order.
+TOY_INLINE float dot_fma(const float *a, const float *b, int64_t n) {
+	float s = 0;
+	for (int64_t k0 = 0; k0 < n; k0 += KC) {
+		float c = 0;
+		for (int64_t i = k0; i < n && i < k0 + KC; i++) c = __builtin_fmaf(a[i], b[i], c);
+		s += c;
+	}
+	return s;
+}
+
+TOY_API void toy_matmul_f32_fma_ref(float *out, const float *x, const float *w, int64_t M, int64_t K, int64_t N,
+                                    int64_t n0, int64_t n1, float *scratch) {
+	for (int64_t n = n0; n < n1; n++)
+		for (int64_t m = 0; m < M; m++) out[m * N + n] = dot_fma(x + m * K, w + n * K, K);
+}
+
+TOY_API void toy_matmul_f16_fma_ref(float *out, const float *xr, const uint16_t *w, int64_t M, int64_t K, int64_t N,
+                                    int64_t n0, int64_t n1, float *scratch) {
+	for (int64_t n = n0; n < n1; n++) {
+		for (int64_t k = 0; k < K; k++) scratch[k] = toy_fp16_f32(w[n * K + k]);
+		for (int64_t m = 0; m < M; m++) out[m * N + n] = dot_fma(xr + m * K, scratch, K);
+	}
+}
+
+// fma_tile computes out[mb+l, n+j] for l < fm·VL (stored while < mvalid)
+// and j < nr ≤ FN from fm ≤ FM packed blocks xp, xp + VL·K.
+TOY_INLINE void fma_tile(float *out, const float *xp, const float *w, int64_t K, int64_t N, int64_t mvalid, int fm,
+                         int nr) {
+	float tot[FM][FN][VL]; // the sums of the chunks done, in memory: the registers hold acc
+	for (int b = 0; b < fm; b++)
+		for (int j = 0; j < nr; j++) VSTORE(tot[b][j], VZERO());
+	for (int64_t k0 = 0; k0 < K; k0 += KC) {
+		int64_t k1 = k0 + KC < K ? k0 + KC : K;
+		vec acc[FM][FN];
+		for (int b = 0; b < fm; b++)
+			for (int j = 0; j < nr; j++) acc[b][j] = VZERO();
+		for (int64_t k = k0; k < k1; k++) {
+			vec xv[FM];
+			for (int b = 0; b < fm; b++) xv[b] = VLOAD(xp + b * VL * K + k * VL);
+			for (int j = 0; j < nr; j++) {
+				vec wv = VSET1(w[j * K + k]);
+				for (int b = 0; b < fm; b++) acc[b][j] = VFMA(acc[b][j], xv[b], wv);
+			}
+		}
+		for (int b = 0; b < fm; b++)
+			for (int j = 0; j < nr; j++) VSTORE(tot[b][j], VADD(VLOAD(tot[b][j]), acc[b][j]));
+	}
+	for (int b = 0; b < fm; b++)
+		for (int j = 0; j < nr; j++)
+			for (int64_t l = 0; l < VL && b * VL + l < mvalid; l++) out[(b * VL + l) * N + j] = tot[b][j][l];
+}
+
+// fma_gemm runs over weight rows [n0, n1) of F32 rows wf, or of F16 rows wh
+// widened into scratch (NB·K floats) one cache block at a time.
+TOY_INLINE void fma_gemm(float *out, const float *xp, const float *wf, const uint16_t *wh, int64_t M, int64_t K,
+                         int64_t N, int64_t n0, int64_t n1, float *scratch) {
+	for (int64_t nb = n0; nb < n1; nb += NBF) {
+		int64_t ne = nb + NBF < n1 ? nb + NBF : n1;
+		const float *wblock = wf ? wf + nb * K : scratch;
+		if (wh) widen(scratch, wh + nb * K, (ne - nb) * K);
+		for (int64_t mb = 0; mb < M; mb += FM * VL) {
+			int64_t mvalid = M - mb < FM * VL ? M - mb : FM * VL;
+			float *o = out + mb * N;
+			const float *x = xp + mb * K;
+			int64_t n = nb;
+			switch ((mvalid + VL - 1) / VL) { // fm, constant in each call so that the tile unrolls
+#define FMA_TILES(FMC)                                                                                        \
+	case FMC:                                                                                                  \
+		for (; n + FN <= ne; n += FN) fma_tile(o + n, x, wblock + (n - nb) * K, K, N, mvalid, FMC, FN);      \
+		if (n < ne) fma_tile(o + n, x, wblock + (n - nb) * K, K, N, mvalid, FMC, (int)(ne - n));             \
+		break;
+				FMA_TILES(1)
+#if FM > 1
+				FMA_TILES(2)
+#endif
+#if FM > 2
+				FMA_TILES(3)
+#endif
+#if FM > 3
+				FMA_TILES(4)
+#endif
+#undef FMA_TILES
+			}
+		}
+	}
+}
+
+// toy_matmul_f32_fma is toy_matmul_f32 with fused multiply-adds from
+// toy_pack_threshold() rows on (x packed by toy_pack_x).
+TOY_API void toy_matmul_f32_fma(float *out, const float *x, const float *w, int64_t M, int64_t K, int64_t N,
+                                int64_t n0, int64_t n1, float *scratch) {
+	if (M >= toy_pack_threshold()) {
+		fma_gemm(out, x, w, NULL, M, K, N, n0, n1, scratch);
+		return;
+	}
+	gemv_f32(out, x, w, M, K, N, n0, n1);
+}
+
+TOY_API void toy_matmul_f16_fma(float *out, const float *xr, const uint16_t *w, int64_t M, int64_t K, int64_t N,
+                                int64_t n0, int64_t n1, float *scratch) {
+	if (M >= toy_pack_threshold()) {
+		fma_gemm(out, xr, NULL, w, M, K, N, n0, n1, scratch);
+		return;
+	}
+	gemv_f16(out, xr, w, M, K, N, n0, n1);
+}
+#else
+TOY_API void toy_matmul_f32_fma_ref(float *out, const float *x, const float *w, int64_t M, int64_t K, int64_t N,
+                                    int64_t n0, int64_t n1, float *scratch) {
+	toy_matmul_f32_ref(out, x, w, M, K, N, n0, n1, scratch);
+}
+TOY_API void toy_matmul_f16_fma_ref(float *out, const float *xr, const uint16_t *w, int64_t M, int64_t K, int64_t N,
+                                    int64_t n0, int64_t n1, float *scratch) {
+	toy_matmul_f16_ref(out, xr, w, M, K, N, n0, n1, scratch);
+}
+TOY_API void toy_matmul_f32_fma(float *out, const float *x, const float *w, int64_t M, int64_t K, int64_t N,
+                                int64_t n0, int64_t n1, float *scratch) {
+	toy_matmul_f32(out, x, w, M, K, N, n0, n1, scratch);
+}
+TOY_API void toy_matmul_f16_fma(float *out, const float *xr, const uint16_t *w, int64_t M, int64_t K, int64_t N,
+                                int64_t n0, int64_t n1, float *scratch) {
+	toy_matmul_f16(out, xr, w, M, K, N, n0, n1, scratch);
+}
+#endif
