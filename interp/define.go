@@ -20,6 +20,7 @@ import (
 	"go/ast"
 	"go/token"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -161,7 +162,7 @@ func (in *Interp) evalDefine(ctx context.Context, c *chunk, s ast.Stmt, err erro
 	}
 	defineWorkarounds.Add(1)
 	if _, err := in.eval(ctx, ";"+pad(line)+code); err != nil {
-		return reflect.Value{}, err
+		return reflect.Value{}, undefinedErr(c, as, err)
 	}
 	defer in.clearTemps(tmps)
 
@@ -391,4 +392,31 @@ func (in *Interp) unnamed(t reflect.Type) string {
 		}
 	}
 	return why
+}
+
+// undefinedRE finds the name in yaegi's reports of an undefined identifier,
+// which inside the workaround's closure come as "incomplete type NAME".
+var undefinedRE = regexp.MustCompile(`(?:undefined: |incomplete type )(\w+)`)
+
+// undefinedErr turns the workaround's failure over an undefined name into
+// the plain error at the name's first use in s; other errors pass through.
+func undefinedErr(c *chunk, s *ast.AssignStmt, err error) error {
+	m := undefinedRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	var at token.Pos
+	for _, e := range s.Rhs {
+		ast.Inspect(e, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && id.Name == m[1] && at == token.NoPos {
+				at = id.Pos()
+			}
+			return at == token.NoPos
+		})
+	}
+	if at == token.NoPos {
+		return err
+	}
+	line, col := c.pos(at)
+	return &EvalError{Msg: fmt.Sprintf("%d:%d: undefined: %s", line, col, m[1])}
 }

@@ -138,3 +138,21 @@ func TestIndexDefineNoRetry(t *testing.T) {
 		t.Errorf("output %q", out.String())
 	}
 }
+
+// TestIndexDefineUndefined: an undefined name on the right of a define is
+// reported as such, at its own position, not as yaegi's internal panic.
+func TestIndexDefineUndefined(t *testing.T) {
+	in, _ := newTest(t)
+	for src, want := range map[string]string{
+		"x := 1 + undefinedName":        "1:10: undefined: undefinedName",
+		"y := 2\nz := f(undefinedName)": "2:8: undefined: undefinedName",
+	} {
+		_, err := in.Eval(context.Background(), src)
+		if err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %s", src, err, want)
+		}
+		if name, _ := Describe(err); name != "error" {
+			t.Errorf("%q: described as %s, want error", src, name)
+		}
+	}
+}
