@@ -109,7 +109,17 @@ func f32bits(f float32) uintptr { return uintptr(math.Float32bits(f)) }
 var (
 	f32Scratch  sync.Pool // *[]float32
 	byteScratch sync.Pool // *[]byte
+	i32Scratch  sync.Pool // *[]int32: Q8_0 block sums
 )
+
+func getI32(n int) *[]int32 {
+	if p, ok := i32Scratch.Get().(*[]int32); ok && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]int32, n)
+	return &s
+}
 
 func getF32(n int) *[]float32 {
 	if p, ok := f32Scratch.Get().(*[]float32); ok && cap(*p) >= n {
@@ -190,20 +200,27 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		runtime.KeepAlive(xv)
 		runtime.KeepAlive(w)
 	case tensor.Q8_0:
-		rb := K / tensor.Q8BlockSize * tensor.Q8BlockLen
+		nb := K / tensor.Q8BlockSize
+		rb := nb * tensor.Q8BlockLen
 		xq := getBytes(M * rb)
+		// From 4 rows on the kernel may repack weight tiles; it needs the
+		// block sums of x and a tile's worth of scratch (see q8.c). The
+		// workers that quantize the rows of x sum their blocks too.
+		var xsum []int32
+		var xsumBuf *[]int32
+		if M >= 4 {
+			xsumBuf = getI32(M * nb)
+			defer i32Scratch.Put(xsumBuf)
+			xsum = *xsumBuf
+		}
 		workers.run(M, split(M, 1, 8), func(lo, hi int) {
-			call(b.ks.quantizeQ8, ptr((*xq)[lo*rb:]), ptr(xs[lo*K:]), u((hi-lo)*K/tensor.Q8BlockSize))
+			call(b.ks.quantizeQ8, ptr((*xq)[lo*rb:]), ptr(xs[lo*K:]), u((hi-lo)*nb))
+			if xsum != nil {
+				call(b.ks.q8XSum, ptr(xsum[lo*nb:]), ptr((*xq)[lo*rb:]), u((hi-lo)*nb))
+			}
 		})
 		ws := w.Bytes()
 		op, xqp, wp := ptr(o), ptr(*xq), ptr(ws)
-		// From 4 rows on the kernel may repack weight tiles; it needs the
-		// block sums of x and a tile's worth of scratch (see q8.c).
-		var xsum []int32
-		if M >= 4 {
-			xsum = make([]int32, M*K/tensor.Q8BlockSize)
-			call(b.ks.q8XSum, ptr(xsum), xqp, u(len(xsum)))
-		}
 		workers.run(N, split(N, 16, 16), func(lo, hi int) {
 			var sp uintptr
 			var scratch *[]byte

@@ -4,15 +4,15 @@ package cpu
 
 // sourcesSHA256 is the SHA-256 of the C sources and build.sh, concatenated
 // in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "18d83554a6291745685c0bc7b4a6c2f8218dec447c65485949384aa25c33604e"
+const sourcesSHA256 = "1e013f05b6a775f6e5a025efba4c0950240500b9d80582362720922db32c6024"
 
 var sourceFiles = []string{"build.sh", "csrc/f32.c", "csrc/ops.c", "csrc/q8.c", "csrc/toy.h"}
 
 // libSHA256 maps each embedded library to the SHA-256 build.sh recorded.
 var libSHA256 = map[string]string{
-	"libtoy-amd64-avx2.so":         "4eca55b024be29fe71228ba46533d2724898e97d32da64c7cf3f56813e7377ff",
+	"libtoy-amd64-avx2.so":         "1c40759c497a95f8499231dac9200a3d4ebb7bd11f62ff1fcfaec0d7356c456e",
 	"libtoy-amd64-avx512.so":       "643ecfe60485d81ba7f182e71951f5896fdeac9514be2e1ef10536814225ad84",
-	"libtoy-amd64-avxvnni.so":      "dbd22496cb1357355c06d35ad69d699f04491778e0727039c8bc56c0e4b3b0af",
+	"libtoy-amd64-avxvnni.so":      "9a6ca4d82ce783a65c7b3ef5a8934b534f79954b309dd31843913785e0b8069e",
 	"libtoy-amd64-x86-64.so":       "9a4100f9714960073e8735b98b2086ceae29009ec3402f066001d9c2f3d4536b",
 	"libtoy-arm64-neon-dotprod.so": "46502704f6e6450db836b2bdd0f9e3835e282ccb5e411a5eaf2b9a70ffd0145d",
 	"libtoy-arm64-neon.so":         "b765d367d813555e9babe8e330ea6a136970b78fa36350ba1eeb65b3ba3f6c4c",

@@ -406,9 +406,139 @@ TOY_INLINE void q8_tile8(__m256 acc[], const uint8_t *const x[], int MR, const u
 	}
 }
 
+// Several activation rows (prefill, training), as in the AVX-512 kernel: each
+// tile of 8 weight rows is repacked into scratch so that vector lane k holds
+// row k, and each activation row's 4-byte groups are broadcast, which leaves
+// the 8 block sums in the lanes with no reduction. Per block the packed tile
+// holds 8 vectors of four bytes from each row — (w+128) with AVX-VNNI, whose
+// vpdpbusd starts from −128·Σx (toy_q8_xsum); without it, per group, w itself
+// and then its magnitudes |w| (vpmaddubsw's unsigned operand; the broadcast x
+// takes the sign of w, so two products ≤ 2·128·127 fit int16) — then the 8
+// scales as float32 (Q8_PACKED8 bytes).
+#if defined(__AVXVNNI__)
+#define Q8_PACKED8 (8 * 32 + 32)
+#else
+#define Q8_PACKED8 (16 * 32 + 32)
+#endif
+
+TOY_INLINE uint32_t load_u32(const uint8_t *p) {
+	uint32_t v;
+	__builtin_memcpy(&v, p, 4);
+	return v;
+}
+
+static void q8_pack8(uint8_t *pk, const uint8_t *const r[8], int64_t nb) {
+	for (int64_t b = 0; b < nb; b++) {
+		uint8_t *pb = pk + b * Q8_PACKED8;
+		int64_t off = b * Q8_BYTES;
+		for (int g = 0; g < 8; g++) {
+			__m256i v = _mm256_setr_epi32((int)load_u32(r[0] + off + 2 + 4 * g), (int)load_u32(r[1] + off + 2 + 4 * g),
+			                              (int)load_u32(r[2] + off + 2 + 4 * g), (int)load_u32(r[3] + off + 2 + 4 * g),
+			                              (int)load_u32(r[4] + off + 2 + 4 * g), (int)load_u32(r[5] + off + 2 + 4 * g),
+			                              (int)load_u32(r[6] + off + 2 + 4 * g), (int)load_u32(r[7] + off + 2 + 4 * g));
+#if defined(__AVXVNNI__)
+			_mm256_storeu_si256((__m256i *)(pb + g * 32), _mm256_xor_si256(v, _mm256_set1_epi8((char)0x80)));
+#else
+			_mm256_storeu_si256((__m256i *)(pb + g * 64), v);
+			_mm256_storeu_si256((__m256i *)(pb + g * 64 + 32), _mm256_sign_epi8(v, v));
+#endif
+		}
+		__m128i h = _mm_setr_epi16((short)toy_load_u16(r[0] + off), (short)toy_load_u16(r[1] + off),
+		                           (short)toy_load_u16(r[2] + off), (short)toy_load_u16(r[3] + off),
+		                           (short)toy_load_u16(r[4] + off), (short)toy_load_u16(r[5] + off),
+		                           (short)toy_load_u16(r[6] + off), (short)toy_load_u16(r[7] + off));
+		_mm256_storeu_ps((float *)(pb + Q8_PACKED8 - 32), _mm256_cvtph_ps(h));
+	}
+}
+
+// q8_packed8_rows computes MR activation rows x[i] (their xsum rows xs[i],
+// used with AVX-VNNI) against the packed tile pk, into acc[i] (lane k =
+// weight row k).
+TOY_INLINE void q8_packed8_rows(__m256 acc[], const uint8_t *const x[], const int32_t *const xs[], int MR,
+                                const uint8_t *pk, int64_t nb) {
+#if !defined(__AVXVNNI__)
+	const __m256i ones = _mm256_set1_epi16(1);
+#endif
+	for (int i = 0; i < MR; i++) acc[i] = _mm256_setzero_ps();
+	for (int64_t b = 0; b < nb; b++) {
+		const uint8_t *pb = pk + b * Q8_PACKED8;
+		int64_t off = b * Q8_BYTES;
+		__m256i isum[4];
+#if defined(__AVXVNNI__)
+		for (int i = 0; i < MR; i++) isum[i] = _mm256_set1_epi32(-xs[i][b]);
+		for (int g = 0; g < 8; g++) {
+			__m256i wv = _mm256_loadu_si256((const __m256i *)(pb + g * 32));
+			for (int i = 0; i < MR; i++)
+				isum[i] = _mm256_dpbusd_avx_epi32(isum[i], wv, _mm256_set1_epi32((int32_t)load_u32(x[i] + off + 2 + 4 * g)));
+		}
+#else
+		for (int i = 0; i < MR; i++) isum[i] = _mm256_setzero_si256();
+		for (int g = 0; g < 8; g++) {
+			__m256i ws = _mm256_loadu_si256((const __m256i *)(pb + g * 64));
+			__m256i wa = _mm256_loadu_si256((const __m256i *)(pb + g * 64 + 32));
+			for (int i = 0; i < MR; i++) {
+				__m256i xv = _mm256_sign_epi8(_mm256_set1_epi32((int32_t)load_u32(x[i] + off + 2 + 4 * g)), ws);
+				isum[i] = _mm256_add_epi32(isum[i], _mm256_madd_epi16(_mm256_maddubs_epi16(wa, xv), ones));
+			}
+			// keep the compiler from reassociating the sums (it would spill the products)
+			for (int i = 0; i < MR; i++) __asm__("" : "+x"(isum[i]));
+		}
+#endif
+		__m256 dw = _mm256_loadu_ps((const float *)(pb + Q8_PACKED8 - 32));
+		for (int i = 0; i < MR; i++) {
+			__m256 d = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(toy_load_u16(x[i] + off))), dw);
+			acc[i] = _mm256_add_ps(acc[i], _mm256_mul_ps(_mm256_cvtepi32_ps(isum[i]), d));
+		}
+	}
+}
+
+TOY_INLINE void q8_store8(float *o, __m256 v, int valid) {
+	if (valid == 8) {
+		_mm256_storeu_ps(o, v);
+		return;
+	}
+	float tmp[8];
+	_mm256_storeu_ps(tmp, v);
+	for (int j = 0; j < valid; j++) o[j] = tmp[j];
+}
+
+static void q8_gemm_packed8(float *out, const uint8_t *xq, const int32_t *xsum, const uint8_t *w, int64_t M,
+                            int64_t K, int64_t N, int64_t n0, int64_t n1, uint8_t *pk) {
+	int64_t nb = K / Q8_BLOCK, rb = nb * Q8_BYTES;
+	for (int64_t n = n0; n < n1; n += 8) {
+		int valid = (int)(n1 - n < 8 ? n1 - n : 8);
+		const uint8_t *r[8];
+		for (int j = 0; j < 8; j++) r[j] = w + (n + (j < valid ? j : valid - 1)) * rb;
+		q8_pack8(pk, r, nb);
+		int64_t m = 0;
+		for (; m + 4 <= M; m += 4) {
+			__m256 acc[4];
+			const uint8_t *x[4];
+			const int32_t *xs[4];
+			for (int i = 0; i < 4; i++) x[i] = xq + (m + i) * rb, xs[i] = xsum + (m + i) * nb;
+			q8_packed8_rows(acc, x, xs, 4, pk, nb);
+			for (int i = 0; i < 4; i++) q8_store8(out + (m + i) * N + n, acc[i], valid);
+		}
+		for (; m < M; m++) {
+			__m256 acc[1];
+			const uint8_t *x[1] = {xq + m * rb};
+			const int32_t *xs[1] = {xsum + m * nb};
+			q8_packed8_rows(acc, x, xs, 1, pk, nb);
+			q8_store8(out + m * N + n, acc[0], valid);
+		}
+	}
+}
+
+// toy_matmul_q8 computes out[m, n] for m < M and n0 ≤ n < n1. With xsum (the
+// toy_q8_xsum of xq) and scratch (K/32 · 576 bytes) it takes the packed path
+// from 4 activation rows on.
 TOY_API void toy_matmul_q8(float *out, const uint8_t *xq, const uint8_t *w, int64_t M, int64_t K, int64_t N,
                            int64_t n0, int64_t n1, const int32_t *xsum, uint8_t *scratch) {
 	int64_t nb = K / Q8_BLOCK, rb = nb * Q8_BYTES;
+	if (xsum && scratch && M >= 4) {
+		q8_gemm_packed8(out, xq, xsum, w, M, K, N, n0, n1, scratch);
+		return;
+	}
 	for (int64_t n = n0; n < n1; n += 8) {
 		int valid = (int)(n1 - n < 8 ? n1 - n : 8);
 		const uint8_t *r[8];
