@@ -123,7 +123,7 @@ func openLibrary(name string) (*library, error) {
 	sum := sha256.Sum256(data)
 	if hex.EncodeToString(sum[:]) != libSHA256[file] {
 		return nil, loadError("an intact kernel library "+file+" (its checksum does not match zlibs.go)",
-			"rebuild the libraries with go generate ./kernels/... and toy with them", nil)
+			"rebuild the libraries with go generate ./kernels/cpu and toy with them", nil)
 	}
 	path, err := cacheFile(file, data, sum)
 	if err != nil {

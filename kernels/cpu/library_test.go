@@ -14,7 +14,7 @@ import (
 )
 
 // TestLibrariesCurrent fails when csrc/ or build.sh changed after the
-// libraries were built: rebuild them with go generate ./kernels/... .
+// libraries were built: rebuild them with go generate ./kernels/cpu .
 func TestLibrariesCurrent(t *testing.T) {
 	h := sha256.New()
 	for _, f := range sourceFiles {
@@ -25,7 +25,7 @@ func TestLibrariesCurrent(t *testing.T) {
 		h.Write(b)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != sourcesSHA256 {
-		t.Fatalf("the C sources changed since the libraries were built (SHA-256 %s, built from %s): run go generate ./kernels/...", got, sourcesSHA256)
+		t.Fatalf("the C sources changed since the libraries were built (SHA-256 %s, built from %s): run go generate ./kernels/cpu", got, sourcesSHA256)
 	}
 	files, err := filepath.Glob("lib/*.so")
 	if err != nil || len(files) != len(libSHA256) {
@@ -38,7 +38,7 @@ func TestLibrariesCurrent(t *testing.T) {
 		}
 		sum := sha256.Sum256(b)
 		if got := hex.EncodeToString(sum[:]); got != libSHA256[filepath.Base(f)] {
-			t.Errorf("%s has SHA-256 %s, build.sh recorded %s: run go generate ./kernels/...", f, got, libSHA256[filepath.Base(f)])
+			t.Errorf("%s has SHA-256 %s, build.sh recorded %s: run go generate ./kernels/cpu", f, got, libSHA256[filepath.Base(f)])
 		}
 	}
 }
