@@ -56,7 +56,8 @@ func runInstall(args []string, stdout io.Writer) error {
 		info := b.Info()
 		fmt.Fprintf(stdout, "cuda       %s\n", status)
 		fmt.Fprintf(stdout, "  gpu      %s (compute %d.%d, %d SMs, %.1f GiB)\n", info.Name, info.Major, info.Minor, info.SMs, float64(info.TotalMem)/(1<<30))
-		fmt.Fprintf(stdout, "  driver   CUDA %s, %s\n", info.DriverString(), info.Cublas)
+		fmt.Fprintf(stdout, "  driver   CUDA %s\n", info.DriverString())
+		fmt.Fprintf(stdout, "  gemm     %s\n", info.GEMM())
 	}
 	active := toy.BackendName()
 	if err := toy.BackendError(); err != nil {

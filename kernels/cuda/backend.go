@@ -18,7 +18,8 @@ import (
 // use and stay, in their own type (F32, F16, BF16, Q8_0); activations and
 // the KV cache never leave the device; Go code reading a tensor (the logits,
 // for sampling) downloads it. F32 products run on cuBLAS (TF32 off unless
-// TOY_CUDA_TF32=1), the rest on toy's kernels (csrc/).
+// TOY_CUDA_TF32=1) when the machine has it, the rest on toy's kernels
+// (csrc/).
 type Backend struct {
 	l      *libs
 	info   Info
@@ -37,6 +38,9 @@ type Backend struct {
 	released []freed           // memory of dead buffers, for the pool
 
 	uploads, downloads atomic.Int64 // host↔device copies, for tests and benchmarks
+
+	argv [16]uint64         // a launch's kernel arguments (see launch)
+	argp [16]unsafe.Pointer // their addresses, cuLaunchKernel's kernelParams
 }
 
 var (
@@ -138,23 +142,24 @@ func bArg(v bool) uint64 {
 	return 0
 }
 
-// launch runs kernel name on a grid of (gx, gy) blocks of bx threads.
+// launch runs kernel name on a grid of (gx, gy) blocks of bx threads. The
+// arguments go through the backend's argv/argp block, which is heap memory
+// (a goroutine stack may move while the driver reads it) reused by every
+// launch under b.mu; cuLaunchKernel copies them before it returns.
 func (b *Backend) launch(name string, gx, gy, bx int, args ...uint64) {
 	fn := b.fn[name]
 	if fn == 0 {
 		panic("cuda: no kernel " + name)
 	}
-	ptrs := make([]unsafe.Pointer, len(args))
-	for i := range args {
-		ptrs[i] = unsafe.Pointer(&args[i])
+	if len(args) > len(b.argv) {
+		panic(fmt.Sprintf("cuda: kernel %s: %d arguments, at most %d", name, len(args), len(b.argv)))
 	}
-	var pp uintptr
-	if len(ptrs) > 0 {
-		pp = uintptr(unsafe.Pointer(&ptrs[0]))
+	for i, a := range args {
+		b.argv[i] = a
+		b.argp[i] = unsafe.Pointer(&b.argv[i])
 	}
-	b.must(b.l.call(name, b.l.cu.launchKernel, fn, uintptr(gx), uintptr(gy), 1, uintptr(bx), 1, 1, 0, b.stream, pp, 0))
-	runtime.KeepAlive(args)
-	runtime.KeepAlive(ptrs)
+	b.must(b.l.call(name, b.l.cu.launchKernel, fn, uintptr(gx), uintptr(gy), 1, uintptr(bx), 1, 1, 0, b.stream,
+		uintptr(unsafe.Pointer(&b.argp[0])), 0))
 }
 
 // elementwise launches a grid-stride kernel over n elements.
@@ -165,18 +170,22 @@ func (b *Backend) elementwise(name string, n int, args ...uint64) {
 	b.launch(name, min((n+255)/256, 1<<16), 1, 256, args...)
 }
 
-// matTile is the activation rows each warp of the matrix kernels handles
-// (MT in matmul.cu); gemmMin is the rows from which F16/BF16 products go to
-// cublasGemmEx instead.
+// matTile is the activation rows each warp of the row kernels handles (MT
+// in matmul.cu); gemmMin is the rows from which F16/BF16 products go to
+// cublasGemmEx instead, or without cuBLAS all but Q8_0 to the tiled GEMM,
+// whose output tiles are gemmTile square (GT).
 const (
-	matTile = 8
-	gemmMin = 32
+	matTile  = 8
+	gemmMin  = 32
+	gemmTile = 64
 )
 
 // MatMul: out[M, N] = x[M, K]·w[N, K]ᵀ. F32 weights: cublasSgemm. F16 and
 // BF16: x rounded to the weight's type, then toy_matmul_half (or GemmEx with
 // float32 accumulation from gemmMin rows on). Q8_0: x quantized to Q8_0
 // blocks (toy_quantize_q8), then integer block dots (toy_matmul_q8).
+// Without cuBLAS, toy_matmul_f32 and, from gemmMin rows on, the tiled
+// toy_gemm_f32 and toy_gemm_half take cuBLAS's place.
 func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 	M, K, N := x.Rows(), x.Cols(), w.Dim(0)
 	if M == 0 || N == 0 {
@@ -184,17 +193,29 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 	}
 	defer b.enter()()
 	xp, wp, op := b.in(x), b.in(w), b.out(out)
+	rowGrid := func() (int, int) { return (N + 3) / 4, (M + matTile - 1) / matTile } // 4 warps a block
+	tileGrid := func() (int, int) { return (N + gemmTile - 1) / gemmTile, (M + gemmTile - 1) / gemmTile }
 	switch w.DType() {
 	case tensor.F32:
-		one, zero := float32(1), float32(0)
-		b.must(b.l.blasCall("cublasSgemm", b.l.blas.sgemm, b.blas, cublasOpT, cublasOpN, uintptr(N), uintptr(M), uintptr(K),
-			uintptr(unsafe.Pointer(&one)), wp, uintptr(K), xp, uintptr(K), uintptr(unsafe.Pointer(&zero)), op, uintptr(N)))
+		switch {
+		case b.blas != 0:
+			one, zero := float32(1), float32(0)
+			b.must(b.l.blasCall("cublasSgemm", b.l.blas.sgemm, b.blas, cublasOpT, cublasOpN, uintptr(N), uintptr(M), uintptr(K),
+				uintptr(unsafe.Pointer(&one)), wp, uintptr(K), xp, uintptr(K), uintptr(unsafe.Pointer(&zero)), op, uintptr(N)))
+		case M >= gemmMin:
+			gx, gy := tileGrid()
+			b.launch("toy_gemm_f32", gx, gy, 256, pArg(wp), pArg(xp), pArg(op), iArg(M), iArg(K), iArg(N))
+		default:
+			gx, gy := rowGrid()
+			b.launch("toy_matmul_f32", gx, gy, 128, pArg(wp), pArg(xp), pArg(op), iArg(M), iArg(K), iArg(N))
+		}
 	case tensor.F16, tensor.BF16:
 		bf := w.DType() == tensor.BF16
 		xh, c := b.take(2 * M * K)
 		defer b.give(xh, c)
 		b.launch("toy_round_half", (M*K+255)/256, 1, 256, pArg(xp), pArg(xh), iArg(M*K), bArg(bf))
-		if M >= gemmMin {
+		switch {
+		case M >= gemmMin && b.blas != 0:
 			dt := uintptr(cudaR16F)
 			if bf {
 				dt = cudaR16BF
@@ -203,9 +224,13 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 			b.must(b.l.blasCall("cublasGemmEx", b.l.blas.gemmEx, b.blas, cublasOpT, cublasOpN, uintptr(N), uintptr(M), uintptr(K),
 				uintptr(unsafe.Pointer(&one)), wp, dt, uintptr(K), xh, dt, uintptr(K), uintptr(unsafe.Pointer(&zero)),
 				op, cudaR32F, uintptr(N), cublasCompute32F, uintptr(gemmDefault)))
-			return
+		case M >= gemmMin:
+			gx, gy := tileGrid()
+			b.launch("toy_gemm_half", gx, gy, 256, pArg(wp), pArg(xh), pArg(op), iArg(M), iArg(K), iArg(N), bArg(bf))
+		default:
+			gx, gy := rowGrid()
+			b.launch("toy_matmul_half", gx, gy, 128, pArg(wp), pArg(xh), pArg(op), iArg(M), iArg(K), iArg(N), bArg(bf))
 		}
-		b.launch("toy_matmul_half", (N+3)/4, (M+matTile-1)/matTile, 128, pArg(wp), pArg(xh), pArg(op), iArg(M), iArg(K), iArg(N), bArg(bf))
 	case tensor.Q8_0:
 		nb := M * K / tensor.Q8BlockSize
 		xq, cq := b.take(M * K)
@@ -213,7 +238,8 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		xd, cd := b.take(4 * nb)
 		defer b.give(xd, cd)
 		b.launch("toy_quantize_q8", (nb+3)/4, 1, 128, pArg(xp), pArg(xq), pArg(xd), iArg(nb))
-		b.launch("toy_matmul_q8", (N+3)/4, (M+matTile-1)/matTile, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N))
+		gx, gy := rowGrid()
+		b.launch("toy_matmul_q8", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N))
 	default:
 		panic(fmt.Sprintf("cuda MatMul: weight type %v is not supported", w.DType()))
 	}

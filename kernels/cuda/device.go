@@ -23,7 +23,17 @@ type Info struct {
 	SMs           int    // multiprocessors
 	TotalMem      int64  // bytes
 	DriverVersion int    // CUDA version the driver supports, e.g. 12040 for 12.4
-	Cublas        string // the cuBLAS library loaded, e.g. "libcublas.so.12"
+	Cublas        string // the cuBLAS library loaded, e.g. "libcublas.so.12"; "" without
+	NoCublas      string // why there is no cuBLAS (products then run on toy's kernels)
+}
+
+// GEMM names what multiplies F32 matrices: the cuBLAS library, or toy's
+// kernels and why.
+func (i Info) GEMM() string {
+	if i.Cublas != "" {
+		return "cuBLAS " + i.Cublas
+	}
+	return "toy's GEMM kernels; cuBLAS " + i.NoCublas
 }
 
 // DriverString is the driver's CUDA version as "12.4".
@@ -33,7 +43,7 @@ func (i Info) DriverString() string {
 
 func (i Info) String() string {
 	return fmt.Sprintf("%s (compute %d.%d, %d SMs, %.1f GiB), driver CUDA %s, %s",
-		i.Name, i.Major, i.Minor, i.SMs, float64(i.TotalMem)/(1<<30), i.DriverString(), i.Cublas)
+		i.Name, i.Major, i.Minor, i.SMs, float64(i.TotalMem)/(1<<30), i.DriverString(), i.GEMM())
 }
 
 var (
@@ -45,7 +55,13 @@ var (
 // Load opens the first GPU (or the one TOY_CUDA_DEVICE numbers) and returns
 // its backend, the same one on every call. It fails with a
 // *kernels.NativeCallError naming what is missing — the driver library,
-// a GPU, a driver new enough for the PTX, or cuBLAS — and what to do.
+// a GPU, a driver new enough for the PTX — and what to do.
+//
+// cuBLAS is used when it is found: on the loader's path, in the CUDA
+// toolkit, in PyTorch's pip wheels, conda or Ollama. Without it (a machine
+// with only the NVIDIA driver) products run on toy's own kernels, and
+// Info().NoCublas says why. TOY_CUBLAS=path insists on one library (an
+// error if it does not load), TOY_CUBLAS=none uses toy's kernels.
 // TOY_CUDA_TF32=1 lets cuBLAS use TF32 tensor cores for F32 products
 // (faster, about 1e-3 relative error); it is off by default.
 func Load() (*Backend, error) {
@@ -66,14 +82,19 @@ func open() (*Backend, error) {
 }
 
 // LoadLibrary opens a backend on the driver library at driver and the
-// cuBLAS library at cublas (paths or sonames) instead of the system's, each
-// call a new one, independent of Load. It is for tests: with the emulated
+// cuBLAS library at cublas (paths or sonames; "" for none: toy's GEMM
+// kernels) instead of the system's, each call a new one, independent of
+// Load. It is for tests: with the emulated
 // driver that kernels/cuda/emu builds (both libraries in one file), every
 // op runs on the CPU through the same launch code and kernel sources as on
 // a GPU. Setting TOY_CUDA_DRIVER and TOY_CUBLAS to such paths makes Load
 // (and so toy --device cuda) use them too.
 func LoadLibrary(driver, cublas string) (*Backend, error) {
-	l, err := openLibsFrom([]string{driver}, []string{cublas})
+	var blas []string
+	if cublas != "" {
+		blas = []string{cublas}
+	}
+	l, err := openLibsFrom([]string{driver}, blas, true)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +121,7 @@ func openOn(l *libs) (*Backend, error) {
 		}
 		ordinal = n
 	}
-	b := &Backend{l: l, info: Info{Ordinal: ordinal, Cublas: l.blasLib}, pool: map[int][]uintptr{}}
+	b := &Backend{l: l, info: Info{Ordinal: ordinal, Cublas: l.blasLib, NoCublas: l.noBlas}, pool: map[int][]uintptr{}}
 	if err := b.init(); err != nil {
 		var nce *kernels.NativeCallError
 		if errors.As(err, &nce) {
@@ -162,9 +183,25 @@ func (b *Backend) init() error {
 	if err := c("cuStreamCreate", l.streamCreate, uintptr(unsafe.Pointer(&b.stream)), 0); err != nil {
 		return err
 	}
+	if b.l.blasLib == "" {
+		return nil
+	}
+	if err := b.openBlas(); err != nil {
+		if b.l.blasRequired {
+			return loadError("a cuBLAS handle ("+b.l.blasLib+")", "check that the cuBLAS version suits the driver (cuBLAS 12 needs a CUDA 12 driver)", err)
+		}
+		// A cuBLAS the driver cannot run (say cuBLAS 12 on a CUDA 11
+		// driver): toy's kernels do the products.
+		b.blas, b.info.Cublas, b.info.NoCublas = 0, "", b.l.blasLib+" found, but "+err.Error()
+	}
+	return nil
+}
+
+// openBlas creates the cuBLAS handle on the backend's stream.
+func (b *Backend) openBlas() error {
 	bl := &b.l.blas
 	if err := b.l.blasCall("cublasCreate", bl.create, uintptr(unsafe.Pointer(&b.blas))); err != nil {
-		return loadError("a cuBLAS handle ("+b.l.blasLib+")", "check that the cuBLAS version suits the driver (cuBLAS 12 needs a CUDA 12 driver)", err)
+		return err
 	}
 	if err := b.l.blasCall("cublasSetStream", bl.setStream, b.blas, b.stream); err != nil {
 		return err
@@ -186,14 +223,18 @@ func (b *Backend) loadModules() error {
 			return loadError("the PTX module "+file+" in this binary", "rebuild toy", err)
 		}
 		src = append(src, 0)
+		// The driver writes its log into logBuf through vals: pinning it
+		// keeps it on the heap, where it cannot move during the call.
 		logBuf := make([]byte, 8192)
+		var pin runtime.Pinner
+		pin.Pin(&logBuf[0])
 		opts := []uintptr{jitErrorLogBuffer, jitErrorLogBufferSize}
 		vals := []uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
 		var mod uintptr
 		err = b.l.call("cuModuleLoadDataEx", b.l.cu.moduleLoadDataEx, uintptr(unsafe.Pointer(&mod)), uintptr(unsafe.Pointer(&src[0])),
 			uintptr(len(opts)), uintptr(unsafe.Pointer(&opts[0])), uintptr(unsafe.Pointer(&vals[0])))
 		runtime.KeepAlive(src)
-		runtime.KeepAlive(logBuf)
+		pin.Unpin()
 		if err != nil {
 			if log := cString(&logBuf[0]); log != "" {
 				err = fmt.Errorf("%w: %s", err, log)

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -46,20 +48,102 @@ func resolve(h uintptr, syms map[string]*uintptr) error {
 }
 
 func openLibs() (*libs, error) {
-	cu, blas := libcudaNames, libcublasNames
+	cu := libcudaNames
 	if p := os.Getenv("TOY_CUDA_DRIVER"); p != "" {
 		cu = []string{p}
 	}
-	if p := os.Getenv("TOY_CUBLAS"); p != "" {
-		blas = []string{p}
+	blas, required := cublasCandidates(), false
+	switch p := os.Getenv("TOY_CUBLAS"); p {
+	case "":
+	case "none", "off", "0":
+		l, err := openLibsFrom(cu, nil, false)
+		if err == nil {
+			l.noBlas = "not used (TOY_CUBLAS=" + p + ")"
+		}
+		return l, err
+	default:
+		blas, required = []string{p}, true
 	}
-	return openLibsFrom(cu, blas)
+	return openLibsFrom(cu, blas, required)
+}
+
+// cublasCandidates lists where cuBLAS may be: the sonames the dynamic
+// loader finds, then the copies that the CUDA toolkit, PyTorch's pip
+// wheels (nvidia-cublas-cu12), conda and Ollama install outside its path.
+func cublasCandidates() []string {
+	names := slices.Clone(libcublasNames)
+	var dirs []string
+	for _, env := range []string{"CUDA_HOME", "CUDA_PATH"} {
+		if d := os.Getenv(env); d != "" {
+			dirs = append(dirs, filepath.Join(d, "lib64"), filepath.Join(d, "lib"))
+		}
+	}
+	if d := os.Getenv("CONDA_PREFIX"); d != "" {
+		dirs = append(dirs, filepath.Join(d, "lib"))
+	}
+	dirs = append(dirs, "/usr/local/cuda/lib64")
+	patterns := []string{"/usr/local/cuda-*/lib64",
+		"/usr/lib/ollama/cuda_v1[12]", "/usr/local/lib/ollama/cuda_v1[12]", "/usr/lib/ollama", "/usr/local/lib/ollama"}
+	sitePackages := []string{"/usr/lib/python3*/*-packages", "/usr/local/lib/python3*/*-packages"}
+	if h, err := os.UserHomeDir(); err == nil {
+		sitePackages = append(sitePackages, filepath.Join(h, ".local/lib/python3*/site-packages"))
+	}
+	if d := os.Getenv("VIRTUAL_ENV"); d != "" {
+		sitePackages = append(sitePackages, filepath.Join(d, "lib/python3*/site-packages"))
+	}
+	for _, sp := range sitePackages {
+		patterns = append(patterns, filepath.Join(sp, "nvidia/cublas/lib"))
+	}
+	for _, p := range patterns {
+		m, _ := filepath.Glob(p)
+		slices.Sort(m)
+		slices.Reverse(m) // cuda-12.4 before cuda-11.8, python3.12 before 3.11
+		dirs = append(dirs, m...)
+	}
+	for _, d := range dirs {
+		for _, n := range libcublasNames[:2] { // the versioned sonames
+			if p := filepath.Join(d, n); fileExists(p) && !slices.Contains(names, p) {
+				names = append(names, p)
+			}
+		}
+	}
+	return names
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// dlopenCublas opens the first of names that loads. A library given by path
+// first gets the libcublasLt beside it loaded, which it links against and
+// which is not on the loader's path either (the loader then reuses the
+// loaded one by its soname).
+func dlopenCublas(names []string) (uintptr, string, error) {
+	var errs []error
+	for _, n := range names {
+		if strings.Contains(n, "/") {
+			lt, _ := filepath.Glob(filepath.Join(filepath.Dir(n), "libcublasLt.so.1[12]"))
+			for _, p := range lt {
+				purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL) // on failure, cuBLAS's own error says more
+			}
+		}
+		h, err := purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		if err == nil {
+			return h, n, nil
+		}
+		errs = append(errs, err)
+	}
+	return 0, "", errors.Join(errs...)
 }
 
 // openLibsFrom opens the first driver library of cuNames that loads and the
-// first cuBLAS of blasNames, and resolves toy's symbols in them.
-func openLibsFrom(cuNames, blasNames []string) (*libs, error) {
-	l := &libs{}
+// first cuBLAS of blasNames, and resolves toy's symbols in them. cuBLAS is
+// optional unless required: without it (no names, none loads, or one that
+// lacks a function toy calls) the backend multiplies with its own kernels,
+// and l.noBlas says why.
+func openLibsFrom(cuNames, blasNames []string, required bool) (*libs, error) {
+	l := &libs{blasRequired: required}
 	h, name, err := dlopenFirst(cuNames)
 	if err != nil {
 		return nil, loadError("the NVIDIA driver library libcuda.so.1",
@@ -69,20 +153,35 @@ func openLibsFrom(cuNames, blasNames []string) (*libs, error) {
 	if err := resolve(h, l.cu.symbols()); err != nil {
 		return nil, loadError("a CUDA driver API this old driver lacks ("+name+")", "update the NVIDIA driver (toy needs CUDA 11.8 or later)", err)
 	}
-	hb, bname, err := dlopenFirst(blasNames)
-	if err != nil {
-		return nil, loadError("cuBLAS (libcublas.so.12 or .11)",
-			"install the CUDA runtime libraries, e.g. pip install nvidia-cublas-cu12 and add its lib directory to LD_LIBRARY_PATH, or apt install libcublas12", err)
+	if len(blasNames) == 0 {
+		l.noBlas = "not used"
+		return l, nil
 	}
-	l.blasLib = bname
-	if err := resolve(hb, l.blas.symbols()); err != nil {
-		return nil, loadError("the cuBLAS functions toy calls in "+bname, "install cuBLAS 11 or 12", err)
+	hb, bname, err := dlopenCublas(blasNames)
+	if err == nil {
+		err = resolve(hb, l.blas.symbols())
+	}
+	switch {
+	case err == nil:
+		l.blasLib = bname
+	case required:
+		return nil, loadError("cuBLAS at "+blasNames[0]+" (named by TOY_CUBLAS)",
+			"point TOY_CUBLAS at libcublas.so.12 or .11, or unset it (toy then finds cuBLAS, or uses its own GEMM kernels)", err)
+	default:
+		l.noBlas = "not found (" + libcublasNames[0] + " or .11, e.g. pip install nvidia-cublas-cu12)"
 	}
 	return l, nil
 }
 
 // call calls a driver function and turns a non-zero CUresult into an error.
-// Pointer arguments must point into memory kept alive until it returns.
+//
+// Arguments that are pointers converted to uintptr in the call's argument
+// list (the out-parameters, uintptr(unsafe.Pointer(&count))) are moved to
+// the heap and kept alive by go:uintptrescapes: otherwise a local could stay
+// on the goroutine's stack, which may be copied elsewhere when it grows on
+// the way into the driver, and the driver would write to the old copy.
+//
+//go:uintptrescapes
 func (l *libs) call(name string, fn uintptr, args ...uintptr) error {
 	r, _, _ := purego.SyscallN(fn, args...)
 	if r == 0 {
@@ -96,7 +195,10 @@ func (l *libs) call(name string, fn uintptr, args ...uintptr) error {
 	return e
 }
 
-// blasCall calls a cuBLAS function; non-zero is a cublasStatus_t.
+// blasCall calls a cuBLAS function; non-zero is a cublasStatus_t. Pointer
+// arguments are treated as call's are.
+//
+//go:uintptrescapes
 func (l *libs) blasCall(name string, fn uintptr, args ...uintptr) error {
 	r, _, _ := purego.SyscallN(fn, args...)
 	if r != 0 {

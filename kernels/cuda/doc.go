@@ -1,9 +1,11 @@
 // Package cuda is toy's NVIDIA GPU backend, with no cgo and no CUDA toolkit
 // at run time: the driver API (libcuda.so.1, installed with the NVIDIA
-// driver) and cuBLAS (libcublas.so.12 or .11) are opened with purego when
-// Load is called, and toy's kernels (csrc/*.cu) ship as PTX embedded in the
-// binary, which the driver JIT-compiles for the GPU it finds (Volta and
-// newer).
+// driver) and, where the machine has it, cuBLAS (libcublas.so.12 or .11, on
+// the loader's path or in the CUDA toolkit, PyTorch's pip wheels, conda or
+// Ollama) are opened with purego when Load is called, and toy's kernels
+// (csrc/*.cu) ship as PTX embedded in the binary, which the driver
+// JIT-compiles for the GPU it finds (Volta and newer). With the driver
+// alone, toy's own GEMM kernels do what cuBLAS would.
 //
 // # Backends
 //
@@ -12,7 +14,7 @@
 // their stored type (F32, F16, BF16, Q8_0 blocks); activations and the KV
 // cache never leave the device; reading a tensor from Go (the logits, for
 // sampling) downloads it. F32 products use cuBLAS (TF32 only with
-// TOY_CUDA_TF32=1); Q8_0 products quantize the activations on the device
+// TOY_CUDA_TF32=1) or, without it, toy's row kernel and tiled GEMM; Q8_0 products quantize the activations on the device
 // exactly as the CPU does and sum integer block dots; F16/BF16 products
 // round the activations to the weight's type. All ops run in order on one
 // stream; device memory is pooled by size class and returned to the pool
@@ -41,7 +43,8 @@
 //
 // Load returns a *kernels.NativeCallError naming what is missing — the
 // driver library, a GPU (cuInit or the device count), a driver able to
-// compile the PTX, cuBLAS — and what to do. A CUDA failure inside an op
+// compile the PTX, the cuBLAS library TOY_CUBLAS names — and what to do. A
+// missing cuBLAS is no error: Info().NoCublas says why it is not used. A CUDA failure inside an op
 // (a device fault) panics with the call and the driver's message, as shape
 // errors do.
 //

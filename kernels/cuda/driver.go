@@ -1,6 +1,7 @@
 // The CUDA driver API and cuBLAS functions toy calls, resolved at run time
-// from libcuda.so.1 (installed with the NVIDIA driver) and libcublas.so.12
-// or .11 (the CUDA runtime libraries), and the result codes they return.
+// from libcuda.so.1 (installed with the NVIDIA driver) and, when the machine
+// has it, libcublas.so.12 or .11 (the CUDA runtime libraries), and the
+// result codes they return.
 
 package cuda
 
@@ -119,7 +120,11 @@ type libs struct {
 	cu      driverAPI
 	blas    blasAPI
 	cuPath  string // the names they were opened under
-	blasLib string
+	blasLib string // "" without cuBLAS
+	noBlas  string // why there is no cuBLAS
+	// blasRequired: the user named the cuBLAS library, so failing to use it
+	// is an error rather than a reason to use toy's kernels.
+	blasRequired bool
 }
 
 var (

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -416,4 +417,88 @@ func TestEmuFaults(t *testing.T) {
 		_, err := load(b, ptx(".visible .entry toy_add(\n\t.param .u64 a,\n\t.param .u64 b,\n\t.param .u32 n\n)\n"))
 		check("PTX parameters", err, "error 218", "toy_add")
 	}()
+}
+
+// TestEmuNoCublas: a backend opened without cuBLAS (as on a machine with
+// only the NVIDIA driver) multiplies with toy's own kernels — the row
+// kernel for short inputs, the tiled GEMM from gemmMin rows on — and
+// matches tensor.Go{} on every op case and on products whose sides fill
+// no tile.
+func TestEmuNoCublas(t *testing.T) {
+	emulated(t)
+	b, err := LoadLibrary(emuLib, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.blas != 0 || b.Info().Cublas != "" || !strings.Contains(b.Info().GEMM(), "toy's GEMM kernels") {
+		t.Fatalf("LoadLibrary(driver, \"\"): Info %+v, handle %#x: want no cuBLAS", b.Info(), b.blas)
+	}
+	t.Logf("device: %s", b.Info())
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, size := range []int{1, 2} {
+		for _, c := range OpCases(r, size) {
+			want, got := c.Run(tensor.Go{}), c.Run(b)
+			if err := c.Check(got, want); err != nil {
+				t.Errorf("size %d: %v", size, err)
+			}
+		}
+	}
+	for _, s := range [][3]int{{32, 16, 64}, {33, 17, 65}, {64, 64, 1}, {100, 32, 3}, {1, 5, 130}, {130, 160, 70}} {
+		M, K, N := s[0], s[1], s[2]
+		x := tensor.New(M, K)
+		wf := tensor.New(N, K)
+		for _, v := range [][]float32{x.Data(), wf.Data()} {
+			for i := range v {
+				v[i] = float32(r.NormFloat64())
+			}
+		}
+		for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16} {
+			w, err := tensor.FromBytes(dt, tensor.EncodeRow(nil, wf.Data(), dt), N, K)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := OpCase{Name: "MatMul " + dt.String(), Tol: 1e-5, Slack: productSlack(x.Data(), wf.Data(), M, K, N)}
+			var res [2][]float32
+			for i, be := range []tensor.Backend{tensor.Go{}, b} {
+				out := tensor.New(M, N)
+				xi, _ := tensor.FromBytes(tensor.F32, append([]byte(nil), x.HostBytes()...), M, K)
+				wi, _ := tensor.FromBytes(dt, append([]byte(nil), w.HostBytes()...), N, K)
+				be.MatMul(out, xi, wi)
+				res[i] = out.Float32s()
+			}
+			if err := c.Check(res[1], res[0]); err != nil {
+				t.Errorf("%v: %v", s, err)
+			}
+		}
+	}
+}
+
+// TestCublasOptional: cuBLAS that cannot be found is no error (toy's
+// kernels take over, and Info says why), but one named by TOY_CUBLAS that
+// does not load is; cublasCandidates finds copies outside the loader's
+// path, as the toolkit and PyTorch's wheels install them.
+func TestCublasOptional(t *testing.T) {
+	emulated(t)
+	l, err := openLibsFrom([]string{emuLib}, []string{"/nonexistent/libcublas.so.12"}, false)
+	if err != nil || l.blasLib != "" || !strings.Contains(l.noBlas, "not found") {
+		t.Errorf("cuBLAS missing: libs %+v, err %v: want no error and a reason", l, err)
+	}
+	_, err = openLibsFrom([]string{emuLib}, []string{"/nonexistent/libcublas.so.12"}, true)
+	if err == nil || !strings.Contains(err.Error(), "TOY_CUBLAS") {
+		t.Errorf("a named cuBLAS that does not load: %v, want an error naming TOY_CUBLAS", err)
+	}
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "lib64", "libcublas.so.12")
+	os.MkdirAll(filepath.Dir(lib), 0o755)
+	os.WriteFile(lib, nil, 0o644)
+	t.Setenv("CUDA_HOME", dir)
+	if c := cublasCandidates(); !slices.Contains(c, lib) || c[0] != libcublasNames[0] {
+		t.Errorf("cublasCandidates with CUDA_HOME=%s: %v, want the sonames first, then %s", dir, c, lib)
+	}
+	t.Setenv("TOY_CUDA_DRIVER", emuLib)
+	t.Setenv("TOY_CUBLAS", "none")
+	l, err = openLibs()
+	if err != nil || l.blasLib != "" || !strings.Contains(l.noBlas, "TOY_CUBLAS=none") {
+		t.Errorf("TOY_CUBLAS=none: libs %+v, err %v", l, err)
+	}
 }

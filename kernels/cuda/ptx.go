@@ -9,7 +9,8 @@ var ptxFS embed.FS
 
 // kernelNames lists each module's kernels, as the backend looks them up.
 var kernelNames = map[string][]string{
-	"matmul.ptx": {"toy_quantize_q8", "toy_matmul_q8", "toy_round_half", "toy_matmul_half"},
+	"matmul.ptx": {"toy_quantize_q8", "toy_matmul_q8", "toy_round_half", "toy_matmul_half",
+		"toy_matmul_f32", "toy_gemm_f32", "toy_gemm_half"},
 	"ops.ptx": {"toy_add", "toy_mul", "toy_scale", "toy_silu", "toy_swiglu", "toy_gelu", "toy_rmsnorm",
 		"toy_layernorm", "toy_rope", "toy_softmax", "toy_attention", "toy_embed_f32", "toy_embed_half",
 		"toy_embed_q8", "toy_columns"},

@@ -4,7 +4,7 @@ package cuda
 
 // sourcesSHA256 is the SHA-256 of build.sh and the CUDA sources,
 // concatenated in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "0ff673e18592ed3bfc8ce921acbac2769c98c1aef3750e738cccf8a0387ac3ea"
+const sourcesSHA256 = "0aca8dd85800918eefa6914ad196705655a2966f7d3175a10db1b51b8135872b"
 
 var sourceFiles = []string{"build.sh", "csrc/matmul.cu", "csrc/ops.cu", "csrc/toy.cuh"}
 
@@ -13,6 +13,6 @@ const nvccVersion = "release 11.8, V11.8.89"
 
 // ptxSHA256 maps each embedded PTX module to the SHA-256 build.sh recorded.
 var ptxSHA256 = map[string]string{
-	"matmul.ptx": "21d808e69471b01837d0df3d91370262d40fa526656ead3458ad2bd0ab6b2bb6",
+	"matmul.ptx": "33ff4338be01a6c48e62464f89dff263b856c1ff55d4e0c42a376af6e1369937",
 	"ops.ptx":    "7e0b1fd0a4728b86f7c84db8300273fcd7e1b1f853cc15c00b3b36e4fccdd8c5",
 }

@@ -47,8 +47,8 @@ run)
 	tail -3 "$out/kernels.txt"
 	(cd "$root/tests/cuda" && "$bin/gates.test" -test.v -test.run 'TestOps|TestReferenceModels' -cuda.emu=off) >"$out/gates.txt" 2>&1 || status=1
 	grep -E '^(=== RUN|--- |    device_test|ok|FAIL|PASS)' "$out/gates.txt" | grep -v '=== RUN' | tail -40
-	(cd "$root/tests/cuda" && "$bin/gates.test" -test.v -test.run TestSpeed -cuda.bench -cuda.emu=off -test.timeout 8m) >"$out/speed.txt" 2>&1 || status=1
-	grep -E 'tok/s|FAIL|skipped' "$out/speed.txt" || tail -5 "$out/speed.txt"
+	(cd "$root/tests/cuda" && "$bin/gates.test" -test.v -test.run "TestSpeed|TestGemmSpeed" -cuda.bench -cuda.emu=off -test.timeout 8m) >"$out/speed.txt" 2>&1 || status=1
+	grep -E 'tok/s|GFLOP|FAIL|skipped' "$out/speed.txt" || tail -5 "$out/speed.txt"
 	if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 		python3 "$root/tests/cuda/torch_bench.py" >"$out/torch.txt" 2>&1 || status=1
 		cat "$out/torch.txt"

@@ -14,6 +14,7 @@
 package cudatest
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -93,7 +94,49 @@ func gpu(t testing.TB) *cuda.Backend {
 }
 
 // emulating reports whether b is the emulated device.
-func emulating(b *cuda.Backend) bool { return b == emuBackend }
+func emulating(b *cuda.Backend) bool { return b == emuBackend || b == emuNoBlas }
+
+var (
+	noBlasOnce sync.Once
+	noBlas     *cuda.Backend
+	emuNoBlas  *cuda.Backend
+	noBlasErr  error
+)
+
+// gemmVariants returns the device's backend and, when that one uses cuBLAS,
+// a second one on the same device without it (toy's GEMM kernels, as on a
+// machine with only the NVIDIA driver), named for subtests.
+func gemmVariants(t *testing.T) []struct {
+	name string
+	b    *cuda.Backend
+} {
+	b := gpu(t)
+	v := []struct {
+		name string
+		b    *cuda.Backend
+	}{{"cublas", b}}
+	if b.Info().Cublas == "" {
+		v[0].name = "toy-gemm"
+		return v
+	}
+	noBlasOnce.Do(func() {
+		driver := cmp.Or(os.Getenv("TOY_CUDA_DRIVER"), "libcuda.so.1")
+		if emulating(b) {
+			driver = b.Info().Cublas // the emulator is one library
+		}
+		noBlas, noBlasErr = cuda.LoadLibrary(driver, "")
+		if emulating(b) {
+			emuNoBlas = noBlas
+		}
+	})
+	if noBlasErr != nil {
+		t.Fatalf("the device without cuBLAS: %v", noBlasErr)
+	}
+	return append(v, struct {
+		name string
+		b    *cuda.Backend
+	}{"toy-gemm", noBlas})
+}
 
 // on runs fn with backend b active.
 func on(b tensor.Backend, fn func()) {
@@ -104,17 +147,21 @@ func on(b tensor.Backend, fn func()) {
 }
 
 // TestOps checks every op against tensor.Go{} on random shapes (including
-// ragged tiles and the cuBLAS GemmEx path), at three sizes.
+// ragged tiles and the cuBLAS GemmEx path), at three sizes, with cuBLAS and
+// with toy's GEMM kernels.
 func TestOps(t *testing.T) {
-	b := gpu(t)
-	r := rand.New(rand.NewPCG(7, 7))
-	for _, size := range []int{1, 4, 16} {
-		for _, c := range cuda.OpCases(r, size) {
-			want, got := c.Run(tensor.Go{}), c.Run(b)
-			if err := c.Check(got, want); err != nil {
-				t.Errorf("size %d: %v", size, err)
+	for _, v := range gemmVariants(t) {
+		t.Run(v.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(7, 7))
+			for _, size := range []int{1, 4, 16} {
+				for _, c := range cuda.OpCases(r, size) {
+					want, got := c.Run(tensor.Go{}), c.Run(v.b)
+					if err := c.Check(got, want); err != nil {
+						t.Errorf("size %d: %v", size, err)
+					}
+				}
 			}
-		}
+		})
 	}
 }
 
@@ -171,20 +218,35 @@ func logitTolerance(arch string, dt tensor.DType) float64 {
 }
 
 // TestReferenceModels: for each of the nine llama.cpp gate models, greedy
-// tokens on the GPU equal the CPU's and llama.cpp's, the logits of the
-// prompt (batched prefill) and of every greedy step stay within
+// tokens on the GPU equal the CPU's and llama.cpp's, the logits of every
+// greedy step and of one batched forward pass over the prompt and the
+// greedy tokens (48 rows: the GEMM paths from gemmMin rows on) stay within
 // logitTolerance of the CPU's, and a decode step copies one tensor each way
 // (token ids up, logits down; GPT-2 also uploads its position ids).
 //
-// On the emulator, unless -cuda.emu.full, the F16 and Q8_0 models decode 2
-// greedy tokens instead of 32 and skip the batched prefill: their vocabulary
-// projections run toy's kernels (1.6M emulated threads each, about 1.4 s),
-// and TestOps covers the multi-row tiles. The F32 models run in full.
+// Each runs with cuBLAS and with toy's GEMM kernels (subtests cublas/ and
+// toy-gemm/).
+//
+// On the emulator, unless -cuda.emu.full, models whose vocabulary projection
+// runs toy's kernels (1.6M emulated threads a row, about 1.4 s) decode 2
+// greedy tokens instead of 32 and skip the batched pass (TestOps covers the
+// multi-row tiles): F16 and Q8_0, and F32 in toy-gemm. The F32 models with
+// cuBLAS run in full. toy-gemm skips the models whose products then take
+// the same kernels as with cuBLAS: Q8_0 always, F16 without the batched
+// pass.
 func TestReferenceModels(t *testing.T) {
-	b := gpu(t)
+	for _, v := range gemmVariants(t) {
+		t.Run(v.name, func(t *testing.T) { referenceModels(t, v.b, v.name == "toy-gemm") })
+	}
+}
+
+func referenceModels(t *testing.T, b *cuda.Backend, toyGemm bool) {
 	dir := t.TempDir()
 	for _, spec := range testmodel.Specs() {
 		t.Run(spec.Name, func(t *testing.T) {
+			if toyGemm && emulating(b) && (spec.DType == tensor.Q8_0 || spec.DType != tensor.F32 && !*emuFull) {
+				t.Skip("emulated: this model's products take the same kernels with and without cuBLAS here")
+			}
 			raw, err := os.ReadFile(filepath.Join(*goldens, spec.Name+".golden.json"))
 			if err != nil {
 				t.Fatal(err)
@@ -194,7 +256,7 @@ func TestReferenceModels(t *testing.T) {
 				t.Fatal(err)
 			}
 			steps, batched := len(g.Greedy), true
-			if emulating(b) && !*emuFull && spec.DType != tensor.F32 {
+			if emulating(b) && !*emuFull && (spec.DType != tensor.F32 || toyGemm) {
 				steps, batched = 2, false
 			}
 			path := filepath.Join(dir, spec.File())
@@ -214,7 +276,7 @@ func TestReferenceModels(t *testing.T) {
 				cpuIDs, cpuLogits, _, _, err = decode(m.Net, g.PromptIDs, steps, nil)
 				if err == nil && batched {
 					var l *tensor.Tensor
-					l, err = m.Forward(g.PromptIDs)
+					l, err = m.Forward(append(slices.Clone(g.PromptIDs), cpuIDs...))
 					cpuAll = l.Float32s()
 				}
 			})
@@ -225,7 +287,7 @@ func TestReferenceModels(t *testing.T) {
 				gpuIDs, gpuLogits, up, down, err = decode(m.Net, g.PromptIDs, steps, b)
 				if err == nil && batched {
 					var l *tensor.Tensor
-					l, err = m.Forward(g.PromptIDs)
+					l, err = m.Forward(append(slices.Clone(g.PromptIDs), cpuIDs...))
 					gpuAll = l.Float32s()
 				}
 			})
@@ -368,5 +430,48 @@ func TestSpeed(t *testing.T) {
 			t.Logf("%s Q8_0 on %s: prefill %.0f tok/s (512 tokens in %v), decode %.1f tok/s (%d tokens)",
 				s.name, b.Device(), 512/prefill.Seconds(), prefill.Round(time.Millisecond), n/dec.Seconds(), n)
 		})
+	}
+}
+
+// TestGemmSpeed prints the GFLOP/s of prompt-sized products (-cuda.bench):
+// F32 and F16 weights of 4096×4096 against 512 activation rows, with cuBLAS
+// and with toy's tiled GEMM, so that a machine without cuBLAS knows what it
+// gives up.
+func TestGemmSpeed(t *testing.T) {
+	if !*bench {
+		t.Skip("speed test: run with -cuda.bench")
+	}
+	vs := gemmVariants(t)
+	if emulating(vs[0].b) {
+		t.Skip("speed test: the emulated device's speed means nothing")
+	}
+	const M, K, N = 512, 4096, 4096
+	r := rand.New(rand.NewPCG(3, 3))
+	x, wf := tensor.New(M, K), tensor.New(N, K)
+	for _, d := range [][]float32{x.Data(), wf.Data()} {
+		for i := range d {
+			d[i] = float32(r.NormFloat64())
+		}
+	}
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.Q8_0} {
+		w, err := tensor.FromBytes(dt, tensor.EncodeRow(nil, wf.Data(), dt), N, K)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vs {
+			on(v.b, func() {
+				out := tensor.New(M, N)
+				v.b.MatMul(out, x, w) // uploads x and w
+				v.b.Synchronize()
+				const reps = 20
+				start := time.Now()
+				for range reps {
+					v.b.MatMul(out, x, w)
+				}
+				v.b.Synchronize()
+				el := time.Since(start) / reps
+				t.Logf("MatMul %v [%d×%d]·[%d×%d]ᵀ with %s: %v, %.0f GFLOP/s", dt, M, K, N, K, v.name, el, 2*M*K*N/el.Seconds()/1e9)
+			})
+		}
 	}
 }

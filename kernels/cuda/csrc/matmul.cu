@@ -7,6 +7,9 @@
 // d_x·d_w. F16 (BF16) weights take activations rounded to fp16 (bf16), and
 // multiply in float32. One warp computes one output column n for up to
 // MT activation rows, so each weight row is read once per MT rows.
+//
+// Where cuBLAS is missing (only the NVIDIA driver installed), F32 products
+// use the same row kernel and prompts of F32, F16 and BF16 a tiled GEMM.
 #include "toy.cuh"
 
 #define MT 8 // activation rows per warp
@@ -79,10 +82,22 @@ extern "C" __global__ void toy_round_half(const float *x, uint16_t *xh, int n, i
 	if (i < n) xh[i] = bf16 ? f32_to_bf16(x[i]) : f32_to_half(x[i]);
 }
 
-// toy_matmul_half: w [N, K] fp16 (bf16) bits, xh [M, K] the rounded
-// activations; grid and blocks as toy_matmul_q8.
-extern "C" __global__ void toy_matmul_half(const uint16_t *w, const uint16_t *xh, float *out,
-                                           int M, int K, int N, int bf16) {
+// Element loads of the three float types the F32/F16/BF16 products read:
+// float32, and fp16 or bf16 bits widened to float32.
+enum { T_F32, T_F16, T_BF16 };
+
+template <int T> __device__ __forceinline__ float load_elem(const void *p, size_t i) {
+	if (T == T_F32) return ((const float *)p)[i];
+	uint16_t h = ((const uint16_t *)p)[i];
+	return T == T_F16 ? half_to_f32(h) : bf16_to_f32(h);
+}
+
+// matmul_rows: out[M, N] = x[M, K]·w[N, K]ᵀ with x and w both of type T (for
+// F16/BF16, x already rounded by toy_round_half). One warp per column n for
+// up to MT activation rows, its lanes striding over k so that each step
+// reads 32 consecutive weights. Block: 128 threads = 4 columns; grid
+// (⌈N/4⌉, ⌈M/MT⌉). For decode and short prompts.
+template <int T> __device__ void matmul_rows(const void *w, const void *x, float *out, int M, int K, int N) {
 	int n = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
 	int lane = threadIdx.x % WARP;
 	int m0 = blockIdx.y * MT;
@@ -91,16 +106,11 @@ extern "C" __global__ void toy_matmul_half(const uint16_t *w, const uint16_t *xh
 	float acc[MT];
 #pragma unroll
 	for (int i = 0; i < MT; i++) acc[i] = 0.0f;
-	const uint16_t *wr = w + (size_t)n * K;
 	for (int k = lane; k < K; k += WARP) {
-		float wv = bf16 ? bf16_to_f32(wr[k]) : half_to_f32(wr[k]);
+		float wv = load_elem<T>(w, (size_t)n * K + k);
 #pragma unroll
-		for (int i = 0; i < MT; i++) {
-			if (i < mt) {
-				uint16_t xv = xh[(size_t)(m0 + i) * K + k];
-				acc[i] += (bf16 ? bf16_to_f32(xv) : half_to_f32(xv)) * wv;
-			}
-		}
+		for (int i = 0; i < MT; i++)
+			if (i < mt) acc[i] += load_elem<T>(x, (size_t)(m0 + i) * K + k) * wv;
 	}
 	// Reduce only the rows this tile has: one in decode, not MT. mt is the
 	// same in the whole warp, so the shuffles stay warp-uniform; the loop is
@@ -112,4 +122,81 @@ extern "C" __global__ void toy_matmul_half(const uint16_t *w, const uint16_t *xh
 			if (lane == 0) out[(size_t)(m0 + i) * N + n] = s;
 		}
 	}
+}
+
+// toy_matmul_half: w [N, K] fp16 (bf16) bits, xh [M, K] the rounded
+// activations.
+extern "C" __global__ void toy_matmul_half(const uint16_t *w, const uint16_t *xh, float *out,
+                                           int M, int K, int N, int bf16) {
+	if (bf16)
+		matmul_rows<T_BF16>(w, xh, out, M, K, N);
+	else
+		matmul_rows<T_F16>(w, xh, out, M, K, N);
+}
+
+// toy_matmul_f32: w [N, K], x [M, K] float32; without cuBLAS.
+extern "C" __global__ void toy_matmul_f32(const float *w, const float *x, float *out, int M, int K, int N) {
+	matmul_rows<T_F32>(w, x, out, M, K, N);
+}
+
+// The tiled GEMM for prompts when there is no cuBLAS (a machine with only the
+// NVIDIA driver): each block computes a GT×GT tile of out, staging GK-wide
+// slices of x and w in shared memory (transposed, padded against bank
+// conflicts); each of its 256 threads accumulates a 4×4 grid of outputs
+// spaced 16 apart, so a warp's shared-memory reads are conflict-free or
+// broadcasts and its global reads and writes are runs of 16 floats.
+#define GT 64
+#define GK 16
+
+template <int T> __device__ void gemm_tiles(const void *w, const void *x, float *out, int M, int K, int N) {
+	__shared__ float xs[GK][GT + 1], ws[GK][GT + 1];
+	int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+	int m0 = blockIdx.y * GT, n0 = blockIdx.x * GT;
+	float acc[4][4];
+#pragma unroll
+	for (int i = 0; i < 4; i++)
+#pragma unroll
+		for (int j = 0; j < 4; j++) acc[i][j] = 0.0f;
+	for (int k0 = 0; k0 < K; k0 += GK) {
+		int k = k0 + tx;
+		for (int r = ty; r < GT; r += 16) {
+			int m = m0 + r, n = n0 + r;
+			xs[tx][r] = m < M && k < K ? load_elem<T>(x, (size_t)m * K + k) : 0.0f;
+			ws[tx][r] = n < N && k < K ? load_elem<T>(w, (size_t)n * K + k) : 0.0f;
+		}
+		__syncthreads();
+#pragma unroll
+		for (int kk = 0; kk < GK; kk++) {
+			float a[4], b[4];
+#pragma unroll
+			for (int i = 0; i < 4; i++) a[i] = xs[kk][ty + 16 * i], b[i] = ws[kk][tx + 16 * i];
+#pragma unroll
+			for (int i = 0; i < 4; i++)
+#pragma unroll
+				for (int j = 0; j < 4; j++) acc[i][j] += a[i] * b[j];
+		}
+		__syncthreads();
+	}
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		int m = m0 + ty + 16 * i;
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			int n = n0 + tx + 16 * j;
+			if (m < M && n < N) out[(size_t)m * N + n] = acc[i][j];
+		}
+	}
+}
+
+// toy_gemm_f32 and toy_gemm_half: out [M, N] = x·wᵀ over GT×GT tiles;
+// block 256 threads, grid (⌈N/GT⌉, ⌈M/GT⌉).
+extern "C" __global__ void toy_gemm_f32(const float *w, const float *x, float *out, int M, int K, int N) {
+	gemm_tiles<T_F32>(w, x, out, M, K, N);
+}
+
+extern "C" __global__ void toy_gemm_half(const uint16_t *w, const uint16_t *xh, float *out, int M, int K, int N, int bf16) {
+	if (bf16)
+		gemm_tiles<T_BF16>(w, xh, out, M, K, N);
+	else
+		gemm_tiles<T_F16>(w, xh, out, M, K, N);
 }

@@ -29,6 +29,7 @@ extern "C" __global__ void emu_test_shfl(float *out) {
 const emu_kernel emu_kernels[] = {
 	EMU_KERNEL(emu_test_diverge), EMU_KERNEL(emu_test_shfl),
 	EMU_KERNEL(toy_quantize_q8), EMU_KERNEL(toy_matmul_q8), EMU_KERNEL(toy_round_half), EMU_KERNEL(toy_matmul_half),
+	EMU_KERNEL(toy_matmul_f32), EMU_KERNEL(toy_gemm_f32), EMU_KERNEL(toy_gemm_half),
 	EMU_KERNEL(toy_add), EMU_KERNEL(toy_mul), EMU_KERNEL(toy_scale), EMU_KERNEL(toy_silu), EMU_KERNEL(toy_swiglu),
 	EMU_KERNEL(toy_gelu), EMU_KERNEL(toy_rmsnorm), EMU_KERNEL(toy_layernorm), EMU_KERNEL(toy_rope),
 	EMU_KERNEL(toy_softmax), EMU_KERNEL(toy_attention), EMU_KERNEL(toy_embed_f32), EMU_KERNEL(toy_embed_half),
