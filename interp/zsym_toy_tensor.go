@@ -46,6 +46,7 @@ func init() {
 		"Record":         reflect.ValueOf(tensor.Record),
 		"Recording":      reflect.ValueOf(tensor.Recording),
 		"RoPE":           reflect.ValueOf(tensor.RoPE),
+		"RoPEFactors":    reflect.ValueOf(tensor.RoPEFactors),
 		"RoundFP16":      reflect.ValueOf(tensor.RoundFP16),
 		"Scale":          reflect.ValueOf(tensor.Scale),
 		"SetBackend":     reflect.ValueOf(tensor.SetBackend),
@@ -87,7 +88,7 @@ type _github_com_toyml_toy_toy_tensor_Backend struct {
 	WMul       func(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor)
 	WName      func() string
 	WRMSNorm   func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, eps float32)
-	WRoPE      func(out *tensor.Tensor, x *tensor.Tensor, pos0 int, headDim int, ropeDim int, base float32, neox bool)
+	WRoPE      func(out *tensor.Tensor, x *tensor.Tensor, pos0 int, headDim int, ropeDim int, base float32, neox bool, factors *tensor.Tensor)
 	WScale     func(out *tensor.Tensor, a *tensor.Tensor, s float32)
 	WSetRows   func(dst *tensor.Tensor, at int, src *tensor.Tensor)
 	WSiLU      func(out *tensor.Tensor, x *tensor.Tensor)
@@ -122,8 +123,8 @@ func (W _github_com_toyml_toy_toy_tensor_Backend) Name() string {
 func (W _github_com_toyml_toy_toy_tensor_Backend) RMSNorm(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, eps float32) {
 	W.WRMSNorm(out, x, w, eps)
 }
-func (W _github_com_toyml_toy_toy_tensor_Backend) RoPE(out *tensor.Tensor, x *tensor.Tensor, pos0 int, headDim int, ropeDim int, base float32, neox bool) {
-	W.WRoPE(out, x, pos0, headDim, ropeDim, base, neox)
+func (W _github_com_toyml_toy_toy_tensor_Backend) RoPE(out *tensor.Tensor, x *tensor.Tensor, pos0 int, headDim int, ropeDim int, base float32, neox bool, factors *tensor.Tensor) {
+	W.WRoPE(out, x, pos0, headDim, ropeDim, base, neox, factors)
 }
 func (W _github_com_toyml_toy_toy_tensor_Backend) Scale(out *tensor.Tensor, a *tensor.Tensor, s float32) {
 	W.WScale(out, a, s)
@@ -164,7 +165,7 @@ type _github_com_toyml_toy_toy_tensor_DeviceBackend struct {
 	WMul       func(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor)
 	WName      func() string
 	WRMSNorm   func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, eps float32)
-	WRoPE      func(out *tensor.Tensor, x *tensor.Tensor, pos0 int, headDim int, ropeDim int, base float32, neox bool)
+	WRoPE      func(out *tensor.Tensor, x *tensor.Tensor, pos0 int, headDim int, ropeDim int, base float32, neox bool, factors *tensor.Tensor)
 	WScale     func(out *tensor.Tensor, a *tensor.Tensor, s float32)
 	WSetRows   func(dst *tensor.Tensor, at int, src *tensor.Tensor)
 	WSiLU      func(out *tensor.Tensor, x *tensor.Tensor)
@@ -202,8 +203,8 @@ func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Name() string {
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) RMSNorm(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, eps float32) {
 	W.WRMSNorm(out, x, w, eps)
 }
-func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) RoPE(out *tensor.Tensor, x *tensor.Tensor, pos0 int, headDim int, ropeDim int, base float32, neox bool) {
-	W.WRoPE(out, x, pos0, headDim, ropeDim, base, neox)
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) RoPE(out *tensor.Tensor, x *tensor.Tensor, pos0 int, headDim int, ropeDim int, base float32, neox bool, factors *tensor.Tensor) {
+	W.WRoPE(out, x, pos0, headDim, ropeDim, base, neox, factors)
 }
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Scale(out *tensor.Tensor, a *tensor.Tensor, s float32) {
 	W.WScale(out, a, s)

@@ -35,6 +35,9 @@ type Spec struct {
 	Seed      uint64       `json:"seed"`
 	PromptIDs []int32      `json:"prompt_ids"`
 	VocabSize int          `json:"vocab_size,omitempty"` // synthetic vocabulary size (Vocab "none")
+	// RopeFreqs: Llama 3.1's RoPE, base 500000 with a rope_freqs.weight of
+	// frequency factors (llama only).
+	RopeFreqs bool `json:"rope_freqs,omitempty"`
 }
 
 // File is the model's file name.
@@ -43,7 +46,8 @@ func (s Spec) File() string { return s.Name + ".gguf" }
 var gpt2Prompt = []int32{15496, 11, 616, 1438, 318, 257, 1332, 2746, 326, 10408, 13, 383, 2068, 7586, 21831, 18045}
 var llamaPrompt = []int32{1, 15043, 29892, 590, 1024, 338, 263, 4086, 1058, 5360, 13, 1576, 304, 367, 2691, 29889}
 
-// Specs returns the gate models: gpt2, llama and qwen2, each in F32, F16 and Q8_0.
+// Specs returns the gate models: gpt2, llama and qwen2, each in F32, F16 and
+// Q8_0, and llama3-f32, a llama with Llama 3.1's RoPE frequency factors.
 func Specs() []Spec {
 	var out []Spec
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.Q8_0} {
@@ -56,6 +60,31 @@ func Specs() []Spec {
 			Spec{Name: "qwen2-" + suffix, Arch: "qwen2", DType: dt, Vocab: "gpt2", Embed: 64, Layers: 2, FFN: 128,
 				Heads: 4, KVHeads: 2, Context: 256, Tied: true, Seed: 4, PromptIDs: gpt2Prompt},
 		)
+	}
+	return append(out, Spec{Name: "llama3-f32", Arch: "llama", DType: tensor.F32, Vocab: "llama2", Embed: 64, Layers: 2, FFN: 128,
+		Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 5, PromptIDs: llamaPrompt, RopeFreqs: true})
+}
+
+// llama3RopeFactors returns the frequency factors Llama 3.1's RoPE scaling
+// gives a head of width dim: pair i, of wavelength λ = 2π·base^(2i/dim), keeps
+// its frequency when λ is short (< ctx/high), is slowed by factor when long
+// (> ctx/low), and in between is slowed smoothly; the factor divides the
+// angle (as llama.cpp's converter writes rope_freqs.weight). The test model
+// uses a tiny original context so that all three cases occur.
+func llama3RopeFactors(dim int, base float64) []float32 {
+	const factor, low, high, ctx = 8.0, 1.0, 4.0, 64.0
+	out := make([]float32, dim/2)
+	for i := range out {
+		lambda := 2 * math.Pi * math.Pow(base, float64(2*i)/float64(dim))
+		switch {
+		case lambda < ctx/high:
+			out[i] = 1
+		case lambda > ctx/low:
+			out[i] = factor
+		default:
+			smooth := (ctx/lambda - low) / (high - low)
+			out[i] = float32(1 / ((1-smooth)/factor + smooth))
+		}
 	}
 	return out
 }
@@ -204,7 +233,11 @@ func build(s Spec) (*gguf.Writer, error) {
 		w.SetUint32(a+".attention.head_count_kv", uint32(s.KVHeads))
 		w.SetFloat32(a+".attention.layer_norm_rms_epsilon", 1e-6)
 		w.SetUint32(a+".rope.dimension_count", uint32(hd))
-		w.SetFloat32(a+".rope.freq_base", map[string]float32{"llama": 10000, "qwen2": 1000000}[a])
+		base := map[string]float32{"llama": 10000, "qwen2": 1000000}[a]
+		if s.RopeFreqs {
+			base = 500000
+		}
+		w.SetFloat32(a+".rope.freq_base", base)
 	}
 	w.SetString("tokenizer.ggml.model", v.Model)
 	if v.Model == "gpt2" {
@@ -245,6 +278,9 @@ func build(s Spec) (*gguf.Writer, error) {
 	vec := func(name string, n int, mean, scale float32) error { return add(name, tensor.F32, scale, mean, n) }
 
 	errs := []error{add("token_embd.weight", s.DType, 1, 0, V, D)}
+	if s.RopeFreqs {
+		errs = append(errs, w.AddFloat32("rope_freqs.weight", tensor.F32, llama3RopeFactors(hd, 500000), hd/2))
+	}
 	if a == "gpt2" {
 		errs = append(errs, add("position_embd.weight", tensor.F32, 0.5, 0, s.Context, D))
 	}

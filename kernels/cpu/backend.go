@@ -312,8 +312,8 @@ func (b *Backend) Scale(out, a *tensor.Tensor, s float32) { tensor.Go{}.Scale(ou
 func (b *Backend) LayerNorm(out, x, w, c *tensor.Tensor, eps float32) {
 	tensor.Go{}.LayerNorm(out, x, w, c, eps)
 }
-func (b *Backend) RoPE(out, x *tensor.Tensor, pos0, headDim, ropeDim int, base float32, neox bool) {
-	tensor.Go{}.RoPE(out, x, pos0, headDim, ropeDim, base, neox)
+func (b *Backend) RoPE(out, x *tensor.Tensor, pos0, headDim, ropeDim int, base float32, neox bool, factors *tensor.Tensor) {
+	tensor.Go{}.RoPE(out, x, pos0, headDim, ropeDim, base, neox, factors)
 }
 func (b *Backend) Softmax(out, x *tensor.Tensor, past int) { tensor.Go{}.Softmax(out, x, past) }
 func (b *Backend) GELU(out, x *tensor.Tensor)              { tensor.Go{}.GELU(out, x) }

@@ -346,7 +346,7 @@ func TestDelegatedOps(t *testing.T) {
 		{"Mul", func(be tensor.Backend, out *tensor.Tensor) { be.Mul(out, x, y) }},
 		{"Scale", func(be tensor.Backend, out *tensor.Tensor) { be.Scale(out, x, 0.5) }},
 		{"LayerNorm", func(be tensor.Backend, out *tensor.Tensor) { be.LayerNorm(out, x, nil, nil, 1e-5) }},
-		{"RoPE", func(be tensor.Backend, out *tensor.Tensor) { be.RoPE(out, x, 3, 4, 4, 10000, true) }},
+		{"RoPE", func(be tensor.Backend, out *tensor.Tensor) { be.RoPE(out, x, 3, 4, 4, 10000, true, nil) }},
 		{"Softmax", func(be tensor.Backend, out *tensor.Tensor) { be.Softmax(out, x, 2) }},
 		{"GELU", func(be tensor.Backend, out *tensor.Tensor) { be.GELU(out, x) }},
 	} {

@@ -306,12 +306,13 @@ func (b *Backend) LayerNorm(out, x, w, c *tensor.Tensor, eps float32) {
 	b.launch("toy_layernorm", x.Rows(), 1, min(256, rowThreads(x.Cols())), pArg(op), pArg(xp), pArg(wp), pArg(cp), iArg(x.Cols()), fArg(eps))
 }
 
-// RoPE: one thread per element; θ_i as tensor.Go{} builds it.
-func (b *Backend) RoPE(out, x *tensor.Tensor, pos0, headDim, ropeDim int, base float32, neox bool) {
+// RoPE: one thread per element; θ_i as tensor.Go{} builds it, divided by
+// factors[i] when there are factors (uploaded once, like a weight).
+func (b *Backend) RoPE(out, x *tensor.Tensor, pos0, headDim, ropeDim int, base float32, neox bool, factors *tensor.Tensor) {
 	defer b.enter()()
-	xp, op := b.in(x), b.out(out)
+	xp, fp, op := b.in(x), b.in(factors), b.out(out)
 	thetaScale := float32(math.Pow(float64(base), -2/float64(ropeDim)))
-	b.elementwise("toy_rope", x.Len(), pArg(op), pArg(xp), iArg(x.Rows()), iArg(x.Cols()), iArg(pos0), iArg(headDim), iArg(ropeDim),
+	b.elementwise("toy_rope", x.Len(), pArg(op), pArg(xp), pArg(fp), iArg(x.Rows()), iArg(x.Cols()), iArg(pos0), iArg(headDim), iArg(ropeDim),
 		fArg(thetaScale), bArg(neox))
 }
 

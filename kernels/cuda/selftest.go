@@ -145,8 +145,14 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 	add("RMSNorm", func(b tensor.Backend, o *tensor.Tensor) { b.RMSNorm(o, fresh(x), fresh(w), 1e-5) })
 	add("RMSNorm no weight", func(b tensor.Backend, o *tensor.Tensor) { b.RMSNorm(o, fresh(x), nil, 1e-6) })
 	add("LayerNorm", func(b tensor.Backend, o *tensor.Tensor) { b.LayerNorm(o, fresh(x), fresh(w), fresh(bias), 1e-5) })
-	add("RoPE adjacent", func(b tensor.Backend, o *tensor.Tensor) { b.RoPE(o, fresh(x), 7, 16, 16, 10000, false) })
-	add("RoPE neox partial", func(b tensor.Backend, o *tensor.Tensor) { b.RoPE(o, fresh(x), 3, 32, 16, 1e6, true) })
+	ff := tensor.New(8)
+	for i := range ff.Data() {
+		ff.Data()[i] = 1 + 7*float32(r.Float64())
+	}
+	add("RoPE adjacent", func(b tensor.Backend, o *tensor.Tensor) { b.RoPE(o, fresh(x), 7, 16, 16, 10000, false, nil) })
+	add("RoPE neox partial", func(b tensor.Backend, o *tensor.Tensor) { b.RoPE(o, fresh(x), 3, 32, 16, 1e6, true, nil) })
+	add("RoPE factors", func(b tensor.Backend, o *tensor.Tensor) { b.RoPE(o, fresh(x), 300, 16, 16, 5e5, false, fresh(ff)) })
+	add("RoPE factors neox", func(b tensor.Backend, o *tensor.Tensor) { b.RoPE(o, fresh(x), 5, 32, 16, 1e4, true, fresh(ff)) })
 	add("Softmax", func(b tensor.Backend, o *tensor.Tensor) { b.Softmax(o, fresh(x), -1) })
 	add("Softmax causal", func(b tensor.Backend, o *tensor.Tensor) { b.Softmax(o, fresh(x), 2) })
 	add("SiLU", func(b tensor.Backend, o *tensor.Tensor) { b.SiLU(o, fresh(x)) })

@@ -4,7 +4,7 @@ package cuda
 
 // sourcesSHA256 is the SHA-256 of build.sh and the CUDA sources,
 // concatenated in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "0aca8dd85800918eefa6914ad196705655a2966f7d3175a10db1b51b8135872b"
+const sourcesSHA256 = "03db56239a07a250c450e330fd5f42710241759637a1f00e11de562c93b6192e"
 
 var sourceFiles = []string{"build.sh", "csrc/matmul.cu", "csrc/ops.cu", "csrc/toy.cuh"}
 
@@ -14,5 +14,5 @@ const nvccVersion = "release 11.8, V11.8.89"
 // ptxSHA256 maps each embedded PTX module to the SHA-256 build.sh recorded.
 var ptxSHA256 = map[string]string{
 	"matmul.ptx": "33ff4338be01a6c48e62464f89dff263b856c1ff55d4e0c42a376af6e1369937",
-	"ops.ptx":    "7e0b1fd0a4728b86f7c84db8300273fcd7e1b1f853cc15c00b3b36e4fccdd8c5",
+	"ops.ptx":    "fd0c437f389fc67120947a6407b41d9357315fa7d23eabff0ee1042dc4c09726",
 }

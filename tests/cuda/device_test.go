@@ -217,7 +217,7 @@ func logitTolerance(arch string, dt tensor.DType) float64 {
 	return 1e-3
 }
 
-// TestReferenceModels: for each of the nine llama.cpp gate models, greedy
+// TestReferenceModels: for each of the llama.cpp gate models, greedy
 // tokens on the GPU equal the CPU's and llama.cpp's, the logits of every
 // greedy step and of one batched forward pass over the prompt and the
 // greedy tokens (48 rows: the GEMM paths from gemmMin rows on) stay within

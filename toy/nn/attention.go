@@ -14,6 +14,9 @@ type RoPE struct {
 	Dim  int     // features rotated per head (≤ Dh)
 	Base float32 // θ base, 10000 for Llama 2
 	NeoX bool    // half-split pairs (qwen2 and later) instead of adjacent pairs
+	// Factors [Dim/2], when not nil, divide each pair's angle (Llama 3.1's
+	// long-context scaling, GGUF rope_freqs.weight); see tensor.RoPEFactors.
+	Factors *tensor.Tensor
 }
 
 // Attention is multi-head causal self-attention (Vaswani et al. 2017), with
@@ -61,6 +64,9 @@ func (a *Attention) Check() error {
 	if a.RoPE != nil && (a.RoPE.Dim <= 0 || a.RoPE.Dim > a.HeadDim || a.RoPE.Dim%2 != 0) {
 		return fmt.Errorf("attention: RoPE width %d for head width %d", a.RoPE.Dim, a.HeadDim)
 	}
+	if r := a.RoPE; r != nil && r.Factors != nil && (r.Factors.DType() != tensor.F32 || r.Factors.Len() != r.Dim/2) {
+		return fmt.Errorf("attention: RoPE frequency factors %v %v for RoPE width %d, want F32 [%d]", r.Factors.DType(), r.Factors.Shape(), r.Dim, r.Dim/2)
+	}
 	return nil
 }
 
@@ -79,8 +85,8 @@ func (a *Attention) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 		past = cache.Len
 	}
 	if r := a.RoPE; r != nil {
-		q = tensor.RoPE(q, past, a.HeadDim, r.Dim, r.Base, r.NeoX)
-		k = tensor.RoPE(k, past, a.HeadDim, r.Dim, r.Base, r.NeoX)
+		q = tensor.RoPEFactors(q, r.Factors, past, a.HeadDim, r.Dim, r.Base, r.NeoX)
+		k = tensor.RoPEFactors(k, r.Factors, past, a.HeadDim, r.Dim, r.Base, r.NeoX)
 	}
 	keys, values := k, v // [S, KV·Dh] each; without a cache (training) S = T
 	if cache != nil {

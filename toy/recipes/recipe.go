@@ -100,11 +100,17 @@ func newRecipe(kind string, m Model, cfg any, o Options, params []optim.Param) (
 		Schedule: optim.Cosine{Max: o.LR, Min: o.MinLR, Warmup: o.Warmup, Total: o.Steps}}, nil
 }
 
+// constants are tensors a model file holds that are not trained: RoPE's
+// frequency factors (PyTorch keeps them as the inv_freq buffer).
+var constants = map[string]bool{"rope_freqs.weight": true}
+
 // allWeights lists every weight as a parameter, decaying matrices only.
 func allWeights(m Model) []optim.Param {
 	var ps []optim.Param
 	for _, w := range m.Weights() {
-		ps = append(ps, optim.Param{Name: w.Name, T: w.T, Decay: len(w.T.Shape()) >= 2})
+		if !constants[w.Name] {
+			ps = append(ps, optim.Param{Name: w.Name, T: w.T, Decay: len(w.T.Shape()) >= 2})
+		}
 	}
 	return ps
 }

@@ -238,3 +238,53 @@ func TestBadOptionsAndBatches(t *testing.T) {
 		t.Errorf("resume from a plain model: %v", err)
 	}
 }
+
+// TestWarmStartKeepsRopeFreqs: a Llama 3.1-style model's RoPE frequency
+// factors are not trained (no parameter, unchanged after steps) and are
+// written back with the model, which then loads with the same factors.
+func TestWarmStartKeepsRopeFreqs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "base.gguf")
+	spec := testmodel.Spec{Name: "base", Arch: "llama", DType: tensor.F32, Vocab: "none", VocabSize: 300,
+		Embed: 64, Layers: 2, FFN: 128, Heads: 4, KVHeads: 2, Context: 64, Seed: 9, RopeFreqs: true}
+	if _, err := testmodel.Write(spec, path); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewWarmStart(path, NewOptions(12).WithSteps(2).WithLR(1e-2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := r.Model.(*llama.Model)
+	if m.RopeFreqs == nil || m.Blocks[1].Attn.RoPE.Factors != m.RopeFreqs {
+		t.Fatal("the warm-started model has no RoPE frequency factors in its blocks")
+	}
+	before := slices.Clone(m.RopeFreqs.Data())
+	for _, p := range r.Params {
+		if p.Name == "rope_freqs.weight" {
+			t.Error("rope_freqs.weight is a trained parameter")
+		}
+	}
+	for step := 0; step < 2; step++ {
+		if _, err := r.Step(batchAt(t, step)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(m.RopeFreqs.Data(), before) {
+		t.Errorf("RoPE frequency factors changed in training: %v → %v", before, m.RopeFreqs.Data())
+	}
+	out := filepath.Join(t.TempDir(), "out.gguf")
+	if err := r.SaveModel(out); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	saved, err := llama.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.RopeFreqs == nil || !slices.Equal(saved.RopeFreqs.Data(), before) || !saved.Config.RopeFreqs {
+		t.Errorf("saved model: factors %v, config %v; want %v", saved.RopeFreqs, saved.Config.RopeFreqs, before)
+	}
+}

@@ -27,8 +27,9 @@ type Backend interface {
 	// LayerNorm: out = (x - mean) / sqrt(var + eps) · w + b per row (w, b may be nil).
 	LayerNorm(out, x, w, b *Tensor, eps float32)
 	// RoPE rotates the first ropeDim features of each head of x [T, H·Dh]
-	// by angle (pos0+t)·base^(-2i/ropeDim); neox selects half-split pairs.
-	RoPE(out, x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool)
+	// by angle (pos0+t)·base^(-2i/ropeDim), divided by factors[i] when
+	// factors [ropeDim/2] is not nil; neox selects half-split pairs.
+	RoPE(out, x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool, factors *Tensor)
 	// Softmax per row; with past ≥ 0, row t sees only columns ≤ past+t.
 	Softmax(out, x *Tensor, past int)
 	SiLU(out, x *Tensor)
@@ -184,16 +185,31 @@ func LayerNorm(x, w, b *Tensor, eps float32) *Tensor {
 // neox true they are half-split, (i, i+ropeDim/2) — qwen2 and later. Features
 // past ropeDim pass through unchanged.
 func RoPE(x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool) *Tensor {
+	return RoPEFactors(x, nil, pos0, headDim, ropeDim, base, neox)
+}
+
+// RoPEFactors is RoPE with each pair's angle divided by a frequency factor,
+// θ_i = pos·base^(-2i/ropeDim) / factors[i], as ggml applies a GGUF file's
+// rope_freqs.weight (Llama 3.1 and later stretch the long wavelengths this
+// way). factors is F32 [ropeDim/2], or nil for RoPE itself. It is a constant:
+// no gradient flows to it.
+func RoPEFactors(x, factors *Tensor, pos0, headDim, ropeDim int, base float32, neox bool) *Tensor {
 	mustF32("RoPE", "x", x)
 	if headDim <= 0 || x.Cols()%headDim != 0 || ropeDim > headDim || ropeDim%2 != 0 || pos0 < 0 {
 		panic(fmt.Sprintf("RoPE: x %v with head width %d, rope width %d, pos0 %d", x.shape, headDim, ropeDim, pos0))
 	}
+	if factors != nil {
+		mustF32("RoPE", "factors", factors)
+		if factors.Len() != ropeDim/2 {
+			panic(fmt.Sprintf("RoPE: %d frequency factors for rope width %d, want %d", factors.Len(), ropeDim, ropeDim/2))
+		}
+	}
 	b := beFor(x)
 	out := newOut(b, x.shape...)
-	b.RoPE(out, x, pos0, headDim, ropeDim, base, neox)
+	b.RoPE(out, x, pos0, headDim, ropeDim, base, neox, factors)
 	record("RoPE", out, func(g *Tensor) []*Tensor {
 		d := like(g) // a rotation's gradient is the inverse rotation of g
-		rope(d, g, pos0, headDim, ropeDim, base, neox, -1)
+		rope(d, g, pos0, headDim, ropeDim, base, neox, factors, -1)
 		return []*Tensor{d}
 	}, x)
 	return out

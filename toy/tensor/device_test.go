@@ -120,9 +120,9 @@ func (d *nullDevice) LayerNorm(out, x, w, b *tensor.Tensor, eps float32) {
 	x, w, b = d.in(x), d.in(w), d.in(b)
 	d.out(out, func(o *tensor.Tensor) { tensor.Go{}.LayerNorm(o, x, w, b, eps) })
 }
-func (d *nullDevice) RoPE(out, x *tensor.Tensor, pos0, headDim, ropeDim int, base float32, neox bool) {
-	x = d.in(x)
-	d.out(out, func(o *tensor.Tensor) { tensor.Go{}.RoPE(o, x, pos0, headDim, ropeDim, base, neox) })
+func (d *nullDevice) RoPE(out, x *tensor.Tensor, pos0, headDim, ropeDim int, base float32, neox bool, factors *tensor.Tensor) {
+	x, factors = d.in(x), d.in(factors)
+	d.out(out, func(o *tensor.Tensor) { tensor.Go{}.RoPE(o, x, pos0, headDim, ropeDim, base, neox, factors) })
 }
 func (d *nullDevice) Softmax(out, x *tensor.Tensor, past int) {
 	x = d.in(x)

@@ -99,16 +99,21 @@ func (Go) LayerNorm(out, x, w, b *Tensor, eps float32) {
 	})
 }
 
-func (Go) RoPE(out, x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool) {
-	rope(out, x, pos0, headDim, ropeDim, base, neox, 1)
+func (Go) RoPE(out, x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool, factors *Tensor) {
+	rope(out, x, pos0, headDim, ropeDim, base, neox, factors, 1)
 }
 
 // rope rotates by sign·θ (sign −1 undoes the rotation: RoPE's gradient).
-func rope(out, x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool, sign float32) {
+func rope(out, x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool, factors *Tensor, sign float32) {
 	C := x.Cols()
 	// θ_i = pos · base^(-2i/ropeDim), built by repeated multiplication in float32
-	// as ggml does, so the angles round the same way.
+	// as ggml does, so the angles round the same way; a frequency factor
+	// divides the angle, not the running product.
 	thetaScale := float32(math.Pow(float64(base), -2/float64(ropeDim)))
+	var ff []float32
+	if factors != nil {
+		ff = factors.Data()
+	}
 	T := x.Rows()
 	parallelFor(T, 1, func(lo, hi int) {
 		cos := make([]float32, ropeDim/2)
@@ -116,8 +121,12 @@ func rope(out, x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool, s
 		for t := lo; t < hi; t++ {
 			theta := float32(pos0 + t)
 			for i := range cos {
-				cos[i] = float32(math.Cos(float64(theta)))
-				sin[i] = sign * float32(math.Sin(float64(theta)))
+				angle := theta
+				if ff != nil {
+					angle = theta / ff[i]
+				}
+				cos[i] = float32(math.Cos(float64(angle)))
+				sin[i] = sign * float32(math.Sin(float64(angle)))
 				theta *= thetaScale
 			}
 			xr, or := x.f32[t*C:(t+1)*C], out.f32[t*C:(t+1)*C]

@@ -92,6 +92,25 @@ func TestRoPEPairings(t *testing.T) {
 	})
 }
 
+// TestRoPEFactors: a frequency factor divides its pair's angle (and not the
+// running θ product), and factors of 1 change nothing.
+func TestRoPEFactors(t *testing.T) {
+	onEach(t, func(t *testing.T) {
+		// Base 1: both pairs at θ = 1 rad, then divided by 2 and by 4.
+		x := FromFloat32([]float32{1, 0, 0, 1}, 1, 4)
+		c2, s2 := float32(math.Cos(0.5)), float32(math.Sin(0.5))
+		c4, s4 := float32(math.Cos(0.25)), float32(math.Sin(0.25))
+		near(t, "adjacent", RoPEFactors(x, FromFloat32([]float32{2, 4}, 2), 1, 4, 4, 1, false).Data(), []float32{c2, s2, -s4, c4}, 1e-6)
+		near(t, "neox", RoPEFactors(x, FromFloat32([]float32{2, 4}, 2), 1, 4, 4, 1, true).Data(), []float32{c2, -s4, s2, c4}, 1e-6)
+		// Base 100: pair 1's angle is 7·100^(−1/2)/8 = 0.0875.
+		c, s := float32(math.Cos(7)), float32(math.Sin(7))
+		cf, sf := float32(math.Cos(0.0875)), float32(math.Sin(0.0875))
+		near(t, "base 100", RoPEFactors(x, FromFloat32([]float32{1, 8}, 2), 7, 4, 4, 100, false).Data(), []float32{c, s, -sf, cf}, 1e-6)
+		y := FromFloat32([]float32{0.3, -1.2, 2.5, 0.7, -0.1, 0.9, 1.1, -2}, 2, 4)
+		near(t, "factors of 1", RoPEFactors(y, FromFloat32([]float32{1, 1}, 2), 5, 4, 4, 10000, false).Data(), RoPE(y, 5, 4, 4, 10000, false).Data(), 0)
+	})
+}
+
 func TestRoPEPreservesNorm(t *testing.T) {
 	onEach(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(1, 2))

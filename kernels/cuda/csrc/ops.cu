@@ -93,9 +93,10 @@ extern "C" __global__ void toy_layernorm(float *out, const float *x, const float
 // toy_rope: x, out [T, C], heads of headDim; the first ropeDim features of
 // each head rotate in pairs (adjacent, or half-split with neox) by
 // θ_i = (pos0+t)·s^i, s = base^(−2/ropeDim) given as thetaScale, θ built by
-// repeated float32 multiplication as ggml and toy do. sign −1 undoes it.
-extern "C" __global__ void toy_rope(float *out, const float *x, int T, int C, int pos0, int headDim, int ropeDim,
-                                    float thetaScale, int neox) {
+// repeated float32 multiplication as ggml and toy do, then divided by the
+// frequency factor ff[i] when ff is not null.
+extern "C" __global__ void toy_rope(float *out, const float *x, const float *ff, int T, int C, int pos0, int headDim,
+                                    int ropeDim, float thetaScale, int neox) {
 	GRID_STRIDE(e, (long)T * C) {
 		int t = e / C, c = e % C;
 		int h = c - c % headDim, j = c % headDim;
@@ -114,6 +115,7 @@ extern "C" __global__ void toy_rope(float *out, const float *x, int T, int C, in
 		}
 		float theta = (float)(pos0 + t);
 		for (int k = 0; k < i; k++) theta = __fmul_rn(theta, thetaScale);
+		if (ff) theta = __fdiv_rn(theta, ff[i]);
 		float cs = (float)cos((double)theta), sn = (float)sin((double)theta);
 		float x0 = xr[a], x1 = xr[b];
 		out[e] = c == a ? __fsub_rn(__fmul_rn(x0, cs), __fmul_rn(x1, sn)) : __fadd_rn(__fmul_rn(x0, sn), __fmul_rn(x1, cs));

@@ -70,10 +70,19 @@ func (c Config) Card() *card.Card {
 			{Symbol: "tied", Value: card.Bool(c.TiedOutput), Key: "tied_output", Meaning: "the unembedding is the token embedding (W_u = W_eᵀ)"},
 		},
 	}
+	rope := fmt.Sprintf("Q, K ← RoPE(Q, K | d_rope, θ_rope), rotating %s", pairs)
+	if c.RopeFreqs {
+		k.Hyper = append(k.Hyper, card.Hyper{Symbol: "f_rope", Value: card.Bool(true), Key: "rope_freqs",
+			Meaning: "pair i's RoPE angle is divided by the frequency factor f[i]"})
+		rope = fmt.Sprintf("Q, K ← RoPE(Q, K | d_rope, θ_rope, f), rotating %s by angles pos·θ_rope^(−2i/d_rope)/f[i]", pairs)
+	}
 	per := func(sym, shape, meaning string) card.Param {
 		return card.Param{Symbol: sym, Shape: shape, Meaning: meaning, PerLayer: true}
 	}
 	k.Params = []card.Param{{Symbol: "W_e", Shape: "d_e × N_V", Meaning: "token embedding"}}
+	if c.RopeFreqs {
+		k.Params = append(k.Params, card.Param{Symbol: "f", Shape: "d_rope/2", Meaning: "RoPE frequency factors (a constant, not trained)"})
+	}
 	k.Params = append(k.Params,
 		per("γ¹_l", "d_e", "attention RMSNorm scale"),
 		per("W_q^l", q+" × d_e", "query projection"))
@@ -110,7 +119,7 @@ func (c Config) Card() *card.Card {
 		{Text: "for l = 1, 2, …, L do"},
 		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ¹_l, ε)", Shape: col("d_e", c.Embed)},
 		{Depth: 1, Text: qkv, Shape: fmt.Sprintf("Q: %s, K, V: %s", col(q, qn), col(kv, kvn))},
-		{Depth: 1, Text: fmt.Sprintf("Q, K ← RoPE(Q, K | d_rope, θ_rope), rotating %s", pairs)},
+		{Depth: 1, Text: rope},
 		{Depth: 1, Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h / √d_h + Mask)", Shape: col("d_h", c.HeadDim)},
 		{Depth: 1, Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: col("d_e", c.Embed)},
 		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ²_l, ε)", Shape: col("d_e", c.Embed)},
@@ -166,6 +175,10 @@ func ConfigFromCard(k *card.Card) (any, error) {
 	errs = append(errs, err)
 	c.TiedOutput, err = k.Bool("tied_output")
 	errs = append(errs, err)
+	if _, err := k.Value("rope_freqs"); err == nil { // cards before rope_freqs lack the key
+		c.RopeFreqs, err = k.Bool("rope_freqs")
+		errs = append(errs, err)
+	}
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

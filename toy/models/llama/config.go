@@ -23,6 +23,7 @@ type Config struct {
 	RopeDim       int     // features rotated per head (usually Dh)
 	RopeBase      float32 // θ base
 	RopeNeoX      bool    // half-split RoPE pairs (qwen2)
+	RopeFreqs     bool    // RoPE angles divided by per-pair factors (Llama 3.1+: rope_freqs.weight)
 	NormEps       float32 // RMSNorm ε
 	TiedOutput    bool    // the output head reuses the token embedding
 }
@@ -34,8 +35,9 @@ var Archs = []string{"llama", "qwen2"}
 var ErrUnsupported = errors.New("llama: unsupported model feature")
 
 // ConfigFromGGUF reads the configuration from f's metadata and tensor shapes.
-// Files that need features toy lacks (RoPE scaling, frequency factors) are
-// refused with ErrUnsupported.
+// Files that need features toy lacks (RoPE scaling by metadata: linear,
+// YaRN) are refused with ErrUnsupported; Llama 3.1's scaling, a
+// rope_freqs.weight tensor, is supported (Model.RopeFreqs).
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c, lacking, err := readConfig(f)
 	if err == nil && len(lacking) > 0 {
@@ -98,9 +100,6 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if s, _ := f.String(key("rope.scaling.type")); s != "" && s != "none" {
 		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q", s))
 	}
-	if _, err := f.Info("rope_freqs.weight"); err == nil {
-		lacking = append(lacking, "RoPE frequency factors (rope_freqs.weight)")
-	}
 	emb, err := f.Info("token_embd.weight")
 	if err != nil {
 		return c, nil, err
@@ -108,6 +107,8 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	c.VocabSize = emb.Shape()[0]
 	_, err = f.Info("output.weight")
 	c.TiedOutput = err != nil
+	_, err = f.Info("rope_freqs.weight")
+	c.RopeFreqs = err == nil
 	return c, lacking, c.Validate()
 }
 

@@ -3,6 +3,7 @@
 package llama
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
@@ -19,6 +20,11 @@ type Model struct {
 	Blocks     []nn.Block    // L pre-norm blocks
 	OutputNorm *nn.RMSNorm   `gguf:"output_norm"`     // [D]
 	Output     *nn.Linear    `gguf:"output,optional"` // [V, D]; nil when tied to Embed
+
+	// RopeFreqs [RopeDim/2] divides each RoPE pair's angle (Llama 3.1 and
+	// later: long wavelengths stretched for a longer context); nil for
+	// plain RoPE. A constant of the architecture, not a trained weight.
+	RopeFreqs *tensor.Tensor `gguf:"rope_freqs.weight,optional"`
 }
 
 // Load builds the model from a GGUF file; the weights view the file's memory.
@@ -39,6 +45,7 @@ func Load(f *gguf.File) (*Model, error) {
 	if m.Output == nil {
 		m.Output = &nn.Linear{W: m.Embed.W}
 	}
+	m.SetRopeFreqs(m.RopeFreqs)
 	return m, m.check()
 }
 
@@ -58,6 +65,15 @@ func New(c Config) *Model {
 		}
 	}
 	return m
+}
+
+// SetRopeFreqs sets the RoPE frequency factors [RopeDim/2] of every block
+// (nil: plain RoPE).
+func (m *Model) SetRopeFreqs(f *tensor.Tensor) {
+	m.RopeFreqs = f
+	for i := range m.Blocks {
+		m.Blocks[i].Attn.RoPE.Factors = f
+	}
 }
 
 // Forward runs ids [T] at positions cache.Len() … and returns logits [T, V].
@@ -99,6 +115,15 @@ func (m *Model) check() error {
 		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
 		nn.CheckShape("output_norm.weight", m.OutputNorm.W, D),
 		nn.CheckShape("output.weight", m.Output.W, c.VocabSize, D),
+	}
+	switch f := m.RopeFreqs; {
+	case f != nil:
+		errs = append(errs, nn.CheckShape("rope_freqs.weight", f, c.RopeDim/2))
+		if f.DType() != tensor.F32 {
+			errs = append(errs, fmt.Errorf("tensor rope_freqs.weight is %v, want F32", f.DType()))
+		}
+	case c.RopeFreqs:
+		errs = append(errs, errors.New("the configuration asks for RoPE frequency factors, and there is no rope_freqs.weight"))
 	}
 	for i := range m.Blocks {
 		b := &m.Blocks[i]
