@@ -45,6 +45,7 @@ func init() {
 		"RMSNorm":        reflect.ValueOf(tensor.RMSNorm),
 		"Record":         reflect.ValueOf(tensor.Record),
 		"Recording":      reflect.ValueOf(tensor.Recording),
+		"Reshape":        reflect.ValueOf(tensor.Reshape),
 		"RoPE":           reflect.ValueOf(tensor.RoPE),
 		"RoPEFactors":    reflect.ValueOf(tensor.RoPEFactors),
 		"RoundFP16":      reflect.ValueOf(tensor.RoundFP16),

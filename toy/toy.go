@@ -38,6 +38,7 @@ var loaders = map[string]func(*gguf.File) (engine.Model, error){
 	"gpt2":  func(f *gguf.File) (engine.Model, error) { return gpt2.Load(f) },
 	"llama": func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
 	"qwen2": func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"qwen3": func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
 }
 
 // Archs returns the GGUF architectures toy can load, sorted.

@@ -38,6 +38,9 @@ type Spec struct {
 	// RopeFreqs: Llama 3.1's RoPE, base 500000 with a rope_freqs.weight of
 	// frequency factors (llama only).
 	RopeFreqs bool `json:"rope_freqs,omitempty"`
+	// HeadDim, when not 0, is a head width other than Embed/Heads (written
+	// as attention.key_length, as Qwen3's files have it).
+	HeadDim int `json:"head_dim,omitempty"`
 }
 
 // File is the model's file name.
@@ -47,7 +50,9 @@ var gpt2Prompt = []int32{15496, 11, 616, 1438, 318, 257, 1332, 2746, 326, 10408,
 var llamaPrompt = []int32{1, 15043, 29892, 590, 1024, 338, 263, 4086, 1058, 5360, 13, 1576, 304, 367, 2691, 29889}
 
 // Specs returns the gate models: gpt2, llama and qwen2, each in F32, F16 and
-// Q8_0, and llama3-f32, a llama with Llama 3.1's RoPE frequency factors.
+// Q8_0; llama3-f32, a llama with Llama 3.1's RoPE frequency factors; and
+// qwen3 in F32 and Q8_0, with per-head query/key norms and heads wider than
+// Embed/Heads.
 func Specs() []Spec {
 	var out []Spec
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.Q8_0} {
@@ -61,8 +66,14 @@ func Specs() []Spec {
 				Heads: 4, KVHeads: 2, Context: 256, Tied: true, Seed: 4, PromptIDs: gpt2Prompt},
 		)
 	}
-	return append(out, Spec{Name: "llama3-f32", Arch: "llama", DType: tensor.F32, Vocab: "llama2", Embed: 64, Layers: 2, FFN: 128,
+	out = append(out, Spec{Name: "llama3-f32", Arch: "llama", DType: tensor.F32, Vocab: "llama2", Embed: 64, Layers: 2, FFN: 128,
 		Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 5, PromptIDs: llamaPrompt, RopeFreqs: true})
+	for _, dt := range []tensor.DType{tensor.F32, tensor.Q8_0} {
+		out = append(out, Spec{Name: "qwen3-" + map[tensor.DType]string{tensor.F32: "f32", tensor.Q8_0: "q8_0"}[dt], Arch: "qwen3", DType: dt,
+			Vocab: "gpt2", Embed: 64, Layers: 2, FFN: 128, Heads: 4, KVHeads: 2, HeadDim: 32, Context: 256, Tied: true, Seed: 6,
+			PromptIDs: gpt2Prompt})
+	}
+	return out
 }
 
 // llama3RopeFactors returns the frequency factors Llama 3.1's RoPE scaling
@@ -217,6 +228,9 @@ func build(s Spec) (*gguf.Writer, error) {
 		}
 	}
 	V, D, F, hd := len(v.Tokens), s.Embed, s.FFN, s.Embed/s.Heads
+	if s.HeadDim != 0 {
+		hd = s.HeadDim
+	}
 	w := gguf.NewWriter()
 	a := s.Arch
 	w.SetString("general.architecture", a)
@@ -233,7 +247,11 @@ func build(s Spec) (*gguf.Writer, error) {
 		w.SetUint32(a+".attention.head_count_kv", uint32(s.KVHeads))
 		w.SetFloat32(a+".attention.layer_norm_rms_epsilon", 1e-6)
 		w.SetUint32(a+".rope.dimension_count", uint32(hd))
-		base := map[string]float32{"llama": 10000, "qwen2": 1000000}[a]
+		if hd != D/s.Heads {
+			w.SetUint32(a+".attention.key_length", uint32(hd))
+			w.SetUint32(a+".attention.value_length", uint32(hd))
+		}
+		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000}[a]
 		if s.RopeFreqs {
 			base = 500000
 		}
@@ -241,7 +259,7 @@ func build(s Spec) (*gguf.Writer, error) {
 	}
 	w.SetString("tokenizer.ggml.model", v.Model)
 	if v.Model == "gpt2" {
-		pre := map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2"}[a]
+		pre := map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2"}[a]
 		w.SetString("tokenizer.ggml.pre", pre)
 	} else {
 		w.SetString("tokenizer.ggml.pre", "default")
@@ -296,12 +314,15 @@ func build(s Spec) (*gguf.Writer, error) {
 				mat(p+"ffn_down.weight", D, F), vec(p+"ffn_down.bias", D, 0, 0.1))
 			continue
 		}
-		kv := s.KVHeads * hd
-		errs = append(errs, mat(p+"attn_q.weight", D, D), mat(p+"attn_k.weight", kv, D), mat(p+"attn_v.weight", kv, D))
+		q, kv := s.Heads*hd, s.KVHeads*hd
+		errs = append(errs, mat(p+"attn_q.weight", q, D), mat(p+"attn_k.weight", kv, D), mat(p+"attn_v.weight", kv, D))
 		if a == "qwen2" {
-			errs = append(errs, vec(p+"attn_q.bias", D, 0, 0.1), vec(p+"attn_k.bias", kv, 0, 0.1), vec(p+"attn_v.bias", kv, 0, 0.1))
+			errs = append(errs, vec(p+"attn_q.bias", q, 0, 0.1), vec(p+"attn_k.bias", kv, 0, 0.1), vec(p+"attn_v.bias", kv, 0, 0.1))
 		}
-		errs = append(errs, mat(p+"attn_output.weight", D, D),
+		if a == "qwen3" {
+			errs = append(errs, vec(p+"attn_q_norm.weight", hd, 1, 0.3), vec(p+"attn_k_norm.weight", hd, 1, 0.3))
+		}
+		errs = append(errs, mat(p+"attn_output.weight", D, q),
 			mat(p+"ffn_gate.weight", F, D), mat(p+"ffn_up.weight", F, D), mat(p+"ffn_down.weight", D, F))
 	}
 	// Output norm weights of mean 0: with a tied head, weights near 1 would

@@ -22,7 +22,7 @@ type RoPE struct {
 // Attention is multi-head causal self-attention (Vaswani et al. 2017), with
 // grouped key/value heads when KVHeads < Heads (Ainslie et al. 2023):
 //
-//	q, k, v = x·Wqᵀ, x·Wkᵀ, x·Wvᵀ        (RoPE on q and k if configured)
+//	q, k, v = x·Wqᵀ, x·Wkᵀ, x·Wvᵀ        (per-head RMSNorm, then RoPE, on q and k if configured)
 //	o_h = softmax(q_h·k_gᵀ / √Dh + causal mask)·v_g,   g = h / (H/KV)
 //	y = [o_1 … o_H]·Woᵀ
 //
@@ -34,6 +34,11 @@ type Attention struct {
 	V   *Linear `gguf:"attn_v,optional"`   // [KV·Dh, D]
 	QKV *Linear `gguf:"attn_qkv,optional"` // [(H+2KV)·Dh, D]
 	O   *Linear `gguf:"attn_output"`       // [D, H·Dh]
+
+	// QNorm and KNorm, when set, RMS-normalise each head of q and k before
+	// RoPE (Qwen3): weights [Dh], shared by the heads.
+	QNorm *RMSNorm `gguf:"attn_q_norm,optional"`
+	KNorm *RMSNorm `gguf:"attn_k_norm,optional"`
 
 	Heads, KVHeads, HeadDim int
 	RoPE                    *RoPE // nil: positions are added to the input instead
@@ -80,6 +85,12 @@ func (a *Attention) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 	} else {
 		q, k, v = a.Q.Forward(x), a.K.Forward(x), a.V.Forward(x) // [T, H·Dh], [T, KV·Dh] ×2
 	}
+	if a.QNorm != nil {
+		q = headNorm(q, a.QNorm, a.HeadDim)
+	}
+	if a.KNorm != nil {
+		k = headNorm(k, a.KNorm, a.HeadDim)
+	}
 	past := 0
 	if cache != nil {
 		past = cache.Len
@@ -95,6 +106,12 @@ func (a *Attention) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 	scale := float32(1 / math.Sqrt(float64(a.HeadDim)))
 	o := tensor.Attention(q, keys, values, a.Heads, a.KVHeads, past, scale) // [T, H·Dh]
 	return a.O.Forward(o)
+}
+
+// headNorm applies n to each head of x [T, H·Dh] on its own.
+func headNorm(x *tensor.Tensor, n *RMSNorm, dh int) *tensor.Tensor {
+	T, C := x.Rows(), x.Cols()
+	return tensor.Reshape(n.Forward(tensor.Reshape(x, T*C/dh, dh)), T, C)
 }
 
 // splitQKV cuts fused projections [T, (H+2KV)·Dh] into q, k and v.

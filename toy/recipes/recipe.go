@@ -128,7 +128,7 @@ func build(f *gguf.File) (Model, any, error) {
 			return nil, nil, err
 		}
 		return m, m.Config, nil
-	case "llama", "qwen2":
+	case "llama", "qwen2", "qwen3":
 		m, err := llama.Load(f)
 		if err != nil {
 			return nil, nil, err

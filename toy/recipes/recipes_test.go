@@ -37,7 +37,9 @@ func batchAt(t testing.TB, step int) *engine.Batch {
 }
 
 func TestFromScratchLearns(t *testing.T) {
-	for _, cfg := range []any{tinyLlama, gpt2.Config{VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64, Heads: 4, NormEps: 1e-5, TiedOutput: true}} {
+	tinyQwen3 := tinyLlama
+	tinyQwen3.Arch, tinyQwen3.RopeNeoX, tinyQwen3.HeadDim, tinyQwen3.RopeDim = "qwen3", true, 16, 16 // per-head q/k norms, heads wider than D/H
+	for _, cfg := range []any{tinyLlama, tinyQwen3, gpt2.Config{VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64, Heads: 4, NormEps: 1e-5, TiedOutput: true}} {
 		r, err := NewFromScratch(cfg, NewOptions(12).WithSteps(30).WithLR(3e-3).WithWarmup(2))
 		if err != nil {
 			t.Fatal(err)

@@ -176,6 +176,16 @@ func LayerNorm(x, w, b *Tensor, eps float32) *Tensor {
 	return out
 }
 
+// Reshape returns x's elements under a new shape, as a view through which
+// gradients flow (the method Tensor.Reshape makes a view the tape does not
+// see). Per-head ops use it: [T, H·Dh] as [T·H, Dh] and back.
+func Reshape(x *Tensor, shape ...int) *Tensor {
+	out := x.Reshape(shape...)
+	out.requiresGrad, out.grad = false, nil // a new node, not x's leaf state
+	record("Reshape", out, func(g *Tensor) []*Tensor { return []*Tensor{g.Reshape(x.shape...)} }, x)
+	return out
+}
+
 // RoPE applies rotary position embeddings to x [T, H·Dh], token t at position
 // pos0+t. Feature pairs (x_a, x_b) of each head rotate by θ = pos·base^(-2i/ropeDim):
 //

@@ -73,6 +73,9 @@ func TestGradients(t *testing.T) {
 			return RoPEFactors(in[0], FromFloat32([]float32{1, 3.5}, 2), 3, 4, 4, 100, false)
 		}, []*Tensor{FromFloat32([]float32{0.3, -1.2, 2.5, 0.7, -0.1, 0.9, 1.1, -2, 0.4, 0.8, -0.6, 1.3, 0.2, -0.9, 1.7, -0.5}, 2, 8)}}, // fixed: the other cases keep their draws
 		{"Softmax causal", func(in []*Tensor) *Tensor { return Softmax(in[0], 1) }, []*Tensor{x(3, 5)}},
+		{"Reshape per-head RMSNorm", func(in []*Tensor) *Tensor {
+			return Reshape(RMSNorm(Reshape(in[0], 4, 4), FromFloat32([]float32{0.5, 1, 1.5, 2}, 4), 1e-6), 2, 8)
+		}, []*Tensor{FromFloat32([]float32{0.3, -1.2, 2.5, 0.7, -0.1, 0.9, 1.1, -2, 0.4, 0.8, -0.6, 1.3, 0.2, -0.9, 1.7, -0.5}, 2, 8)}},
 		{"SiLU", func(in []*Tensor) *Tensor { return SiLU(in[0]) }, []*Tensor{x(2, 5)}},
 		{"GELU", func(in []*Tensor) *Tensor { return GELU(in[0]) }, []*Tensor{x(2, 5)}},
 		{"SwiGLU", func(in []*Tensor) *Tensor { return SwiGLU(in[0], in[1]) }, []*Tensor{x(2, 5), x(2, 5)}},

@@ -5,6 +5,7 @@ package llama
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/toyml/toy/toy/card"
 	"github.com/toyml/toy/toy/gguf"
@@ -40,15 +41,18 @@ func (m *Model) Card() *card.Card {
 func (c Config) Card() *card.Card {
 	q, kv := "H·d_h", "H_kv·d_h"
 	qn, kvn := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	bias := c.Arch == "qwen2"
+	bias, qkNorm := c.QKVBias(), c.QKNorm()
 	col := func(sym string, rows int) string { return fmt.Sprintf("%s × ℓ = %d × ℓ", sym, rows) }
 	pairs := "adjacent pairs (2i, 2i+1)"
 	summary := "Llama: a decoder-only transformer with pre-RMSNorm, rotary positions, grouped-query attention and a SwiGLU MLP."
 	if c.RopeNeoX {
 		pairs = "half-split pairs (i, i + d_rope/2)"
 	}
-	if bias {
+	switch {
+	case bias:
 		summary = "Qwen2: the Llama transformer with biases on the query, key and value projections and half-split RoPE pairs."
+	case qkNorm:
+		summary = "Qwen3: the Llama transformer with each query and key head RMS-normalised before half-split RoPE."
 	}
 	k := &card.Card{
 		Arch: c.Arch, Title: "DTransformer", Summary: summary,
@@ -97,6 +101,9 @@ func (c Config) Card() *card.Card {
 	if bias {
 		k.Params = append(k.Params, per("b_v^l", kv, "value bias"))
 	}
+	if qkNorm {
+		k.Params = append(k.Params, per("γq_l", "d_h", "query head RMSNorm scale"), per("γk_l", "d_h", "key head RMSNorm scale"))
+	}
 	k.Params = append(k.Params,
 		per("W_o^l", "d_e × "+q, "attention output projection"),
 		per("γ²_l", "d_e", "MLP RMSNorm scale"),
@@ -113,13 +120,18 @@ func (c Config) Card() *card.Card {
 	if bias {
 		qkv = "Q ← W_q^l X̃ + b_q^l 1ᵀ;  K ← W_k^l X̃ + b_k^l 1ᵀ;  V ← W_v^l X̃ + b_v^l 1ᵀ"
 	}
-	k.Steps = []card.Step{
+	steps := []card.Step{
 		{Text: "ℓ ← length(x)"},
 		{Text: "for t ∈ [ℓ]: X[:, t] ← W_e[:, x[t]]", Shape: col("d_e", c.Embed)},
 		{Text: "for l = 1, 2, …, L do"},
 		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ¹_l, ε)", Shape: col("d_e", c.Embed)},
 		{Depth: 1, Text: qkv, Shape: fmt.Sprintf("Q: %s, K, V: %s", col(q, qn), col(kv, kvn))},
 		{Depth: 1, Text: rope},
+	}
+	if qkNorm {
+		steps = slices.Insert(steps, len(steps)-1, card.Step{Depth: 1, Text: "for h ∈ [H]: Q_h ← RMSNorm(Q_h | γq_l, ε); for g ∈ [H_kv]: K_g ← RMSNorm(K_g | γk_l, ε)", Shape: col("d_h", c.HeadDim)})
+	}
+	steps = append(steps, []card.Step{
 		{Depth: 1, Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h / √d_h + Mask)", Shape: col("d_h", c.HeadDim)},
 		{Depth: 1, Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: col("d_e", c.Embed)},
 		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ²_l, ε)", Shape: col("d_e", c.Embed)},
@@ -127,7 +139,8 @@ func (c Config) Card() *card.Card {
 		{Text: "end for"},
 		{Text: "X ← RMSNorm(X | γ, ε)", Shape: col("d_e", c.Embed)},
 		{Text: "return P = softmax(W_u X), column by column", Shape: col("N_V", c.VocabSize)},
-	}
+	}...)
+	k.Steps = steps
 	k.Notes = []string{"Mask[t', t] = 0 if t' ≤ t else −∞ (causal); softmax runs over each column."}
 	k.ParamCount = c.ParamCount()
 	return k
@@ -138,8 +151,11 @@ func (c Config) ParamCount() int64 {
 	V, D, F := int64(c.VocabSize), int64(c.Embed), int64(c.FFN)
 	q, kv := int64(c.Heads*c.HeadDim), int64(c.KVHeads*c.HeadDim)
 	layer := 2*D + D*q + 2*D*kv + q*D + 3*D*F
-	if c.Arch == "qwen2" {
+	if c.QKVBias() {
 		layer += q + 2*kv
+	}
+	if c.QKNorm() {
+		layer += 2 * int64(c.HeadDim)
 	}
 	n := V*D + int64(c.Layers)*layer + D
 	if !c.TiedOutput {

@@ -11,7 +11,7 @@ import (
 
 // Config holds every hyperparameter of a Llama-family model.
 type Config struct {
-	Arch          string  // GGUF architecture: "llama" or "qwen2"
+	Arch          string  // GGUF architecture: "llama", "qwen2" or "qwen3"
 	VocabSize     int     // V
 	ContextLength int     // trained context length
 	Embed         int     // D
@@ -29,7 +29,7 @@ type Config struct {
 }
 
 // Archs lists the GGUF architectures this package loads.
-var Archs = []string{"llama", "qwen2"}
+var Archs = []string{"llama", "qwen2", "qwen3"}
 
 // ErrUnsupported marks files of this family that use features toy lacks.
 var ErrUnsupported = errors.New("llama: unsupported model feature")
@@ -54,10 +54,10 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if err != nil {
 		return c, nil, err
 	}
-	if arch != "llama" && arch != "qwen2" {
-		return c, nil, fmt.Errorf("llama: architecture %q is not llama or qwen2", arch)
+	if arch != "llama" && arch != "qwen2" && arch != "qwen3" {
+		return c, nil, fmt.Errorf("llama: architecture %q is not llama, qwen2 or qwen3", arch)
 	}
-	c.Arch, c.RopeNeoX = arch, arch == "qwen2"
+	c.Arch, c.RopeNeoX = arch, arch == "qwen2" || arch == "qwen3"
 	key := func(k string) string { return arch + "." + k }
 	u := func(k string, def int) int { // def < 0: required
 		if err != nil {
@@ -111,6 +111,14 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	c.RopeFreqs = err == nil
 	return c, lacking, c.Validate()
 }
+
+// QKVBias reports whether the query, key and value projections have biases
+// (qwen2).
+func (c Config) QKVBias() bool { return c.Arch == "qwen2" }
+
+// QKNorm reports whether each head of the queries and keys is RMS-normalised
+// before RoPE (qwen3).
+func (c Config) QKNorm() bool { return c.Arch == "qwen3" }
 
 // Validate checks that the numbers describe a buildable model.
 func (c Config) Validate() error {

@@ -1,7 +1,7 @@
 // Package llama is the Llama family of decoder-only transformers: Llama 2 and
-// 3, SmolLM2, TinyLlama, Mistral and Qwen2.5 share one architecture (RMSNorm,
-// rotary positions, grouped-query attention, SwiGLU) and differ only in the
-// numbers of a flat Config, read from GGUF metadata.
+// 3.x, SmolLM2, TinyLlama, Mistral, Qwen2.5 and Qwen3 share one architecture
+// (RMSNorm, rotary positions, grouped-query attention, SwiGLU) and differ only
+// in the numbers of a flat Config, read from GGUF metadata.
 //
 // Dimensions (row-major):
 //
@@ -10,8 +10,12 @@
 //	H  query heads               KV key/value heads
 //	Dh head width                L  layers
 //
-// Two GGUF architectures load here. "llama" files store Q and K rows permuted
-// for rotary embeddings on adjacent feature pairs (llama.cpp's converter does
-// this), so RoPE pairs (2i, 2i+1). "qwen2" files are not permuted and pair
-// features (i, i+Dh/2) — the "NeoX" layout — and add biases to Q, K and V.
+// Three GGUF architectures load here. "llama" files store Q and K rows
+// permuted for rotary embeddings on adjacent feature pairs (llama.cpp's
+// converter does this), so RoPE pairs (2i, 2i+1); Llama 3.1 and later add
+// rope_freqs.weight, frequency factors that divide each pair's angle.
+// "qwen2" files are not permuted and pair features (i, i+Dh/2) — the "NeoX"
+// layout — and add biases to Q, K and V. "qwen3" files pair as qwen2, have
+// no biases, and RMS-normalise each query and key head before RoPE
+// (attn_q_norm, attn_k_norm); their heads may be wider than D/H.
 package llama

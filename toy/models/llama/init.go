@@ -10,14 +10,14 @@ import (
 
 // NewRandom returns a model of shape c with GPT-2-style initial weights:
 // N(0, 0.02²) everywhere, the projections into the residual stream (attention
-// output, feed-forward down) scaled by 1/√(2L), norms at 1, biases (qwen2's
-// Q, K, V) at 0. The same seed gives the same model.
+// output, feed-forward down) scaled by 1/√(2L), norms (qwen3's per-head
+// ones too) at 1, biases (qwen2's Q, K, V) at 0. The same seed gives the same model.
 func NewRandom(c Config, seed uint64) *Model {
 	in := nn.NewInit(seed)
 	const std = 0.02
 	resid := std / math.Sqrt(2*float64(c.Layers))
 	D, F, q, kv := c.Embed, c.FFN, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	bias := c.Arch == "qwen2"
+	bias := c.QKVBias()
 	m := New(c)
 	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, D)}
 	for i := range m.Blocks {
@@ -25,6 +25,9 @@ func NewRandom(c Config, seed uint64) *Model {
 		b.AttnNorm.(*nn.RMSNorm).W = in.Fill(1, D)
 		b.Attn.Q, b.Attn.K, b.Attn.V = in.Linear(q, D, std, bias), in.Linear(kv, D, std, bias), in.Linear(kv, D, std, bias)
 		b.Attn.O = in.Linear(D, q, resid, false)
+		if c.QKNorm() {
+			b.Attn.QNorm.W, b.Attn.KNorm.W = in.Fill(1, c.HeadDim), in.Fill(1, c.HeadDim)
+		}
 		b.FFNNorm.(*nn.RMSNorm).W = in.Fill(1, D)
 		ffn := b.FFN.(*nn.SwiGLU)
 		ffn.Gate, ffn.Up, ffn.Down = in.Linear(F, D, std, false), in.Linear(F, D, std, false), in.Linear(D, F, resid, false)

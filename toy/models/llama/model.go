@@ -63,6 +63,9 @@ func New(c Config) *Model {
 			FFNNorm: &nn.RMSNorm{Eps: c.NormEps},
 			FFN:     &nn.SwiGLU{},
 		}
+		if c.QKNorm() {
+			m.Blocks[i].Attn.QNorm, m.Blocks[i].Attn.KNorm = &nn.RMSNorm{Eps: c.NormEps}, &nn.RMSNorm{Eps: c.NormEps}
+		}
 	}
 	return m
 }
@@ -140,6 +143,9 @@ func (m *Model) check() error {
 			nn.CheckLinear(p+"ffn_up", ffn.Up, F, D),
 			nn.CheckLinear(p+"ffn_down", ffn.Down, D, F),
 		)
+		if c.QKNorm() {
+			errs = append(errs, nn.CheckShape(p+"attn_q_norm.weight", a.QNorm.W, c.HeadDim), nn.CheckShape(p+"attn_k_norm.weight", a.KNorm.W, c.HeadDim))
+		}
 	}
 	for _, err := range errs {
 		if err != nil {
