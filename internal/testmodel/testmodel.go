@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/tensor"
@@ -41,6 +42,13 @@ type Spec struct {
 	// HeadDim, when not 0, is a head width other than Embed/Heads (written
 	// as attention.key_length, as Qwen3's files have it).
 	HeadDim int `json:"head_dim,omitempty"`
+}
+
+// q6KTensor reports whether a Q4_K model stores tensor name in Q6_K, as
+// llama.cpp's Q4_K_M mix does for the output head and the feed-forward
+// down projections.
+func q6KTensor(name string) bool {
+	return name == "output.weight" || strings.HasSuffix(name, "ffn_down.weight")
 }
 
 // File is the model's file name.
@@ -73,7 +81,15 @@ func Specs() []Spec {
 			Vocab: "gpt2", Embed: 64, Layers: 2, FFN: 128, Heads: 4, KVHeads: 2, HeadDim: 32, Context: 256, Tied: true, Seed: 6,
 			PromptIDs: gpt2Prompt})
 	}
-	return out
+	// Q4_K_M: k-quant super-blocks need widths that are multiples of 256.
+	// Q4_0 and Q5_0: older files, and Q4_K_M files of narrower models.
+	return append(out,
+		Spec{Name: "llama-q4_k_m", Arch: "llama", DType: tensor.Q4_K, Vocab: "llama2", Embed: 256, Layers: 2, FFN: 512,
+			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 8, PromptIDs: llamaPrompt},
+		Spec{Name: "llama-q4_0", Arch: "llama", DType: tensor.Q4_0, Vocab: "llama2", Embed: 64, Layers: 2, FFN: 128,
+			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 3, PromptIDs: llamaPrompt},
+		Spec{Name: "qwen2-q5_0", Arch: "qwen2", DType: tensor.Q5_0, Vocab: "gpt2", Embed: 64, Layers: 2, FFN: 128,
+			Heads: 4, KVHeads: 2, Context: 256, Tied: true, Seed: 4, PromptIDs: gpt2Prompt})
 }
 
 // llama3RopeFactors returns the frequency factors Llama 3.1's RoPE scaling
@@ -235,7 +251,7 @@ func build(s Spec) (*gguf.Writer, error) {
 	a := s.Arch
 	w.SetString("general.architecture", a)
 	w.SetString("general.name", "toy test model "+s.Name)
-	w.SetUint32("general.file_type", map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q8_0: 7}[s.DType])
+	w.SetUint32("general.file_type", map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q8_0: 7, tensor.Q4_0: 2, tensor.Q5_0: 8, tensor.Q4_K: 15}[s.DType])
 	w.SetUint32(a+".context_length", uint32(s.Context))
 	w.SetUint32(a+".embedding_length", uint32(D))
 	w.SetUint32(a+".block_count", uint32(s.Layers))
@@ -291,7 +307,11 @@ func build(s Spec) (*gguf.Writer, error) {
 		return w.AddFloat32(name, dt, x, shape...)
 	}
 	mat := func(name string, out, in int) error { // weight [out, in] in the model's type
-		return add(name, s.DType, 1.5/float32(math.Sqrt(float64(in))), 0, out, in)
+		dt := s.DType
+		if dt == tensor.Q4_K && q6KTensor(name) {
+			dt = tensor.Q6_K
+		}
+		return add(name, dt, 1.5/float32(math.Sqrt(float64(in))), 0, out, in)
 	}
 	vec := func(name string, n int, mean, scale float32) error { return add(name, tensor.F32, scale, mean, n) }
 
@@ -332,7 +352,11 @@ func build(s Spec) (*gguf.Writer, error) {
 		errs = append(errs, vec("output_norm.bias", D, 0, 0.1))
 	}
 	if !s.Tied {
-		errs = append(errs, add("output.weight", s.DType, 1, 0, V, D))
+		dt := s.DType
+		if dt == tensor.Q4_K {
+			dt = tensor.Q6_K
+		}
+		errs = append(errs, add("output.weight", dt, 1, 0, V, D))
 	}
 	for _, err := range errs {
 		if err != nil {

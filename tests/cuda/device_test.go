@@ -240,10 +240,16 @@ func TestReferenceModels(t *testing.T) {
 	}
 }
 
+// cudaTypes are the weight types the CUDA backend multiplies.
+var cudaTypes = map[tensor.DType]bool{tensor.F32: true, tensor.F16: true, tensor.BF16: true, tensor.Q8_0: true}
+
 func referenceModels(t *testing.T, b *cuda.Backend, toyGemm bool) {
 	dir := t.TempDir()
 	for _, spec := range testmodel.Specs() {
 		t.Run(spec.Name, func(t *testing.T) {
+			if !cudaTypes[spec.DType] {
+				t.Skipf("skipped: the CUDA backend has no kernels for %v weights yet", spec.DType)
+			}
 			if toyGemm && emulating(b) && (spec.DType == tensor.Q8_0 || spec.DType != tensor.F32 && !*emuFull) {
 				t.Skip("emulated: this model's products take the same kernels with and without cuBLAS here")
 			}

@@ -39,9 +39,31 @@ type golden struct {
 }
 
 // tolerance is the largest |Δ log-prob| allowed against llama.cpp.
+//
+// F16 and the 4- and 5-bit types round activations before their products
+// (to fp16; to Q8_0 blocks of 32 or Q8_K blocks of 256), so an activation
+// within float32 rounding of a rounding boundary can land on either side in
+// toy and llama.cpp (whose SIMD exp differs from a correctly rounded one in
+// the last bit), and every logit that product feeds moves by one step. The
+// low-bit test models have large random weights, and one such flip moves
+// log-probs by several 1e-2, measured by instrumenting toy's quantizers:
+//   - llama-q4_k_m: the only activation of the forward pass within 2e-5 of
+//     a half-step is at prompt position 10, entering the Q6_K output
+//     projection: up to 2.4e-2 there; every other position and the greedy
+//     path agree within 1e-4.
+//   - llama-q4_0: Q8_0 activations within 1e-6 of a half-step at greedy step
+//     21 (and 1.5e-5 at 19): up to 6.5e-2 from step 21 on, carried by the
+//     KV cache; the prompt and steps 0–20 agree within 1e-4.
+//
+// 1e-1 still fails a dot product's scale off by 0.1% (measured: 0.12 for
+// Q4_0, 0.14 for Q5_0, 0.43 for Q6_K, 0.71 for Q4_K), and the greedy tokens
+// must still be llama.cpp's.
 func tolerance(dt tensor.DType) float64 {
-	if dt == tensor.F16 {
+	switch dt {
+	case tensor.F16:
 		return 1e-2
+	case tensor.Q4_0, tensor.Q5_0, tensor.Q4_K:
+		return 1e-1
 	}
 	return 1e-4
 }

@@ -138,25 +138,25 @@ func patchType(t *testing.T, path, name string, id uint32) {
 // Files with quantizations toy cannot compute with are still described.
 func TestDescribeKQuant(t *testing.T) {
 	s := spec("llama-k", "llama", tensor.F32, true)
-	s.FFN = 256 // ffn_down rows of 256: one Q4_K block
+	s.FFN = 256 // ffn_down rows of 256: one Q5_K block
 	path := writeModel(t, s)
-	patchType(t, path, "blk.0.ffn_down.weight", 12) // Q4_K
+	patchType(t, path, "blk.0.ffn_down.weight", 13) // Q5_K
 	if _, err := toy.Load(path); !errors.Is(err, gguf.ErrUnsupportedType) {
-		t.Errorf("loading a Q4_K model: %v, want ErrUnsupportedType", err)
+		t.Errorf("loading a Q5_K model: %v, want ErrUnsupportedType", err)
 	}
 	c, err := card.Describe(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := c.Render()
-	if !strings.Contains(text, "Q4_K") || !strings.Contains(text, "[llama]") {
-		t.Errorf("no Q4_K note:\n%s", text)
+	if !strings.Contains(text, "Q5_K") || !strings.Contains(text, "[llama]") {
+		t.Errorf("no Q5_K note:\n%s", text)
 	}
 	h, _ := gguf.Open(path)
 	defer h.Close()
 	ti, _ := h.Info("blk.0.ffn_down.weight")
-	if ti.Type.String() != "Q4_K" || ti.Size != 64*256/256*144 {
-		t.Errorf("Q4_K tensor %+v", ti)
+	if ti.Type.String() != "Q5_K" || ti.Size != 64*256/256*176 {
+		t.Errorf("Q5_K tensor %+v", ti)
 	}
 }
 

@@ -224,7 +224,7 @@ func FuzzParse(f *testing.F) {
 		}
 		for _, ti := range g.Tensors {
 			// Every listed tensor has its bytes; those of a type toy does not
-			// compute with (Q4_K, F64, …) say so by name.
+			// compute with (Q5_K, F64, …) say so by name.
 			if _, _, err := g.Data(ti.Name); err != nil {
 				t.Fatalf("tensor %s listed but has no data: %v", ti.Name, err)
 			}

@@ -115,10 +115,10 @@ func (w *Writer) AddTensor(name string, t tensor.DType, data []byte, shape ...in
 }
 
 // AddFloat32 adds a tensor given as float32 values, encoded to type t
-// (F32, F16, BF16 or Q8_0).
+// (F32, F16, BF16, Q8_0, Q4_K or Q6_K).
 func (w *Writer) AddFloat32(name string, t tensor.DType, values []float32, shape ...int) error {
-	if t == tensor.Q8_0 && len(values)%tensor.Q8BlockSize != 0 {
-		return fmt.Errorf("gguf: tensor %q: %d values do not fill Q8_0 blocks", name, len(values))
+	if bs := t.BlockSize(); bs > 1 && len(values)%bs != 0 {
+		return fmt.Errorf("gguf: tensor %q: %d values do not fill %v blocks of %d", name, len(values), t, bs)
 	}
 	return w.AddTensor(name, t, tensor.EncodeRow(nil, values, t), shape...)
 }

@@ -347,6 +347,12 @@ func TestSuggest(t *testing.T) {
 	if f, _ := Suggest(fs); f.Path != "m-Q8_0.gguf" {
 		t.Errorf("Suggest = %s", f.Path)
 	}
+	if f, _ := Suggest(fs[:2]); f.Path != "m-Q4_K_M.gguf" {
+		t.Errorf("Suggest without Q8_0 = %s, want the Q4_K_M file", f.Path)
+	}
+	if f, _ := Suggest([]RepoFile{{Path: "m-IQ2_XS.gguf"}, {Path: "m-Q4_K_S.gguf"}, {Path: "m-BF16.gguf"}}); f.Path != "m-BF16.gguf" {
+		t.Errorf("Suggest = %s, want the BF16 file", f.Path)
+	}
 }
 
 type writerFunc func([]byte) (int, error)

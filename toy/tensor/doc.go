@@ -17,11 +17,12 @@
 //
 // # Element types
 //
-// Activations are always F32. Weights may be F32, F16, BF16 or Q8_0 and stay in
-// their stored form: MatMul converts the activation row to the weight's "dot
-// type" first (F16 → fp16, BF16 → bf16, Q8_0 → Q8_0 blocks with integer dot
-// products), the arithmetic llama.cpp's CPU backend uses, so results agree
-// with it to rounding.
+// Activations are always F32. Weights may be F32, F16, BF16, Q8_0 or the
+// k-quants Q4_K and Q6_K (what Q4_K_M files hold) and stay in their stored
+// form: MatMul converts the activation row to the weight's "dot type" first
+// (F16 → fp16, BF16 → bf16, Q8_0 → Q8_0 blocks, Q4_K and Q6_K → Q8_K blocks
+// of 256, with integer dot products), the arithmetic llama.cpp's CPU backend
+// uses, so results agree with it to rounding.
 //
 // # Backends
 //

@@ -9,13 +9,19 @@ import "fmt"
 type DType uint32
 
 // The element types toy computes with. Quantized types store elements in
-// blocks (BlockSize elements in TypeSize bytes). Every other ggml type (Q4_K,
-// IQ2_XS, …) can still be named, sized and stored (see Stored), so files
-// holding them can be read and described, but not computed with.
+// blocks (BlockSize elements in TypeSize bytes): Q8_0, Q4_0 and Q5_0 (see
+// quant4.go), and the k-quants Q4_K and Q6_K (kquant.go) — what Q4_K_M files
+// hold. Every other ggml type (Q5_K, IQ2_XS, …) can still be named, sized and
+// stored (see Stored), so files holding them can be read and described, but
+// not computed with.
 const (
 	F32  DType = 0
 	F16  DType = 1
+	Q4_0 DType = 2
+	Q5_0 DType = 6
 	Q8_0 DType = 8
+	Q4_K DType = 12
+	Q6_K DType = 14
 	I32  DType = 26
 	BF16 DType = 30
 )
@@ -53,7 +59,7 @@ func (t DType) String() string {
 // Known reports whether toy can compute with elements of this type.
 func (t DType) Known() bool {
 	switch t {
-	case F32, F16, BF16, Q8_0, I32:
+	case F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, I32:
 		return true
 	}
 	return false

@@ -19,7 +19,8 @@ var fp16Table = func() *[1 << 16]float32 {
 // MatMul computes out[M, N] = x[M, K]·w[N, K]ᵀ. Work is split over the rows of
 // w, so each weight row is read (and decoded) once for all M activation rows.
 // Activations are first converted to the weight's dot type, as llama.cpp does:
-// fp16- or bf16-rounded for F16/BF16 weights, Q8_0 blocks for Q8_0 weights.
+// fp16- or bf16-rounded for F16/BF16 weights, Q8_0 blocks for Q8_0, Q4_0 and
+// Q5_0 weights, Q8_K blocks for the k-quants.
 func (Go) MatMul(out, x, w *Tensor) {
 	M, K, N := x.Rows(), x.Cols(), w.shape[0]
 	o := out.f32
@@ -62,6 +63,38 @@ func (Go) MatMul(out, x, w *Tensor) {
 				wr := w.raw[n*rowBytes : (n+1)*rowBytes]
 				for m := 0; m < M; m++ {
 					o[m*N+n] = dotQ8(xq[m*rowBytes:(m+1)*rowBytes], wr)
+				}
+			}
+		})
+	case Q4_0, Q5_0:
+		bytes, quant := q32Format(w.dtype)
+		rowBytes := K / 32 * bytes
+		xb := K / Q8BlockSize * Q8BlockLen
+		xq := make([]byte, 0, M*xb)
+		for m := 0; m < M; m++ {
+			xq = QuantizeQ8_0(xq, x.f32[m*K:(m+1)*K])
+		}
+		parallelFor(N, 16, func(lo, hi int) {
+			for n := lo; n < hi; n++ {
+				wr := w.raw[n*rowBytes : (n+1)*rowBytes]
+				for m := 0; m < M; m++ {
+					o[m*N+n] = dotQ32(wr, bytes, quant, xq[m*xb:(m+1)*xb])
+				}
+			}
+		})
+	case Q4_K, Q6_K:
+		dot := kquantDot(w.dtype)
+		rowBytes, _ := w.dtype.RowBytes(K)
+		xq := make([]q8K, 0, M*K/QK)
+		for m := 0; m < M; m++ {
+			xq = quantizeQ8K(xq, x.f32[m*K:(m+1)*K])
+		}
+		nb := K / QK
+		parallelFor(N, 16, func(lo, hi int) {
+			for n := lo; n < hi; n++ {
+				wr := w.raw[n*rowBytes : (n+1)*rowBytes]
+				for m := 0; m < M; m++ {
+					o[m*N+n] = dot(wr, xq[m*nb:(m+1)*nb])
 				}
 			}
 		})

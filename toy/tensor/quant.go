@@ -1,4 +1,5 @@
-// Q8_0 quantization and row conversions between storage types and float32.
+// Q8_0 quantization and row conversions between storage types and float32
+// (the k-quants are in kquant.go).
 
 package tensor
 
@@ -66,13 +67,21 @@ func DecodeRow(dst []float32, src []byte, t DType) {
 		}
 	case Q8_0:
 		DequantizeQ8_0(dst, src)
+	case Q4_0, Q5_0:
+		bytes, quant := q32Format(t)
+		decodeQ32(dst, src, bytes, quant)
+	case Q4_K:
+		DequantizeQ4K(dst, src)
+	case Q6_K:
+		DequantizeQ6K(dst, src)
 	default:
 		panic(fmt.Sprintf("DecodeRow: cannot decode %v", t))
 	}
 }
 
 // EncodeRow converts float32 values to type t, appending the bytes to dst.
-// F16 and BF16 round to nearest even; Q8_0 quantizes as QuantizeQ8_0.
+// F16 and BF16 round to nearest even; the block types quantize as
+// QuantizeQ8_0, QuantizeQ4_0, QuantizeQ5_0, QuantizeQ4K and QuantizeQ6K.
 func EncodeRow(dst []byte, x []float32, t DType) []byte {
 	switch t {
 	case F32:
@@ -89,6 +98,14 @@ func EncodeRow(dst []byte, x []float32, t DType) []byte {
 		}
 	case Q8_0:
 		dst = QuantizeQ8_0(dst, x)
+	case Q4_0:
+		dst = QuantizeQ4_0(dst, x)
+	case Q5_0:
+		dst = QuantizeQ5_0(dst, x)
+	case Q4_K:
+		dst = QuantizeQ4K(dst, x)
+	case Q6_K:
+		dst = QuantizeQ6K(dst, x)
 	default:
 		panic(fmt.Sprintf("EncodeRow: cannot encode %v", t))
 	}
