@@ -326,8 +326,35 @@ func (b *Backend) Softmax(out, x *tensor.Tensor, past int) {
 	b.launch("toy_softmax", x.Rows(), 1, min(256, rowThreads(x.Cols())), pArg(op), pArg(xp), iArg(x.Cols()), iArg(past))
 }
 
+// Split-K attention (toy_attention_chunk, then toy_attention_combine): the
+// keys in chunks of attnChunk (ATTN_CHUNK in ops.cu), one block per (token,
+// head, chunk). Attention takes it when the query rows are few and the keys
+// many (attnSplit):
+//   - T·nHead < attnSplitJobs: toy_attention's grid is one block per (token,
+//     head), in decode 9 (SmolLM2) to 64 (70B) blocks, fewer than the SMs of
+//     a large GPU (80 on V100, 108 on A100, 132 on H100/H200), each walking
+//     every key alone; 256 is about two blocks per SM there. Prefill grids
+//     are larger and fill the GPU with the one-pass kernel. The bound is a
+//     constant rather than Info.SMs so that every device (the emulator has
+//     one SM) takes the same path for the same shapes.
+//   - S ≥ attnSplitKeys: at least two full chunks. Below, one block's walk
+//     over the keys is short, and the second launch and the partial results'
+//     round trip through memory would cost about what the split saves.
+const (
+	attnChunk     = 256
+	attnSplitJobs = 256
+	attnSplitKeys = 2 * attnChunk
+)
+
+// attnSplit reports whether Attention over T query rows of nHead heads and
+// S keys takes the split-K kernels.
+func attnSplit(T, nHead, S int) bool { return T*nHead < attnSplitJobs && S >= attnSplitKeys }
+
 // Attention: one block per (token, head); the scores of up to 64 Mi
-// (token, head, key) triples at a time in a scratch buffer.
+// (token, head, key) triples at a time in a scratch buffer. Few rows over
+// many keys (attnSplit) go split-K instead: per (token, head, chunk) the
+// chunk's max score (float32), sum of exps (float64) and unnormalized
+// output (dh float32) in a scratch buffer, merged by a second kernel.
 func (b *Backend) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, scale float32) {
 	T := q.Rows()
 	if T == 0 {
@@ -336,6 +363,19 @@ func (b *Backend) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, s
 	defer b.enter()()
 	qp, kp, vp, op := b.in(q), b.in(k), b.in(v), b.out(out)
 	S, dh := past+T, q.Cols()/nHead
+	if attnSplit(T, nHead, S) {
+		jobs, chunks := T*nHead, (S+attnChunk-1)/attnChunk
+		n := jobs * chunks
+		lp, c := b.take(n * (8 + 4 + 4*dh)) // l (float64), then m, then o
+		defer b.give(lp, c)
+		mp := lp + uintptr(8*n)
+		opart := mp + uintptr(4*n)
+		b.launch("toy_attention_chunk", jobs, chunks, attnChunk, pArg(opart), pArg(mp), pArg(lp), pArg(qp), pArg(kp), pArg(vp),
+			iArg(nHead), iArg(nKV), iArg(dh), iArg(past), fArg(scale))
+		b.launch("toy_attention_combine", jobs, 1, min(256, rowThreads(dh)), pArg(op), pArg(opart), pArg(mp), pArg(lp),
+			iArg(nHead), iArg(dh), iArg(past), iArg(chunks))
+		return
+	}
 	chunk := max(1, min(T, (64<<20)/(nHead*S)))
 	sp, c := b.take(4 * chunk * nHead * S)
 	defer b.give(sp, c)

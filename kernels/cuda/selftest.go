@@ -166,10 +166,22 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 			b.Embedding(o, fresh(table), ids)
 		})})
 	}
-	for _, a := range []struct{ T, H, KV, dh, past int }{{1, 4, 2, 16, 5}, {4, 4, 4, 16, 0}, {3, 8, 2, 32, 9 * size}} {
+	// Attention, one pass (toy_attention) and split-K (attnSplit: "split"
+	// in the name): decode over 701 and 1536/1537 keys (the second query's
+	// last chunk holds one key the first does not see), grouped heads, head
+	// widths that split the chunk kernel's block into 4, 3 (threads left
+	// over), 1 (dh 160) or 16 key groups; and each side of the thresholds:
+	// 511/512 keys, 256/255 (token, head) pairs.
+	for _, a := range []struct{ T, H, KV, dh, past int }{{1, 4, 2, 16, 5}, {4, 4, 4, 16, 0}, {3, 8, 2, 32, 9 * size},
+		{1, 4, 1, 64, 700}, {2, 8, 2, 64, 1535}, {1, 3, 1, 80, 600}, {1, 2, 1, 160, 520},
+		{1, 4, 2, 64, 510}, {1, 4, 2, 64, 511}, {16, 16, 4, 16, 496}, {17, 15, 5, 16, 500}} {
 		S := a.past + a.T
 		q, k, v := randT(a.T, a.H*a.dh), randT(S+2, a.KV*a.dh), randT(S+2, a.KV*a.dh)
-		cases = append(cases, OpCase{fmt.Sprintf("Attention %+v", a), 1e-5, nil, op([]int{a.T, a.H * a.dh}, func(b tensor.Backend, o *tensor.Tensor) {
+		name := fmt.Sprintf("Attention %+v", a)
+		if attnSplit(a.T, a.H, S) {
+			name = fmt.Sprintf("Attention split %+v", a)
+		}
+		cases = append(cases, OpCase{name, 1e-5, nil, op([]int{a.T, a.H * a.dh}, func(b tensor.Backend, o *tensor.Tensor) {
 			b.Attention(o, fresh(q), fresh(k), fresh(v), a.H, a.KV, a.past, 0.125)
 		})})
 	}

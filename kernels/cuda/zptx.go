@@ -4,7 +4,7 @@ package cuda
 
 // sourcesSHA256 is the SHA-256 of build.sh and the CUDA sources,
 // concatenated in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "03db56239a07a250c450e330fd5f42710241759637a1f00e11de562c93b6192e"
+const sourcesSHA256 = "09ba278203ce5ffdaafbe636bbef7a55e1dfb6d7bb79e2059418efa56de0f087"
 
 var sourceFiles = []string{"build.sh", "csrc/matmul.cu", "csrc/ops.cu", "csrc/toy.cuh"}
 
@@ -14,5 +14,5 @@ const nvccVersion = "release 11.8, V11.8.89"
 // ptxSHA256 maps each embedded PTX module to the SHA-256 build.sh recorded.
 var ptxSHA256 = map[string]string{
 	"matmul.ptx": "33ff4338be01a6c48e62464f89dff263b856c1ff55d4e0c42a376af6e1369937",
-	"ops.ptx":    "fd0c437f389fc67120947a6407b41d9357315fa7d23eabff0ee1042dc4c09726",
+	"ops.ptx":    "9b014c12fb973020597dade9b9c45f49daa326d4cdd9b6846c2041aeb1bb4227",
 }

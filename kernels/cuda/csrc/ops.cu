@@ -197,6 +197,114 @@ extern "C" __global__ void toy_attention(float *out, const float *q, const float
 	}
 }
 
+// Split-K ("flash-decoding") attention, for few queries over a long cache,
+// where toy_attention's one block per (token, head) would leave most of the
+// GPU idle while each block walks every key: the keys are cut into chunks of
+// ATTN_CHUNK, one block per (token, head, chunk) reduces its chunk to a
+// partial softmax (toy_attention_chunk), and one block per (token, head)
+// merges the chunks (toy_attention_combine). The backend takes this path in
+// decode (see Backend.Attention); the arithmetic follows toy_attention (dot4
+// scores scaled with __fmul_rn, exp in float64 of a float32 difference, sums
+// of exps in float64), so results stay within float32 rounding of it.
+#define ATTN_CHUNK 256
+
+// toy_attention_chunk: q [T, H·dh], k, v [S, KV·dh] as for toy_attention
+// (query t sees keys 0 … past+t; kv head h / (H/KV)); grid (T·H, chunks),
+// block of ATTN_CHUNK threads. Block (job, c), job = t·H + h, takes keys
+// c·ATTN_CHUNK … of query t (at most ATTN_CHUNK, none past its last key)
+// and writes, at r = job·chunks + c, the chunk's largest score m[r], the
+// sum of its exps l[r] = Σ exp(s − m[r]) and the unnormalized output
+// o[r·dh + i] = Σ exp(s − m[r])·v_s[i]. A chunk that starts after the
+// query's last key writes nothing (toy_attention_combine does not read it).
+extern "C" __global__ void toy_attention_chunk(float *o, float *m, double *l, const float *q, const float *k,
+                                               const float *v, int nHead, int nKV, int dh, int past, float scale) {
+	__shared__ float p[ATTN_CHUNK];    // the chunk's scores, then their exps
+	__shared__ float part[ATTN_CHUNK]; // the key groups' partial outputs
+	__shared__ double sh[32];
+	__shared__ float shf[32];
+	int job = blockIdx.x, t = job / nHead, h = job % nHead;
+	int kvh = h / (nHead / nKV), qc = nHead * dh, kc = nKV * dh;
+	int s0 = blockIdx.y * ATTN_CHUNK, n = min(ATTN_CHUNK, past + t + 1 - s0); // keys s0 … s0+n−1
+	if (n <= 0) return; // the whole block: no barrier is skipped
+	size_t r = (size_t)job * gridDim.y + blockIdx.y;
+	const float *qr = q + (size_t)t * qc + h * dh;
+	const float *k0 = k + (size_t)s0 * kc + kvh * dh, *v0 = v + (size_t)s0 * kc + kvh * dh;
+	// Scores, one key per thread.
+	float mx = -INFINITY;
+	for (int j = threadIdx.x; j < n; j += blockDim.x) {
+		float sc = __fmul_rn(dot4(k0 + (size_t)j * kc, qr, dh), scale);
+		p[j] = sc;
+		mx = fmaxf(mx, sc);
+	}
+	mx = block_max(mx, shf);
+	double sum = 0;
+	for (int j = threadIdx.x; j < n; j += blockDim.x) {
+		float e = (float)exp((double)__fsub_rn(p[j], mx));
+		p[j] = e;
+		sum += (double)e;
+	}
+	sum = block_sum_d(sum, sh); // its barriers also publish p
+	if (threadIdx.x == 0) {
+		m[r] = mx;
+		l[r] = sum;
+	}
+	// Outputs: the block is G groups of dh threads (G = blockDim/dh; one
+	// group looping over the features when dh > blockDim); group g sums
+	// keys g, g+G, … of the chunk for its feature i, reading v rows
+	// coalesced, and the G partial sums are added in group order.
+	int G = max(1, (int)blockDim.x / dh);
+	float *orow = o + r * dh;
+	for (int w = threadIdx.x; w < G * dh; w += blockDim.x) {
+		int g = w / dh, i = w % dh;
+		float acc = 0;
+		for (int j = g; j < n; j += G) acc = __fadd_rn(acc, __fmul_rn(p[j], v0[(size_t)j * kc + i]));
+		if (G == 1)
+			orow[i] = acc;
+		else
+			part[w] = acc; // G·dh ≤ blockDim ≤ ATTN_CHUNK
+	}
+	if (G > 1) {
+		__syncthreads();
+		for (int i = threadIdx.x; i < dh; i += blockDim.x) {
+			float acc = part[i];
+			for (int g = 1; g < G; g++) acc = __fadd_rn(acc, part[g * dh + i]);
+			orow[i] = acc;
+		}
+	}
+}
+
+// toy_attention_combine: out [T, H·dh] from toy_attention_chunk's partial
+// results (chunks per (token, head), as its grid); one block per (token t,
+// head h). Over the chunks holding keys of query t: M = max m_c, the
+// chunk weights w_c = exp(m_c − M), L = Σ l_c·w_c and out = Σ o_c·w_c / L
+// (in float64). The weights replace l_c in place, for the block's threads
+// to share.
+extern "C" __global__ void toy_attention_combine(float *out, const float *o, const float *m, double *l, int nHead,
+                                                 int dh, int past, int chunks) {
+	__shared__ double sh[32];
+	__shared__ float shf[32];
+	int job = blockIdx.x, t = job / nHead, h = job % nHead;
+	int nc = (past + t + ATTN_CHUNK) / ATTN_CHUNK; // chunks with keys ≤ past+t
+	const float *mr = m + (size_t)job * chunks, *or0 = o + (size_t)job * chunks * dh;
+	double *lr = l + (size_t)job * chunks;
+	float M = -INFINITY;
+	for (int c = threadIdx.x; c < nc; c += blockDim.x) M = fmaxf(M, mr[c]);
+	M = block_max(M, shf);
+	double L = 0;
+	for (int c = threadIdx.x; c < nc; c += blockDim.x) {
+		double w = exp((double)__fsub_rn(mr[c], M));
+		L += lr[c] * w;
+		lr[c] = w;
+	}
+	L = block_sum_d(L, sh); // its barriers also publish the weights
+	float *orow = out + (size_t)t * nHead * dh + h * dh;
+	for (int i = threadIdx.x; i < dh; i += blockDim.x) {
+		double acc = 0;
+		for (int c = 0; c < nc; c++) acc += (double)or0[(size_t)c * dh + i] * lr[c];
+		orow[i] = (float)(acc / L);
+	}
+}
+
 // Embedding gathers: out[t] = table[ids[t]] as float32, one block per token.
 extern "C" __global__ void toy_embed_f32(float *out, const float *table, const int *ids, int D) {
 	const float *row = table + (size_t)ids[blockIdx.x] * D;

@@ -32,7 +32,7 @@ const emu_kernel emu_kernels[] = {
 	EMU_KERNEL(toy_matmul_f32), EMU_KERNEL(toy_gemm_f32), EMU_KERNEL(toy_gemm_half),
 	EMU_KERNEL(toy_add), EMU_KERNEL(toy_mul), EMU_KERNEL(toy_scale), EMU_KERNEL(toy_silu), EMU_KERNEL(toy_swiglu),
 	EMU_KERNEL(toy_gelu), EMU_KERNEL(toy_rmsnorm), EMU_KERNEL(toy_layernorm), EMU_KERNEL(toy_rope),
-	EMU_KERNEL(toy_softmax), EMU_KERNEL(toy_attention), EMU_KERNEL(toy_embed_f32), EMU_KERNEL(toy_embed_half),
-	EMU_KERNEL(toy_embed_q8), EMU_KERNEL(toy_columns),
+	EMU_KERNEL(toy_softmax), EMU_KERNEL(toy_attention), EMU_KERNEL(toy_attention_chunk), EMU_KERNEL(toy_attention_combine),
+	EMU_KERNEL(toy_embed_f32), EMU_KERNEL(toy_embed_half), EMU_KERNEL(toy_embed_q8), EMU_KERNEL(toy_columns),
 };
 const int emu_nkernels = sizeof emu_kernels / sizeof emu_kernels[0];
