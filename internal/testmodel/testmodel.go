@@ -117,7 +117,8 @@ func llama3RopeFactors(dim int, base float64) []float32 {
 }
 
 // BenchSpecs returns random models with SmolLM2-135M's shape (not committed,
-// not gated): F32 and Q8_0, Llama-2 vocabulary padded to 49152 tokens.
+// not gated): F32 and Q8_0, and Q4_K_M at width 512, with a synthetic
+// vocabulary of 49152 tokens.
 func BenchSpecs() []Spec {
 	var out []Spec
 	for _, dt := range []tensor.DType{tensor.F32, tensor.Q8_0} {
@@ -125,7 +126,10 @@ func BenchSpecs() []Spec {
 			Arch: "llama", DType: dt, Vocab: "none", VocabSize: 49152, Embed: 576, Layers: 30, FFN: 1536, Heads: 9, KVHeads: 3,
 			Context: 2048, Tied: true, Seed: 7, PromptIDs: llamaPrompt})
 	}
-	return out
+	// Q4_K_M needs widths that are multiples of 256: SmolLM2's depth and
+	// feed-forward width at width 512 (8 heads of 64, 2 KV heads).
+	return append(out, Spec{Name: "smollm2-shape-q4_k_m", Arch: "llama", DType: tensor.Q4_K, Vocab: "none", VocabSize: 49152,
+		Embed: 512, Layers: 30, FFN: 1536, Heads: 8, KVHeads: 2, Context: 2048, Tied: true, Seed: 7, PromptIDs: llamaPrompt})
 }
 
 // vocab is the JSON written by tests/tokenizer/vocab.mjs.

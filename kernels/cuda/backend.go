@@ -15,11 +15,11 @@ import (
 
 // Backend runs every op on one GPU, on one stream, with tensors resident in
 // device memory (see tensor.DeviceBackend): weights are uploaded at first
-// use and stay, in their own type (F32, F16, BF16, Q8_0); activations and
-// the KV cache never leave the device; Go code reading a tensor (the logits,
-// for sampling) downloads it. F32 products run on cuBLAS (TF32 off unless
-// TOY_CUDA_TF32=1) when the machine has it, the rest on toy's kernels
-// (csrc/).
+// use and stay, in their own type (F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K,
+// Q6_K); activations and the KV cache never leave the device; Go code
+// reading a tensor (the logits, for sampling) downloads it. F32 products run
+// on cuBLAS (TF32 off unless TOY_CUDA_TF32=1) when the machine has it, the
+// rest on toy's kernels (csrc/).
 type Backend struct {
 	l      *libs
 	info   Info
@@ -183,9 +183,11 @@ const (
 // MatMul: out[M, N] = x[M, K]·w[N, K]ᵀ. F32 weights: cublasSgemm. F16 and
 // BF16: x rounded to the weight's type, then toy_matmul_half (or GemmEx with
 // float32 accumulation from gemmMin rows on). Q8_0: x quantized to Q8_0
-// blocks (toy_quantize_q8), then integer block dots (toy_matmul_q8).
-// Without cuBLAS, toy_matmul_f32 and, from gemmMin rows on, the tiled
-// toy_gemm_f32 and toy_gemm_half take cuBLAS's place.
+// blocks (toy_quantize_q8), then integer block dots (toy_matmul_q8); Q4_0
+// and Q5_0 likewise (toy_matmul_q32). Q4_K and Q6_K: x quantized to Q8_K
+// (toy_quantize_q8k), then toy_matmul_q4k or toy_matmul_q6k. Without
+// cuBLAS, toy_matmul_f32 and, from gemmMin rows on, the tiled toy_gemm_f32
+// and toy_gemm_half take cuBLAS's place.
 func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 	M, K, N := x.Rows(), x.Cols(), w.Dim(0)
 	if M == 0 || N == 0 {
@@ -240,6 +242,31 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		b.launch("toy_quantize_q8", (nb+3)/4, 1, 128, pArg(xp), pArg(xq), pArg(xd), iArg(nb))
 		gx, gy := rowGrid()
 		b.launch("toy_matmul_q8", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N))
+	case tensor.Q4_0, tensor.Q5_0:
+		nb := M * K / 32
+		xq, cq := b.take(M * K)
+		defer b.give(xq, cq)
+		xd, cd := b.take(4 * nb)
+		defer b.give(xd, cd)
+		b.launch("toy_quantize_q8", (nb+3)/4, 1, 128, pArg(xp), pArg(xq), pArg(xd), iArg(nb))
+		gx, gy := rowGrid()
+		b.launch("toy_matmul_q32", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N),
+			bArg(w.DType() == tensor.Q5_0))
+	case tensor.Q4_K, tensor.Q6_K:
+		nb := M * K / tensor.QK
+		xq, cq := b.take(M * K)
+		defer b.give(xq, cq)
+		xd, cd := b.take(4 * nb)
+		defer b.give(xd, cd)
+		xs, cs := b.take(4 * 16 * nb)
+		defer b.give(xs, cs)
+		b.launch("toy_quantize_q8k", (nb+3)/4, 1, 128, pArg(xp), pArg(xq), pArg(xd), pArg(xs), iArg(nb))
+		gx, gy := rowGrid()
+		if w.DType() == tensor.Q4_K {
+			b.launch("toy_matmul_q4k", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(xs), pArg(op), iArg(M), iArg(K), iArg(N))
+		} else {
+			b.launch("toy_matmul_q6k", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N))
+		}
 	default:
 		panic(fmt.Sprintf("cuda MatMul: weight type %v is not supported", w.DType()))
 	}
@@ -404,6 +431,9 @@ func (b *Backend) Embedding(out, table *tensor.Tensor, ids []int32) {
 		b.launch("toy_embed_half", T, 1, 256, pArg(op), pArg(tp), pArg(ip), iArg(D), bArg(table.DType() == tensor.BF16))
 	case tensor.Q8_0:
 		b.launch("toy_embed_q8", T, 1, 256, pArg(op), pArg(tp), pArg(ip), iArg(D))
+	case tensor.Q4_0, tensor.Q5_0, tensor.Q4_K, tensor.Q6_K:
+		rowBytes, _ := table.DType().RowBytes(D)
+		b.launch("toy_embed_quant", T, 1, 256, pArg(op), pArg(tp), pArg(ip), iArg(D), iArg(rowBytes), iArg(int(table.DType())))
 	default:
 		panic(fmt.Sprintf("cuda Embedding: table type %v is not supported", table.DType()))
 	}

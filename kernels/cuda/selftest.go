@@ -132,6 +132,23 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 				})})
 		}
 	}
+	// The 4- and 5-bit types: bit-identical to Go (integer block dots, the
+	// float scaling in Go's order), so tolerance 0.
+	for _, c := range []struct {
+		dt      tensor.DType
+		M, K, N int
+	}{
+		{tensor.Q4_0, 1, 64, 33}, {tensor.Q4_0, 9, 96, 17}, {tensor.Q5_0, 1, 1088, 5}, {tensor.Q5_0, 40, 64, 10 * size},
+		{tensor.Q4_K, 1, 256, 33}, {tensor.Q4_K, 9, 512, 17}, {tensor.Q6_K, 1, 512, 33}, {tensor.Q6_K, 40, 256, 10 * size},
+	} {
+		x, wf := randT(c.M, c.K), randT(c.N, c.K)
+		w, err := tensor.FromBytes(c.dt, tensor.EncodeRow(nil, wf.Data(), c.dt), c.N, c.K)
+		if err != nil {
+			panic(err)
+		}
+		cases = append(cases, OpCase{fmt.Sprintf("MatMul %v %v", c.dt, [3]int{c.M, c.K, c.N}), 0, nil,
+			op([]int{c.M, c.N}, func(b tensor.Backend, out *tensor.Tensor) { b.MatMul(out, fresh(x), fresh(w)) })})
+	}
 	R := 5
 	x, y, row, w, bias := randT(R, D), randT(R, D), randT(D), randT(D), randT(D)
 	shape := []int{R, D}
@@ -159,7 +176,11 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 	add("GELU", func(b tensor.Backend, o *tensor.Tensor) { b.GELU(o, fresh(x)) })
 	add("SwiGLU", func(b tensor.Backend, o *tensor.Tensor) { b.SwiGLU(o, fresh(x), fresh(y)) })
 	ids := []int32{3, 0, 7, 3}
-	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0} {
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.Q4_K, tensor.Q6_K} {
+		D := D
+		if dt.BlockSize() == tensor.QK {
+			D = 2 * tensor.QK
+		}
 		tf := randT(8, D)
 		table, _ := tensor.FromBytes(dt, tensor.EncodeRow(nil, tf.Data(), dt), 8, D)
 		cases = append(cases, OpCase{"Embedding " + dt.String(), 0, nil, op([]int{len(ids), D}, func(b tensor.Backend, o *tensor.Tensor) {

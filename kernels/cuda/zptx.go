@@ -4,9 +4,9 @@ package cuda
 
 // sourcesSHA256 is the SHA-256 of build.sh and the CUDA sources,
 // concatenated in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "09ba278203ce5ffdaafbe636bbef7a55e1dfb6d7bb79e2059418efa56de0f087"
+const sourcesSHA256 = "262fded1b6035cb5c20da49d4258b12064d638eb1482825613b775d4721e1784"
 
-var sourceFiles = []string{"build.sh", "csrc/matmul.cu", "csrc/ops.cu", "csrc/toy.cuh"}
+var sourceFiles = []string{"build.sh", "csrc/matmul.cu", "csrc/ops.cu", "csrc/quant.cu", "csrc/toy.cuh"}
 
 // nvccVersion is the compiler that made the PTX.
 const nvccVersion = "release 11.8, V11.8.89"
@@ -15,4 +15,5 @@ const nvccVersion = "release 11.8, V11.8.89"
 var ptxSHA256 = map[string]string{
 	"matmul.ptx": "33ff4338be01a6c48e62464f89dff263b856c1ff55d4e0c42a376af6e1369937",
 	"ops.ptx":    "9b014c12fb973020597dade9b9c45f49daa326d4cdd9b6846c2041aeb1bb4227",
+	"quant.ptx":  "767b65cdd8df6884ac219686a75217c12508be03e34e9db11c98a895a90fa5d6",
 }

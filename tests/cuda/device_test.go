@@ -38,7 +38,7 @@ import (
 )
 
 var (
-	bench   = flag.Bool("cuda.bench", false, "run the prefill/decode speed test (SmolLM2-135M- and 7B-shaped random Q8_0 models)")
+	bench   = flag.Bool("cuda.bench", false, "run the prefill/decode speed test (SmolLM2-135M- and 7B-shaped random Q8_0 models, and a 7B Q4_K)")
 	big     = flag.Bool("cuda.7b", true, "include the 7B-shaped model in -cuda.bench")
 	goldens = flag.String("goldens", "../reference/testdata", "directory of the llama.cpp golden files")
 	emuMode = flag.String("cuda.emu", "auto", "run on the emulated device (kernels/cuda/emu, needs g++): auto (when there is no GPU), on, off")
@@ -241,7 +241,8 @@ func TestReferenceModels(t *testing.T) {
 }
 
 // cudaTypes are the weight types the CUDA backend multiplies.
-var cudaTypes = map[tensor.DType]bool{tensor.F32: true, tensor.F16: true, tensor.BF16: true, tensor.Q8_0: true}
+var cudaTypes = map[tensor.DType]bool{tensor.F32: true, tensor.F16: true, tensor.BF16: true, tensor.Q8_0: true,
+	tensor.Q4_0: true, tensor.Q5_0: true, tensor.Q4_K: true}
 
 func referenceModels(t *testing.T, b *cuda.Backend, toyGemm bool) {
 	dir := t.TempDir()
@@ -250,7 +251,7 @@ func referenceModels(t *testing.T, b *cuda.Backend, toyGemm bool) {
 			if !cudaTypes[spec.DType] {
 				t.Skipf("skipped: the CUDA backend has no kernels for %v weights yet", spec.DType)
 			}
-			if toyGemm && emulating(b) && (spec.DType == tensor.Q8_0 || spec.DType != tensor.F32 && !*emuFull) {
+			if toyGemm && emulating(b) && (spec.DType != tensor.F32 && spec.DType != tensor.F16 || spec.DType == tensor.F16 && !*emuFull) {
 				t.Skip("emulated: this model's products take the same kernels with and without cuBLAS here")
 			}
 			raw, err := os.ReadFile(filepath.Join(*goldens, spec.Name+".golden.json"))
@@ -334,23 +335,28 @@ func maxDiff(a, b []float32) float64 {
 	return d
 }
 
-// q8Model returns a Llama of shape c with random Q8_0 weights (quants and
-// scales drawn directly, so a 7B model takes seconds, not minutes).
-func q8Model(c llama.Config, seed uint64) *llama.Model {
+// quantModel returns a Llama of shape c with random weights of type dt,
+// Q8_0 or Q4_K (quants and scales drawn directly, so a 7B model takes
+// seconds, not minutes).
+func quantModel(c llama.Config, seed uint64, dt tensor.DType) *llama.Model {
 	r := rand.New(rand.NewPCG(seed, seed))
 	q8 := func(n, k int) *tensor.Tensor {
-		b := make([]byte, n*k/tensor.Q8BlockSize*tensor.Q8BlockLen)
+		size, _ := dt.RowBytes(n * k)
+		b := make([]byte, size)
 		for i := 0; i < len(b); i += 8 {
 			v := r.Uint64()
 			for j := 0; j < 8 && i+j < len(b); j++ {
 				b[i+j] = byte(v >> (8 * j))
 			}
 		}
-		d := tensor.F32ToFP16(0.02 / 64)
-		for i := 0; i < len(b); i += tensor.Q8BlockLen {
+		d := tensor.F32ToFP16(0.02 / 64) // the block scale (Q4_K: d, then dmin)
+		for i := 0; i < len(b); i += dt.TypeSize() {
 			b[i], b[i+1] = byte(d), byte(d>>8)
+			if dt == tensor.Q4_K {
+				b[i+2], b[i+3] = byte(d), byte(d>>8)
+			}
 		}
-		t, err := tensor.FromBytes(tensor.Q8_0, b, n, k)
+		t, err := tensor.FromBytes(dt, b, n, k)
 		if err != nil {
 			panic(err)
 		}
@@ -389,22 +395,21 @@ func TestSpeed(t *testing.T) {
 	if emulating(b) {
 		t.Skip("speed test: the emulated device's speed means nothing")
 	}
-	shapes := []struct {
+	type shape struct {
 		name string
 		c    llama.Config
-	}{
-		{"SmolLM2-135M-shaped", llama.Config{Arch: "llama", VocabSize: 49152, ContextLength: 2048, Embed: 576, Layers: 30, FFN: 1536,
-			Heads: 9, KVHeads: 3, HeadDim: 64, RopeDim: 64, RopeBase: 100000, NormEps: 1e-5}},
+		dt   tensor.DType
 	}
+	smol := llama.Config{Arch: "llama", VocabSize: 49152, ContextLength: 2048, Embed: 576, Layers: 30, FFN: 1536,
+		Heads: 9, KVHeads: 3, HeadDim: 64, RopeDim: 64, RopeBase: 100000, NormEps: 1e-5}
+	llama7B := llama.Config{Arch: "llama", VocabSize: 32000, ContextLength: 4096, Embed: 4096, Layers: 32, FFN: 11008,
+		Heads: 32, KVHeads: 32, HeadDim: 128, RopeDim: 128, RopeBase: 10000, NormEps: 1e-5}
+	shapes := []shape{{"SmolLM2-135M-shaped", smol, tensor.Q8_0}}
 	if *big {
-		shapes = append(shapes, struct {
-			name string
-			c    llama.Config
-		}{"7B-shaped (Llama 2)", llama.Config{Arch: "llama", VocabSize: 32000, ContextLength: 4096, Embed: 4096, Layers: 32, FFN: 11008,
-			Heads: 32, KVHeads: 32, HeadDim: 128, RopeDim: 128, RopeBase: 10000, NormEps: 1e-5}})
+		shapes = append(shapes, shape{"7B-shaped (Llama 2)", llama7B, tensor.Q8_0}, shape{"7B-shaped (Llama 2)", llama7B, tensor.Q4_K})
 	}
 	for _, s := range shapes {
-		m := q8Model(s.c, 1)
+		m := quantModel(s.c, 1, s.dt)
 		prompt := make([]int32, 512)
 		for i := range prompt {
 			prompt[i] = int32(i*7919) % int32(s.c.VocabSize)
@@ -433,8 +438,8 @@ func TestSpeed(t *testing.T) {
 				}
 			}
 			dec := time.Since(start)
-			t.Logf("%s Q8_0 on %s: prefill %.0f tok/s (512 tokens in %v), decode %.1f tok/s (%d tokens)",
-				s.name, b.Device(), 512/prefill.Seconds(), prefill.Round(time.Millisecond), n/dec.Seconds(), n)
+			t.Logf("%s %v on %s: prefill %.0f tok/s (512 tokens in %v), decode %.1f tok/s (%d tokens)",
+				s.name, s.dt, b.Device(), 512/prefill.Seconds(), prefill.Round(time.Millisecond), n/dec.Seconds(), n)
 		})
 	}
 }

@@ -6,6 +6,7 @@
 
 #include "matmul.cu"
 #include "ops.cu"
+#include "quant.cu"
 
 // Kernels that break the rules on purpose, for the emulator's own tests
 // (kernels/cuda/emu_test.go): a module that names them is PTX the test
@@ -30,6 +31,8 @@ const emu_kernel emu_kernels[] = {
 	EMU_KERNEL(emu_test_diverge), EMU_KERNEL(emu_test_shfl),
 	EMU_KERNEL(toy_quantize_q8), EMU_KERNEL(toy_matmul_q8), EMU_KERNEL(toy_round_half), EMU_KERNEL(toy_matmul_half),
 	EMU_KERNEL(toy_matmul_f32), EMU_KERNEL(toy_gemm_f32), EMU_KERNEL(toy_gemm_half),
+	EMU_KERNEL(toy_quantize_q8k), EMU_KERNEL(toy_matmul_q4k), EMU_KERNEL(toy_matmul_q6k), EMU_KERNEL(toy_matmul_q32),
+	EMU_KERNEL(toy_embed_quant),
 	EMU_KERNEL(toy_add), EMU_KERNEL(toy_mul), EMU_KERNEL(toy_scale), EMU_KERNEL(toy_silu), EMU_KERNEL(toy_swiglu),
 	EMU_KERNEL(toy_gelu), EMU_KERNEL(toy_rmsnorm), EMU_KERNEL(toy_layernorm), EMU_KERNEL(toy_rope),
 	EMU_KERNEL(toy_softmax), EMU_KERNEL(toy_attention), EMU_KERNEL(toy_attention_chunk), EMU_KERNEL(toy_attention_combine),
