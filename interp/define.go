@@ -420,3 +420,31 @@ func undefinedErr(c *chunk, s *ast.AssignStmt, err error) error {
 	line, col := c.pos(at)
 	return &EvalError{Msg: fmt.Sprintf("%d:%d: undefined: %s", line, col, m[1])}
 }
+
+// varAsDefine rewrites a chunk holding one untyped var declaration,
+// `var a, b = r1, r2`, as the define `a, b := r1, r2` on the same line (at
+// top level both declare globals), so that a declaration yaegi cannot type
+// takes the define workaround. Other chunks are not rewritten.
+func varAsDefine(c *chunk) (*chunk, bool) {
+	if len(c.file.Decls) != 1 {
+		return nil, false
+	}
+	g, ok := c.file.Decls[0].(*ast.GenDecl)
+	if !ok || g.Tok != token.VAR || g.Lparen.IsValid() || len(g.Specs) != 1 {
+		return nil, false
+	}
+	vs := g.Specs[0].(*ast.ValueSpec)
+	if vs.Type != nil || len(vs.Values) == 0 {
+		return nil, false
+	}
+	from := c.offset(g.Pos())
+	names := c.src[c.offset(vs.Names[0].Pos()):c.offset(vs.Names[len(vs.Names)-1].End())]
+	values := c.src[c.offset(vs.Values[0].Pos()):c.offset(vs.Values[len(vs.Values)-1].End())]
+	text := c.src[:from] + strings.Repeat(" ", len("var ")) + names + " := " + values + c.src[c.offset(g.End()):]
+	d, err := parseChunk(text, c.line)
+	if err != nil || d.kind != stmtChunk {
+		return nil, false
+	}
+	d.start = c.start
+	return d, true
+}

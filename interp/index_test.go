@@ -41,6 +41,10 @@ func TestIndexDefine(t *testing.T) {
 		{`fmt.Sprintf("%T %v", qa, qa)`, `"[]string [1 2]"`},
 		{`qb, ok := q["b"]`, ""},
 		{`qb == nil && !ok`, "true"},
+		{`var vx = x[0]`, ""}, // a var declaration: the same definition loop
+		{`vx + "?"`, `"a?"`},
+		{`var va, vb = s[0], x[1]`, ""},
+		{`fmt.Sprint(va, vb)`, `"2b"`},
 	}
 	for _, c := range cases {
 		out.Reset()

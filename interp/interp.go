@@ -364,6 +364,12 @@ func (in *Interp) evalDecls(ctx context.Context, c *chunk) error {
 	}
 	src = apply(src, edits)
 	if _, err := in.eval(ctx, pad(c.line)+src); err != nil {
+		if compileFailure(err) { // nothing ran: see define.go
+			if d, ok := varAsDefine(c2); ok {
+				_, err = in.evalRetry(ctx, in.prepare(d, false), d)
+				return err
+			}
+		}
 		return in.fixErr(err, 0)
 	}
 	if runMain != "" {
