@@ -69,7 +69,7 @@ var docs = []commandDoc{
 		"log-probabilities of a prompt's tokens with the top-k alternatives, or a file's perplexity", evalFlagsDoc},
 	{"tokenize", `toy tokenize MODEL TEXT [--special] [--bos] [--json]`,
 		"the token ids and pieces of a text", tokenizeFlagsDoc},
-	{"quantize", "toy quantize IN.gguf OUT.gguf [--type q8_0|f16|bf16|f32]", "convert a model's weight matrices (Q8_0 as llama.cpp stores it)", func() *flag.FlagSet { fs, _ := quantizeFlagSet(); return fs }},
+	{"quantize", "toy quantize IN.gguf OUT.gguf [--type q8_0|q5_0|q4_0|f16|bf16|f32]", "convert a model's weight matrices (Q8_0 as llama.cpp stores it)", func() *flag.FlagSet { fs, _ := quantizeFlagSet(); return fs }},
 	{"list", "toy list [--json]", "list the GGUF models on this machine (own dirs, Hugging Face, Ollama, LM Studio)", listFlags},
 	{"fetch", "toy fetch OWNER/REPO [FILE] [--revision REV] [--json]", "download a GGUF file from Hugging Face into its cache; without FILE, list the repo's GGUF files", fetchFlags},
 	{"describe", "toy describe MODEL [--json]", "print the model's algorithm card (Phuong & Hutter pseudocode) from its metadata", describeFlags},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -254,5 +255,35 @@ func TestQuantize(t *testing.T) {
 	}
 	if ft, _ := q.Uint32("general.file_type"); ft != 7 {
 		t.Errorf("file_type %d", ft)
+	}
+	for dt, ft := range map[tensor.DType]uint32{tensor.Q4_0: 2, tensor.Q5_0: 8} {
+		w, err := Quantize(f, dt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Reset()
+		w.WriteTo(&buf)
+		q, err := Parse(buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ti, _ := q.Info("c"); ti.Type != dt {
+			t.Errorf("%v: c is %v", dt, ti.Type)
+		}
+		if got, _ := q.Uint32("general.file_type"); got != ft {
+			t.Errorf("%v: file_type %d, want %d", dt, got, ft)
+		}
+		want, _ := f.Dequantize("c") // −32 … 31: steps of 32/8 (Q4_0), 32/16 (Q5_0)
+		got, _ := q.Dequantize("c")
+		half := map[tensor.DType]float64{tensor.Q4_0: 2, tensor.Q5_0: 1}[dt]
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); d > half+1e-3 {
+				t.Errorf("%v: c[%d] = %v, was %v", dt, i, got[i], want[i])
+				break
+			}
+		}
+	}
+	if _, err := Quantize(f, tensor.Q4_K); err == nil {
+		t.Error("Quantize to Q4_K: no error (toy's k-quant quantizer is not llama.cpp's; not offered)")
 	}
 }

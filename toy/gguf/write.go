@@ -308,16 +308,17 @@ func NewWriterFrom(f *File) (*Writer, error) {
 	return w, nil
 }
 
-// Quantize returns a writer holding f converted to type t (Q8_0, F16, BF16
-// or F32): every matrix whose rows fit t's blocks is converted; vectors
-// (norms, biases) stay F32, as llama.cpp's quantizer keeps them.
-// general.file_type is set to match (7 for Q8_0, 1 for F16, 32 for BF16,
-// 0 for F32).
+// Quantize returns a writer holding f converted to type t (Q8_0, Q5_0, Q4_0,
+// F16, BF16 or F32): every matrix whose rows fit t's blocks is converted;
+// vectors (norms, biases) stay F32, as llama.cpp's quantizer keeps them.
+// Q4_0 and Q5_0 round as llama.cpp's reference quantizers do, for every
+// matrix (llama-quantize --pure). general.file_type is set to match (7 for
+// Q8_0, 8 for Q5_0, 2 for Q4_0, 1 for F16, 32 for BF16, 0 for F32).
 func Quantize(f *File, t tensor.DType) (*Writer, error) {
-	fileType := map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q8_0: 7, tensor.BF16: 32}
+	fileType := map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q8_0: 7, tensor.Q5_0: 8, tensor.Q4_0: 2, tensor.BF16: 32}
 	ft, ok := fileType[t]
 	if !ok {
-		return nil, fmt.Errorf("gguf: cannot quantize to %v (Q8_0, F16, BF16, F32)", t)
+		return nil, fmt.Errorf("gguf: cannot quantize to %v (Q8_0, Q5_0, Q4_0, F16, BF16, F32)", t)
 	}
 	w := NewWriter()
 	for _, kv := range f.KV {
