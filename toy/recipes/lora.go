@@ -28,10 +28,10 @@ var targetNames = map[string]string{
 // path; the base weights stay frozen in whatever type the file stores them.
 func NewLoRA(path string, o Options) (*Recipe, error) { return newAdapter("lora", path, o, false) }
 
-// NewQLoRA is NewLoRA over a quantized base: weights the file stores in
-// Q8_0, Q4_K or Q6_K (a Q4_K_M file) stay so, weights in another type are
-// quantized to Q8_0 when loaded; gradients flow through them to the
-// adapters.
+// NewQLoRA is NewLoRA over a quantized base: weights the file stores
+// quantized (Q8_0, Q4_0, Q5_0, or Q4_K and Q6_K in a Q4_K_M file) stay so,
+// float weights (F32, F16, BF16) are quantized to Q8_0 when loaded;
+// gradients flow through them to the adapters.
 func NewQLoRA(path string, o Options) (*Recipe, error) { return newAdapter("qlora", path, o, true) }
 
 func blocksOf(m Model) []nn.Block {
@@ -63,7 +63,7 @@ func newAdapter(kind, path string, o Options, quantize bool) (*Recipe, error) {
 	linears := nn.BlockLinears(blocksOf(m))
 	if quantize {
 		for _, l := range linears {
-			if dt := l.W.DType(); dt != tensor.Q8_0 && dt != tensor.Q4_K && dt != tensor.Q6_K && l.W.Cols()%tensor.Q8BlockSize == 0 {
+			if l.W.DType().BlockSize() == 1 && l.W.Cols()%tensor.Q8BlockSize == 0 { // not already quantized
 				q, err := tensor.FromBytes(tensor.Q8_0, tensor.EncodeRow(nil, l.W.Float32s(), tensor.Q8_0), l.W.Shape()...)
 				if err != nil {
 					return nil, err
