@@ -140,10 +140,11 @@ func getBytes(n int) *[]byte {
 }
 
 // MatMul computes out[M, N] = x[M, K]·w[N, K]ᵀ, splitting the rows of w
-// across the workers. F16 weights take fp16-rounded activations and Q8_0
-// weights Q8_0-quantized ones, as tensor.Go{} does. On a Fused backend, F32
-// and F16 products of toy_pack_threshold() rows or more use fused
-// multiply-adds until a tape records (see doc.go).
+// across the workers. F16 weights take fp16-rounded activations, Q8_0, Q4_0
+// and Q5_0 weights Q8_0-quantized ones and Q4_K and Q6_K weights Q8_K ones,
+// as tensor.Go{} does. On a Fused backend, F32 and F16 products of
+// toy_pack_threshold() rows or more use fused multiply-adds until a tape
+// records (see doc.go).
 func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 	fused := b.fused() // first: a recorded product of any weight type marks the process as training
 	M, K, N := x.Rows(), x.Cols(), w.Dim(0)
@@ -236,9 +237,116 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		runtime.KeepAlive(ws)
 		runtime.KeepAlive(xsum)
 		byteScratch.Put(xq)
+	case tensor.Q4_K, tensor.Q6_K:
+		if K%tensor.QK != 0 { // not a whole number of super-blocks: Go says what is wrong
+			tensor.Go{}.MatMul(out, x, w)
+			return
+		}
+		b.matmulKQuant(o, xs, w, M, K, N)
+	case tensor.Q4_0, tensor.Q5_0:
+		if K%tensor.Q8BlockSize != 0 {
+			tensor.Go{}.MatMul(out, x, w)
+			return
+		}
+		b.matmulQ45(o, xs, w, M, K, N)
 	default:
 		tensor.Go{}.MatMul(out, x, w)
 	}
+	runtime.KeepAlive(xs)
+	runtime.KeepAlive(o)
+}
+
+// q8KBytes is one block of 256 activations quantized for the k-quant
+// kernels (kq.c): int8 q[256], the int16 sums of each 16, float32 d, padding.
+const q8KBytes = 320
+
+// align64 returns b from its first 64-byte aligned element on (callers
+// allot 64 bytes more).
+func align64(b []byte) []byte {
+	return b[(64-uintptr(unsafe.Pointer(&b[0]))%64)%64:]
+}
+
+// matmulKQuant: Q4_K and Q6_K weights. The workers quantize the rows of x to
+// Q8_K (as tensor.Go{} does, bit for bit), then split the rows of w; from
+// two activation rows on each chunk gets scratch for the prefill kernels,
+// which repack tiles of weight rows (kq.c).
+func (b *Backend) matmulKQuant(o, xs []float32, w *tensor.Tensor, M, K, N int) {
+	nb := K / tensor.QK
+	rb := nb * q8KBytes
+	xbuf := getBytes(M*rb + 64)
+	defer byteScratch.Put(xbuf)
+	xq := align64(*xbuf)[:M*rb]
+	workers.run(M, split(M, 1, 8), func(lo, hi int) {
+		call(b.ks.quantizeQ8K, ptr(xq[lo*rb:]), ptr(xs[lo*K:]), u((hi-lo)*nb))
+	})
+	fn := b.ks.matmulQ4K
+	if w.DType() == tensor.Q6_K {
+		fn = b.ks.matmulQ6K
+	}
+	var scratchLen int
+	if M > 1 {
+		scratchLen = int(callRet(b.ks.kqScratch, u(K)))
+	}
+	ws := w.Bytes()
+	op, xqp, wp := ptr(o), ptr(xq), ptr(ws)
+	workers.run(N, split(N, 16, 16), func(lo, hi int) {
+		var sp uintptr
+		var scratch *[]byte
+		if scratchLen > 0 {
+			scratch = getBytes(scratchLen)
+			sp = ptr(*scratch)
+		}
+		call(fn, op, xqp, wp, u(M), u(K), u(N), u(lo), u(hi), 0, sp)
+		if scratch != nil {
+			byteScratch.Put(scratch)
+		}
+	})
+	runtime.KeepAlive(ws)
+	runtime.KeepAlive(xq)
+	runtime.KeepAlive(xs)
+	runtime.KeepAlive(o)
+}
+
+// matmulQ45: Q4_0 and Q5_0 weights, against Q8_0 activations and their block
+// sums (the kernels multiply unsigned quants and subtract the offset times
+// Σx); scratch for the prefill kernels as in matmulKQuant (q45.c).
+func (b *Backend) matmulQ45(o, xs []float32, w *tensor.Tensor, M, K, N int) {
+	nb := K / tensor.Q8BlockSize
+	rb := nb * tensor.Q8BlockLen
+	xq := getBytes(M * rb)
+	defer byteScratch.Put(xq)
+	xsumBuf := getI32(M * nb)
+	defer i32Scratch.Put(xsumBuf)
+	xqs, xsum := *xq, *xsumBuf
+	workers.run(M, split(M, 1, 8), func(lo, hi int) {
+		call(b.ks.quantizeQ8, ptr(xqs[lo*rb:]), ptr(xs[lo*K:]), u((hi-lo)*nb))
+		call(b.ks.q8XSum, ptr(xsum[lo*nb:]), ptr(xqs[lo*rb:]), u((hi-lo)*nb))
+	})
+	fn := b.ks.matmulQ4_0
+	if w.DType() == tensor.Q5_0 {
+		fn = b.ks.matmulQ5_0
+	}
+	var scratchLen int
+	if M > 1 {
+		scratchLen = int(callRet(b.ks.q45Scratch, u(K)))
+	}
+	ws := w.Bytes()
+	op, xqp, wp, sump := ptr(o), ptr(xqs), ptr(ws), ptr(xsum)
+	workers.run(N, split(N, 16, 16), func(lo, hi int) {
+		var sp uintptr
+		var scratch *[]byte
+		if scratchLen > 0 {
+			scratch = getBytes(scratchLen)
+			sp = ptr(*scratch)
+		}
+		call(fn, op, xqp, wp, u(M), u(K), u(N), u(lo), u(hi), sump, sp)
+		if scratch != nil {
+			byteScratch.Put(scratch)
+		}
+	})
+	runtime.KeepAlive(ws)
+	runtime.KeepAlive(xqs)
+	runtime.KeepAlive(xsum)
 	runtime.KeepAlive(xs)
 	runtime.KeepAlive(o)
 }

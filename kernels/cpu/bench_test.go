@@ -37,13 +37,17 @@ func benchName(be tensor.Backend) string {
 // weight bytes read per second are reported (the decode roofline).
 func BenchmarkMatMul(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
-	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.Q8_0} {
-		for _, s := range [][3]int{{1, 576, 1536}, {1, 1536, 576}, {1, 576, 49152}, {128, 576, 1536}, {128, 1536, 576}} {
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.Q5_0} {
+		shapes := [][3]int{{1, 576, 1536}, {1, 1536, 576}, {1, 576, 49152}, {128, 576, 1536}, {128, 1536, 576}}
+		if dt == tensor.Q4_K || dt == tensor.Q6_K { // whole super-blocks: the shapes of a SmolLM2-depth Q4_K_M model of width 512
+			shapes = [][3]int{{1, 512, 1536}, {1, 1536, 512}, {1, 512, 49152}, {128, 512, 1536}, {128, 1536, 512}}
+		}
+		for _, s := range shapes {
 			M, K, N := s[0], s[1], s[2]
 			x, w := randTensor(r, M, K), encode(b, randTensor(r, N, K), dt)
 			wbytes, _ := dt.RowBytes(N * K)
 			bes := benchBackends(b)
-			if nb, ok := bes[len(bes)-1].(*Backend); ok && M > 1 && dt != tensor.Q8_0 {
+			if nb, ok := bes[len(bes)-1].(*Backend); ok && M > 1 && (dt == tensor.F32 || dt == tensor.F16) {
 				bes = append(bes, nb.Fused()) // TOY_FMA=1's prefill kernels
 			}
 			for _, be := range bes {

@@ -26,6 +26,12 @@ type kernelSet struct {
 	attention                      uintptr
 	read                           uintptr // the bandwidth probe
 
+	// 4- to 6-bit weights: Q4_K and Q6_K against Q8_K activations (kq.c),
+	// Q4_0 and Q5_0 against Q8_0 ones (q45.c), and the scratch bytes each
+	// family's prefill kernels want for a given K.
+	matmulQ4K, matmulQ6K, quantizeQ8K, kqScratch uintptr
+	matmulQ4_0, matmulQ5_0, q45Scratch           uintptr
+
 	packMin int // toy_pack_threshold(): from this many rows on, F32/F16 matmuls take packed x
 }
 
@@ -38,6 +44,9 @@ func (k *kernelSet) symbols() map[string]*uintptr {
 		"round_f16": &k.roundF16, "quantize_q8": &k.quantizeQ8, "q8_xsum": &k.q8XSum,
 		"pack_x": &k.packX, "pack_threshold": &k.packThreshold,
 		"rmsnorm": &k.rmsnorm, "silu": &k.silu, "swiglu": &k.swiglu, "attention": &k.attention, "read": &k.read,
+		"matmul_q4k": &k.matmulQ4K, "matmul_q6k": &k.matmulQ6K, "quantize_q8k": &k.quantizeQ8K,
+		"kq_scratch": &k.kqScratch, "matmul_q4_0": &k.matmulQ4_0, "matmul_q5_0": &k.matmulQ5_0,
+		"q45_scratch": &k.q45Scratch,
 	}
 }
 

@@ -11,9 +11,10 @@ import (
 )
 
 // SelfTest runs each kernel of b on small random inputs and compares it with
-// tensor.Go{}: matrix products (on b.Exact()) and RMSNorm must be
-// bit-identical; the fused F32/F16 products, SwiGLU and attention within
-// 1e-5 relative. It returns the first difference found.
+// tensor.Go{}: matrix products (on b.Exact(); F32, F16, Q8_0, Q4_K, Q6_K,
+// Q4_0 and Q5_0 weights) and RMSNorm must be bit-identical; the fused
+// F32/F16 products, SwiGLU and attention within 1e-5 relative. It returns the
+// first difference found.
 func SelfTest(b *Backend) error {
 	r := rand.New(rand.NewPCG(42, 42))
 	randT := func(shape ...int) *tensor.Tensor {
@@ -51,6 +52,27 @@ func SelfTest(b *Backend) error {
 				if err := compare(fmt.Sprintf("fused MatMul %v %v", dt, s), got, want, 1e-5); err != nil {
 					return err
 				}
+			}
+		}
+	}
+	// The 4- to 6-bit types, decode and prefill: k-quants on whole
+	// super-blocks of 256, Q4_0 and Q5_0 on blocks of 32.
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.Q5_0} {
+		K := 96
+		if dt == tensor.Q4_K || dt == tensor.Q6_K {
+			K = 512
+		}
+		for _, s := range [][2]int{{1, 33}, {20, 40}} {
+			x, wf := randT(s[0], K), randT(s[1], K)
+			w, err := tensor.FromBytes(dt, tensor.EncodeRow(nil, wf.Data(), dt), s[1], K)
+			if err != nil {
+				return err
+			}
+			got, want := tensor.New(s[0], s[1]), tensor.New(s[0], s[1])
+			b.MatMul(got, x, w)
+			tensor.Go{}.MatMul(want, x, w)
+			if err := compare(fmt.Sprintf("MatMul %v [%d %d %d]", dt, s[0], K, s[1]), got, want, 0); err != nil {
+				return err
 			}
 		}
 	}

@@ -4,16 +4,16 @@ package cpu
 
 // sourcesSHA256 is the SHA-256 of the C sources and build.sh, concatenated
 // in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "1e013f05b6a775f6e5a025efba4c0950240500b9d80582362720922db32c6024"
+const sourcesSHA256 = "7bbddfb7515c01464fcf64d6277866755f238a9e49ca5cbbbd21da9b32aae201"
 
-var sourceFiles = []string{"build.sh", "csrc/f32.c", "csrc/ops.c", "csrc/q8.c", "csrc/toy.h"}
+var sourceFiles = []string{"build.sh", "csrc/f32.c", "csrc/kq.c", "csrc/ops.c", "csrc/q45.c", "csrc/q8.c", "csrc/quant.h", "csrc/toy.h"}
 
 // libSHA256 maps each embedded library to the SHA-256 build.sh recorded.
 var libSHA256 = map[string]string{
-	"libtoy-amd64-avx2.so":         "1c40759c497a95f8499231dac9200a3d4ebb7bd11f62ff1fcfaec0d7356c456e",
-	"libtoy-amd64-avx512.so":       "643ecfe60485d81ba7f182e71951f5896fdeac9514be2e1ef10536814225ad84",
-	"libtoy-amd64-avxvnni.so":      "9a6ca4d82ce783a65c7b3ef5a8934b534f79954b309dd31843913785e0b8069e",
-	"libtoy-amd64-x86-64.so":       "9a4100f9714960073e8735b98b2086ceae29009ec3402f066001d9c2f3d4536b",
-	"libtoy-arm64-neon-dotprod.so": "46502704f6e6450db836b2bdd0f9e3835e282ccb5e411a5eaf2b9a70ffd0145d",
-	"libtoy-arm64-neon.so":         "b765d367d813555e9babe8e330ea6a136970b78fa36350ba1eeb65b3ba3f6c4c",
+	"libtoy-amd64-avx2.so":         "d5046e7eeb059f394e70a96ab34a105607d97dcf027906ed3b9e5fec1242943b",
+	"libtoy-amd64-avx512.so":       "722ec4c185b430d2c17f4dfac32ba09999657775b3cfcdf4fe7e7fd23281343a",
+	"libtoy-amd64-avxvnni.so":      "4912a0d65eface5cef423ae223afd1b16073bf6b97f9ebd70437cf3ea22619ad",
+	"libtoy-amd64-x86-64.so":       "c5aef932b1486cecd7aa71c970435bf787ff81264dca927c082cc35ef13a1462",
+	"libtoy-arm64-neon-dotprod.so": "c5704cd9790b76dc5989f055a4773359676bf1467e5c4df4d37a749df3ae43c0",
+	"libtoy-arm64-neon.so":         "322b3ad7bea535d8a624d1ed8e38ea7e35f48ea4d21d6aacef6dca7910ed2e43",
 }
