@@ -44,11 +44,14 @@ type Spec struct {
 	HeadDim int `json:"head_dim,omitempty"`
 }
 
-// q6KTensor reports whether a Q4_K model stores tensor name in Q6_K, as
-// llama.cpp's Q4_K_M mix does for the output head and the feed-forward
-// down projections.
-func q6KTensor(name string) bool {
-	return name == "output.weight" || strings.HasSuffix(name, "ffn_down.weight")
+// weightType is the type a model of type dt stores matrix name in: a Q4_K
+// model keeps the output head and the feed-forward down projections in Q6_K,
+// as llama.cpp's Q4_K_M mix does.
+func weightType(dt tensor.DType, name string) tensor.DType {
+	if dt == tensor.Q4_K && (name == "output.weight" || strings.HasSuffix(name, "ffn_down.weight")) {
+		return tensor.Q6_K
+	}
+	return dt
 }
 
 // File is the model's file name.
@@ -311,11 +314,7 @@ func build(s Spec) (*gguf.Writer, error) {
 		return w.AddFloat32(name, dt, x, shape...)
 	}
 	mat := func(name string, out, in int) error { // weight [out, in] in the model's type
-		dt := s.DType
-		if dt == tensor.Q4_K && q6KTensor(name) {
-			dt = tensor.Q6_K
-		}
-		return add(name, dt, 1.5/float32(math.Sqrt(float64(in))), 0, out, in)
+		return add(name, weightType(s.DType, name), 1.5/float32(math.Sqrt(float64(in))), 0, out, in)
 	}
 	vec := func(name string, n int, mean, scale float32) error { return add(name, tensor.F32, scale, mean, n) }
 
@@ -356,11 +355,7 @@ func build(s Spec) (*gguf.Writer, error) {
 		errs = append(errs, vec("output_norm.bias", D, 0, 0.1))
 	}
 	if !s.Tied {
-		dt := s.DType
-		if dt == tensor.Q4_K {
-			dt = tensor.Q6_K
-		}
-		errs = append(errs, add("output.weight", dt, 1, 0, V, D))
+		errs = append(errs, add("output.weight", weightType(s.DType, "output.weight"), 1, 0, V, D))
 	}
 	for _, err := range errs {
 		if err != nil {

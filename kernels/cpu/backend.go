@@ -220,20 +220,12 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 				call(b.ks.q8XSum, ptr(xsum[lo*nb:]), ptr((*xq)[lo*rb:]), u((hi-lo)*nb))
 			}
 		})
+		scratchLen := 0
+		if xsum != nil {
+			scratchLen = nb * 576
+		}
 		ws := w.Bytes()
-		op, xqp, wp := ptr(o), ptr(*xq), ptr(ws)
-		workers.run(N, split(N, 16, 16), func(lo, hi int) {
-			var sp uintptr
-			var scratch *[]byte
-			if xsum != nil {
-				scratch = getBytes(K / tensor.Q8BlockSize * 576)
-				sp = ptr(*scratch)
-			}
-			call(b.ks.matmulQ8, op, xqp, wp, u(M), u(K), u(N), u(lo), u(hi), ptr(xsum), sp)
-			if scratch != nil {
-				byteScratch.Put(scratch)
-			}
-		})
+		matmulRows(b.ks.matmulQ8, ptr(o), ptr(*xq), ptr(ws), M, K, N, ptr(xsum), scratchLen)
 		runtime.KeepAlive(ws)
 		runtime.KeepAlive(xsum)
 		byteScratch.Put(xq)
@@ -254,6 +246,25 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 	}
 	runtime.KeepAlive(xs)
 	runtime.KeepAlive(o)
+}
+
+// matmulRows runs a quantized matmul kernel fn(out, xq, w, M, K, N, lo, hi,
+// xsum, scratch) over the rows of w, split across the workers; each chunk
+// gets scratchLen bytes of scratch (none when 0) for the kernels that repack
+// weight tiles. The caller keeps the memory behind the pointers alive.
+func matmulRows(fn, out, xq, w uintptr, M, K, N int, xsum uintptr, scratchLen int) {
+	workers.run(N, split(N, 16, 16), func(lo, hi int) {
+		var sp uintptr
+		var scratch *[]byte
+		if scratchLen > 0 {
+			scratch = getBytes(scratchLen)
+			sp = ptr(*scratch)
+		}
+		call(fn, out, xq, w, u(M), u(K), u(N), u(lo), u(hi), xsum, sp)
+		if scratch != nil {
+			byteScratch.Put(scratch)
+		}
+	})
 }
 
 // q8KBytes is one block of 256 activations quantized for the k-quant
@@ -288,19 +299,7 @@ func (b *Backend) matmulKQuant(o, xs []float32, w *tensor.Tensor, M, K, N int) {
 		scratchLen = int(callRet(b.ks.kqScratch, u(K)))
 	}
 	ws := w.Bytes()
-	op, xqp, wp := ptr(o), ptr(xq), ptr(ws)
-	workers.run(N, split(N, 16, 16), func(lo, hi int) {
-		var sp uintptr
-		var scratch *[]byte
-		if scratchLen > 0 {
-			scratch = getBytes(scratchLen)
-			sp = ptr(*scratch)
-		}
-		call(fn, op, xqp, wp, u(M), u(K), u(N), u(lo), u(hi), 0, sp)
-		if scratch != nil {
-			byteScratch.Put(scratch)
-		}
-	})
+	matmulRows(fn, ptr(o), ptr(xq), ptr(ws), M, K, N, 0, scratchLen)
 	runtime.KeepAlive(ws)
 	runtime.KeepAlive(xq)
 	runtime.KeepAlive(xs)
@@ -331,19 +330,7 @@ func (b *Backend) matmulQ45(o, xs []float32, w *tensor.Tensor, M, K, N int) {
 		scratchLen = int(callRet(b.ks.q45Scratch, u(K)))
 	}
 	ws := w.Bytes()
-	op, xqp, wp, sump := ptr(o), ptr(xqs), ptr(ws), ptr(xsum)
-	workers.run(N, split(N, 16, 16), func(lo, hi int) {
-		var sp uintptr
-		var scratch *[]byte
-		if scratchLen > 0 {
-			scratch = getBytes(scratchLen)
-			sp = ptr(*scratch)
-		}
-		call(fn, op, xqp, wp, u(M), u(K), u(N), u(lo), u(hi), sump, sp)
-		if scratch != nil {
-			byteScratch.Put(scratch)
-		}
-	})
+	matmulRows(fn, ptr(o), ptr(xqs), ptr(ws), M, K, N, ptr(xsum), scratchLen)
 	runtime.KeepAlive(ws)
 	runtime.KeepAlive(xqs)
 	runtime.KeepAlive(xsum)

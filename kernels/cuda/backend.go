@@ -233,7 +233,7 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 			gx, gy := rowGrid()
 			b.launch("toy_matmul_half", gx, gy, 128, pArg(wp), pArg(xh), pArg(op), iArg(M), iArg(K), iArg(N), bArg(bf))
 		}
-	case tensor.Q8_0:
+	case tensor.Q8_0, tensor.Q4_0, tensor.Q5_0:
 		nb := M * K / tensor.Q8BlockSize
 		xq, cq := b.take(M * K)
 		defer b.give(xq, cq)
@@ -241,17 +241,12 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		defer b.give(xd, cd)
 		b.launch("toy_quantize_q8", (nb+3)/4, 1, 128, pArg(xp), pArg(xq), pArg(xd), iArg(nb))
 		gx, gy := rowGrid()
-		b.launch("toy_matmul_q8", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N))
-	case tensor.Q4_0, tensor.Q5_0:
-		nb := M * K / 32
-		xq, cq := b.take(M * K)
-		defer b.give(xq, cq)
-		xd, cd := b.take(4 * nb)
-		defer b.give(xd, cd)
-		b.launch("toy_quantize_q8", (nb+3)/4, 1, 128, pArg(xp), pArg(xq), pArg(xd), iArg(nb))
-		gx, gy := rowGrid()
-		b.launch("toy_matmul_q32", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N),
-			bArg(w.DType() == tensor.Q5_0))
+		if w.DType() == tensor.Q8_0 {
+			b.launch("toy_matmul_q8", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N))
+		} else {
+			b.launch("toy_matmul_q32", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N),
+				bArg(w.DType() == tensor.Q5_0))
+		}
 	case tensor.Q4_K, tensor.Q6_K:
 		nb := M * K / tensor.QK
 		xq, cq := b.take(M * K)

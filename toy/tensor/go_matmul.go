@@ -54,10 +54,7 @@ func (Go) MatMul(out, x, w *Tensor) {
 		})
 	case Q8_0:
 		rowBytes := K / Q8BlockSize * Q8BlockLen
-		xq := make([]byte, 0, M*rowBytes)
-		for m := 0; m < M; m++ {
-			xq = QuantizeQ8_0(xq, x.f32[m*K:(m+1)*K])
-		}
+		xq := QuantizeQ8_0(make([]byte, 0, M*rowBytes), x.f32[:M*K])
 		parallelFor(N, 16, func(lo, hi int) {
 			for n := lo; n < hi; n++ {
 				wr := w.raw[n*rowBytes : (n+1)*rowBytes]
@@ -70,10 +67,7 @@ func (Go) MatMul(out, x, w *Tensor) {
 		bytes, quant := q32Format(w.dtype)
 		rowBytes := K / 32 * bytes
 		xb := K / Q8BlockSize * Q8BlockLen
-		xq := make([]byte, 0, M*xb)
-		for m := 0; m < M; m++ {
-			xq = QuantizeQ8_0(xq, x.f32[m*K:(m+1)*K])
-		}
+		xq := QuantizeQ8_0(make([]byte, 0, M*xb), x.f32[:M*K]) // rows are whole blocks
 		parallelFor(N, 16, func(lo, hi int) {
 			for n := lo; n < hi; n++ {
 				wr := w.raw[n*rowBytes : (n+1)*rowBytes]
@@ -85,10 +79,7 @@ func (Go) MatMul(out, x, w *Tensor) {
 	case Q4_K, Q6_K:
 		dot := kquantDot(w.dtype)
 		rowBytes, _ := w.dtype.RowBytes(K)
-		xq := make([]q8K, 0, M*K/QK)
-		for m := 0; m < M; m++ {
-			xq = quantizeQ8K(xq, x.f32[m*K:(m+1)*K])
-		}
+		xq := quantizeQ8K(make([]q8K, 0, M*K/QK), x.f32[:M*K]) // rows are whole blocks
 		nb := K / QK
 		parallelFor(N, 16, func(lo, hi int) {
 			for n := lo; n < hi; n++ {
