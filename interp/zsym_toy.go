@@ -10,16 +10,17 @@ import (
 func init() {
 	Symbols["github.com/toyml/toy/toy/toy"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"Archs":          reflect.ValueOf(toy.Archs),
-		"BackendError":   reflect.ValueOf(toy.BackendError),
-		"BackendName":    reflect.ValueOf(toy.BackendName),
-		"ErrAdapter":     reflect.ValueOf(&toy.ErrAdapter).Elem(),
-		"ErrNoTokenizer": reflect.ValueOf(&toy.ErrNoTokenizer).Elem(),
-		"ErrUnknownArch": reflect.ValueOf(&toy.ErrUnknownArch).Elem(),
-		"Load":           reflect.ValueOf(toy.Load),
-		"LoadDefault":    reflect.ValueOf(toy.LoadDefault),
-		"MustLoad":       reflect.ValueOf(toy.MustLoad),
-		"UseBackend":     reflect.ValueOf(toy.UseBackend),
+		"Archs":               reflect.ValueOf(toy.Archs),
+		"BackendError":        reflect.ValueOf(toy.BackendError),
+		"BackendName":         reflect.ValueOf(toy.BackendName),
+		"ErrAdapter":          reflect.ValueOf(&toy.ErrAdapter).Elem(),
+		"ErrNoTokenizer":      reflect.ValueOf(&toy.ErrNoTokenizer).Elem(),
+		"ErrUnknownArch":      reflect.ValueOf(&toy.ErrUnknownArch).Elem(),
+		"Load":                reflect.ValueOf(toy.Load),
+		"LoadDefault":         reflect.ValueOf(toy.LoadDefault),
+		"LoadImageClassifier": reflect.ValueOf(toy.LoadImageClassifier),
+		"MustLoad":            reflect.ValueOf(toy.MustLoad),
+		"UseBackend":          reflect.ValueOf(toy.UseBackend),
 
 		// type definitions
 		"GenerateOptions": reflect.ValueOf((*toy.GenerateOptions)(nil)),

@@ -30,6 +30,7 @@ func init() {
 		"Family": reflect.ValueOf((*card.Family)(nil)),
 		"Hyper":  reflect.ValueOf((*card.Hyper)(nil)),
 		"Param":  reflect.ValueOf((*card.Param)(nil)),
+		"Reader": reflect.ValueOf((*card.Reader)(nil)),
 		"Step":   reflect.ValueOf((*card.Step)(nil)),
 	}
 }

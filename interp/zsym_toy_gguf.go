@@ -38,6 +38,7 @@ func init() {
 		// type definitions
 		"File":       reflect.ValueOf((*gguf.File)(nil)),
 		"KV":         reflect.ValueOf((*gguf.KV)(nil)),
+		"Meta":       reflect.ValueOf((*gguf.Meta)(nil)),
 		"TensorInfo": reflect.ValueOf((*gguf.TensorInfo)(nil)),
 		"Value":      reflect.ValueOf((*gguf.Value)(nil)),
 		"ValueType":  reflect.ValueOf((*gguf.ValueType)(nil)),

@@ -15,12 +15,16 @@ func init() {
 		"ActiveBackend":  reflect.ValueOf(tensor.ActiveBackend),
 		"Add":            reflect.ValueOf(tensor.Add),
 		"Attention":      reflect.ValueOf(tensor.Attention),
+		"AttentionWith":  reflect.ValueOf(tensor.AttentionWith),
 		"BF16":           reflect.ValueOf(tensor.BF16),
 		"BF16ToF32":      reflect.ValueOf(tensor.BF16ToF32),
 		"Columns":        reflect.ValueOf(tensor.Columns),
 		"CrossEntropy":   reflect.ValueOf(tensor.CrossEntropy),
 		"DecodeRow":      reflect.ValueOf(tensor.DecodeRow),
+		"DequantizeQ2K":  reflect.ValueOf(tensor.DequantizeQ2K),
+		"DequantizeQ3K":  reflect.ValueOf(tensor.DequantizeQ3K),
 		"DequantizeQ4K":  reflect.ValueOf(tensor.DequantizeQ4K),
+		"DequantizeQ5K":  reflect.ValueOf(tensor.DequantizeQ5K),
 		"DequantizeQ6K":  reflect.ValueOf(tensor.DequantizeQ6K),
 		"DequantizeQ8_0": reflect.ValueOf(tensor.DequantizeQ8_0),
 		"Dropout":        reflect.ValueOf(tensor.Dropout),
@@ -34,23 +38,34 @@ func init() {
 		"FromBytes":      reflect.ValueOf(tensor.FromBytes),
 		"FromFloat32":    reflect.ValueOf(tensor.FromFloat32),
 		"GELU":           reflect.ValueOf(tensor.GELU),
+		"GELUErf":        reflect.ValueOf(tensor.GELUErf),
 		"I32":            reflect.ValueOf(tensor.I32),
 		"LayerNorm":      reflect.ValueOf(tensor.LayerNorm),
 		"MatMul":         reflect.ValueOf(tensor.MatMul),
 		"Mul":            reflect.ValueOf(tensor.Mul),
 		"New":            reflect.ValueOf(tensor.New),
 		"NewTape":        reflect.ValueOf(tensor.NewTape),
+		"Q2_K":           reflect.ValueOf(tensor.Q2_K),
+		"Q3_K":           reflect.ValueOf(tensor.Q3_K),
 		"Q4_0":           reflect.ValueOf(tensor.Q4_0),
+		"Q4_1":           reflect.ValueOf(tensor.Q4_1),
 		"Q4_K":           reflect.ValueOf(tensor.Q4_K),
 		"Q5_0":           reflect.ValueOf(tensor.Q5_0),
+		"Q5_1":           reflect.ValueOf(tensor.Q5_1),
+		"Q5_K":           reflect.ValueOf(tensor.Q5_K),
 		"Q6_K":           reflect.ValueOf(tensor.Q6_K),
 		"Q8BlockLen":     reflect.ValueOf(constant.MakeFromLiteral("34", token.INT, 0)),
 		"Q8BlockSize":    reflect.ValueOf(constant.MakeFromLiteral("32", token.INT, 0)),
 		"Q8_0":           reflect.ValueOf(tensor.Q8_0),
 		"QK":             reflect.ValueOf(constant.MakeFromLiteral("256", token.INT, 0)),
+		"QuantizeQ2K":    reflect.ValueOf(tensor.QuantizeQ2K),
+		"QuantizeQ3K":    reflect.ValueOf(tensor.QuantizeQ3K),
 		"QuantizeQ4K":    reflect.ValueOf(tensor.QuantizeQ4K),
 		"QuantizeQ4_0":   reflect.ValueOf(tensor.QuantizeQ4_0),
+		"QuantizeQ4_1":   reflect.ValueOf(tensor.QuantizeQ4_1),
+		"QuantizeQ5K":    reflect.ValueOf(tensor.QuantizeQ5K),
 		"QuantizeQ5_0":   reflect.ValueOf(tensor.QuantizeQ5_0),
+		"QuantizeQ5_1":   reflect.ValueOf(tensor.QuantizeQ5_1),
 		"QuantizeQ6K":    reflect.ValueOf(tensor.QuantizeQ6K),
 		"QuantizeQ8_0":   reflect.ValueOf(tensor.QuantizeQ8_0),
 		"RMSNorm":        reflect.ValueOf(tensor.RMSNorm),
@@ -59,8 +74,11 @@ func init() {
 		"Reshape":        reflect.ValueOf(tensor.Reshape),
 		"RoPE":           reflect.ValueOf(tensor.RoPE),
 		"RoPEFactors":    reflect.ValueOf(tensor.RoPEFactors),
+		"RoPEWith":       reflect.ValueOf(tensor.RoPEWith),
 		"RoundFP16":      reflect.ValueOf(tensor.RoundFP16),
 		"Scale":          reflect.ValueOf(tensor.Scale),
+		"ScatterAdd":     reflect.ValueOf(tensor.ScatterAdd),
+		"Select":         reflect.ValueOf(tensor.Select),
 		"SetBackend":     reflect.ValueOf(tensor.SetBackend),
 		"SetRows":        reflect.ValueOf(tensor.SetRows),
 		"SetThreads":     reflect.ValueOf(tensor.SetThreads),
@@ -68,23 +86,32 @@ func init() {
 		"Softmax":        reflect.ValueOf(tensor.Softmax),
 		"Sum":            reflect.ValueOf(tensor.Sum),
 		"SwiGLU":         reflect.ValueOf(tensor.SwiGLU),
+		"Tanh":           reflect.ValueOf(tensor.Tanh),
 		"Threads":        reflect.ValueOf(tensor.Threads),
 
 		// type definitions
-		"Backend":        reflect.ValueOf((*tensor.Backend)(nil)),
-		"ColumnsBackend": reflect.ValueOf((*tensor.ColumnsBackend)(nil)),
-		"DType":          reflect.ValueOf((*tensor.DType)(nil)),
-		"DeviceBackend":  reflect.ValueOf((*tensor.DeviceBackend)(nil)),
-		"DeviceStorage":  reflect.ValueOf((*tensor.DeviceStorage)(nil)),
-		"Go":             reflect.ValueOf((*tensor.Go)(nil)),
-		"Tape":           reflect.ValueOf((*tensor.Tape)(nil)),
-		"Tensor":         reflect.ValueOf((*tensor.Tensor)(nil)),
+		"AttentionOptions":  reflect.ValueOf((*tensor.AttentionOptions)(nil)),
+		"Backend":           reflect.ValueOf((*tensor.Backend)(nil)),
+		"ColumnsBackend":    reflect.ValueOf((*tensor.ColumnsBackend)(nil)),
+		"DType":             reflect.ValueOf((*tensor.DType)(nil)),
+		"DeviceBackend":     reflect.ValueOf((*tensor.DeviceBackend)(nil)),
+		"DeviceStorage":     reflect.ValueOf((*tensor.DeviceStorage)(nil)),
+		"GELUErfBackend":    reflect.ValueOf((*tensor.GELUErfBackend)(nil)),
+		"Go":                reflect.ValueOf((*tensor.Go)(nil)),
+		"RoPEOptions":       reflect.ValueOf((*tensor.RoPEOptions)(nil)),
+		"RoPEParams":        reflect.ValueOf((*tensor.RoPEParams)(nil)),
+		"RoPEScaling":       reflect.ValueOf((*tensor.RoPEScaling)(nil)),
+		"ScatterAddBackend": reflect.ValueOf((*tensor.ScatterAddBackend)(nil)),
+		"Tape":              reflect.ValueOf((*tensor.Tape)(nil)),
+		"Tensor":            reflect.ValueOf((*tensor.Tensor)(nil)),
 
 		// interface wrapper definitions
-		"_Backend":        reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_Backend)(nil)),
-		"_ColumnsBackend": reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ColumnsBackend)(nil)),
-		"_DeviceBackend":  reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeviceBackend)(nil)),
-		"_DeviceStorage":  reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeviceStorage)(nil)),
+		"_Backend":           reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_Backend)(nil)),
+		"_ColumnsBackend":    reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ColumnsBackend)(nil)),
+		"_DeviceBackend":     reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeviceBackend)(nil)),
+		"_DeviceStorage":     reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeviceStorage)(nil)),
+		"_GELUErfBackend":    reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_GELUErfBackend)(nil)),
+		"_ScatterAddBackend": reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ScatterAddBackend)(nil)),
 	}
 }
 
@@ -92,7 +119,7 @@ func init() {
 type _github_com_toyml_toy_toy_tensor_Backend struct {
 	IValue     interface{}
 	WAdd       func(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor)
-	WAttention func(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, nHead int, nKV int, past int, scale float32)
+	WAttention func(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, nHead int, nKV int, past int, o tensor.AttentionOptions)
 	WEmbedding func(out *tensor.Tensor, table *tensor.Tensor, ids []int32)
 	WGELU      func(out *tensor.Tensor, x *tensor.Tensor)
 	WLayerNorm func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, b *tensor.Tensor, eps float32)
@@ -100,19 +127,20 @@ type _github_com_toyml_toy_toy_tensor_Backend struct {
 	WMul       func(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor)
 	WName      func() string
 	WRMSNorm   func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, eps float32)
-	WRoPE      func(out *tensor.Tensor, x *tensor.Tensor, pos0 int, headDim int, ropeDim int, base float32, neox bool, factors *tensor.Tensor)
+	WRoPE      func(out *tensor.Tensor, x *tensor.Tensor, pos0 int, o tensor.RoPEOptions)
 	WScale     func(out *tensor.Tensor, a *tensor.Tensor, s float32)
 	WSetRows   func(dst *tensor.Tensor, at int, src *tensor.Tensor)
 	WSiLU      func(out *tensor.Tensor, x *tensor.Tensor)
 	WSoftmax   func(out *tensor.Tensor, x *tensor.Tensor, past int)
 	WSwiGLU    func(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor)
+	WTanh      func(out *tensor.Tensor, x *tensor.Tensor)
 }
 
 func (W _github_com_toyml_toy_toy_tensor_Backend) Add(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor) {
 	W.WAdd(out, a, b)
 }
-func (W _github_com_toyml_toy_toy_tensor_Backend) Attention(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, nHead int, nKV int, past int, scale float32) {
-	W.WAttention(out, q, k, v, nHead, nKV, past, scale)
+func (W _github_com_toyml_toy_toy_tensor_Backend) Attention(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, nHead int, nKV int, past int, o tensor.AttentionOptions) {
+	W.WAttention(out, q, k, v, nHead, nKV, past, o)
 }
 func (W _github_com_toyml_toy_toy_tensor_Backend) Embedding(out *tensor.Tensor, table *tensor.Tensor, ids []int32) {
 	W.WEmbedding(out, table, ids)
@@ -135,8 +163,8 @@ func (W _github_com_toyml_toy_toy_tensor_Backend) Name() string {
 func (W _github_com_toyml_toy_toy_tensor_Backend) RMSNorm(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, eps float32) {
 	W.WRMSNorm(out, x, w, eps)
 }
-func (W _github_com_toyml_toy_toy_tensor_Backend) RoPE(out *tensor.Tensor, x *tensor.Tensor, pos0 int, headDim int, ropeDim int, base float32, neox bool, factors *tensor.Tensor) {
-	W.WRoPE(out, x, pos0, headDim, ropeDim, base, neox, factors)
+func (W _github_com_toyml_toy_toy_tensor_Backend) RoPE(out *tensor.Tensor, x *tensor.Tensor, pos0 int, o tensor.RoPEOptions) {
+	W.WRoPE(out, x, pos0, o)
 }
 func (W _github_com_toyml_toy_toy_tensor_Backend) Scale(out *tensor.Tensor, a *tensor.Tensor, s float32) {
 	W.WScale(out, a, s)
@@ -153,6 +181,9 @@ func (W _github_com_toyml_toy_toy_tensor_Backend) Softmax(out *tensor.Tensor, x 
 func (W _github_com_toyml_toy_toy_tensor_Backend) SwiGLU(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor) {
 	W.WSwiGLU(out, gate, up)
 }
+func (W _github_com_toyml_toy_toy_tensor_Backend) Tanh(out *tensor.Tensor, x *tensor.Tensor) {
+	W.WTanh(out, x)
+}
 
 // _github_com_toyml_toy_toy_tensor_ColumnsBackend is an interface wrapper for ColumnsBackend type
 type _github_com_toyml_toy_toy_tensor_ColumnsBackend struct {
@@ -168,7 +199,7 @@ func (W _github_com_toyml_toy_toy_tensor_ColumnsBackend) Columns(out *tensor.Ten
 type _github_com_toyml_toy_toy_tensor_DeviceBackend struct {
 	IValue     interface{}
 	WAdd       func(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor)
-	WAttention func(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, nHead int, nKV int, past int, scale float32)
+	WAttention func(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, nHead int, nKV int, past int, o tensor.AttentionOptions)
 	WDevice    func() string
 	WEmbedding func(out *tensor.Tensor, table *tensor.Tensor, ids []int32)
 	WGELU      func(out *tensor.Tensor, x *tensor.Tensor)
@@ -177,19 +208,20 @@ type _github_com_toyml_toy_toy_tensor_DeviceBackend struct {
 	WMul       func(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor)
 	WName      func() string
 	WRMSNorm   func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, eps float32)
-	WRoPE      func(out *tensor.Tensor, x *tensor.Tensor, pos0 int, headDim int, ropeDim int, base float32, neox bool, factors *tensor.Tensor)
+	WRoPE      func(out *tensor.Tensor, x *tensor.Tensor, pos0 int, o tensor.RoPEOptions)
 	WScale     func(out *tensor.Tensor, a *tensor.Tensor, s float32)
 	WSetRows   func(dst *tensor.Tensor, at int, src *tensor.Tensor)
 	WSiLU      func(out *tensor.Tensor, x *tensor.Tensor)
 	WSoftmax   func(out *tensor.Tensor, x *tensor.Tensor, past int)
 	WSwiGLU    func(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor)
+	WTanh      func(out *tensor.Tensor, x *tensor.Tensor)
 }
 
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Add(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor) {
 	W.WAdd(out, a, b)
 }
-func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Attention(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, nHead int, nKV int, past int, scale float32) {
-	W.WAttention(out, q, k, v, nHead, nKV, past, scale)
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Attention(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, nHead int, nKV int, past int, o tensor.AttentionOptions) {
+	W.WAttention(out, q, k, v, nHead, nKV, past, o)
 }
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Device() string {
 	return W.WDevice()
@@ -215,8 +247,8 @@ func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Name() string {
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) RMSNorm(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, eps float32) {
 	W.WRMSNorm(out, x, w, eps)
 }
-func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) RoPE(out *tensor.Tensor, x *tensor.Tensor, pos0 int, headDim int, ropeDim int, base float32, neox bool, factors *tensor.Tensor) {
-	W.WRoPE(out, x, pos0, headDim, ropeDim, base, neox, factors)
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) RoPE(out *tensor.Tensor, x *tensor.Tensor, pos0 int, o tensor.RoPEOptions) {
+	W.WRoPE(out, x, pos0, o)
 }
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Scale(out *tensor.Tensor, a *tensor.Tensor, s float32) {
 	W.WScale(out, a, s)
@@ -233,6 +265,9 @@ func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Softmax(out *tensor.Tens
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) SwiGLU(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor) {
 	W.WSwiGLU(out, gate, up)
 }
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Tanh(out *tensor.Tensor, x *tensor.Tensor) {
+	W.WTanh(out, x)
+}
 
 // _github_com_toyml_toy_toy_tensor_DeviceStorage is an interface wrapper for DeviceStorage type
 type _github_com_toyml_toy_toy_tensor_DeviceStorage struct {
@@ -242,4 +277,24 @@ type _github_com_toyml_toy_toy_tensor_DeviceStorage struct {
 
 func (W _github_com_toyml_toy_toy_tensor_DeviceStorage) CopyToHost(dst []byte, off int) {
 	W.WCopyToHost(dst, off)
+}
+
+// _github_com_toyml_toy_toy_tensor_GELUErfBackend is an interface wrapper for GELUErfBackend type
+type _github_com_toyml_toy_toy_tensor_GELUErfBackend struct {
+	IValue   interface{}
+	WGELUErf func(out *tensor.Tensor, x *tensor.Tensor)
+}
+
+func (W _github_com_toyml_toy_toy_tensor_GELUErfBackend) GELUErf(out *tensor.Tensor, x *tensor.Tensor) {
+	W.WGELUErf(out, x)
+}
+
+// _github_com_toyml_toy_toy_tensor_ScatterAddBackend is an interface wrapper for ScatterAddBackend type
+type _github_com_toyml_toy_toy_tensor_ScatterAddBackend struct {
+	IValue      interface{}
+	WScatterAdd func(out *tensor.Tensor, dst *tensor.Tensor, src *tensor.Tensor, ids []int32, scale *tensor.Tensor)
+}
+
+func (W _github_com_toyml_toy_toy_tensor_ScatterAddBackend) ScatterAdd(out *tensor.Tensor, dst *tensor.Tensor, src *tensor.Tensor, ids []int32, scale *tensor.Tensor) {
+	W.WScatterAdd(out, dst, src, ids, scale)
 }

@@ -8,8 +8,10 @@ import (
 	"strings"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
 	"github.com/toyml/toy/toy/models/llama"
+	"github.com/toyml/toy/toy/models/olmoe"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
@@ -46,6 +48,10 @@ func (m *Model) LoadAdapter(path string, scale float32) error {
 	case *llama.Model:
 		blocks = n.Blocks
 	case *gpt2.Model:
+		blocks = n.Blocks
+	case *olmoe.Model:
+		blocks = n.Blocks
+	case *gemma.Model:
 		blocks = n.Blocks
 	}
 	linears := nn.BlockLinears(blocks)

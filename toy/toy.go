@@ -23,8 +23,11 @@ import (
 	"github.com/toyml/toy/toy/defaultmodel"
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
 	"github.com/toyml/toy/toy/models/llama"
+	"github.com/toyml/toy/toy/models/olmoe"
+	"github.com/toyml/toy/toy/models/vit"
 	"github.com/toyml/toy/toy/sample"
 	"github.com/toyml/toy/toy/tensor"
 	"github.com/toyml/toy/toy/tokenizer"
@@ -35,10 +38,14 @@ var ErrUnknownArch = errors.New("unknown architecture")
 
 // loaders maps GGUF architecture names to the package that builds them.
 var loaders = map[string]func(*gguf.File) (engine.Model, error){
-	"gpt2":  func(f *gguf.File) (engine.Model, error) { return gpt2.Load(f) },
-	"llama": func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"qwen2": func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"qwen3": func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"gpt2":   func(f *gguf.File) (engine.Model, error) { return gpt2.Load(f) },
+	"gemma":  func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
+	"gemma2": func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
+	"gemma3": func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
+	"llama":  func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"qwen2":  func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"qwen3":  func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"olmoe":  func(f *gguf.File) (engine.Model, error) { return olmoe.Load(f) },
 }
 
 // Archs returns the GGUF architectures toy can load, sorted.
@@ -57,7 +64,7 @@ type Model struct {
 	Path      string
 	Arch      string
 	File      *gguf.File
-	Net       engine.Model         // *llama.Model or *gpt2.Model
+	Net       engine.Model         // *llama.Model, *gpt2.Model, *gemma.Model or *olmoe.Model
 	Tokenizer *tokenizer.Tokenizer // nil when the file carries none (see TokenizerErr)
 
 	// TokenizerErr says why Tokenizer is nil.
@@ -91,6 +98,9 @@ func build(path string, f *gguf.File) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if arch == vit.Arch {
+		return nil, fmt.Errorf("%w %q: an image classifier, not a language model (use LoadImageClassifier, or toy classify)", ErrUnknownArch, arch)
+	}
 	load, ok := loaders[arch]
 	if !ok {
 		return nil, fmt.Errorf("%w %q (toy runs %s)", ErrUnknownArch, arch, strings.Join(Archs(), ", "))
@@ -105,6 +115,21 @@ func build(path string, f *gguf.File) (*Model, error) {
 		m.Tokenizer, m.TokenizerErr = nil, fmt.Errorf("tokenizer has %d tokens, the model %d", m.Tokenizer.VocabSize(), net.VocabSize())
 	}
 	return m, nil
+}
+
+// LoadImageClassifier opens the ViT image classifier in the GGUF file at
+// path (architecture "vit"; toy convert makes one from a Hugging Face
+// checkpoint). Classify it images with its Classify and ClassifyFile:
+//
+//	m, err := toy.LoadImageClassifier("vit-base-patch16-224.gguf")
+//	if err != nil { … }
+//	defer m.Close()
+//	top, err := m.ClassifyFile("cat.png", 5) // []vit.Prediction, most probable first
+func LoadImageClassifier(path string) (*vit.Model, error) {
+	if err := BackendError(); err != nil {
+		return nil, err
+	}
+	return vit.Open(path)
 }
 
 func (m *Model) tok() (*tokenizer.Tokenizer, error) {

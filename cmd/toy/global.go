@@ -69,7 +69,7 @@ var docs = []commandDoc{
 		"log-probabilities of a prompt's tokens with the top-k alternatives, or a file's perplexity", evalFlagsDoc},
 	{"tokenize", `toy tokenize MODEL TEXT [--special] [--bos] [--json]`,
 		"the token ids and pieces of a text", tokenizeFlagsDoc},
-	{"quantize", "toy quantize IN.gguf OUT.gguf [--type q8_0|q5_0|q4_0|f16|bf16|f32]", "convert a model's weight matrices (Q8_0 as llama.cpp stores it)", func() *flag.FlagSet { fs, _ := quantizeFlagSet(); return fs }},
+	{"quantize", "toy quantize IN.gguf OUT.gguf [--type q8_0|q5_1|q5_0|q4_1|q4_0|f16|bf16|f32]", "convert a model's weight matrices (Q8_0 as llama.cpp stores it)", func() *flag.FlagSet { fs, _ := quantizeFlagSet(); return fs }},
 	{"list", "toy list [--json]", "list the GGUF models on this machine (own dirs, Hugging Face, Ollama, LM Studio)", listFlags},
 	{"fetch", "toy fetch OWNER/REPO [FILE] [--revision REV] [--json]", "download a GGUF file from Hugging Face into its cache; without FILE, list the repo's GGUF files", fetchFlags},
 	{"describe", "toy describe MODEL [--json]", "print the model's algorithm card (Phuong & Hutter pseudocode) from its metadata", describeFlags},
@@ -78,6 +78,12 @@ var docs = []commandDoc{
 	{"train", "toy train from-scratch|warm-start|lora|qlora --data FILE|DIR [flags]", "train a model: from scratch, from a checkpoint, or a LoRA/QLoRA adapter", nil},
 	{"runs", "toy runs [list | show ID | plot ID -o loss.png | export ID -o OUT.gguf [--type q8_0]] [--dir runs] [--json]", "list training runs, show one, or export its latest checkpoint as a model", nil},
 	{"lora", "toy lora merge BASE.gguf ADAPTER.gguf -o OUT.gguf", "merge a LoRA adapter into its base model", nil},
+	{"classify", "toy classify MODEL.gguf IMAGE [--top-k 5] [--device cpu|cuda] [--json]",
+		"classify a PNG, JPEG or GIF image with a ViT classifier", classifyFlagsDoc},
+	{"convert", "toy convert HF_DIR OUT.gguf [--type f32|f16|bf16|q8_0]",
+		"convert a Hugging Face ViT image classifier (config.json, model.safetensors) to GGUF", convertFlagsDoc},
+	{"serve", "toy serve [MODEL] [--addr 127.0.0.1:8080] [--ctx N] [--device cuda] [--threads N] [--chat-template-file F]",
+		"an OpenAI-compatible HTTP server (/v1/chat/completions, /v1/completions, /v1/models) over one model", serveFlagsDoc},
 	{"install", "toy install [--json]", "check that each backend loads and passes its self-test; register the Jupyter kernel", nil},
 }
 

@@ -47,7 +47,10 @@ var commands = map[string]func(args []string, stdout io.Writer) error{
 	"train":    runTrain,
 	"runs":     runRuns,
 	"lora":     runLoRA,
-	"install":  runInstall, // install.go
+	"install":  runInstall,  // install.go
+	"serve":    runServe,    // serve.go
+	"classify": runClassify, // classify.go
+	"convert":  runConvert,  // classify.go
 }
 
 func main() {

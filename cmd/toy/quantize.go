@@ -14,7 +14,7 @@ import (
 
 func quantizeFlagSet() (*flag.FlagSet, *string) {
 	fs := flag.NewFlagSet("quantize", flag.ContinueOnError)
-	typ := fs.String("type", "q8_0", "target type: q8_0, f16, bf16 or f32")
+	typ := fs.String("type", "q8_0", "target type: q8_0, q5_1, q5_0, q4_1, q4_0, f16, bf16 or f32")
 	return fs, typ
 }
 
@@ -25,12 +25,13 @@ func runQuantize(args []string, stdout io.Writer) error {
 		return err
 	}
 	if len(pos) != 2 {
-		return fmt.Errorf("%w: toy quantize IN.gguf OUT.gguf [--type q8_0|q5_0|q4_0|f16|bf16|f32]", errUsage)
+		return fmt.Errorf("%w: toy quantize IN.gguf OUT.gguf [--type q8_0|q5_1|q5_0|q4_1|q4_0|f16|bf16|f32]", errUsage)
 	}
-	types := map[string]tensor.DType{"q8_0": tensor.Q8_0, "q5_0": tensor.Q5_0, "q4_0": tensor.Q4_0, "f16": tensor.F16, "bf16": tensor.BF16, "f32": tensor.F32}
+	types := map[string]tensor.DType{"q8_0": tensor.Q8_0, "q5_1": tensor.Q5_1, "q5_0": tensor.Q5_0, "q4_1": tensor.Q4_1,
+		"q4_0": tensor.Q4_0, "f16": tensor.F16, "bf16": tensor.BF16, "f32": tensor.F32}
 	t, ok := types[strings.ToLower(*typ)]
 	if !ok {
-		return fmt.Errorf("%w: --type %q (q8_0, q5_0, q4_0, f16, bf16, f32)", errUsage, *typ)
+		return fmt.Errorf("%w: --type %q (q8_0, q5_1, q5_0, q4_1, q4_0, f16, bf16, f32)", errUsage, *typ)
 	}
 	f, err := gguf.Open(pos[0])
 	if err != nil {

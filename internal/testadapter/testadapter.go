@@ -21,7 +21,7 @@ func (s LoRASpec) File() string { return s.Name + ".gguf" }
 // LoRASpecs returns the gate adapters: every projection of llama and qwen2
 // (F32 bases).
 func LoRASpecs() []LoRASpec {
-	return []LoRASpec{{"llama-f32-lora", "llama-f32"}, {"qwen2-f32-lora", "qwen2-f32"}}
+	return []LoRASpec{{"llama-f32-lora", "llama-f32"}, {"qwen2-f32-lora", "qwen2-f32"}, {"gemma2-f32-lora", "gemma2-f32"}}
 }
 
 // WriteLoRA trains the adapter of s for eight AdamW steps on a fixed batch

@@ -5,6 +5,7 @@
 package testmodel
 
 import (
+	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"testing"
 
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/tensor"
@@ -42,14 +44,37 @@ type Spec struct {
 	// HeadDim, when not 0, is a head width other than Embed/Heads (written
 	// as attention.key_length, as Qwen3's files have it).
 	HeadDim int `json:"head_dim,omitempty"`
+	// Window, AttnSoftCap, FinalSoftCap: Gemma 2's sliding window and soft
+	// caps (gemma2; Window also gemma3).
+	Window       int     `json:"window,omitempty"`
+	AttnSoftCap  float32 `json:"attn_softcap,omitempty"`
+	FinalSoftCap float32 `json:"final_softcap,omitempty"`
+	// RopeScaling, RopeScaleFactor, RopeOrigContext: RoPE scaling by
+	// metadata, "linear" or "yarn" (llama, qwen2).
+	RopeScaling     string  `json:"rope_scaling,omitempty"`
+	RopeScaleFactor float32 `json:"rope_scale,omitempty"`
+	RopeOrigContext int     `json:"rope_orig_context,omitempty"`
+	// Experts and ExpertsUsed: a mixture of experts per layer, E of
+	// them, k run per token (olmoe only).
+	Experts     int `json:"experts,omitempty"`
+	ExpertsUsed int `json:"experts_used,omitempty"`
 }
 
 // weightType is the type a model of type dt stores matrix name in: a Q4_K
-// model keeps the output head and the feed-forward down projections in Q6_K,
-// as llama.cpp's Q4_K_M mix does.
+// or Q5_K model keeps the output head and the feed-forward down projections
+// in Q6_K, as llama.cpp's Q4_K_M and Q5_K_M mixes do; Q3_K and Q2_K models
+// keep the head in Q6_K and the down projections one step up (Q5_K, Q3_K),
+// as llama.cpp's Q3_K_M and Q2_K mixes do for some layers.
 func weightType(dt tensor.DType, name string) tensor.DType {
-	if dt == tensor.Q4_K && (name == "output.weight" || strings.HasSuffix(name, "ffn_down.weight")) {
+	head, down := name == "output.weight", strings.HasSuffix(name, "ffn_down.weight")
+	switch {
+	case (dt == tensor.Q4_K || dt == tensor.Q5_K) && (head || down),
+		(dt == tensor.Q3_K || dt == tensor.Q2_K) && head:
 		return tensor.Q6_K
+	case dt == tensor.Q3_K && down:
+		return tensor.Q5_K
+	case dt == tensor.Q2_K && down:
+		return tensor.Q3_K
 	}
 	return dt
 }
@@ -63,7 +88,7 @@ var llamaPrompt = []int32{1, 15043, 29892, 590, 1024, 338, 263, 4086, 1058, 5360
 // Specs returns the gate models: gpt2, llama and qwen2, each in F32, F16 and
 // Q8_0; llama3-f32, a llama with Llama 3.1's RoPE frequency factors; and
 // qwen3 in F32 and Q8_0, with per-head query/key norms and heads wider than
-// Embed/Heads.
+// Embed/Heads; olmoe in F32 and Q8_0, a mixture of 8 experts (olmoe.go).
 func Specs() []Spec {
 	var out []Spec
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.Q8_0} {
@@ -84,6 +109,9 @@ func Specs() []Spec {
 			Vocab: "gpt2", Embed: 64, Layers: 2, FFN: 128, Heads: 4, KVHeads: 2, HeadDim: 32, Context: 256, Tied: true, Seed: 6,
 			PromptIDs: gpt2Prompt})
 	}
+	out = append(out, olmoeSpecs()...)
+	out = append(out, gemmaSpecs()...)
+	out = append(out, ropeScalingSpecs()...)
 	// Q4_K_M: k-quant super-blocks need widths that are multiples of 256.
 	// Q4_0 and Q5_0: older files, and Q4_K_M files of narrower models.
 	return append(out,
@@ -92,6 +120,18 @@ func Specs() []Spec {
 		Spec{Name: "llama-q4_0", Arch: "llama", DType: tensor.Q4_0, Vocab: "llama2", Embed: 64, Layers: 2, FFN: 128,
 			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 3, PromptIDs: llamaPrompt},
 		Spec{Name: "qwen2-q5_0", Arch: "qwen2", DType: tensor.Q5_0, Vocab: "gpt2", Embed: 64, Layers: 2, FFN: 128,
+			Heads: 4, KVHeads: 2, Context: 256, Tied: true, Seed: 4, PromptIDs: gpt2Prompt},
+		// Q5_K_M, Q3_K_M and Q2_K mixes (weightType), and the older
+		// Q4_1 and Q5_1 with their Q8_1 activations.
+		Spec{Name: "llama-q5_k_m", Arch: "llama", DType: tensor.Q5_K, Vocab: "llama2", Embed: 256, Layers: 2, FFN: 512,
+			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 9, PromptIDs: llamaPrompt},
+		Spec{Name: "llama-q3_k_m", Arch: "llama", DType: tensor.Q3_K, Vocab: "llama2", Embed: 256, Layers: 2, FFN: 512,
+			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 10, PromptIDs: llamaPrompt},
+		Spec{Name: "llama-q2_k", Arch: "llama", DType: tensor.Q2_K, Vocab: "llama2", Embed: 256, Layers: 2, FFN: 512,
+			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 11, PromptIDs: llamaPrompt},
+		Spec{Name: "llama-q4_1", Arch: "llama", DType: tensor.Q4_1, Vocab: "llama2", Embed: 64, Layers: 2, FFN: 128,
+			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 3, PromptIDs: llamaPrompt},
+		Spec{Name: "qwen2-q5_1", Arch: "qwen2", DType: tensor.Q5_1, Vocab: "gpt2", Embed: 64, Layers: 2, FFN: 128,
 			Heads: 4, KVHeads: 2, Context: 256, Tied: true, Seed: 4, PromptIDs: gpt2Prompt})
 }
 
@@ -258,7 +298,8 @@ func build(s Spec) (*gguf.Writer, error) {
 	a := s.Arch
 	w.SetString("general.architecture", a)
 	w.SetString("general.name", "toy test model "+s.Name)
-	w.SetUint32("general.file_type", map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q8_0: 7, tensor.Q4_0: 2, tensor.Q5_0: 8, tensor.Q4_K: 15}[s.DType])
+	w.SetUint32("general.file_type", map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q8_0: 7, tensor.Q4_0: 2, tensor.Q5_0: 8,
+		tensor.Q4_K: 15, tensor.Q5_K: 17, tensor.Q3_K: 12, tensor.Q2_K: 10, tensor.Q4_1: 3, tensor.Q5_1: 9}[s.DType])
 	w.SetUint32(a+".context_length", uint32(s.Context))
 	w.SetUint32(a+".embedding_length", uint32(D))
 	w.SetUint32(a+".block_count", uint32(s.Layers))
@@ -274,11 +315,20 @@ func build(s Spec) (*gguf.Writer, error) {
 			w.SetUint32(a+".attention.key_length", uint32(hd))
 			w.SetUint32(a+".attention.value_length", uint32(hd))
 		}
-		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000}[a]
+		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000}[a]
 		if s.RopeFreqs {
 			base = 500000
 		}
 		w.SetFloat32(a+".rope.freq_base", base)
+	}
+	if a == "olmoe" {
+		olmoeMetadata(w, s)
+	}
+	if a == "gemma2" || a == "gemma3" {
+		gemmaMetadata(w, s)
+	}
+	if s.RopeScaling != "" {
+		ropeScalingMetadata(w, s)
 	}
 	w.SetString("tokenizer.ggml.model", v.Model)
 	if v.Model == "gpt2" {
@@ -337,16 +387,23 @@ func build(s Spec) (*gguf.Writer, error) {
 				mat(p+"ffn_down.weight", D, F), vec(p+"ffn_down.bias", D, 0, 0.1))
 			continue
 		}
+		if a == "olmoe" {
+			errs = append(errs, olmoeLayer(s, p, hd, add, vec)...)
+			continue
+		}
 		q, kv := s.Heads*hd, s.KVHeads*hd
 		errs = append(errs, mat(p+"attn_q.weight", q, D), mat(p+"attn_k.weight", kv, D), mat(p+"attn_v.weight", kv, D))
 		if a == "qwen2" {
 			errs = append(errs, vec(p+"attn_q.bias", q, 0, 0.1), vec(p+"attn_k.bias", kv, 0, 0.1), vec(p+"attn_v.bias", kv, 0, 0.1))
 		}
-		if a == "qwen3" {
+		if a == "qwen3" || a == "gemma3" {
 			errs = append(errs, vec(p+"attn_q_norm.weight", hd, 1, 0.3), vec(p+"attn_k_norm.weight", hd, 1, 0.3))
 		}
 		errs = append(errs, mat(p+"attn_output.weight", D, q),
 			mat(p+"ffn_gate.weight", F, D), mat(p+"ffn_up.weight", F, D), mat(p+"ffn_down.weight", D, F))
+		if a == "gemma2" || a == "gemma3" {
+			errs = append(errs, vec(p+"post_attention_norm.weight", D, 1, 0.2), vec(p+"post_ffw_norm.weight", D, 1, 0.2))
+		}
 	}
 	// Output norm weights of mean 0: with a tied head, weights near 1 would
 	// make every token predict itself (h ≈ e_t, so h·e_t dominates).
@@ -363,4 +420,34 @@ func build(s Spec) (*gguf.Writer, error) {
 		}
 	}
 	return w, nil
+}
+
+// Edited writes the model of s in a temporary directory, applies edit to its
+// metadata, and returns the parsed result: for tests of files whose
+// metadata disagrees with their tensors.
+func Edited(t testing.TB, s Spec, edit func(w *gguf.Writer)) *gguf.File {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), s.File())
+	if _, err := Write(s, path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := gguf.NewWriterFrom(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(w)
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	g, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }

@@ -15,7 +15,7 @@ import (
 
 // Backend runs ops on host memory with the C kernels of one library variant,
 // and on tensor.Go{} where it has no kernel (Add, Mul, Scale, LayerNorm,
-// RoPE, Softmax, GELU, Embedding, SetRows, and BF16 weights).
+// RoPE, Softmax, GELU, Tanh, Embedding, SetRows, and BF16 weights).
 type Backend struct {
 	lib *library
 	ks  *kernelSet // lib.fast, or lib.ref for the reference backend in tests
@@ -141,8 +141,8 @@ func getBytes(n int) *[]byte {
 
 // MatMul computes out[M, N] = x[M, K]·w[N, K]ᵀ, splitting the rows of w
 // across the workers. F16 weights take fp16-rounded activations, Q8_0, Q4_0
-// and Q5_0 weights Q8_0-quantized ones and Q4_K and Q6_K weights Q8_K ones,
-// as tensor.Go{} does. On a Fused backend, F32 and F16 products of
+// and Q5_0 weights Q8_0-quantized ones, Q4_1 and Q5_1 weights Q8_1 ones and
+// the k-quants (Q2_K … Q6_K) Q8_K ones, as tensor.Go{} does. On a Fused backend, F32 and F16 products of
 // toy_pack_threshold() rows or more use fused multiply-adds until a tape
 // records (see doc.go).
 func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
@@ -229,7 +229,7 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		runtime.KeepAlive(ws)
 		runtime.KeepAlive(xsum)
 		byteScratch.Put(xq)
-	case tensor.Q4_K, tensor.Q6_K:
+	case tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K:
 		if K%tensor.QK != 0 { // not a whole number of super-blocks: Go says what is wrong
 			tensor.Go{}.MatMul(out, x, w)
 			return
@@ -241,6 +241,12 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 			return
 		}
 		b.matmulQ45(o, xs, w, M, K, N)
+	case tensor.Q4_1, tensor.Q5_1:
+		if K%32 != 0 {
+			tensor.Go{}.MatMul(out, x, w)
+			return
+		}
+		b.matmulQ41(o, xs, w, M, K, N)
 	default:
 		tensor.Go{}.MatMul(out, x, w)
 	}
@@ -277,10 +283,11 @@ func align64(b []byte) []byte {
 	return b[(64-uintptr(unsafe.Pointer(&b[0]))%64)%64:]
 }
 
-// matmulKQuant: Q4_K and Q6_K weights. The workers quantize the rows of x to
+// matmulKQuant: the k-quant weights. The workers quantize the rows of x to
 // Q8_K (as tensor.Go{} does, bit for bit), then split the rows of w; from
 // two activation rows on each chunk gets scratch for the prefill kernels,
-// which repack tiles of weight rows (kq.c).
+// which repack tiles of weight rows (kq.c: Q4_K, Q6_K; kq2.c: Q5_K, Q3_K,
+// Q2_K).
 func (b *Backend) matmulKQuant(o, xs []float32, w *tensor.Tensor, M, K, N int) {
 	nb := K / tensor.QK
 	rb := nb * q8KBytes
@@ -290,13 +297,14 @@ func (b *Backend) matmulKQuant(o, xs []float32, w *tensor.Tensor, M, K, N int) {
 	workers.run(M, split(M, 1, 8), func(lo, hi int) {
 		call(b.ks.quantizeQ8K, ptr(xq[lo*rb:]), ptr(xs[lo*K:]), u((hi-lo)*nb))
 	})
-	fn := b.ks.matmulQ4K
-	if w.DType() == tensor.Q6_K {
-		fn = b.ks.matmulQ6K
+	fn, scratch := map[tensor.DType]uintptr{tensor.Q4_K: b.ks.matmulQ4K, tensor.Q6_K: b.ks.matmulQ6K,
+		tensor.Q5_K: b.ks.matmulQ5K, tensor.Q3_K: b.ks.matmulQ3K, tensor.Q2_K: b.ks.matmulQ2K}[w.DType()], b.ks.kqScratch
+	if w.DType() != tensor.Q4_K && w.DType() != tensor.Q6_K {
+		scratch = b.ks.kq2Scratch
 	}
 	var scratchLen int
 	if M > 1 {
-		scratchLen = int(callRet(b.ks.kqScratch, u(K)))
+		scratchLen = int(callRet(scratch, u(K)))
 	}
 	ws := w.Bytes()
 	matmulRows(fn, ptr(o), ptr(xq), ptr(ws), M, K, N, 0, scratchLen)
@@ -338,6 +346,37 @@ func (b *Backend) matmulQ45(o, xs []float32, w *tensor.Tensor, M, K, N int) {
 	runtime.KeepAlive(o)
 }
 
+// matmulQ41: Q4_1 and Q5_1 weights, against Q8_1 activations (q41.c);
+// scratch for the prefill kernels as in matmulKQuant.
+func (b *Backend) matmulQ41(o, xs []float32, w *tensor.Tensor, M, K, N int) {
+	nb := K / 32
+	rb := nb * q8_1Bytes
+	xq := getBytes(M * rb)
+	defer byteScratch.Put(xq)
+	xqs := *xq
+	workers.run(M, split(M, 1, 8), func(lo, hi int) {
+		call(b.ks.quantizeQ8_1, ptr(xqs[lo*rb:]), ptr(xs[lo*K:]), u((hi-lo)*nb))
+	})
+	fn := b.ks.matmulQ4_1
+	if w.DType() == tensor.Q5_1 {
+		fn = b.ks.matmulQ5_1
+	}
+	var scratchLen int
+	if M > 1 {
+		scratchLen = int(callRet(b.ks.q41Scratch, u(K)))
+	}
+	ws := w.Bytes()
+	matmulRows(fn, ptr(o), ptr(xqs), ptr(ws), M, K, N, 0, scratchLen)
+	runtime.KeepAlive(ws)
+	runtime.KeepAlive(xqs)
+	runtime.KeepAlive(xs)
+	runtime.KeepAlive(o)
+}
+
+// q8_1Bytes is one block of 32 activations quantized for Q4_1 and Q5_1
+// (q41.c): fp16 d, fp16 s = d·Σq, int8 q[32].
+const q8_1Bytes = 36
+
 // RMSNorm normalises each row: out = x / sqrt(mean(x²) + eps) ⊙ w.
 func (b *Backend) RMSNorm(out, x, w *tensor.Tensor, eps float32) {
 	R, D := x.Rows(), x.Cols()
@@ -377,23 +416,27 @@ func (b *Backend) SwiGLU(out, gate, up *tensor.Tensor) {
 	runtime.KeepAlive(us)
 }
 
-// Attention: causal attention of q [T, H·Dh] over k, v [S, KV·Dh], one job
-// per (token, head), jobs split across the workers.
-func (b *Backend) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, scale float32) {
+// Attention: attention of q [T, H·Dh] over k, v [S, KV·Dh] with o's scores
+// and mask, one job per (token, head), jobs split across the workers.
+func (b *Backend) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, o tensor.AttentionOptions) {
 	T := q.Rows()
 	if T == 0 {
 		return
 	}
 	dh := q.Cols() / nHead
-	o, qs, ks, vs := out.Data(), q.Data(), k.Data(), v.Data()
+	od, qs, ks, vs := out.Data(), q.Data(), k.Data(), v.Data()
+	bidirT := 0 // the kernel's flag and T in one argument (purego passes at most 15)
+	if o.Bidirectional {
+		bidirT = T
+	}
 	jobs := T * nHead
 	workers.run(jobs, split(jobs, 1, 1), func(lo, hi int) {
 		scratch := getF32(past + T)
-		call(b.ks.attention, ptr(o), ptr(qs), ptr(ks), ptr(vs), u(nHead), u(nKV), u(dh), u(past), f32bits(scale),
-			u(lo), u(hi), ptr(*scratch))
+		call(b.ks.attention, ptr(od), ptr(qs), ptr(ks), ptr(vs), u(nHead), u(nKV), u(dh), u(past), u(bidirT),
+			f32bits(o.Scale), f32bits(o.SoftCap), u(o.Window), u(lo), u(hi), ptr(*scratch))
 		f32Scratch.Put(scratch)
 	})
-	runtime.KeepAlive(o)
+	runtime.KeepAlive(od)
 	runtime.KeepAlive(qs)
 	runtime.KeepAlive(ks)
 	runtime.KeepAlive(vs)
@@ -407,11 +450,12 @@ func (b *Backend) Scale(out, a *tensor.Tensor, s float32) { tensor.Go{}.Scale(ou
 func (b *Backend) LayerNorm(out, x, w, c *tensor.Tensor, eps float32) {
 	tensor.Go{}.LayerNorm(out, x, w, c, eps)
 }
-func (b *Backend) RoPE(out, x *tensor.Tensor, pos0, headDim, ropeDim int, base float32, neox bool, factors *tensor.Tensor) {
-	tensor.Go{}.RoPE(out, x, pos0, headDim, ropeDim, base, neox, factors)
+func (b *Backend) RoPE(out, x *tensor.Tensor, pos0 int, o tensor.RoPEOptions) {
+	tensor.Go{}.RoPE(out, x, pos0, o)
 }
 func (b *Backend) Softmax(out, x *tensor.Tensor, past int) { tensor.Go{}.Softmax(out, x, past) }
 func (b *Backend) GELU(out, x *tensor.Tensor)              { tensor.Go{}.GELU(out, x) }
+func (b *Backend) Tanh(out, x *tensor.Tensor)              { tensor.Go{}.Tanh(out, x) }
 func (b *Backend) Embedding(out, table *tensor.Tensor, ids []int32) {
 	tensor.Go{}.Embedding(out, table, ids)
 }

@@ -315,16 +315,30 @@ func TestSiLUExtremes(t *testing.T) {
 func TestAttention(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for name, b := range backends(t) {
-		for _, c := range []struct{ T, past, H, KV, Dh int }{
-			{1, 0, 1, 1, 1}, {1, 5, 4, 2, 8}, {3, 0, 2, 2, 16}, {7, 9, 9, 3, 64}, {16, 0, 4, 1, 33}, {1, 200, 9, 3, 64},
+		for _, c := range []struct {
+			T, past, H, KV, Dh int
+			cap                float32
+			window             int
+			bidir              bool
+		}{
+			{1, 0, 1, 1, 1, 0, 0, false}, {1, 5, 4, 2, 8, 0, 0, false}, {3, 0, 2, 2, 16, 0, 0, false},
+			{7, 9, 9, 3, 64, 0, 0, false}, {16, 0, 4, 1, 33, 0, 0, false}, {1, 200, 9, 3, 64, 0, 0, false},
+			// Gemma 2: soft-capped scores (a small cap, so tanh saturates), sliding windows
+			{7, 9, 4, 2, 16, 0.5, 0, false}, {5, 3, 4, 2, 16, 50, 4, false}, {1, 200, 4, 2, 32, 3, 16, false},
+			{9, 0, 2, 1, 8, 0, 1, false},
+			// encoders: every query sees every key
+			{6, 0, 3, 3, 8, 0, 0, true}, {4, 3, 2, 1, 8, 1, 0, true},
 		} {
 			S := c.past + c.T + 2 // extra rows the kernel must not read as keys
 			q := randTensor(r, c.T, c.H*c.Dh)
 			k, v := randTensor(r, S, c.KV*c.Dh), randTensor(r, S, c.KV*c.Dh)
-			scale := float32(1 / math.Sqrt(float64(c.Dh)))
+			o := tensor.AttentionOptions{Scale: float32(1 / math.Sqrt(float64(c.Dh))), SoftCap: c.cap, Window: c.window, Bidirectional: c.bidir}
+			if c.cap > 0 {
+				o.Scale *= 4 // scores well into tanh's curve
+			}
 			got, want := tensor.New(c.T, c.H*c.Dh), tensor.New(c.T, c.H*c.Dh)
-			b.Attention(got, q, k.Slice(0, c.past+c.T), v.Slice(0, c.past+c.T), c.H, c.KV, c.past, scale)
-			tensor.Go{}.Attention(want, q, k.Slice(0, c.past+c.T), v.Slice(0, c.past+c.T), c.H, c.KV, c.past, scale)
+			b.Attention(got, q, k.Slice(0, c.past+c.T), v.Slice(0, c.past+c.T), c.H, c.KV, c.past, o)
+			tensor.Go{}.Attention(want, q, k.Slice(0, c.past+c.T), v.Slice(0, c.past+c.T), c.H, c.KV, c.past, o)
 			if i, ok := identical(got.Data(), want.Data()); !ok {
 				t.Fatalf("%s attention %+v: element %d = %v, Go %v", name, c, i, got.Data()[i], want.Data()[i])
 			}
@@ -346,7 +360,9 @@ func TestDelegatedOps(t *testing.T) {
 		{"Mul", func(be tensor.Backend, out *tensor.Tensor) { be.Mul(out, x, y) }},
 		{"Scale", func(be tensor.Backend, out *tensor.Tensor) { be.Scale(out, x, 0.5) }},
 		{"LayerNorm", func(be tensor.Backend, out *tensor.Tensor) { be.LayerNorm(out, x, nil, nil, 1e-5) }},
-		{"RoPE", func(be tensor.Backend, out *tensor.Tensor) { be.RoPE(out, x, 3, 4, 4, 10000, true, nil) }},
+		{"RoPE", func(be tensor.Backend, out *tensor.Tensor) {
+			be.RoPE(out, x, 3, tensor.RoPEOptions{HeadDim: 4, Dim: 4, Base: 10000, NeoX: true})
+		}},
 		{"Softmax", func(be tensor.Backend, out *tensor.Tensor) { be.Softmax(out, x, 2) }},
 		{"GELU", func(be tensor.Backend, out *tensor.Tensor) { be.GELU(out, x) }},
 	} {

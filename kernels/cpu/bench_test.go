@@ -37,9 +37,10 @@ func benchName(be tensor.Backend) string {
 // weight bytes read per second are reported (the decode roofline).
 func BenchmarkMatMul(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
-	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.Q5_0} {
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K,
+		tensor.Q2_K, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1} {
 		shapes := [][3]int{{1, 576, 1536}, {1, 1536, 576}, {1, 576, 49152}, {128, 576, 1536}, {128, 1536, 576}}
-		if dt == tensor.Q4_K || dt == tensor.Q6_K { // whole super-blocks: the shapes of a SmolLM2-depth Q4_K_M model of width 512
+		if dt.BlockSize() == tensor.QK { // whole super-blocks: the shapes of a SmolLM2-depth Q4_K_M model of width 512
 			shapes = [][3]int{{1, 512, 1536}, {1, 1536, 512}, {1, 512, 49152}, {128, 512, 1536}, {128, 1536, 512}}
 		}
 		for _, s := range shapes {
@@ -78,7 +79,7 @@ func BenchmarkAttention(b *testing.B) {
 				tensor.SetThreads(*benchThreads)
 				out := tensor.New(c.T, 576)
 				for b.Loop() {
-					be.Attention(out, q, k, v, 9, 3, c.past, float32(1/math.Sqrt(64)))
+					be.Attention(out, q, k, v, 9, 3, c.past, tensor.AttentionOptions{Scale: float32(1 / math.Sqrt(64))})
 				}
 			})
 		}
@@ -164,7 +165,7 @@ func BenchmarkDecodeLayer(b *testing.B) {
 				nb.MatMul(qo, h, q)
 				nb.MatMul(ko, h, k)
 				nb.MatMul(vo, h, v)
-				nb.Attention(att, qo, keys, values, 9, 3, 255, 0.125)
+				nb.Attention(att, qo, keys, values, 9, 3, 255, tensor.AttentionOptions{Scale: 0.125})
 				nb.MatMul(y, att, o)
 				nb.RMSNorm(h, y, norm, 1e-5)
 				nb.MatMul(g, h, gate)

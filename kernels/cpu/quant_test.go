@@ -1,10 +1,10 @@
-// The 4- to 6-bit weight types (Q4_K, Q6_K, Q4_0, Q5_0) against the pure-Go
-// backend, bit for bit, on every variant and its C reference. On an amd64
+// The 2- to 6-bit weight types (Q4_K, Q6_K, Q5_K, Q3_K, Q2_K, Q4_0, Q5_0,
+// Q4_1, Q5_1) against the pure-Go backend, bit for bit, on every variant and its C reference. On an amd64
 // host with qemu-user and the aarch64 C library, the arm64 variants (and Go's
 // arm64 arithmetic, whose fused multiply-adds they follow) run with
 //
 //	GOARCH=arm64 go test -c -o /tmp/cpu-arm64.test ./kernels/cpu
-//	cd kernels/cpu && qemu-aarch64 -L /usr/aarch64-linux-gnu /tmp/cpu-arm64.test -test.run 'Quant4|Q8K'
+//	cd kernels/cpu && qemu-aarch64 -L /usr/aarch64-linux-gnu /tmp/cpu-arm64.test -test.run 'Quant4|Q8K|Q8_1'
 
 package cpu
 
@@ -17,12 +17,13 @@ import (
 	"github.com/toyml/toy/toy/tensor"
 )
 
-var quant4Types = []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.Q5_0}
+var quant4Types = []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K,
+	tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1}
 
 // quant4Ks are the row lengths tried for each type: whole k-quant
 // super-blocks, or 32-weight blocks.
 func quant4Ks(dt tensor.DType) []int {
-	if dt == tensor.Q4_K || dt == tensor.Q6_K {
+	if dt.BlockSize() == tensor.QK {
 		return []int{256, 512, 1024}
 	}
 	return []int{32, 96, 256}
@@ -87,6 +88,16 @@ func randomBytesWeights(t *testing.T, r *rand.Rand, dt tensor.DType, N, K int) *
 		block, dOffs = 18, []int{0}
 	case tensor.Q5_0:
 		block, dOffs = 22, []int{0}
+	case tensor.Q5_K:
+		block, dOffs = 176, []int{0, 2}
+	case tensor.Q3_K:
+		block, dOffs = 110, []int{108}
+	case tensor.Q2_K:
+		block, dOffs = 84, []int{80, 82}
+	case tensor.Q4_1:
+		block, dOffs = 20, []int{0, 2}
+	case tensor.Q5_1:
+		block, dOffs = 24, []int{0, 2}
 	}
 	for b := 0; b < len(raw); b += block {
 		for _, o := range dOffs {
@@ -100,8 +111,8 @@ func randomBytesWeights(t *testing.T, r *rand.Rand, dt tensor.DType, N, K int) *
 	return w
 }
 
-// TestMatMulQuant4: Q4_K, Q6_K, Q4_0 and Q5_0 products are bit-identical to
-// tensor.Go{} on every variant (and its C references), for weights written
+// TestMatMulQuant4: Q4_K, Q6_K, Q5_K, Q3_K, Q2_K, Q4_0, Q5_0, Q4_1 and
+// Q5_1 products are bit-identical to tensor.Go{} on every variant (and its C references), for weights written
 // by toy's quantizers and for random bytes.
 func TestMatMulQuant4(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
@@ -186,6 +197,39 @@ func TestQuantizeQ8KRef(t *testing.T) {
 		for i := range want {
 			if got[i] != want[i] {
 				t.Fatalf("%s: byte %d (block %d, offset %d) = %d, reference %d", name, i, i/q8KBytes, i%q8KBytes, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestQuantizeQ8_1: each variant's Q8_1 quantizer (Q4_1 and Q5_1
+// activations) writes its reference's bytes: d and q as Q8_0's, s =
+// fp16(d·Σq), on ties, all-zero blocks and maxima of either sign.
+func TestQuantizeQ8_1(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 38))
+	const nb = 40
+	x := make([]float32, 32*nb)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * math.Pow(10, float64(i/32%9-4)))
+	}
+	for i := 0; i < 32; i++ { // block 0: ties
+		x[i] = float32(i%16) - 7.5
+	}
+	x[5] = -127
+	for i := 32; i < 64; i++ { // block 1: zero
+		x[i] = 0
+	}
+	x[64+3], x[64+20] = 9, -9
+	for name, b := range backends(t) {
+		if len(name) > 4 && name[len(name)-4:] == "-ref" {
+			continue
+		}
+		got, want := make([]byte, nb*q8_1Bytes), make([]byte, nb*q8_1Bytes)
+		call(b.ks.quantizeQ8_1, ptr(got), ptr(x), u(nb))
+		call(b.lib.ref.quantizeQ8_1, ptr(want), ptr(x), u(nb))
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s: byte %d (block %d, offset %d) = %d, reference %d", name, i, i/q8_1Bytes, i%q8_1Bytes, got[i], want[i])
 			}
 		}
 	}

@@ -11,8 +11,8 @@ import (
 )
 
 // SelfTest runs each kernel of b on small random inputs and compares it with
-// tensor.Go{}: matrix products (on b.Exact(); F32, F16, Q8_0, Q4_K, Q6_K,
-// Q4_0 and Q5_0 weights) and RMSNorm must be bit-identical; the fused
+// tensor.Go{}: matrix products (on b.Exact(); F32, F16, Q8_0, the k-quants
+// Q2_K … Q6_K, Q4_0, Q5_0, Q4_1 and Q5_1 weights) and RMSNorm must be bit-identical; the fused
 // F32/F16 products, SwiGLU and attention within 1e-5 relative. It returns the
 // first difference found.
 func SelfTest(b *Backend) error {
@@ -55,11 +55,12 @@ func SelfTest(b *Backend) error {
 			}
 		}
 	}
-	// The 4- to 6-bit types, decode and prefill: k-quants on whole
-	// super-blocks of 256, Q4_0 and Q5_0 on blocks of 32.
-	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.Q5_0} {
+	// The 2- to 6-bit types, decode and prefill: k-quants on whole
+	// super-blocks of 256, the others on blocks of 32.
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K, tensor.Q4_0,
+		tensor.Q5_0, tensor.Q4_1, tensor.Q5_1} {
 		K := 96
-		if dt == tensor.Q4_K || dt == tensor.Q6_K {
+		if dt.BlockSize() == tensor.QK {
 			K = 512
 		}
 		for _, s := range [][2]int{{1, 33}, {20, 40}} {
@@ -89,7 +90,8 @@ func SelfTest(b *Backend) error {
 		return err
 	}
 	q, k, v := randT(3, 64), randT(5, 32), randT(5, 32)
-	b.Attention(got, q, k, v, 4, 2, 2, 0.25)
-	tensor.Go{}.Attention(want, q, k, v, 4, 2, 2, 0.25)
+	opt := tensor.AttentionOptions{Scale: 0.25, SoftCap: 2, Window: 2}
+	b.Attention(got, q, k, v, 4, 2, 2, opt)
+	tensor.Go{}.Attention(want, q, k, v, 4, 2, 2, opt)
 	return compare("Attention", got, want, 1e-5)
 }

@@ -4,16 +4,16 @@ package cpu
 
 // sourcesSHA256 is the SHA-256 of the C sources and build.sh, concatenated
 // in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "7bbddfb7515c01464fcf64d6277866755f238a9e49ca5cbbbd21da9b32aae201"
+const sourcesSHA256 = "6b1b4d67845b7e51f89bdef000bc17ee4b4ba78d5d78c4d46efb4005da5e0c9f"
 
-var sourceFiles = []string{"build.sh", "csrc/f32.c", "csrc/kq.c", "csrc/ops.c", "csrc/q45.c", "csrc/q8.c", "csrc/quant.h", "csrc/toy.h"}
+var sourceFiles = []string{"build.sh", "csrc/f32.c", "csrc/kq.c", "csrc/kq2.c", "csrc/ops.c", "csrc/q41.c", "csrc/q45.c", "csrc/q8.c", "csrc/quant.h", "csrc/toy.h"}
 
 // libSHA256 maps each embedded library to the SHA-256 build.sh recorded.
 var libSHA256 = map[string]string{
-	"libtoy-amd64-avx2.so":         "d5046e7eeb059f394e70a96ab34a105607d97dcf027906ed3b9e5fec1242943b",
-	"libtoy-amd64-avx512.so":       "722ec4c185b430d2c17f4dfac32ba09999657775b3cfcdf4fe7e7fd23281343a",
-	"libtoy-amd64-avxvnni.so":      "4912a0d65eface5cef423ae223afd1b16073bf6b97f9ebd70437cf3ea22619ad",
-	"libtoy-amd64-x86-64.so":       "c5aef932b1486cecd7aa71c970435bf787ff81264dca927c082cc35ef13a1462",
-	"libtoy-arm64-neon-dotprod.so": "c5704cd9790b76dc5989f055a4773359676bf1467e5c4df4d37a749df3ae43c0",
-	"libtoy-arm64-neon.so":         "322b3ad7bea535d8a624d1ed8e38ea7e35f48ea4d21d6aacef6dca7910ed2e43",
+	"libtoy-amd64-avx2.so":         "2a325c9a5336d5d65570e1f1f6cf7f7fd8178f04e028ab11bed9e3d1686e8af9",
+	"libtoy-amd64-avx512.so":       "273b4797f63cf37ef7a34cb47e01fe5569949bb6f8cac5d8740684cd9b841211",
+	"libtoy-amd64-avxvnni.so":      "623636016153639c51b79a1c743784ecb38f1a167ba4af1e0fc3091fb4280dd9",
+	"libtoy-amd64-x86-64.so":       "16aafe85ea7d16d5ff99a2e0df529d807cf53b38752ff452fc1f1cb80b9ae1eb",
+	"libtoy-arm64-neon-dotprod.so": "20232f009c3df68b5036a6adcc2521049c9302c95ede1cbd55138c861c3fbfba",
+	"libtoy-arm64-neon.so":         "419a7582ac8f86fefa14a64f04bf29d6c31855e6b40a8d2e298228b3dda059de",
 }

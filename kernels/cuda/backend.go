@@ -15,8 +15,8 @@ import (
 
 // Backend runs every op on one GPU, on one stream, with tensors resident in
 // device memory (see tensor.DeviceBackend): weights are uploaded at first
-// use and stay, in their own type (F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K,
-// Q6_K); activations and the KV cache never leave the device; Go code
+// use and stay, in their own type (F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_1,
+// Q5_1, Q2_K … Q6_K); activations and the KV cache never leave the device; Go code
 // reading a tensor (the logits, for sampling) downloads it. F32 products run
 // on cuBLAS (TF32 off unless TOY_CUDA_TF32=1) when the machine has it, the
 // rest on toy's kernels (csrc/).
@@ -44,8 +44,9 @@ type Backend struct {
 }
 
 var (
-	_ tensor.DeviceBackend  = (*Backend)(nil)
-	_ tensor.ColumnsBackend = (*Backend)(nil)
+	_ tensor.DeviceBackend     = (*Backend)(nil)
+	_ tensor.ColumnsBackend    = (*Backend)(nil)
+	_ tensor.ScatterAddBackend = (*Backend)(nil)
 )
 
 // Name returns "cuda".
@@ -184,8 +185,10 @@ const (
 // BF16: x rounded to the weight's type, then toy_matmul_half (or GemmEx with
 // float32 accumulation from gemmMin rows on). Q8_0: x quantized to Q8_0
 // blocks (toy_quantize_q8), then integer block dots (toy_matmul_q8); Q4_0
-// and Q5_0 likewise (toy_matmul_q32). Q4_K and Q6_K: x quantized to Q8_K
-// (toy_quantize_q8k), then toy_matmul_q4k or toy_matmul_q6k. Without
+// and Q5_0 likewise (toy_matmul_q32); Q4_1 and Q5_1 too, with the Q8_1
+// sums of toy_q8_1_sums (toy_matmul_q41). The k-quants: x quantized to
+// Q8_K (toy_quantize_q8k), then toy_matmul_q4k, toy_matmul_q6k,
+// toy_matmul_q5k or toy_matmul_q32k (Q3_K, Q2_K). Without
 // cuBLAS, toy_matmul_f32 and, from gemmMin rows on, the tiled toy_gemm_f32
 // and toy_gemm_half take cuBLAS's place.
 func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
@@ -247,7 +250,20 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 			b.launch("toy_matmul_q32", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N),
 				bArg(w.DType() == tensor.Q5_0))
 		}
-	case tensor.Q4_K, tensor.Q6_K:
+	case tensor.Q4_1, tensor.Q5_1:
+		nb := M * K / 32
+		xq, cq := b.take(M * K)
+		defer b.give(xq, cq)
+		xd, cd := b.take(4 * nb)
+		defer b.give(xd, cd)
+		xs, cs := b.take(4 * nb)
+		defer b.give(xs, cs)
+		b.launch("toy_quantize_q8", (nb+3)/4, 1, 128, pArg(xp), pArg(xq), pArg(xd), iArg(nb))
+		b.launch("toy_q8_1_sums", (nb+3)/4, 1, 128, pArg(xp), pArg(xq), pArg(xs), iArg(nb))
+		gx, gy := rowGrid()
+		b.launch("toy_matmul_q41", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(xs), pArg(op), iArg(M), iArg(K), iArg(N),
+			bArg(w.DType() == tensor.Q5_1))
+	case tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K:
 		nb := M * K / tensor.QK
 		xq, cq := b.take(M * K)
 		defer b.give(xq, cq)
@@ -257,10 +273,16 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		defer b.give(xs, cs)
 		b.launch("toy_quantize_q8k", (nb+3)/4, 1, 128, pArg(xp), pArg(xq), pArg(xd), pArg(xs), iArg(nb))
 		gx, gy := rowGrid()
-		if w.DType() == tensor.Q4_K {
+		switch w.DType() {
+		case tensor.Q4_K:
 			b.launch("toy_matmul_q4k", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(xs), pArg(op), iArg(M), iArg(K), iArg(N))
-		} else {
+		case tensor.Q6_K:
 			b.launch("toy_matmul_q6k", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N))
+		case tensor.Q5_K:
+			b.launch("toy_matmul_q5k", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(xs), pArg(op), iArg(M), iArg(K), iArg(N))
+		default:
+			b.launch("toy_matmul_q32k", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(xs), pArg(op), iArg(M), iArg(K), iArg(N),
+				bArg(w.DType() == tensor.Q3_K))
 		}
 	default:
 		panic(fmt.Sprintf("cuda MatMul: weight type %v is not supported", w.DType()))
@@ -294,6 +316,9 @@ func (b *Backend) unary(name string, out, x *tensor.Tensor) {
 
 // SiLU: out = x·σ(x).
 func (b *Backend) SiLU(out, x *tensor.Tensor) { b.unary("toy_silu", out, x) }
+
+// Tanh: tanh in double precision, rounded to float32, as tensor.Go{}.
+func (b *Backend) Tanh(out, x *tensor.Tensor) { b.unary("toy_tanh", out, x) }
 
 // GELU: tanh-GELU through fp16, as tensor.Go{}.
 func (b *Backend) GELU(out, x *tensor.Tensor) { b.unary("toy_gelu", out, x) }
@@ -330,12 +355,13 @@ func (b *Backend) LayerNorm(out, x, w, c *tensor.Tensor, eps float32) {
 
 // RoPE: one thread per element; θ_i as tensor.Go{} builds it, divided by
 // factors[i] when there are factors (uploaded once, like a weight).
-func (b *Backend) RoPE(out, x *tensor.Tensor, pos0, headDim, ropeDim int, base float32, neox bool, factors *tensor.Tensor) {
+func (b *Backend) RoPE(out, x *tensor.Tensor, pos0 int, o tensor.RoPEOptions) {
 	defer b.enter()()
-	xp, fp, op := b.in(x), b.in(factors), b.out(out)
-	thetaScale := float32(math.Pow(float64(base), -2/float64(ropeDim)))
-	b.elementwise("toy_rope", x.Len(), pArg(op), pArg(xp), pArg(fp), iArg(x.Rows()), iArg(x.Cols()), iArg(pos0), iArg(headDim), iArg(ropeDim),
-		fArg(thetaScale), bArg(neox))
+	xp, fp, op := b.in(x), b.in(o.Factors), b.out(out)
+	thetaScale := float32(math.Pow(float64(o.Base), -2/float64(o.Dim)))
+	p := o.Scaling.Params(o.Dim, o.Base)
+	b.elementwise("toy_rope", x.Len(), pArg(op), pArg(xp), pArg(fp), iArg(x.Rows()), iArg(x.Cols()), iArg(pos0), iArg(o.HeadDim), iArg(o.Dim),
+		fArg(thetaScale), bArg(o.NeoX), fArg(p.FreqScale), fArg(p.ExtFactor), fArg(p.RampLow), fArg(p.RampHigh), fArg(p.MScale))
 }
 
 // Softmax: one block per row.
@@ -377,10 +403,14 @@ func attnSplit(T, nHead, S int) bool { return T*nHead < attnSplitJobs && S >= at
 // many keys (attnSplit) go split-K instead: per (token, head, chunk) the
 // chunk's max score (float32), sum of exps (float64) and unnormalized
 // output (dh float32) in a scratch buffer, merged by a second kernel.
-func (b *Backend) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, scale float32) {
+func (b *Backend) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, o tensor.AttentionOptions) {
 	T := q.Rows()
 	if T == 0 {
 		return
+	}
+	bidirT := 0 // the kernels' flag and T in one argument
+	if o.Bidirectional {
+		bidirT = T
 	}
 	defer b.enter()()
 	qp, kp, vp, op := b.in(q), b.in(k), b.in(v), b.out(out)
@@ -393,9 +423,9 @@ func (b *Backend) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, s
 		mp := lp + uintptr(8*n)
 		opart := mp + uintptr(4*n)
 		b.launch("toy_attention_chunk", jobs, chunks, attnChunk, pArg(opart), pArg(mp), pArg(lp), pArg(qp), pArg(kp), pArg(vp),
-			iArg(nHead), iArg(nKV), iArg(dh), iArg(past), fArg(scale))
+			iArg(nHead), iArg(nKV), iArg(dh), iArg(past), fArg(o.Scale), fArg(o.SoftCap), iArg(o.Window), iArg(bidirT))
 		b.launch("toy_attention_combine", jobs, 1, min(256, rowThreads(dh)), pArg(op), pArg(opart), pArg(mp), pArg(lp),
-			iArg(nHead), iArg(dh), iArg(past), iArg(chunks))
+			iArg(nHead), iArg(dh), iArg(past), iArg(chunks), iArg(o.Window), iArg(bidirT))
 		return
 	}
 	chunk := max(1, min(T, (64<<20)/(nHead*S)))
@@ -404,7 +434,8 @@ func (b *Backend) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, s
 	for t0 := 0; t0 < T; t0 += chunk {
 		n := min(chunk, T-t0)
 		b.launch("toy_attention", n*nHead, 1, 128, pArg(op), pArg(qp), pArg(kp), pArg(vp), pArg(sp),
-			iArg(nHead), iArg(nKV), iArg(dh), iArg(past), iArg(t0), fArg(scale), iArg(S))
+			iArg(nHead), iArg(nKV), iArg(dh), iArg(past), iArg(t0), fArg(o.Scale), iArg(S), fArg(o.SoftCap),
+			iArg(o.Window), iArg(bidirT))
 	}
 }
 
@@ -426,7 +457,7 @@ func (b *Backend) Embedding(out, table *tensor.Tensor, ids []int32) {
 		b.launch("toy_embed_half", T, 1, 256, pArg(op), pArg(tp), pArg(ip), iArg(D), bArg(table.DType() == tensor.BF16))
 	case tensor.Q8_0:
 		b.launch("toy_embed_q8", T, 1, 256, pArg(op), pArg(tp), pArg(ip), iArg(D))
-	case tensor.Q4_0, tensor.Q5_0, tensor.Q4_K, tensor.Q6_K:
+	case tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
 		rowBytes, _ := table.DType().RowBytes(D)
 		b.launch("toy_embed_quant", T, 1, 256, pArg(op), pArg(tp), pArg(ip), iArg(D), iArg(rowBytes), iArg(int(table.DType())))
 	default:
@@ -455,4 +486,25 @@ func (b *Backend) Columns(out, x *tensor.Tensor, from int) {
 	defer b.enter()()
 	xp, op := b.in(x), b.out(out)
 	b.elementwise("toy_columns", out.Len(), pArg(op), pArg(xp), iArg(x.Rows()), iArg(x.Cols()), iArg(from), iArg(out.Cols()))
+}
+
+// ScatterAdd copies dst into out, then adds scale[j]·src[j] to row ids[j] of
+// out (a mixture of experts' combine, on the device): the ids go up, one
+// thread per column adds the rows in order.
+func (b *Backend) ScatterAdd(out, dst, src *tensor.Tensor, ids []int32, scale *tensor.Tensor) {
+	if out.Len() == 0 {
+		return
+	}
+	defer b.enter()()
+	dp, op := b.in(dst), b.out(out)
+	b.must(b.l.call("cuMemcpyDtoDAsync", b.l.cu.memcpyDtoDAsync, op, dp, uintptr(4*out.Len()), b.stream))
+	if len(ids) == 0 {
+		return
+	}
+	sp, cp := b.in(src), b.in(scale)
+	ip, c := b.take(4 * len(ids))
+	defer b.give(ip, c)
+	b.upload(ip, unsafe.Slice((*byte)(unsafe.Pointer(&ids[0])), 4*len(ids)))
+	C := out.Cols()
+	b.launch("toy_scatter_add", (C+255)/256, 1, 256, pArg(op), pArg(sp), pArg(ip), pArg(cp), iArg(len(ids)), iArg(C))
 }

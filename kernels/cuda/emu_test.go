@@ -165,7 +165,7 @@ func TestEmuOddShapes(t *testing.T) {
 		S := a.past + a.T
 		q, k, v := randT(a.T, a.H*a.dh), randT(S, a.KV*a.dh), randT(S, a.KV*a.dh)
 		run("Attention", []int{a.T, a.H * a.dh}, 1e-5, func(be tensor.Backend, o *tensor.Tensor) {
-			be.Attention(o, fresh(q), fresh(k), fresh(v), a.H, a.KV, a.past, 0.3)
+			be.Attention(o, fresh(q), fresh(k), fresh(v), a.H, a.KV, a.past, tensor.AttentionOptions{Scale: 0.3})
 		})
 	}
 }

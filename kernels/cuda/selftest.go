@@ -83,9 +83,10 @@ func productSlack(x, w []float32, M, K, N int) []float64 {
 	return s
 }
 
-// OpCases returns cases for every op of tensor.Backend (and Columns), on
-// shapes scaled by size (1: tiny, for install; larger for the device tests),
-// including ragged ones (rows not a multiple of the kernels' tiles).
+// OpCases returns cases for every op of tensor.Backend (and the optional
+// Columns and ScatterAdd), on shapes scaled by size (1: tiny, for install;
+// larger for the device tests), including ragged ones (rows not a multiple
+// of the kernels' tiles).
 func OpCases(r *rand.Rand, size int) []OpCase {
 	randT := func(shape ...int) *tensor.Tensor {
 		x := tensor.New(shape...)
@@ -132,7 +133,7 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 				})})
 		}
 	}
-	// The 4- and 5-bit types: bit-identical to Go (integer block dots, the
+	// The 2- to 6-bit types: bit-identical to Go (integer block dots, the
 	// float scaling in Go's order), so tolerance 0.
 	for _, c := range []struct {
 		dt      tensor.DType
@@ -140,6 +141,9 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 	}{
 		{tensor.Q4_0, 1, 64, 33}, {tensor.Q4_0, 9, 96, 17}, {tensor.Q5_0, 1, 1088, 5}, {tensor.Q5_0, 40, 64, 10 * size},
 		{tensor.Q4_K, 1, 256, 33}, {tensor.Q4_K, 9, 512, 17}, {tensor.Q6_K, 1, 512, 33}, {tensor.Q6_K, 40, 256, 10 * size},
+		{tensor.Q5_K, 1, 256, 33}, {tensor.Q5_K, 9, 512, 17}, {tensor.Q3_K, 1, 512, 33}, {tensor.Q3_K, 40, 256, 10 * size},
+		{tensor.Q2_K, 1, 256, 33}, {tensor.Q2_K, 9, 512, 17}, {tensor.Q4_1, 1, 1088, 5}, {tensor.Q4_1, 9, 96, 17},
+		{tensor.Q5_1, 1, 64, 33}, {tensor.Q5_1, 40, 64, 10 * size},
 	} {
 		x, wf := randT(c.M, c.K), randT(c.N, c.K)
 		w, err := tensor.FromBytes(c.dt, tensor.EncodeRow(nil, wf.Data(), c.dt), c.N, c.K)
@@ -166,17 +170,28 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 	for i := range ff.Data() {
 		ff.Data()[i] = 1 + 7*float32(r.Float64())
 	}
-	add("RoPE adjacent", func(b tensor.Backend, o *tensor.Tensor) { b.RoPE(o, fresh(x), 7, 16, 16, 10000, false, nil) })
-	add("RoPE neox partial", func(b tensor.Backend, o *tensor.Tensor) { b.RoPE(o, fresh(x), 3, 32, 16, 1e6, true, nil) })
-	add("RoPE factors", func(b tensor.Backend, o *tensor.Tensor) { b.RoPE(o, fresh(x), 300, 16, 16, 5e5, false, fresh(ff)) })
-	add("RoPE factors neox", func(b tensor.Backend, o *tensor.Tensor) { b.RoPE(o, fresh(x), 5, 32, 16, 1e4, true, fresh(ff)) })
+	rope := func(pos0, headDim, dim int, base float32, neox bool, ff *tensor.Tensor, s tensor.RoPEScaling) func(b tensor.Backend, o *tensor.Tensor) {
+		return func(b tensor.Backend, o *tensor.Tensor) {
+			b.RoPE(o, fresh(x), pos0, tensor.RoPEOptions{HeadDim: headDim, Dim: dim, Base: base, NeoX: neox, Factors: fresh(ff), Scaling: s})
+		}
+	}
+	none, linear := tensor.RoPEScaling{}, tensor.RoPEScaling{FreqScale: 0.25}
+	yarn := tensor.RoPEScaling{FreqScale: 0.125, ExtFactor: 1, BetaFast: 32, BetaSlow: 1, OrigContext: 64, AttnFactor: 0.9}
+	add("RoPE adjacent", rope(7, 16, 16, 10000, false, nil, none))
+	add("RoPE neox partial", rope(3, 32, 16, 1e6, true, nil, none))
+	add("RoPE factors", rope(300, 16, 16, 5e5, false, ff, none))
+	add("RoPE factors neox", rope(5, 32, 16, 1e4, true, ff, none))
+	add("RoPE linear", rope(700, 16, 16, 1e4, false, nil, linear))
+	add("RoPE YaRN neox", rope(900, 32, 32, 1e4, true, nil, yarn))
 	add("Softmax", func(b tensor.Backend, o *tensor.Tensor) { b.Softmax(o, fresh(x), -1) })
 	add("Softmax causal", func(b tensor.Backend, o *tensor.Tensor) { b.Softmax(o, fresh(x), 2) })
 	add("SiLU", func(b tensor.Backend, o *tensor.Tensor) { b.SiLU(o, fresh(x)) })
 	add("GELU", func(b tensor.Backend, o *tensor.Tensor) { b.GELU(o, fresh(x)) })
+	add("Tanh", func(b tensor.Backend, o *tensor.Tensor) { b.Tanh(o, fresh(x)) })
 	add("SwiGLU", func(b tensor.Backend, o *tensor.Tensor) { b.SwiGLU(o, fresh(x), fresh(y)) })
 	ids := []int32{3, 0, 7, 3}
-	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.Q4_K, tensor.Q6_K} {
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1,
+		tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
 		D := D
 		if dt.BlockSize() == tensor.QK {
 			D = 2 * tensor.QK
@@ -192,18 +207,32 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 	// last chunk holds one key the first does not see), grouped heads, head
 	// widths that split the chunk kernel's block into 4, 3 (threads left
 	// over), 1 (dh 160) or 16 key groups; and each side of the thresholds:
-	// 511/512 keys, 256/255 (token, head) pairs.
-	for _, a := range []struct{ T, H, KV, dh, past int }{{1, 4, 2, 16, 5}, {4, 4, 4, 16, 0}, {3, 8, 2, 32, 9 * size},
-		{1, 4, 1, 64, 700}, {2, 8, 2, 64, 1535}, {1, 3, 1, 80, 600}, {1, 2, 1, 160, 520},
-		{1, 4, 2, 64, 510}, {1, 4, 2, 64, 511}, {16, 16, 4, 16, 496}, {17, 15, 5, 16, 500}} {
+	// 511/512 keys, 256/255 (token, head) pairs. Then the options: soft-
+	// capped scores, sliding windows (shorter and longer than a chunk, in
+	// both kernels) and bidirectional attention.
+	type attnCase struct {
+		T, H, KV, dh, past int
+		cap                float32
+		window             int
+		bidir              bool
+	}
+	for _, a := range []attnCase{{1, 4, 2, 16, 5, 0, 0, false}, {4, 4, 4, 16, 0, 0, 0, false}, {3, 8, 2, 32, 9 * size, 0, 0, false},
+		{1, 4, 1, 64, 700, 0, 0, false}, {2, 8, 2, 64, 1535, 0, 0, false}, {1, 3, 1, 80, 600, 0, 0, false}, {1, 2, 1, 160, 520, 0, 0, false},
+		{1, 4, 2, 64, 510, 0, 0, false}, {1, 4, 2, 64, 511, 0, 0, false}, {16, 16, 4, 16, 496, 0, 0, false}, {17, 15, 5, 16, 500, 0, 0, false},
+		{5, 4, 2, 16, 7, 0.5, 0, false}, {6, 4, 2, 16, 9, 50, 4, false}, {2, 8, 2, 64, 1000, 2, 300, false},
+		{1, 4, 1, 64, 700, 0, 600, false}, {7, 3, 3, 8, 0, 0, 0, true}, {4, 2, 1, 8, 3, 1, 0, true}} {
 		S := a.past + a.T
 		q, k, v := randT(a.T, a.H*a.dh), randT(S+2, a.KV*a.dh), randT(S+2, a.KV*a.dh)
 		name := fmt.Sprintf("Attention %+v", a)
 		if attnSplit(a.T, a.H, S) {
 			name = fmt.Sprintf("Attention split %+v", a)
 		}
-		cases = append(cases, OpCase{name, 1e-5, nil, op([]int{a.T, a.H * a.dh}, func(b tensor.Backend, o *tensor.Tensor) {
-			b.Attention(o, fresh(q), fresh(k), fresh(v), a.H, a.KV, a.past, 0.125)
+		o := tensor.AttentionOptions{Scale: 0.125, SoftCap: a.cap, Window: a.window, Bidirectional: a.bidir}
+		if a.cap > 0 {
+			o.Scale = 0.5 // scores well into tanh's curve
+		}
+		cases = append(cases, OpCase{name, 1e-5, nil, op([]int{a.T, a.H * a.dh}, func(b tensor.Backend, out *tensor.Tensor) {
+			b.Attention(out, fresh(q), fresh(k), fresh(v), a.H, a.KV, a.past, o)
 		})})
 	}
 	cache, src := randT(6, D), randT(2, D)
@@ -222,5 +251,30 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 			copy(o.Row(r), xs.Row(r)[8:32])
 		}
 	})})
+	// ScatterAdd (optional, tensor.ScatterAddBackend): row 2 gets two rows,
+	// in order; the reference is scatterAdd's loop.
+	ids, rows, wts := []int32{2, 0, 2, 5}, randT(4, D), randT(4, 1)
+	for _, scaled := range []bool{true, false} {
+		cases = append(cases, OpCase{fmt.Sprintf("ScatterAdd scaled=%v", scaled), 0, nil, op([]int{6, D}, func(b tensor.Backend, o *tensor.Tensor) {
+			var s *tensor.Tensor
+			if scaled {
+				s = fresh(wts)
+			}
+			if sb, ok := b.(tensor.ScatterAddBackend); ok {
+				sb.ScatterAdd(o, fresh(cache), fresh(rows), ids, s)
+				return
+			}
+			copy(o.Data(), cache.Data())
+			for j, id := range ids {
+				k := float32(1)
+				if scaled {
+					k = wts.Data()[j]
+				}
+				for c, v := range rows.Row(j) {
+					o.Row(int(id))[c] += float32(k * v)
+				}
+			}
+		})})
+	}
 	return cases
 }

@@ -4,9 +4,9 @@ package cuda
 
 // sourcesSHA256 is the SHA-256 of build.sh and the CUDA sources,
 // concatenated in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "262fded1b6035cb5c20da49d4258b12064d638eb1482825613b775d4721e1784"
+const sourcesSHA256 = "fc139a2def549d1e4a69fc22327d12ea0c805644d1ac8b5aa4af22320cd9aa11"
 
-var sourceFiles = []string{"build.sh", "csrc/matmul.cu", "csrc/ops.cu", "csrc/quant.cu", "csrc/toy.cuh"}
+var sourceFiles = []string{"build.sh", "csrc/matmul.cu", "csrc/moe.cu", "csrc/ops.cu", "csrc/quant.cu", "csrc/toy.cuh"}
 
 // nvccVersion is the compiler that made the PTX.
 const nvccVersion = "release 11.8, V11.8.89"
@@ -14,6 +14,7 @@ const nvccVersion = "release 11.8, V11.8.89"
 // ptxSHA256 maps each embedded PTX module to the SHA-256 build.sh recorded.
 var ptxSHA256 = map[string]string{
 	"matmul.ptx": "33ff4338be01a6c48e62464f89dff263b856c1ff55d4e0c42a376af6e1369937",
-	"ops.ptx":    "9b014c12fb973020597dade9b9c45f49daa326d4cdd9b6846c2041aeb1bb4227",
-	"quant.ptx":  "767b65cdd8df6884ac219686a75217c12508be03e34e9db11c98a895a90fa5d6",
+	"moe.ptx":    "7b889d68b0bc849a5c2c4594ae6b59ac0fa405481709370360bcbfdd57d85322",
+	"ops.ptx":    "ba3ca2bdf4b2b5cfcf46dcfdbec56b965218050d4d3eb3965f5e447e5a94c67a",
+	"quant.ptx":  "61c9bbc99357f694454841d1b5d7839f23351028d867e667d432aa2a6504c7f2",
 }

@@ -54,16 +54,26 @@ type golden struct {
 //   - llama-q4_0: Q8_0 activations within 1e-6 of a half-step at greedy step
 //     21 (and 1.5e-5 at 19): up to 6.5e-2 from step 21 on, carried by the
 //     KV cache; the prompt and steps 0–20 agree within 1e-4.
+//   - llama-q2_k: a Q8_K activation 9.5e-6 of a step from a half-step at
+//     greedy step 23, entering layer 0's Q2_K attention output projection:
+//     up to 2.85e-1 from step 23 on, carried by the KV cache; the prompt and
+//     steps 0–22 agree within 1e-4. Hence 3e-1 for Q2_K.
 //
 // 1e-1 still fails a dot product's scale off by 0.1% (measured: 0.12 for
 // Q4_0, 0.14 for Q5_0, 0.43 for Q6_K, 0.71 for Q4_K), and the greedy tokens
-// must still be llama.cpp's.
+// must still be llama.cpp's; 3e-1 fails Q2_K's d or dmin off by 0.1% (0.60,
+// 0.56). The models of Q5_K, Q3_K, Q4_1 and Q5_1 have no activation that
+// close to a half-step and agree within 7.6e-6, so they keep 1e-4 (their
+// scales off by 0.1%: 0.69 for Q5_K, 0.50 for Q3_K, 0.14 for Q4_1 — 0.16
+// with its m off instead —, 0.17 for Q5_1).
 func tolerance(dt tensor.DType) float64 {
 	switch dt {
 	case tensor.F16:
 		return 1e-2
 	case tensor.Q4_0, tensor.Q5_0, tensor.Q4_K:
 		return 1e-1
+	case tensor.Q2_K:
+		return 3e-1
 	}
 	return 1e-4
 }
@@ -75,7 +85,22 @@ func tolerance(dt tensor.DType) float64 {
 // in another order than its batched one), and the output moves by one fp16
 // ulp. Seen up to 4.2e-4 on gpt2-f32; the prompt positions still hold 1e-4.
 func decodeTolerance(arch string, dt tensor.DType) float64 {
-	if arch == "gpt2" {
+	if arch == "gpt2" || arch == "gemma3" {
+		return max(tolerance(dt), 1e-3)
+	}
+	return tolerance(dt)
+}
+
+// promptTolerance is the tolerance at the prompt positions. Gemma's GeGLU
+// reads the same fp16 GELU table as GPT-2, and gemma3-f32 is seven layers
+// deep: instrumenting toy's GELU finds inputs within 6e-8 to 1.7e-7
+// (relative) of an fp16 rounding boundary at prompt positions 7, 8, 9 and
+// 14, and those positions, alone, differ from llama.cpp by up to 4.1e-4;
+// the others agree within 1e-5. Gemma 3's own features move log-probs by
+// far more (measured): the global RoPE base in the local layers 0.70, no
+// scaling of the global layer 1.23, no sliding window 8.6.
+func promptTolerance(arch string, dt tensor.DType) float64 {
+	if arch == "gemma3" {
 		return max(tolerance(dt), 1e-3)
 	}
 	return tolerance(dt)
@@ -102,7 +127,7 @@ func TestAgainstLlamaCpp(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			logits := checkModel(t, spec.Name, m, g, tolerance(spec.DType), decodeTolerance(spec.Arch, spec.DType))
+			logits := checkModel(t, spec.Name, m, g, promptTolerance(spec.Arch, spec.DType), decodeTolerance(spec.Arch, spec.DType))
 
 			// Same inputs twice: bit-identical logits.
 			again, err := m.Forward(g.PromptIDs)
@@ -269,7 +294,18 @@ func TestLoRAAgainstLlamaCpp(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer mm.Close()
-			checkModel(t, l.Name+" (merged)", mm, g, 1e-4, 1e-4)
+			// Merging rounds W + B·A once, where llama.cpp adds B·(A·x) to W·x
+			// at run time: the same sums in another order. Gemma 2's GeGLU
+			// reads GELU from ggml's fp16 table, so an input that lies on an
+			// fp16 rounding boundary moves by a whole fp16 step (~1e-3
+			// relative) on a 1e-7 difference. Measured on gemma2-f32-lora:
+			// everything within 2e-5 but greedy steps 12, 22 and 25 (up to
+			// 9.9e-5), where such a flip happened.
+			mergedTol := 1e-4
+			if base.Arch == "gemma2" {
+				mergedTol = 3e-4
+			}
+			checkModel(t, l.Name+" (merged)", mm, g, mergedTol, mergedTol)
 		})
 	}
 }

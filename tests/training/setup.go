@@ -9,6 +9,7 @@ import (
 
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
 	"github.com/toyml/toy/toy/models/llama"
 	"github.com/toyml/toy/toy/nn"
@@ -35,17 +36,29 @@ type Case struct {
 }
 
 // Cases returns fresh models: llama (GQA, untied), qwen2 (biases, NeoX RoPE,
-// tied) and gpt2.
+// tied), gpt2, and gemma2 (sandwich norms, GeGLU, heads wider than D/H, a
+// sliding window of 4 on layer 0 of the 12 positions, and soft caps small
+// enough for the fresh weights' scores and logits to bend: tanh's derivative
+// enters every gradient), and gemma3 (per-head query/key norms, local and
+// global layers with different RoPE).
 func Cases() []Case {
 	lc := llama.Config{Arch: "llama", VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64,
 		Heads: 4, KVHeads: 2, HeadDim: 8, RopeDim: 8, RopeBase: 10000, NormEps: 1e-5}
 	qc := lc
 	qc.Arch, qc.RopeNeoX, qc.TiedOutput, qc.RopeBase = "qwen2", true, true, 1e6
+	g2 := gemma.Config{Arch: "gemma2", VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64, Heads: 4, KVHeads: 2, HeadDim: 16,
+		RopeBase: 10000, NormEps: 1e-6, Window: 4, AttnSoftCap: 0.02, FinalSoftCap: 0.1, QueryScale: 0.25, TiedOutput: true}
+	// Gemma 3: six layers, 0–4 local (window 4, RoPE base 10000), 5 global
+	// (base 10⁶, angles divided by 8); per-head q/k norms.
+	g3 := gemma.Config{Arch: "gemma3", VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 6, FFN: 64, Heads: 4, KVHeads: 2,
+		HeadDim: 16, RopeBase: 1e6, NormEps: 1e-6, Window: 4, RopeScaleFactor: 8, QueryScale: 0.25, TiedOutput: true}
 	gc := gpt2.Config{VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, FFN: 128, Heads: 4, NormEps: 1e-5, TiedOutput: true}
 	return []Case{
 		{"llama", llama.NewRandom(lc, 1), lc.SetMetadata},
 		{"qwen2", llama.NewRandom(qc, 2), qc.SetMetadata},
 		{"gpt2", gpt2.NewRandom(gc, 3), gc.SetMetadata},
+		{"gemma2", gemma.NewRandom(g2, 4), g2.SetMetadata},
+		{"gemma3", gemma.NewRandom(g3, 5), g3.SetMetadata},
 	}
 }
 

@@ -9,7 +9,7 @@ the gradient of every parameter, and the losses of ten AdamW steps (betas
 python3-torch:
 
     go run ./tests/training/gen -out /tmp/toy-training
-    /usr/bin/python3 tests/training/torch_ref.py /tmp/toy-training tests/training/testdata
+    /usr/bin/python3 tests/training/torch_ref.py /tmp/toy-training tests/training/testdata [NAME…]
 """
 import hashlib
 import json
@@ -22,67 +22,17 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from torch_gguf import read_gguf  # noqa: E402
+
 STEPS, LR, WD, CLIP, PAD, VOCAB = 10, 1e-2, 0.1, 1.0, 0, 48
 
 
-def read_gguf(path):
-    """Minimal GGUF v3 reader: metadata and F32 tensors."""
-    b = open(path, "rb").read()
-    off = 0
-
-    def take(fmt):
-        nonlocal off
-        v = struct.unpack_from("<" + fmt, b, off)
-        off += struct.calcsize("<" + fmt)
-        return v[0]
-
-    def string():
-        nonlocal off
-        n = take("Q")
-        s = b[off:off + n].decode()
-        off += n
-        return s
-
-    scalar = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
-
-    def value(t):
-        if t == 8:
-            return string()
-        if t == 9:
-            et, n = take("I"), take("Q")
-            return [value(et) for _ in range(n)]
-        return take(scalar[t])
-
-    assert b[:4] == b"GGUF"
-    off = 4
-    version, nt, nkv = take("I"), take("Q"), take("Q")
-    meta = {}
-    for _ in range(nkv):
-        k = string()
-        meta[k] = value(take("I"))
-    infos = []
-    for _ in range(nt):
-        name = string()
-        nd = take("I")
-        dims = [take("Q") for _ in range(nd)]
-        typ, o = take("I"), take("Q")
-        assert typ == 0, "F32 only"
-        infos.append((name, dims[::-1], o))
-    align = meta.get("general.alignment", 32)
-    start = (off + align - 1) // align * align
-    tensors = {}
-    for name, shape, o in infos:
-        n = int(np.prod(shape))
-        a = np.frombuffer(b, dtype="<f4", count=n, offset=start + o).reshape(shape)
-        tensors[name] = torch.tensor(a.astype(np.float64), requires_grad=True)
-    return meta, tensors, hashlib.sha256(b).hexdigest()
-
-
-def rope(x, base, neox):
-    """x [T, H, d]: rotate feature pairs by pos·base^(-2i/d)."""
+def rope(x, base, neox, scale=1.0):
+    """x [T, H, d]: rotate feature pairs by scale·pos·base^(-2i/d)."""
     T, H, d = x.shape
     i = torch.arange(d // 2, dtype=x.dtype)
-    theta = torch.arange(T, dtype=x.dtype)[:, None] * base ** (-2 * i / d)  # [T, d/2]
+    theta = scale * torch.arange(T, dtype=x.dtype)[:, None] * base ** (-2 * i / d)  # [T, d/2]
     c, s = torch.cos(theta)[:, None, :], torch.sin(theta)[:, None, :]
     if neox:
         a, b = x[..., : d // 2], x[..., d // 2:]
@@ -94,13 +44,20 @@ def rope(x, base, neox):
     return torch.stack([ra, rb], dim=-1).reshape(T, H, d)
 
 
-def attention(q, k, v, H, KV):
-    """q [T, H, d], k, v [T, KV, d] → [T, H·d], causal."""
+def attention(q, k, v, H, KV, scale=None, cap=0.0, window=0):
+    """q [T, H, d], k, v [T, KV, d] → [T, H·d], causal; scores scale·q·k
+    (default 1/√d), soft-capped to cap·tanh(s/cap) when cap > 0, and only the
+    last window positions seen when window > 0."""
     T, _, d = q.shape
     k = k.repeat_interleave(H // KV, dim=1)
     v = v.repeat_interleave(H // KV, dim=1)
-    att = torch.einsum("thd,shd->hts", q, k) / math.sqrt(d)
+    att = torch.einsum("thd,shd->hts", q, k)
+    att = att * scale if scale else att / math.sqrt(d)
+    if cap > 0:
+        att = cap * torch.tanh(att / cap)
     mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)  # the dtype of q carries through
+    if window > 0:
+        mask |= torch.tril(torch.ones(T, T, dtype=torch.bool), -window)  # t − s ≥ window
     att = att.masked_fill(mask, float("-inf")).softmax(-1)
     return torch.einsum("hts,shd->thd", att, v).reshape(T, H * d)
 
@@ -134,6 +91,49 @@ def llama_forward(meta, W, ids):
     return x @ W.get("output.weight", W["token_embd.weight"]).T
 
 
+def gemma_forward(meta, W, ids):
+    """Gemma 2 (soft caps, local layers 0, 2, …) and Gemma 3 (per-head q/k
+    norms, local layers l mod 6 < 5 with RoPE base 10000, global layers with
+    angles divided by rope.scaling.factor)."""
+    arch = meta["general.architecture"]
+    a = arch + "."
+    L, H, KV = meta[a + "block_count"], meta[a + "attention.head_count"], meta[a + "attention.head_count_kv"]
+    eps, base, d = meta[a + "attention.layer_norm_rms_epsilon"], meta[a + "rope.freq_base"], meta[a + "attention.key_length"]
+    window = meta[a + "attention.sliding_window"]
+    cap, final_cap = meta.get(a + "attn_logit_softcapping", 0.0), meta.get(a + "final_logit_softcapping", 0.0)
+    pattern = 2 if arch == "gemma2" else 6
+    rope_scale = 1 / meta.get(a + "rope.scaling.factor", 1.0)
+    scale = 1 / math.sqrt(d)
+
+    def rms(x, w):
+        return x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps) * w
+
+    def lin(x, name):
+        return x @ W[name + ".weight"].T
+
+    x = W["token_embd.weight"][ids]
+    T, D = x.shape
+    x = x * math.sqrt(D)
+    for l in range(L):
+        p = f"blk.{l}."
+        local = l % pattern < pattern - 1
+        b, s = (10000.0, 1.0) if local and arch == "gemma3" else (base, rope_scale)
+        h = rms(x, W[p + "attn_norm.weight"])
+        q, k = lin(h, p + "attn_q").reshape(T, H, d), lin(h, p + "attn_k").reshape(T, KV, d)
+        if arch == "gemma3":
+            q, k = rms(q, W[p + "attn_q_norm.weight"]), rms(k, W[p + "attn_k_norm.weight"])
+        q, k = rope(q, b, True, s), rope(k, b, True, s)
+        v = lin(h, p + "attn_v").reshape(T, KV, d)
+        o = attention(q, k, v, H, KV, scale, cap, window if local else 0)
+        x = x + rms(lin(o, p + "attn_output"), W[p + "post_attention_norm.weight"])
+        h = rms(x, W[p + "ffn_norm.weight"])
+        f = lin(F.gelu(lin(h, p + "ffn_gate"), approximate="tanh") * lin(h, p + "ffn_up"), p + "ffn_down")
+        x = x + rms(f, W[p + "post_ffw_norm.weight"])
+    x = rms(x, W["output_norm.weight"])
+    z = x @ W.get("output.weight", W["token_embd.weight"]).T
+    return final_cap * torch.tanh(z / final_cap) if final_cap > 0 else z
+
+
 def gpt2_forward(meta, W, ids):
     L, H, eps = meta["gpt2.block_count"], meta["gpt2.attention.head_count"], meta["gpt2.attention.layer_norm_epsilon"]
 
@@ -164,7 +164,7 @@ def batch():
 
 
 def loss_of(meta, W):
-    fwd = gpt2_forward if meta["general.architecture"] == "gpt2" else llama_forward
+    fwd = {"gpt2": gpt2_forward, "gemma2": gemma_forward, "gemma3": gemma_forward}.get(meta["general.architecture"], llama_forward)
     logits, targets = [], []
     for s in batch():
         ids = [0 if t == PAD else t for t in s[:-1]]
@@ -175,7 +175,7 @@ def loss_of(meta, W):
 
 def main(src, dst):
     os.makedirs(dst, exist_ok=True)
-    for name in ["llama", "qwen2", "gpt2"]:
+    for name in sys.argv[3:] or ["llama", "qwen2", "gpt2", "gemma2", "gemma3"]:
         meta, W, sha = read_gguf(os.path.join(src, name + ".gguf"))
         loss = loss_of(meta, W)
         loss.backward()

@@ -17,6 +17,7 @@ import (
 	"github.com/toyml/toy/toy"
 	"github.com/toyml/toy/toy/card"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
 	"github.com/toyml/toy/toy/models/llama"
 	"github.com/toyml/toy/toy/tensor"
@@ -39,7 +40,17 @@ func spec(name, arch string, dt tensor.DType, tied bool) testmodel.Spec {
 // The round trip, for every architecture: describe → parse → the same Config
 // as the loader reads → a model built from it renders the same card.
 func TestRoundTrip(t *testing.T) {
+	g2 := spec("gemma2-q8", "gemma2", tensor.Q8_0, true)
+	g2.HeadDim, g2.Window, g2.AttnSoftCap, g2.FinalSoftCap = 32, 7, 50, 30
+	g3 := spec("gemma3", "gemma3", tensor.F32, true)
+	g3.HeadDim, g3.Layers, g3.Window, g3.RopeScaling, g3.RopeScaleFactor = 32, 7, 9, "linear", 8
+	g1 := spec("gemma", "gemma", tensor.F32, true)
+	yarn := spec("qwen2-yarn", "qwen2", tensor.F32, true)
+	yarn.RopeScaling, yarn.RopeScaleFactor, yarn.RopeOrigContext = "yarn", 4, 64
+	linear := spec("llama-linear", "llama", tensor.F32, false)
+	linear.RopeScaling, linear.RopeScaleFactor = "linear", 2
 	for _, s := range []testmodel.Spec{
+		g2, g3, g1, yarn, linear,
 		spec("llama-f32", "llama", tensor.F32, false),
 		spec("llama-q8", "llama", tensor.Q8_0, true),
 		spec("qwen2-f16", "qwen2", tensor.F16, true),
@@ -69,6 +80,8 @@ func TestRoundTrip(t *testing.T) {
 				loaded, built, fromFile = net.Config, llama.New(cfg.(llama.Config)).Card(), net.Card()
 			case *gpt2.Model:
 				loaded, built, fromFile = net.Config, gpt2.New(cfg.(gpt2.Config)).Card(), net.Card()
+			case *gemma.Model:
+				loaded, built, fromFile = net.Config, gemma.New(cfg.(gemma.Config)).Card(), net.Card()
 			}
 			if !reflect.DeepEqual(cfg, loaded) {
 				t.Fatalf("parsed config %+v, loader's %+v", cfg, loaded)
@@ -135,28 +148,29 @@ func patchType(t *testing.T, path, name string, id uint32) {
 	}
 }
 
-// Files with quantizations toy cannot compute with are still described.
+// Files with quantizations toy cannot compute with (the IQ types) are still
+// described.
 func TestDescribeKQuant(t *testing.T) {
 	s := spec("llama-k", "llama", tensor.F32, true)
-	s.FFN = 256 // ffn_down rows of 256: one Q5_K block
+	s.FFN = 256 // ffn_down rows of 256: one IQ2_XS block
 	path := writeModel(t, s)
-	patchType(t, path, "blk.0.ffn_down.weight", 13) // Q5_K
+	patchType(t, path, "blk.0.ffn_down.weight", 17) // IQ2_XS
 	if _, err := toy.Load(path); !errors.Is(err, gguf.ErrUnsupportedType) {
-		t.Errorf("loading a Q5_K model: %v, want ErrUnsupportedType", err)
+		t.Errorf("loading an IQ2_XS model: %v, want ErrUnsupportedType", err)
 	}
 	c, err := card.Describe(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := c.Render()
-	if !strings.Contains(text, "Q5_K") || !strings.Contains(text, "[llama]") {
-		t.Errorf("no Q5_K note:\n%s", text)
+	if !strings.Contains(text, "IQ2_XS") || !strings.Contains(text, "[llama]") {
+		t.Errorf("no IQ2_XS note:\n%s", text)
 	}
 	h, _ := gguf.Open(path)
 	defer h.Close()
 	ti, _ := h.Info("blk.0.ffn_down.weight")
-	if ti.Type.String() != "Q5_K" || ti.Size != 64*256/256*176 {
-		t.Errorf("Q5_K tensor %+v", ti)
+	if ti.Type.String() != "IQ2_XS" || ti.Size != 64*256/256*74 {
+		t.Errorf("IQ2_XS tensor %+v", ti)
 	}
 }
 

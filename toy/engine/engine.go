@@ -55,6 +55,15 @@ func (s *Session) Tokens() []int32 { return s.tokens }
 // Capacity returns how many positions the session can hold.
 func (s *Session) Capacity() int { return s.cache.Capacity() }
 
+// Truncate forgets every position from n on, keeping the first n tokens and
+// their keys and values, so that the session can continue them differently:
+// a server reuses the prefix two consecutive prompts share this way.
+func (s *Session) Truncate(n int) {
+	n = min(max(n, 0), len(s.tokens))
+	s.cache.Truncate(n)
+	s.tokens = s.tokens[:n]
+}
+
 func (s *Session) check(ids []int32) error {
 	if len(ids) == 0 {
 		return ErrEmptyPrompt

@@ -115,7 +115,8 @@ func (w *Writer) AddTensor(name string, t tensor.DType, data []byte, shape ...in
 }
 
 // AddFloat32 adds a tensor given as float32 values, encoded to type t
-// (F32, F16, BF16, Q8_0, Q4_K or Q6_K).
+// (any type toy computes with: F32, F16, BF16, Q8_0, Q4_K, …; see
+// tensor.EncodeRow).
 func (w *Writer) AddFloat32(name string, t tensor.DType, values []float32, shape ...int) error {
 	if bs := t.BlockSize(); bs > 1 && len(values)%bs != 0 {
 		return fmt.Errorf("gguf: tensor %q: %d values do not fill %v blocks of %d", name, len(values), t, bs)
@@ -308,17 +309,20 @@ func NewWriterFrom(f *File) (*Writer, error) {
 	return w, nil
 }
 
-// Quantize returns a writer holding f converted to type t (Q8_0, Q5_0, Q4_0,
-// F16, BF16 or F32): every matrix whose rows fit t's blocks is converted;
-// vectors (norms, biases) stay F32, as llama.cpp's quantizer keeps them.
-// Q4_0 and Q5_0 round as llama.cpp's reference quantizers do, for every
-// matrix (llama-quantize --pure). general.file_type is set to match (7 for
-// Q8_0, 8 for Q5_0, 2 for Q4_0, 1 for F16, 32 for BF16, 0 for F32).
+// Quantize returns a writer holding f converted to type t (Q8_0, Q5_1, Q5_0,
+// Q4_1, Q4_0, F16, BF16 or F32): every matrix whose rows fit t's blocks is
+// converted; vectors (norms, biases) stay F32, as llama.cpp's quantizer
+// keeps them. Q4_0, Q5_0, Q4_1 and Q5_1 round as llama.cpp's reference
+// quantizers do, for every matrix (llama-quantize --pure). The k-quants are
+// not offered: toy's k-quant quantizers are simple ones, not llama.cpp's
+// search. general.file_type is set to match (7 for Q8_0, 9 for Q5_1, 8 for
+// Q5_0, 3 for Q4_1, 2 for Q4_0, 1 for F16, 32 for BF16, 0 for F32).
 func Quantize(f *File, t tensor.DType) (*Writer, error) {
-	fileType := map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q8_0: 7, tensor.Q5_0: 8, tensor.Q4_0: 2, tensor.BF16: 32}
+	fileType := map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q8_0: 7, tensor.Q5_1: 9, tensor.Q5_0: 8,
+		tensor.Q4_1: 3, tensor.Q4_0: 2, tensor.BF16: 32}
 	ft, ok := fileType[t]
 	if !ok {
-		return nil, fmt.Errorf("gguf: cannot quantize to %v (Q8_0, Q5_0, Q4_0, F16, BF16, F32)", t)
+		return nil, fmt.Errorf("gguf: cannot quantize to %v (Q8_0, Q5_1, Q5_0, Q4_1, Q4_0, F16, BF16, F32)", t)
 	}
 	w := NewWriter()
 	for _, kv := range f.KV {

@@ -87,9 +87,9 @@ func (r *Repo) GGUF() []RepoFile {
 }
 
 // Suggest picks the file to fetch from a repo's GGUF files: one toy computes
-// with directly (Q8_0, then Q4_K_M, F16, BF16, F32), else the first.
+// with directly (Q8_0, then Q4_K_M, Q5_K_M, F16, BF16, F32), else the first.
 func Suggest(files []RepoFile) (RepoFile, bool) {
-	for _, q := range []string{"q8_0", "q4_k_m", "f16", "bf16", "f32"} {
+	for _, q := range []string{"q8_0", "q4_k_m", "q5_k_m", "f16", "bf16", "f32"} {
 		for _, f := range files {
 			if strings.Contains(strings.ToLower(filepath.Base(f.Path)), q) {
 				return f, true

@@ -17,6 +17,9 @@ type RoPE struct {
 	// Factors [Dim/2], when not nil, divide each pair's angle (Llama 3.1's
 	// long-context scaling, GGUF rope_freqs.weight); see tensor.RoPEFactors.
 	Factors *tensor.Tensor
+	// Scaling stretches positions past the trained context (linear, YaRN);
+	// see tensor.RoPEScaling.
+	Scaling tensor.RoPEScaling
 }
 
 // Attention is multi-head causal self-attention (Vaswani et al. 2017), with
@@ -25,6 +28,8 @@ type RoPE struct {
 //	q, k, v = x·Wqᵀ, x·Wkᵀ, x·Wvᵀ        (per-head RMSNorm, then RoPE, on q and k if configured)
 //	o_h = softmax(q_h·k_gᵀ / √Dh + causal mask)·v_g,   g = h / (H/KV)
 //	y = [o_1 … o_H]·Woᵀ
+//
+// Scale, SoftCap and Window vary the scores and the mask (Gemma 2).
 //
 // The projections are either separate (Q, K, V) or fused (QKV, rows [Q; K; V],
 // as GPT-2 stores them).
@@ -35,19 +40,34 @@ type Attention struct {
 	QKV *Linear `gguf:"attn_qkv,optional"` // [(H+2KV)·Dh, D]
 	O   *Linear `gguf:"attn_output"`       // [D, H·Dh]
 
-	// QNorm and KNorm, when set, RMS-normalise each head of q and k before
-	// RoPE (Qwen3): weights [Dh], shared by the heads.
+	// QNorm and KNorm, when set, RMS-normalise q and k before RoPE: each
+	// head on its own when the weights are [Dh], shared by the heads
+	// (Qwen3); the whole projection when they are [H·Dh] and [KV·Dh] (OLMoE).
 	QNorm *RMSNorm `gguf:"attn_q_norm,optional"`
 	KNorm *RMSNorm `gguf:"attn_k_norm,optional"`
 
 	Heads, KVHeads, HeadDim int
 	RoPE                    *RoPE // nil: positions are added to the input instead
+
+	// Scale multiplies the scores q·k; 0 means 1/√Dh.
+	Scale float32
+	// SoftCap > 0 caps each score s smoothly: SoftCap·tanh(s/SoftCap)
+	// (Gemma 2). Window > 0 lets a position see only the Window most recent
+	// positions, itself included (sliding-window attention).
+	SoftCap float32
+	Window  int
+	// Bidirectional drops the causal mask: every position sees every
+	// other (encoders such as ViT).
+	Bidirectional bool
 }
 
 // Check verifies that the weights and head counts fit together.
 func (a *Attention) Check() error {
 	if a.Heads <= 0 || a.KVHeads <= 0 || a.Heads%a.KVHeads != 0 || a.HeadDim <= 0 {
 		return fmt.Errorf("attention: %d heads, %d KV heads, head width %d", a.Heads, a.KVHeads, a.HeadDim)
+	}
+	if !(a.Scale >= 0) || !(a.SoftCap >= 0) || a.Window < 0 {
+		return fmt.Errorf("attention: scale %g, soft cap %g, window %d", a.Scale, a.SoftCap, a.Window)
 	}
 	q, kv := a.Heads*a.HeadDim, a.KVHeads*a.HeadDim
 	rows := func(l *Linear) int { return l.W.Dim(0) }
@@ -96,21 +116,28 @@ func (a *Attention) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 		past = cache.Len
 	}
 	if r := a.RoPE; r != nil {
-		q = tensor.RoPEFactors(q, r.Factors, past, a.HeadDim, r.Dim, r.Base, r.NeoX)
-		k = tensor.RoPEFactors(k, r.Factors, past, a.HeadDim, r.Dim, r.Base, r.NeoX)
+		o := tensor.RoPEOptions{HeadDim: a.HeadDim, Dim: r.Dim, Base: r.Base, NeoX: r.NeoX, Factors: r.Factors, Scaling: r.Scaling}
+		q, k = tensor.RoPEWith(q, past, o), tensor.RoPEWith(k, past, o)
 	}
 	keys, values := k, v // [S, KV·Dh] each; without a cache (training) S = T
 	if cache != nil {
 		keys, values = cache.Append(k, v)
 	}
-	scale := float32(1 / math.Sqrt(float64(a.HeadDim)))
-	o := tensor.Attention(q, keys, values, a.Heads, a.KVHeads, past, scale) // [T, H·Dh]
+	opt := tensor.AttentionOptions{Scale: a.Scale, SoftCap: a.SoftCap, Window: a.Window, Bidirectional: a.Bidirectional}
+	if opt.Scale == 0 {
+		opt.Scale = float32(1 / math.Sqrt(float64(a.HeadDim)))
+	}
+	o := tensor.AttentionWith(q, keys, values, a.Heads, a.KVHeads, past, opt) // [T, H·Dh]
 	return a.O.Forward(o)
 }
 
-// headNorm applies n to each head of x [T, H·Dh] on its own.
+// headNorm applies n to x [T, H·Dh] in pieces of n's width: each head on its
+// own (weights [Dh], or none), or each whole row (weights [H·Dh]).
 func headNorm(x *tensor.Tensor, n *RMSNorm, dh int) *tensor.Tensor {
 	T, C := x.Rows(), x.Cols()
+	if n.W != nil && n.W.Len() == C {
+		return n.Forward(x)
+	}
 	return tensor.Reshape(n.Forward(tensor.Reshape(x, T*C/dh, dh)), T, C)
 }
 

@@ -27,3 +27,16 @@ type SwiGLU struct {
 func (m *SwiGLU) Forward(x *tensor.Tensor) *tensor.Tensor {
 	return m.Down.Forward(tensor.SwiGLU(m.Gate.Forward(x), m.Up.Forward(x)))
 }
+
+// GeGLU is Gemma's gated feed-forward layer (Shazeer 2020):
+// Down(GELU(Gate(x)) ⊙ Up(x)), GELU the tanh approximation.
+type GeGLU struct {
+	Gate *Linear `gguf:"ffn_gate"` // [F, D]
+	Up   *Linear `gguf:"ffn_up"`   // [F, D]
+	Down *Linear `gguf:"ffn_down"` // [D, F]
+}
+
+// Forward maps x [T, D] to [T, D].
+func (m *GeGLU) Forward(x *tensor.Tensor) *tensor.Tensor {
+	return m.Down.Forward(tensor.Mul(tensor.GELU(m.Gate.Forward(x)), m.Up.Forward(x)))
+}

@@ -33,6 +33,20 @@ func Load(f *gguf.File, prefix string, v any) error {
 	return loadStruct(f, prefix, rv.Elem())
 }
 
+// LoadModel fills a decoder's weights from f: top's tagged fields (the
+// embedding, the final norm, the head), then block i's under "blk.i.".
+func LoadModel(f *gguf.File, top any, blocks []Block) error {
+	if err := Load(f, "", top); err != nil {
+		return err
+	}
+	for i := range blocks {
+		if err := Load(f, blockPrefix(i), &blocks[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 var (
 	tensorType    = reflect.TypeFor[*tensor.Tensor]()
 	linearType    = reflect.TypeFor[*Linear]()
@@ -60,6 +74,9 @@ func loadStruct(f *gguf.File, prefix string, sv reflect.Value) error {
 		if fv.Kind() == reflect.Interface {
 			// An interface field (a norm or feed-forward layer) holding a
 			// pointer: load the concrete value under this field's name.
+			if fv.IsNil() && optional {
+				continue // the architecture has no such layer
+			}
 			if fv.IsNil() {
 				return fmt.Errorf("nn.Load: %s%s: interface field %s is nil; set a concrete layer first", prefix, name, field.Name)
 			}

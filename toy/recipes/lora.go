@@ -11,8 +11,10 @@ import (
 	"strings"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
 	"github.com/toyml/toy/toy/models/llama"
+	"github.com/toyml/toy/toy/models/olmoe"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/optim"
 	"github.com/toyml/toy/toy/tensor"
@@ -29,8 +31,9 @@ var targetNames = map[string]string{
 func NewLoRA(path string, o Options) (*Recipe, error) { return newAdapter("lora", path, o, false) }
 
 // NewQLoRA is NewLoRA over a quantized base: weights the file stores
-// quantized (Q8_0, Q4_0, Q5_0, or Q4_K and Q6_K in a Q4_K_M file) stay so,
-// float weights (F32, F16, BF16) are quantized to Q8_0 when loaded;
+// quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, or the k-quants of a Q4_K_M or
+// other k-quant file) stay so, float weights (F32, F16, BF16) are quantized
+// to Q8_0 when loaded;
 // gradients flow through them to the adapters.
 func NewQLoRA(path string, o Options) (*Recipe, error) { return newAdapter("qlora", path, o, true) }
 
@@ -39,6 +42,10 @@ func blocksOf(m Model) []nn.Block {
 	case *llama.Model:
 		return m.Blocks
 	case *gpt2.Model:
+		return m.Blocks
+	case *olmoe.Model:
+		return m.Blocks
+	case *gemma.Model:
 		return m.Blocks
 	}
 	return nil

@@ -9,8 +9,10 @@ import (
 
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
 	"github.com/toyml/toy/toy/models/llama"
+	"github.com/toyml/toy/toy/models/olmoe"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/optim"
 	"github.com/toyml/toy/toy/tensor"
@@ -26,7 +28,7 @@ type Model interface {
 type Recipe struct {
 	Kind     string // "from-scratch", "warm-start", "lora", "qlora"
 	Model    Model
-	Config   any // llama.Config or gpt2.Config
+	Config   any // llama.Config, gpt2.Config, gemma.Config or olmoe.Config
 	Options  Options
 	Params   []optim.Param
 	Opt      *optim.AdamW
@@ -41,8 +43,8 @@ type Recipe struct {
 	basePath string     // the base model file of a LoRA recipe
 }
 
-// NewFromScratch starts from fresh random weights for cfg (a llama.Config
-// or gpt2.Config).
+// NewFromScratch starts from fresh random weights for cfg (a llama.Config,
+// gpt2.Config, gemma.Config or olmoe.Config).
 func NewFromScratch(cfg any, o Options) (*Recipe, error) {
 	if err := o.validate(false); err != nil {
 		return nil, err
@@ -59,8 +61,18 @@ func NewFromScratch(cfg any, o Options) (*Recipe, error) {
 			return nil, err
 		}
 		m = gpt2.NewRandom(c, o.Seed)
+	case olmoe.Config:
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+		m = olmoe.NewRandom(c, o.Seed)
+	case gemma.Config:
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+		m = gemma.NewRandom(c, o.Seed)
 	default:
-		return nil, fmt.Errorf("recipes: config %T is not llama.Config or gpt2.Config", cfg)
+		return nil, fmt.Errorf("recipes: config %T is not llama.Config, gpt2.Config, gemma.Config or olmoe.Config", cfg)
 	}
 	return newRecipe("from-scratch", m, cfg, o, allWeights(m))
 }
@@ -130,6 +142,18 @@ func build(f *gguf.File) (Model, any, error) {
 		return m, m.Config, nil
 	case "llama", "qwen2", "qwen3":
 		m, err := llama.Load(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m.Config, nil
+	case "gemma", "gemma2", "gemma3":
+		m, err := gemma.Load(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m.Config, nil
+	case olmoe.Arch:
+		m, err := olmoe.Load(f)
 		if err != nil {
 			return nil, nil, err
 		}

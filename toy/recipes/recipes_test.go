@@ -10,6 +10,7 @@ import (
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
 	"github.com/toyml/toy/toy/models/llama"
 	"github.com/toyml/toy/toy/tensor"
@@ -39,7 +40,11 @@ func batchAt(t testing.TB, step int) *engine.Batch {
 func TestFromScratchLearns(t *testing.T) {
 	tinyQwen3 := tinyLlama
 	tinyQwen3.Arch, tinyQwen3.RopeNeoX, tinyQwen3.HeadDim, tinyQwen3.RopeDim = "qwen3", true, 16, 16 // per-head q/k norms, heads wider than D/H
-	for _, cfg := range []any{tinyLlama, tinyQwen3, gpt2.Config{VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64, Heads: 4, NormEps: 1e-5, TiedOutput: true}} {
+	tinyGemma2 := gemma.Config{Arch: "gemma2", VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64, Heads: 4, KVHeads: 2, HeadDim: 16,
+		RopeBase: 10000, NormEps: 1e-6, Window: 4, AttnSoftCap: 50, FinalSoftCap: 30, QueryScale: 0.25}
+	// Gemma 2 untied: tied to the √D-scaled embedding it learns the pattern more slowly.
+	for _, cfg := range []any{tinyLlama, tinyQwen3, tinyGemma2,
+		gpt2.Config{VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64, Heads: 4, NormEps: 1e-5, TiedOutput: true}} {
 		r, err := NewFromScratch(cfg, NewOptions(12).WithSteps(30).WithLR(3e-3).WithWarmup(2))
 		if err != nil {
 			t.Fatal(err)

@@ -26,21 +26,23 @@ type Backend interface {
 	RMSNorm(out, x, w *Tensor, eps float32)
 	// LayerNorm: out = (x - mean) / sqrt(var + eps) · w + b per row (w, b may be nil).
 	LayerNorm(out, x, w, b *Tensor, eps float32)
-	// RoPE rotates the first ropeDim features of each head of x [T, H·Dh]
-	// by angle (pos0+t)·base^(-2i/ropeDim), divided by factors[i] when
-	// factors [ropeDim/2] is not nil; neox selects half-split pairs.
-	RoPE(out, x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool, factors *Tensor)
+	// RoPE rotates the first o.Dim features of each head of x [T, H·Dh],
+	// token t at position pos0+t, as RoPEWith describes.
+	RoPE(out, x *Tensor, pos0 int, o RoPEOptions)
 	// Softmax per row; with past ≥ 0, row t sees only columns ≤ past+t.
 	Softmax(out, x *Tensor, past int)
 	SiLU(out, x *Tensor)
+	// Tanh: out = tanh(x), elementwise.
+	Tanh(out, x *Tensor)
 	GELU(out, x *Tensor)
 	// SwiGLU: out = SiLU(gate) · up.
 	SwiGLU(out, gate, up *Tensor)
 	// Embedding: out[t] = table[ids[t]] as F32.
 	Embedding(out, table *Tensor, ids []int32)
-	// Attention: causal scaled-dot-product attention of q [T, H·Dh] over
-	// k, v [S, KV·Dh] (S = past + T), grouped heads when KV < H.
-	Attention(out, q, k, v *Tensor, nHead, nKV, past int, scale float32)
+	// Attention: scaled-dot-product attention of q [T, H·Dh] over the
+	// first past+T rows of k, v [S, KV·Dh], grouped heads when KV < H;
+	// causal unless o says otherwise (see AttentionOptions).
+	Attention(out, q, k, v *Tensor, nHead, nKV, past int, o AttentionOptions)
 	// SetRows copies src [n, C] into rows [at, at+n) of dst [R, C].
 	SetRows(dst *Tensor, at int, src *Tensor)
 }
@@ -186,45 +188,6 @@ func Reshape(x *Tensor, shape ...int) *Tensor {
 	return out
 }
 
-// RoPE applies rotary position embeddings to x [T, H·Dh], token t at position
-// pos0+t. Feature pairs (x_a, x_b) of each head rotate by θ = pos·base^(-2i/ropeDim):
-//
-//	x_a' = x_a cos θ − x_b sin θ,   x_b' = x_a sin θ + x_b cos θ
-//
-// With neox false the pairs are adjacent, (2i, 2i+1) — GGUF "llama" files; with
-// neox true they are half-split, (i, i+ropeDim/2) — qwen2 and later. Features
-// past ropeDim pass through unchanged.
-func RoPE(x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool) *Tensor {
-	return RoPEFactors(x, nil, pos0, headDim, ropeDim, base, neox)
-}
-
-// RoPEFactors is RoPE with each pair's angle divided by a frequency factor,
-// θ_i = pos·base^(-2i/ropeDim) / factors[i], as ggml applies a GGUF file's
-// rope_freqs.weight (Llama 3.1 and later stretch the long wavelengths this
-// way). factors is F32 [ropeDim/2], or nil for RoPE itself. It is a constant:
-// no gradient flows to it.
-func RoPEFactors(x, factors *Tensor, pos0, headDim, ropeDim int, base float32, neox bool) *Tensor {
-	mustF32("RoPE", "x", x)
-	if headDim <= 0 || x.Cols()%headDim != 0 || ropeDim > headDim || ropeDim%2 != 0 || pos0 < 0 {
-		panic(fmt.Sprintf("RoPE: x %v with head width %d, rope width %d, pos0 %d", x.shape, headDim, ropeDim, pos0))
-	}
-	if factors != nil {
-		mustF32("RoPE", "factors", factors)
-		if factors.Len() != ropeDim/2 {
-			panic(fmt.Sprintf("RoPE: %d frequency factors for rope width %d, want %d", factors.Len(), ropeDim, ropeDim/2))
-		}
-	}
-	b := beFor(x)
-	out := newOut(b, x.shape...)
-	b.RoPE(out, x, pos0, headDim, ropeDim, base, neox, factors)
-	record("RoPE", out, func(g *Tensor) []*Tensor {
-		d := like(g) // a rotation's gradient is the inverse rotation of g
-		rope(d, g, pos0, headDim, ropeDim, base, neox, factors, -1)
-		return []*Tensor{d}
-	}, x)
-	return out
-}
-
 // Softmax returns exp(x − max) / Σ exp(x − max) per row. With past ≥ 0 it is
 // causal: row t keeps columns 0 … past+t and gives the rest probability 0.
 func Softmax(x *Tensor, past int) *Tensor {
@@ -246,6 +209,24 @@ func SiLU(x *Tensor) *Tensor {
 		d := like(g)
 		for i, v := range x.f32 {
 			d.f32[i] = g.f32[i] * siluGrad(v)
+		}
+		return []*Tensor{d}
+	}, x)
+	return out
+}
+
+// Tanh returns tanh(x) elementwise; d tanh(x)/dx = 1 − tanh²(x).
+// Gemma 2 soft-caps its logits with it: c·tanh(z/c).
+func Tanh(x *Tensor) *Tensor {
+	mustF32("Tanh", "x", x)
+	b := beFor(x)
+	out := newOut(b, x.shape...)
+	b.Tanh(out, x)
+	record("Tanh", out, func(g *Tensor) []*Tensor {
+		d := like(g)
+		for i, v := range x.f32 {
+			y := tanh32(v)
+			d.f32[i] = g.f32[i] * (1 - y*y)
 		}
 		return []*Tensor{d}
 	}, x)
@@ -323,6 +304,44 @@ func Embedding(table *Tensor, ids []int32) *Tensor {
 	return out
 }
 
+// AttentionOptions select an attention op's scores and mask. The zero
+// value but for Scale is plain causal attention.
+type AttentionOptions struct {
+	// Scale multiplies each score q·k; usually 1/√Dh.
+	Scale float32
+	// SoftCap, when > 0, bounds each scaled score s smoothly to
+	// (−SoftCap, SoftCap) before the softmax: s ← SoftCap·tanh(s/SoftCap)
+	// (Gemma 2's attention logit soft-capping).
+	SoftCap float32
+	// Window, when > 0, is a sliding window: the query at position p sees
+	// only the keys at positions p−Window+1 … p (Mistral, Gemma 2's local
+	// layers).
+	Window int
+	// Bidirectional drops the causal mask: every query sees all past+T keys
+	// (encoders: ViT).
+	Bidirectional bool
+}
+
+// Keys returns the keys query t (at position past+t) of T sees: lo … hi.
+func (o AttentionOptions) Keys(t, T, past int) (lo, hi int) {
+	hi = past + t
+	if o.Bidirectional {
+		hi = past + T - 1
+	}
+	if o.Window > 0 {
+		lo = max(0, past+t-o.Window+1)
+	}
+	return lo, hi
+}
+
+// softCap applies o's score cap to a scaled score s.
+func (o AttentionOptions) softCap(s float32) float32 {
+	if o.SoftCap <= 0 {
+		return s
+	}
+	return o.SoftCap * tanh32(s/o.SoftCap)
+}
+
 // Attention returns causal attention of q [T, H·Dh] over the first past+T rows
 // of k, v [S, KV·Dh]: query t (at position past+t) attends to keys 0 … past+t,
 //
@@ -330,6 +349,14 @@ func Embedding(table *Tensor, ids []int32) *Tensor {
 //
 // head h using key/value head h/(H/KV).
 func Attention(q, k, v *Tensor, nHead, nKV, past int, scale float32) *Tensor {
+	return AttentionWith(q, k, v, nHead, nKV, past, AttentionOptions{Scale: scale})
+}
+
+// AttentionWith is Attention with the scores and mask o chooses: soft-capped
+// scores, a sliding window, or no causal mask,
+//
+//	out = softmax(cap(o.Scale · q·kᵀ) + mask) · v.
+func AttentionWith(q, k, v *Tensor, nHead, nKV, past int, o AttentionOptions) *Tensor {
 	mustF32("Attention", "q", q)
 	mustF32("Attention", "k", k)
 	mustF32("Attention", "v", v)
@@ -341,11 +368,14 @@ func Attention(q, k, v *Tensor, nHead, nKV, past int, scale float32) *Tensor {
 	if k.Cols() != nKV*dh || v.Cols() != nKV*dh || k.Rows() < past+T || v.Rows() < past+T {
 		panic(fmt.Sprintf("Attention: q %v, k %v, v %v: want k, v with ≥ %d rows of %d", q.shape, k.shape, v.shape, past+T, nKV*dh))
 	}
+	if o.SoftCap < 0 || o.Window < 0 || math.IsNaN(float64(o.SoftCap)) {
+		panic(fmt.Sprintf("Attention: options %+v: soft cap and window must be ≥ 0", o))
+	}
 	b := beFor(q, k, v)
 	out := newOut(b, q.shape...)
-	b.Attention(out, q, k, v, nHead, nKV, past, scale)
+	b.Attention(out, q, k, v, nHead, nKV, past, o)
 	record("Attention", out, func(g *Tensor) []*Tensor {
-		dq, dk, dv := attentionGrads(g, q, k, v, nHead, nKV, past, scale)
+		dq, dk, dv := attentionGrads(g, q, k, v, nHead, nKV, past, o)
 		return []*Tensor{dq, dk, dv}
 	}, q, k, v)
 	return out

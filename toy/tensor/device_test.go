@@ -120,9 +120,9 @@ func (d *nullDevice) LayerNorm(out, x, w, b *tensor.Tensor, eps float32) {
 	x, w, b = d.in(x), d.in(w), d.in(b)
 	d.out(out, func(o *tensor.Tensor) { tensor.Go{}.LayerNorm(o, x, w, b, eps) })
 }
-func (d *nullDevice) RoPE(out, x *tensor.Tensor, pos0, headDim, ropeDim int, base float32, neox bool, factors *tensor.Tensor) {
-	x, factors = d.in(x), d.in(factors)
-	d.out(out, func(o *tensor.Tensor) { tensor.Go{}.RoPE(o, x, pos0, headDim, ropeDim, base, neox, factors) })
+func (d *nullDevice) RoPE(out, x *tensor.Tensor, pos0 int, opt tensor.RoPEOptions) {
+	x, opt.Factors = d.in(x), d.in(opt.Factors)
+	d.out(out, func(o *tensor.Tensor) { tensor.Go{}.RoPE(o, x, pos0, opt) })
 }
 func (d *nullDevice) Softmax(out, x *tensor.Tensor, past int) {
 	x = d.in(x)
@@ -131,6 +131,10 @@ func (d *nullDevice) Softmax(out, x *tensor.Tensor, past int) {
 func (d *nullDevice) SiLU(out, x *tensor.Tensor) {
 	x = d.in(x)
 	d.out(out, func(o *tensor.Tensor) { tensor.Go{}.SiLU(o, x) })
+}
+func (d *nullDevice) Tanh(out, x *tensor.Tensor) {
+	x = d.in(x)
+	d.out(out, func(o *tensor.Tensor) { tensor.Go{}.Tanh(o, x) })
 }
 func (d *nullDevice) GELU(out, x *tensor.Tensor) {
 	x = d.in(x)
@@ -144,9 +148,9 @@ func (d *nullDevice) Embedding(out, table *tensor.Tensor, ids []int32) {
 	table = d.in(table)
 	d.out(out, func(o *tensor.Tensor) { tensor.Go{}.Embedding(o, table, ids) })
 }
-func (d *nullDevice) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, scale float32) {
+func (d *nullDevice) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, opt tensor.AttentionOptions) {
 	q, k, v = d.in(q), d.in(k), d.in(v)
-	d.out(out, func(o *tensor.Tensor) { tensor.Go{}.Attention(o, q, k, v, nHead, nKV, past, scale) })
+	d.out(out, func(o *tensor.Tensor) { tensor.Go{}.Attention(o, q, k, v, nHead, nKV, past, opt) })
 }
 func (d *nullDevice) Columns(out, x *tensor.Tensor, from int) {
 	x = d.in(x)

@@ -1,6 +1,9 @@
 // Package tensor is toy's layer 1: the Tensor type and the primitives every
 // transformer is built from — matmul, add, mul, scale, softmax, RMSNorm,
-// LayerNorm, RoPE, SiLU, GELU, attention over a KV cache, embedding lookup.
+// LayerNorm, RoPE, SiLU, GELU (tanh form, and GELUErf, exact), attention over
+// a KV cache, embedding lookup, and for mixtures of experts Select (one
+// matrix of a stack) and ScatterAdd (weighted rows added back where they
+// were gathered from).
 //
 // # Shapes
 //
@@ -17,12 +20,13 @@
 //
 // # Element types
 //
-// Activations are always F32. Weights may be F32, F16, BF16, Q8_0 or the
-// k-quants Q4_K and Q6_K (what Q4_K_M files hold) and stay in their stored
-// form: MatMul converts the activation row to the weight's "dot type" first
-// (F16 → fp16, BF16 → bf16, Q8_0 → Q8_0 blocks, Q4_K and Q6_K → Q8_K blocks
-// of 256, with integer dot products), the arithmetic llama.cpp's CPU backend
-// uses, so results agree with it to rounding.
+// Activations are always F32. Weights may be F32, F16, BF16, Q8_0, Q4_0,
+// Q5_0, Q4_1, Q5_1 or the k-quants Q2_K … Q6_K (what Q4_K_M, Q5_K_M, …
+// files hold) and stay in their stored form: MatMul converts the activation
+// row to the weight's "dot type" first (F16 → fp16, BF16 → bf16, Q8_0, Q4_0
+// and Q5_0 → Q8_0 blocks, Q4_1 and Q5_1 → Q8_1 blocks, the k-quants → Q8_K
+// blocks of 256, with integer dot products), the arithmetic llama.cpp's CPU
+// backend uses, so results agree with it to rounding.
 //
 // # Backends
 //

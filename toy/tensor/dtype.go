@@ -10,17 +10,23 @@ type DType uint32
 
 // The element types toy computes with. Quantized types store elements in
 // blocks (BlockSize elements in TypeSize bytes): Q8_0, Q4_0 and Q5_0 (see
-// quant4.go), and the k-quants Q4_K and Q6_K (kquant.go) — what Q4_K_M files
-// hold. Every other ggml type (Q5_K, IQ2_XS, …) can still be named, sized and
-// stored (see Stored), so files holding them can be read and described, but
-// not computed with.
+// quant4.go), Q4_1 and Q5_1 (quant41.go), and the k-quants Q4_K and Q6_K
+// (kquant.go) — what Q4_K_M files hold — and Q5_K, Q3_K and Q2_K
+// (kquant2.go) of Q5_K_M, Q3_K_M and Q2_K files. Every other ggml type
+// (IQ2_XS, …) can still be named, sized and stored (see Stored), so files
+// holding them can be read and described, but not computed with.
 const (
 	F32  DType = 0
 	F16  DType = 1
 	Q4_0 DType = 2
+	Q4_1 DType = 3
 	Q5_0 DType = 6
+	Q5_1 DType = 7
 	Q8_0 DType = 8
+	Q2_K DType = 10
+	Q3_K DType = 11
 	Q4_K DType = 12
+	Q5_K DType = 13
 	Q6_K DType = 14
 	I32  DType = 26
 	BF16 DType = 30
@@ -59,7 +65,7 @@ func (t DType) String() string {
 // Known reports whether toy can compute with elements of this type.
 func (t DType) Known() bool {
 	switch t {
-	case F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, I32:
+	case F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, I32:
 		return true
 	}
 	return false

@@ -20,7 +20,7 @@ var fp16Table = func() *[1 << 16]float32 {
 // w, so each weight row is read (and decoded) once for all M activation rows.
 // Activations are first converted to the weight's dot type, as llama.cpp does:
 // fp16- or bf16-rounded for F16/BF16 weights, Q8_0 blocks for Q8_0, Q4_0 and
-// Q5_0 weights, Q8_K blocks for the k-quants.
+// Q5_0 weights, Q8_1 blocks for Q4_1 and Q5_1, Q8_K blocks for the k-quants.
 func (Go) MatMul(out, x, w *Tensor) {
 	M, K, N := x.Rows(), x.Cols(), w.shape[0]
 	o := out.f32
@@ -76,7 +76,20 @@ func (Go) MatMul(out, x, w *Tensor) {
 				}
 			}
 		})
-	case Q4_K, Q6_K:
+	case Q4_1, Q5_1:
+		bytes, quant := q41Format(w.dtype)
+		rowBytes := K / 32 * bytes
+		xb := K / 32 * q8_1Bytes
+		xq := quantizeQ8_1(make([]byte, 0, M*xb), x.f32[:M*K]) // rows are whole blocks
+		parallelFor(N, 16, func(lo, hi int) {
+			for n := lo; n < hi; n++ {
+				wr := w.raw[n*rowBytes : (n+1)*rowBytes]
+				for m := 0; m < M; m++ {
+					o[m*N+n] = dotQ41(wr, bytes, quant, xq[m*xb:(m+1)*xb])
+				}
+			}
+		})
+	case Q4_K, Q6_K, Q5_K, Q3_K, Q2_K:
 		dot := kquantDot(w.dtype)
 		rowBytes, _ := w.dtype.RowBytes(K)
 		xq := quantizeQ8K(make([]q8K, 0, M*K/QK), x.f32[:M*K]) // rows are whole blocks

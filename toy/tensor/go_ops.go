@@ -99,52 +99,7 @@ func (Go) LayerNorm(out, x, w, b *Tensor, eps float32) {
 	})
 }
 
-func (Go) RoPE(out, x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool, factors *Tensor) {
-	rope(out, x, pos0, headDim, ropeDim, base, neox, factors, 1)
-}
-
-// rope rotates by sign·θ (sign −1 undoes the rotation: RoPE's gradient).
-func rope(out, x *Tensor, pos0, headDim, ropeDim int, base float32, neox bool, factors *Tensor, sign float32) {
-	C := x.Cols()
-	// θ_i = pos · base^(-2i/ropeDim), built by repeated multiplication in float32
-	// as ggml does, so the angles round the same way; a frequency factor
-	// divides the angle, not the running product.
-	thetaScale := float32(math.Pow(float64(base), -2/float64(ropeDim)))
-	var ff []float32
-	if factors != nil {
-		ff = factors.Data()
-	}
-	T := x.Rows()
-	parallelFor(T, 1, func(lo, hi int) {
-		cos := make([]float32, ropeDim/2)
-		sin := make([]float32, ropeDim/2)
-		for t := lo; t < hi; t++ {
-			theta := float32(pos0 + t)
-			for i := range cos {
-				angle := theta
-				if ff != nil {
-					angle = theta / ff[i]
-				}
-				cos[i] = float32(math.Cos(float64(angle)))
-				sin[i] = sign * float32(math.Sin(float64(angle)))
-				theta *= thetaScale
-			}
-			xr, or := x.f32[t*C:(t+1)*C], out.f32[t*C:(t+1)*C]
-			copy(or, xr)
-			for h := 0; h < C; h += headDim {
-				for i := range cos {
-					a, b := h+2*i, h+2*i+1 // adjacent pairs
-					if neox {
-						a, b = h+i, h+i+ropeDim/2 // half-split pairs
-					}
-					x0, x1 := xr[a], xr[b]
-					or[a] = x0*cos[i] - x1*sin[i]
-					or[b] = x0*sin[i] + x1*cos[i]
-				}
-			}
-		}
-	})
-}
+func (Go) RoPE(out, x *Tensor, pos0 int, o RoPEOptions) { rope(out, x, pos0, o, 1) }
 
 func (Go) Softmax(out, x *Tensor, past int) {
 	C := x.Cols()
@@ -186,6 +141,15 @@ func (Go) SiLU(out, x *Tensor) {
 }
 
 func silu(v float32) float32 { return v / (1 + float32(math.Exp(float64(-v)))) }
+
+func (Go) Tanh(out, x *Tensor) {
+	for i, v := range x.f32 {
+		out.f32[i] = tanh32(v)
+	}
+}
+
+// tanh32 is tanh in double precision, rounded to float32.
+func tanh32(v float32) float32 { return float32(math.Tanh(float64(v))) }
 
 func (Go) SwiGLU(out, gate, up *Tensor) {
 	for i, g := range gate.f32 {
@@ -237,7 +201,7 @@ func (Go) Embedding(out, table *Tensor, ids []int32) {
 	}
 }
 
-func (Go) Attention(out, q, k, v *Tensor, nHead, nKV, past int, scale float32) {
+func (Go) Attention(out, q, k, v *Tensor, nHead, nKV, past int, o AttentionOptions) {
 	T, dh := q.Rows(), q.Cols()/nHead
 	group := nHead / nKV
 	qc, kc := q.Cols(), k.Cols()
@@ -247,18 +211,19 @@ func (Go) Attention(out, q, k, v *Tensor, nHead, nKV, past int, scale float32) {
 			t, h := job/nHead, job%nHead
 			kvh := h / group
 			qr := q.f32[t*qc+h*dh : t*qc+(h+1)*dh]
-			n := past + t + 1 // keys this query may see
-			for s := 0; s < n; s++ {
-				scores[s] = dotF32(k.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh], qr) * scale
+			first, last := o.Keys(t, T, past) // the keys this query sees
+			p := scores[first : last+1]
+			for s := first; s <= last; s++ {
+				p[s-first] = o.softCap(dotF32(k.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh], qr) * o.Scale)
 			}
-			softmaxRow(scores[:n], scores[:n])
+			softmaxRow(p, p)
 			or := out.f32[t*qc+h*dh : t*qc+(h+1)*dh]
 			clear(or)
-			for s := 0; s < n; s++ {
-				p := scores[s]
+			for s := first; s <= last; s++ {
+				ps := p[s-first]
 				vr := v.f32[s*kc+kvh*dh : s*kc+(kvh+1)*dh]
 				for i := range or {
-					or[i] += p * vr[i]
+					or[i] += ps * vr[i]
 				}
 			}
 		}

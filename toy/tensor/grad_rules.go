@@ -195,37 +195,43 @@ func geluGrad(x float32) float32 {
 	return float32(0.5*(1+t) + 0.5*xf*(1-t*t)*c*(1+3*a*xf*xf))
 }
 
-// attentionGrads differentiates out = softmax(scale·q·kᵀ + mask)·v per head.
-// With p the attention probabilities of query t and head h:
-// dv_s += p_s·g, dp_s = g·v_s, ds = p⊙(dp − Σ p⊙dp), dq += scale·Σ ds_s k_s,
-// dk_s += scale·ds_s·q.
-func attentionGrads(g, q, k, v *Tensor, nHead, nKV, past int, scale float32) (dq, dk, dv *Tensor) {
+// attentionGrads differentiates out = softmax(cap(scale·q·kᵀ) + mask)·v per
+// head. With p the attention probabilities of query t and head h:
+// dv_s += p_s·g, dp_s = g·v_s, ds = p⊙(dp − Σ p⊙dp); through the cap
+// c·tanh(u/c), whose derivative is 1 − tanh² = 1 − (s/c)², du = ds·(1 − (s/c)²);
+// dq += scale·Σ du_s k_s, dk_s += scale·du_s·q.
+func attentionGrads(g, q, k, v *Tensor, nHead, nKV, past int, o AttentionOptions) (dq, dk, dv *Tensor) {
 	T, dh := q.Rows(), q.Cols()/nHead
 	group := nHead / nKV
 	qc, kc := q.Cols(), k.Cols()
 	dq, dk, dv = New(q.shape...), New(k.shape...), New(v.shape...)
 	p := make([]float32, past+T)
 	dp := make([]float32, past+T)
+	capped := make([]float32, past+T) // the scores after the cap, for its derivative
 	for t := 0; t < T; t++ {
+		first, last := o.Keys(t, T, past)
 		for h := 0; h < nHead; h++ {
 			kvh := h / group
 			qr := q.f32[t*qc+h*dh : t*qc+(h+1)*dh]
 			gr := g.f32[t*qc+h*dh : t*qc+(h+1)*dh]
-			n := past + t + 1
-			for s := 0; s < n; s++ {
-				p[s] = dotF32(k.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh], qr) * scale
+			for s := first; s <= last; s++ {
+				capped[s] = o.softCap(dotF32(k.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh], qr) * o.Scale)
 			}
-			softmaxRow(p[:n], p[:n])
+			softmaxRow(p[first:last+1], capped[first:last+1])
 			var sum float64
-			for s := 0; s < n; s++ {
+			for s := first; s <= last; s++ {
 				vr := v.f32[s*kc+kvh*dh : s*kc+(kvh+1)*dh]
 				axpy(dv.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh], p[s], gr)
 				dp[s] = dotF32(gr, vr)
 				sum += float64(p[s]) * float64(dp[s])
 			}
 			dqr := dq.f32[t*qc+h*dh : t*qc+(h+1)*dh]
-			for s := 0; s < n; s++ {
-				ds := p[s] * (dp[s] - float32(sum)) * scale
+			for s := first; s <= last; s++ {
+				ds := p[s] * (dp[s] - float32(sum)) * o.Scale
+				if c := o.SoftCap; c > 0 {
+					r := capped[s] / c
+					ds *= 1 - r*r
+				}
 				axpy(dqr, ds, k.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh])
 				axpy(dk.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh], ds, qr)
 			}

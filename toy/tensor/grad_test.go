@@ -72,16 +72,27 @@ func TestGradients(t *testing.T) {
 		{"RoPE factors", func(in []*Tensor) *Tensor {
 			return RoPEFactors(in[0], FromFloat32([]float32{1, 3.5}, 2), 3, 4, 4, 100, false)
 		}, []*Tensor{FromFloat32([]float32{0.3, -1.2, 2.5, 0.7, -0.1, 0.9, 1.1, -2, 0.4, 0.8, -0.6, 1.3, 0.2, -0.9, 1.7, -0.5}, 2, 8)}}, // fixed: the other cases keep their draws
+		{"RoPE YaRN", func(in []*Tensor) *Tensor {
+			return RoPEWith(in[0], 5, RoPEOptions{HeadDim: 8, Dim: 8, Base: 100, NeoX: true,
+				Scaling: RoPEScaling{FreqScale: 0.5, ExtFactor: 1, BetaFast: 4, BetaSlow: 1, OrigContext: 16, AttnFactor: 1.3}})
+		}, []*Tensor{FromFloat32([]float32{0.3, -1.2, 2.5, 0.7, -0.1, 0.9, 1.1, -2, 0.4, 0.8, -0.6, 1.3, 0.2, -0.9, 1.7, -0.5}, 2, 8)}},
 		{"Softmax causal", func(in []*Tensor) *Tensor { return Softmax(in[0], 1) }, []*Tensor{x(3, 5)}},
 		{"Reshape per-head RMSNorm", func(in []*Tensor) *Tensor {
 			return Reshape(RMSNorm(Reshape(in[0], 4, 4), FromFloat32([]float32{0.5, 1, 1.5, 2}, 4), 1e-6), 2, 8)
 		}, []*Tensor{FromFloat32([]float32{0.3, -1.2, 2.5, 0.7, -0.1, 0.9, 1.1, -2, 0.4, 0.8, -0.6, 1.3, 0.2, -0.9, 1.7, -0.5}, 2, 8)}},
 		{"SiLU", func(in []*Tensor) *Tensor { return SiLU(in[0]) }, []*Tensor{x(2, 5)}},
 		{"GELU", func(in []*Tensor) *Tensor { return GELU(in[0]) }, []*Tensor{x(2, 5)}},
+		{"Tanh", func(in []*Tensor) *Tensor { return Tanh(in[0]) }, []*Tensor{x(2, 5)}},
 		{"SwiGLU", func(in []*Tensor) *Tensor { return SwiGLU(in[0], in[1]) }, []*Tensor{x(2, 5), x(2, 5)}},
 		{"Embedding", func(in []*Tensor) *Tensor { return Embedding(in[0], []int32{2, 0, 2}) }, []*Tensor{x(4, 3)}},
 		{"Columns", func(in []*Tensor) *Tensor { return Columns(in[0], 1, 3) }, []*Tensor{x(3, 4)}},
 		{"Attention GQA", func(in []*Tensor) *Tensor { return Attention(in[0], in[1], in[2], 4, 2, 0, 0.5) }, []*Tensor{x(3, 8), x(3, 4), x(3, 4)}},
+		{"Attention soft cap, window", func(in []*Tensor) *Tensor {
+			return AttentionWith(in[0], in[1], in[2], 4, 2, 0, AttentionOptions{Scale: 2, SoftCap: 1.5, Window: 2})
+		}, []*Tensor{x(4, 8), x(4, 4), x(4, 4)}},
+		{"Attention bidirectional", func(in []*Tensor) *Tensor {
+			return AttentionWith(in[0], in[1], in[2], 2, 1, 0, AttentionOptions{Scale: 0.5, Bidirectional: true})
+		}, []*Tensor{x(3, 8), x(3, 4), x(3, 4)}},
 		{"CrossEntropy", func(in []*Tensor) *Tensor { return CrossEntropy(in[0], []int32{1, -1, 4}) }, []*Tensor{x(3, 5)}},
 	}
 	for _, c := range cases {
@@ -135,6 +146,10 @@ func TestGradientsByHand(t *testing.T) {
 	// SiLU'(x) = σ(x)(1 + x(1 − σ(x))): SiLU'(0) = ½, SiLU'(ln 3) = ¾(1 + ln3/4) = 0.955990.
 	g = grads(func(in []*Tensor) *Tensor { return SiLU(in[0]) }, FromFloat32([]float32{0, float32(math.Log(3))}, 1, 2))
 	near(t, "dSiLU", g[0], []float32{0.5, 0.9559899}, 1e-6)
+
+	// tanh'(x) = 1 − tanh²(x): tanh'(0) = 1, tanh'(ln 2) = 1 − (3/5)² = 0.64.
+	g = grads(func(in []*Tensor) *Tensor { return Tanh(in[0]) }, FromFloat32([]float32{0, float32(math.Ln2)}, 1, 2))
+	near(t, "dTanh", g[0], []float32{1, 0.64}, 1e-6)
 
 	// Σ softmax(x) = 1 whatever x, so its gradient is 0.
 	g = grads(func(in []*Tensor) *Tensor { return Softmax(in[0], -1) }, FromFloat32([]float32{1, 2, 3}, 1, 3))

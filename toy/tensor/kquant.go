@@ -207,6 +207,12 @@ func kquantDot(t DType) func(w []byte, x []q8K) float32 {
 		return dotQ4K
 	case Q6_K:
 		return dotQ6K
+	case Q5_K:
+		return dotQ5K
+	case Q3_K:
+		return dotQ3K
+	case Q2_K:
+		return dotQ2K
 	}
 	panic(fmt.Sprintf("kquantDot: %v is not a k-quant", t))
 }

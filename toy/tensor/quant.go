@@ -1,5 +1,5 @@
 // Q8_0 quantization and row conversions between storage types and float32
-// (the k-quants are in kquant.go).
+// (the k-quants are in kquant.go and kquant2.go, Q4_1 and Q5_1 in quant41.go).
 
 package tensor
 
@@ -70,10 +70,18 @@ func DecodeRow(dst []float32, src []byte, t DType) {
 	case Q4_0, Q5_0:
 		bytes, quant := q32Format(t)
 		decodeQ32(dst, src, bytes, quant)
+	case Q4_1, Q5_1:
+		decodeQ41(dst, src, t)
 	case Q4_K:
 		DequantizeQ4K(dst, src)
 	case Q6_K:
 		DequantizeQ6K(dst, src)
+	case Q5_K:
+		DequantizeQ5K(dst, src)
+	case Q3_K:
+		DequantizeQ3K(dst, src)
+	case Q2_K:
+		DequantizeQ2K(dst, src)
 	default:
 		panic(fmt.Sprintf("DecodeRow: cannot decode %v", t))
 	}
@@ -81,7 +89,8 @@ func DecodeRow(dst []float32, src []byte, t DType) {
 
 // EncodeRow converts float32 values to type t, appending the bytes to dst.
 // F16 and BF16 round to nearest even; the block types quantize as
-// QuantizeQ8_0, QuantizeQ4_0, QuantizeQ5_0, QuantizeQ4K and QuantizeQ6K.
+// QuantizeQ8_0, QuantizeQ4_0, QuantizeQ5_0, QuantizeQ4_1, QuantizeQ5_1,
+// QuantizeQ4K, QuantizeQ6K, QuantizeQ5K, QuantizeQ3K and QuantizeQ2K.
 func EncodeRow(dst []byte, x []float32, t DType) []byte {
 	switch t {
 	case F32:
@@ -104,8 +113,18 @@ func EncodeRow(dst []byte, x []float32, t DType) []byte {
 		dst = QuantizeQ5_0(dst, x)
 	case Q4_K:
 		dst = QuantizeQ4K(dst, x)
+	case Q4_1:
+		dst = QuantizeQ4_1(dst, x)
+	case Q5_1:
+		dst = QuantizeQ5_1(dst, x)
 	case Q6_K:
 		dst = QuantizeQ6K(dst, x)
+	case Q5_K:
+		dst = QuantizeQ5K(dst, x)
+	case Q3_K:
+		dst = QuantizeQ3K(dst, x)
+	case Q2_K:
+		dst = QuantizeQ2K(dst, x)
 	default:
 		panic(fmt.Sprintf("EncodeRow: cannot encode %v", t))
 	}

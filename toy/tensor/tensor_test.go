@@ -111,6 +111,41 @@ func TestRoPEFactors(t *testing.T) {
 	})
 }
 
+// TestRoPEScaling: linear scaling by 1/4 at position p is plain RoPE at
+// position p/4 (exactly: a power of two commutes with float rounding); YaRN
+// against its definition written out in float64.
+func TestRoPEScaling(t *testing.T) {
+	onEach(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(13, 14))
+		x := randTensor(r, 1, 64) // 2 heads of 32
+		lin := RoPEWith(x, 400, RoPEOptions{HeadDim: 32, Dim: 32, Base: 10000, Scaling: RoPEScaling{FreqScale: 0.25}})
+		near(t, "linear 1/4", lin.Data(), RoPE(x, 100, 32, 32, 10000, false).Data(), 0)
+		// YaRN, factor 8 over an original context of 64, dim 32, base 10000:
+		// pair i turns 64/(2π·10000^(2i/32)) times over the context; the ramp
+		// runs from pair ⌊32·ln(64/(2π·32))/(2 ln 10000)⌋ = 0 (β_fast 32) to
+		// ⌈32·ln(64/(2π·1))/(2 ln 10000)⌉ = 5 (β_slow 1).
+		s := RoPEScaling{FreqScale: 0.125, ExtFactor: 1, BetaFast: 32, BetaSlow: 1, OrigContext: 64, AttnFactor: 1}
+		p := s.Params(32, 10000)
+		if p.RampLow != 0 || p.RampHigh != 5 {
+			t.Fatalf("ramp %v … %v, want 0 … 5", p.RampLow, p.RampHigh)
+		}
+		y := RoPEWith(x, 1000, RoPEOptions{HeadDim: 32, Dim: 32, Base: 10000, NeoX: true, Scaling: s})
+		m := 1 + 0.1*math.Log(8)
+		for h := 0; h < 2; h++ {
+			want := make([]float32, 32)
+			for i := 0; i < 16; i++ {
+				phi := 1000 * math.Pow(10000, -float64(2*i)/32)
+				ramp := 1 - min(1, max(0, (float64(i)-0)/5))
+				theta := phi/8*(1-ramp) + phi*ramp
+				a, b := float64(x.Row(0)[h*32+i]), float64(x.Row(0)[h*32+i+16])
+				want[i] = float32(m * (a*math.Cos(theta) - b*math.Sin(theta)))
+				want[i+16] = float32(m * (a*math.Sin(theta) + b*math.Cos(theta)))
+			}
+			near(t, "YaRN", y.Row(0)[h*32:(h+1)*32], want, 2e-4) // angles near 1000 rad: float32 θ is good to ~6e-5
+		}
+	})
+}
+
 func TestRoPEPreservesNorm(t *testing.T) {
 	onEach(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(1, 2))
@@ -244,6 +279,62 @@ func TestAttentionMatchesComposition(t *testing.T) {
 			want := MatMul(p, vhT)                           // [T, dh]
 			for i := 0; i < T; i++ {
 				near(t, fmt.Sprintf("head %d row %d", h, i), got.Row(i)[h*dh:(h+1)*dh], want.Row(i), 1e-5)
+			}
+		}
+	})
+}
+
+// TestAttentionOptions checks soft-capped, sliding-window and bidirectional
+// attention against the definitions written out in float64: key j is seen by
+// the query at position p iff (bidirectional or j ≤ p) and (no window or
+// p − j < window), and each score s becomes c·tanh(s/c).
+func TestAttentionOptions(t *testing.T) {
+	onEach(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(11, 12))
+		T, past, H, KV, dh := 5, 3, 4, 2, 8
+		S := past + T
+		q, k, v := randTensor(r, T, H*dh), randTensor(r, S, KV*dh), randTensor(r, S, KV*dh)
+		for _, o := range []AttentionOptions{
+			{Scale: 1.5, SoftCap: 2}, {Scale: 0.4, Window: 3}, {Scale: 0.4, Window: 1}, {Scale: 0.4, Bidirectional: true},
+			{Scale: 3, SoftCap: 0.7, Window: 4},
+		} {
+			got := AttentionWith(q, k, v, H, KV, past, o)
+			for i := 0; i < T; i++ {
+				p := past + i
+				for h := 0; h < H; h++ {
+					g := h / (H / KV)
+					var w []float64
+					var keys []int
+					m := math.Inf(-1)
+					for j := 0; j < S; j++ {
+						if (!o.Bidirectional && j > p) || (o.Window > 0 && p-j >= o.Window) {
+							continue
+						}
+						var d float64
+						for c := 0; c < dh; c++ {
+							d += float64(q.Row(i)[h*dh+c]) * float64(k.Row(j)[g*dh+c])
+						}
+						d *= float64(o.Scale)
+						if o.SoftCap > 0 {
+							d = float64(o.SoftCap) * math.Tanh(d/float64(o.SoftCap))
+						}
+						w, keys, m = append(w, d), append(keys, j), max(m, d)
+					}
+					var sum float64
+					for n := range w {
+						w[n] = math.Exp(w[n] - m)
+						sum += w[n]
+					}
+					want := make([]float32, dh)
+					for c := range want {
+						var acc float64
+						for n, j := range keys {
+							acc += w[n] / sum * float64(v.Row(j)[g*dh+c])
+						}
+						want[c] = float32(acc)
+					}
+					near(t, fmt.Sprintf("%+v query %d head %d", o, i, h), got.Row(i)[h*dh:(h+1)*dh], want, 1e-5)
+				}
 			}
 		}
 	})

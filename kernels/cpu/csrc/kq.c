@@ -4,7 +4,7 @@
 // {fp16 d, fp16 dmin, 12 bytes of six-bit scales and mins, 128 bytes of
 // nibbles} (144 bytes); a Q6_K one {128 bytes of low nibbles, 64 bytes of
 // high bit pairs, 16 int8 scales, fp16 d} (210 bytes). The activations are
-// quantized per 256 to this file's Q8_K block (Q8K_BYTES = 320): int8 q[256]
+// quantized per 256 to the Q8_K block of quant.h (Q8K_BYTES = 320): int8 q[256]
 // at 0, the int16 sums of each 16 of them at 256, float32 d at 288, padding.
 //
 // out[m, n] is toy/tensor's dotQ4K / dotQ6K bit for bit: per super-block the
@@ -28,34 +28,8 @@
 // scratch (toy_kq_scratch bytes) so that each vector lane holds one row.
 #include "quant.h"
 
-#define QK 256
 #define Q4K_BYTES 144
 #define Q6K_BYTES 210
-#define Q8K_BYTES 320
-#define Q8K_BSUMS 256
-#define Q8K_D 288
-
-#if defined(__aarch64__)
-// Go on arm64: sum + fmsub(d·dots, dmin, mins) for Q4_K (the difference is
-// one fused multiply-subtract, the sum a plain add), fma(d, dots, sum) for Q6_K.
-#define KQ4_ACC(sum, d, fd, dmin, fm) ((sum) + __builtin_fmaf(-(dmin), (fm), (d) * (fd)))
-#define KQ6_ACC(sum, d, fd) __builtin_fmaf((d), (fd), (sum))
-#else
-#define KQ4_ACC(sum, d, fd, dmin, fm) ((sum) + ((d) * (fd) - (dmin) * (fm)))
-#define KQ6_ACC(sum, d, fd) ((sum) + (d) * (fd))
-#endif
-
-TOY_INLINE float q8k_d(const uint8_t *xb) {
-	float d;
-	__builtin_memcpy(&d, xb + Q8K_D, 4);
-	return d;
-}
-
-TOY_INLINE int16_t q8k_bsum(const uint8_t *xb, int j) {
-	int16_t s;
-	__builtin_memcpy(&s, xb + Q8K_BSUMS + 2 * j, 2);
-	return s;
-}
 
 // ---------------------------------------------------------------------------
 // The Q8_K quantizer.
@@ -205,16 +179,6 @@ TOY_API void toy_quantize_q8k(uint8_t *dst, const float *x, int64_t nblocks) {
 // ---------------------------------------------------------------------------
 // The references: Go's loops.
 
-// q4k_scale_min: sub-block j's six-bit scale and min from the 12 packed bytes.
-TOY_INLINE void q4k_scale_min(const uint8_t *s, int j, int *sc, int *mn) {
-	if (j < 4) {
-		*sc = s[j] & 63, *mn = s[j + 4] & 63;
-	} else {
-		*sc = (s[j + 4] & 0xF) | (s[j - 4] >> 6) << 4;
-		*mn = (s[j + 4] >> 4) | (s[j] >> 6) << 4;
-	}
-}
-
 static float dot_q4k_ref(const uint8_t *w, const uint8_t *x, int64_t nb) {
 	float sum = 0;
 	for (int64_t b = 0; b < nb; b++) {
@@ -284,28 +248,10 @@ TOY_API void toy_matmul_q6k_ref(float *out, const uint8_t *xq, const uint8_t *w,
 			out[m * N + n] = dot_q6k_ref(w + n * nb * Q6K_BYTES, xq + m * nb * Q8K_BYTES, nb);
 }
 
-// q4k_scales unpacks the 12 bytes of six-bit scales and mins: the first four
-// of each are the low six bits of bytes 0-3 (scales) and 4-7 (mins); the last
-// four take a nibble of bytes 8-11 and the top two bits of bytes 0-3 / 4-7.
-// Returns the scales as 8 bytes, *mn the mins.
-TOY_INLINE uint64_t q4k_scales(const uint8_t *s, uint64_t *mn) {
-	uint32_t u0 = kq_u32(s), u1 = kq_u32(s + 4), u2 = kq_u32(s + 8);
-	uint32_t sc_lo = u0 & 0x3f3f3f3f, mn_lo = u1 & 0x3f3f3f3f;
-	uint32_t sc_hi = (u2 & 0x0f0f0f0f) | ((u0 >> 2) & 0x30303030);
-	uint32_t mn_hi = ((u2 >> 4) & 0x0f0f0f0f) | ((u1 >> 2) & 0x30303030);
-	*mn = mn_lo | (uint64_t)mn_hi << 32;
-	return sc_lo | (uint64_t)sc_hi << 32;
-}
-
 // ---------------------------------------------------------------------------
 // x86: AVX2, with the VNNI instructions where the variant has them.
 
 #if defined(__AVX2__)
-
-// kq_bcast16 broadcasts int16 element k of each 128-bit half of S over that half.
-TOY_INLINE __m256i kq_bcast16(__m256i S, int k) {
-	return _mm256_shuffle_epi8(S, _mm256_set1_epi16((short)(0x0100 + 0x0202 * k)));
-}
 
 // q4k_unpack: the 256 quants of a Q4_K block as bytes 0…15 in weight order
 // (vector k = sub-block k); G the scale of each group of 16 weights and C

@@ -1,5 +1,5 @@
 // ops.c: the row-wise ops around the matrix multiplies — RMSNorm, SiLU,
-// SwiGLU and causal attention over a KV cache — each with its reference.
+// SwiGLU and attention over a KV cache — each with its reference.
 //
 // They follow toy/tensor's pure-Go arithmetic step for step: RMSNorm sums
 // squares in double, attention scores are dotF32 in its order, softmax
@@ -75,18 +75,40 @@ TOY_INLINE void softmax_row(float *p, int64_t n) {
 	for (int64_t s = 0; s < n; s++) p[s] *= inv;
 }
 
-// toy_attention computes jobs [j0, j1) of causal attention, job = t·H + h:
-// query t (position past+t) of head h attends to keys 0 … past+t of KV head
+// attn_keys: the keys query t (position past+t) sees, lo … hi —
+// tensor.AttentionOptions.Keys: all past+T keys when bidir_T = T > 0, else
+// causal; only the last window positions when window > 0.
+TOY_INLINE void attn_keys(int64_t t, int64_t past, int64_t bidir_T, int64_t window, int64_t *lo, int64_t *hi) {
+	*hi = bidir_T > 0 ? past + bidir_T - 1 : past + t;
+	*lo = window > 0 && past + t - window + 1 > 0 ? past + t - window + 1 : 0;
+}
+
+// attn_cap: s ← cap·tanh(s/cap) for each of n scores, when cap > 0 (Gemma 2's
+// soft-capping), with tanh in double precision as Go's math.Tanh.
+TOY_INLINE void attn_cap(float *p, int64_t n, float cap) {
+	if (cap <= 0) return;
+	for (int64_t s = 0; s < n; s++) p[s] = cap * toy_tanh_f32(p[s] / cap);
+}
+
+// toy_attention computes jobs [j0, j1) of attention, job = t·H + h: query t
+// (position past+t) of head h attends to keys lo … hi (attn_keys) of KV head
 // h/(H/KV). q, out [T, H·Dh]; k, v [S, KV·Dh]; scratch holds past+T floats.
+// bidir_T: T for bidirectional attention, else 0; scale and soft cap as
+// float bits, window (see tensor.AttentionOptions).
 TOY_API void toy_attention(float *out, const float *q, const float *k, const float *v, int64_t H, int64_t KV,
-                           int64_t Dh, int64_t past, uint32_t scale_bits, int64_t j0, int64_t j1, float *scratch) {
-	float scale = toy_bits_f32(scale_bits);
+                           int64_t Dh, int64_t past, int64_t bidir_T, uint32_t scale_bits, uint32_t cap_bits,
+                           int64_t window, int64_t j0, int64_t j1, float *scratch) {
+	float scale = toy_bits_f32(scale_bits), cap = toy_bits_f32(cap_bits);
 	int64_t qc = H * Dh, kc = KV * Dh, group = H / KV;
 	for (int64_t job = j0; job < j1; job++) {
-		int64_t t = job / H, h = job % H, kvh = h / group, n = past + t + 1;
+		int64_t t = job / H, h = job % H, kvh = h / group, lo, hi;
+		attn_keys(t, past, bidir_T, window, &lo, &hi);
+		int64_t n = hi - lo + 1;
 		const float *qr = q + t * qc + h * Dh;
-		toy_dots(scratch, qr, k + kvh * Dh, Dh, kc, n);
+		const float *k0 = k + lo * kc + kvh * Dh, *v0 = v + lo * kc + kvh * Dh;
+		toy_dots(scratch, qr, k0, Dh, kc, n);
 		for (int64_t s = 0; s < n; s++) scratch[s] *= scale;
+		attn_cap(scratch, n, cap);
 		softmax_row(scratch, n);
 		float *o = out + t * qc + h * Dh;
 		for (int64_t i = 0; i < Dh; i++) o[i] = 0;
@@ -94,12 +116,12 @@ TOY_API void toy_attention(float *out, const float *q, const float *k, const flo
 		// element; o stays in registers across the four).
 		int64_t s = 0;
 		for (; s + 4 <= n; s += 4) {
-			const float *v0 = v + s * kc + kvh * Dh, *v1 = v0 + kc, *v2 = v1 + kc, *v3 = v2 + kc;
+			const float *r0 = v0 + s * kc, *r1 = r0 + kc, *r2 = r1 + kc, *r3 = r2 + kc;
 			float p0 = scratch[s], p1 = scratch[s + 1], p2 = scratch[s + 2], p3 = scratch[s + 3];
-			for (int64_t i = 0; i < Dh; i++) o[i] = MADD(MADD(MADD(MADD(o[i], p0, v0[i]), p1, v1[i]), p2, v2[i]), p3, v3[i]);
+			for (int64_t i = 0; i < Dh; i++) o[i] = MADD(MADD(MADD(MADD(o[i], p0, r0[i]), p1, r1[i]), p2, r2[i]), p3, r3[i]);
 		}
 		for (; s < n; s++) {
-			const float *vr = v + s * kc + kvh * Dh;
+			const float *vr = v0 + s * kc;
 			float p = scratch[s];
 			for (int64_t i = 0; i < Dh; i++) o[i] = MADD(o[i], p, vr[i]);
 		}
@@ -107,14 +129,16 @@ TOY_API void toy_attention(float *out, const float *q, const float *k, const flo
 }
 
 TOY_API void toy_attention_ref(float *out, const float *q, const float *k, const float *v, int64_t H, int64_t KV,
-                               int64_t Dh, int64_t past, uint32_t scale_bits, int64_t j0, int64_t j1,
-                               float *scratch) {
-	float scale = toy_bits_f32(scale_bits);
+                               int64_t Dh, int64_t past, int64_t bidir_T, uint32_t scale_bits, uint32_t cap_bits,
+                               int64_t window, int64_t j0, int64_t j1, float *scratch) {
+	float scale = toy_bits_f32(scale_bits), cap = toy_bits_f32(cap_bits);
 	int64_t qc = H * Dh, kc = KV * Dh, group = H / KV;
 	for (int64_t job = j0; job < j1; job++) {
-		int64_t t = job / H, h = job % H, kvh = h / group, n = past + t + 1;
+		int64_t t = job / H, h = job % H, kvh = h / group, lo, hi;
+		attn_keys(t, past, bidir_T, window, &lo, &hi);
+		int64_t n = hi - lo + 1;
 		for (int64_t s = 0; s < n; s++) {
-			const float *kr = k + s * kc + kvh * Dh, *qr = q + t * qc + h * Dh;
+			const float *kr = k + (lo + s) * kc + kvh * Dh, *qr = q + t * qc + h * Dh;
 			float d[4] = {0, 0, 0, 0};
 			int64_t i = 0;
 			for (; i + 4 <= Dh; i += 4)
@@ -122,10 +146,11 @@ TOY_API void toy_attention_ref(float *out, const float *q, const float *k, const
 			for (; i < Dh; i++) d[0] = MADD(d[0], kr[i], qr[i]);
 			scratch[s] = ((d[0] + d[1]) + (d[2] + d[3])) * scale;
 		}
+		attn_cap(scratch, n, cap);
 		softmax_row(scratch, n);
 		for (int64_t i = 0; i < Dh; i++) {
 			float o = 0;
-			for (int64_t s = 0; s < n; s++) o = MADD(o, scratch[s], v[s * kc + kvh * Dh + i]);
+			for (int64_t s = 0; s < n; s++) o = MADD(o, scratch[s], v[(lo + s) * kc + kvh * Dh + i]);
 			out[t * qc + h * Dh + i] = o;
 		}
 	}

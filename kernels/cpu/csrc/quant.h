@@ -1,5 +1,6 @@
-// quant.h: helpers shared by the kernels of the 4- to 6-bit weight types
-// (kq.c: Q4_K, Q6_K; q45.c: Q4_0, Q5_0).
+// quant.h: helpers shared by the kernels of the 2- to 6-bit weight types
+// (kq.c: Q4_K, Q6_K; kq2.c: Q5_K, Q3_K, Q2_K; q45.c: Q4_0, Q5_0; q41.c:
+// Q4_1, Q5_1).
 #ifndef TOY_QUANT_H
 #define TOY_QUANT_H
 
@@ -13,6 +14,63 @@ TOY_INLINE uint32_t kq_u32(const uint8_t *p) {
 
 // kq_align rounds a scratch pointer up to 64 bytes (callers allot 64 more).
 TOY_INLINE uint8_t *kq_align(uint8_t *p) { return (uint8_t *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+
+// The Q8_K activation block of the k-quant kernels (toy_quantize_q8k, kq.c):
+// 256 int8 q at 0, the int16 sums of each 16 of them at Q8K_BSUMS, float32
+// d at Q8K_D, padding to Q8K_BYTES.
+#define QK 256
+#define Q8K_BYTES 320
+#define Q8K_BSUMS 256
+#define Q8K_D 288
+
+TOY_INLINE float q8k_d(const uint8_t *xb) {
+	float d;
+	__builtin_memcpy(&d, xb + Q8K_D, 4);
+	return d;
+}
+
+TOY_INLINE int16_t q8k_bsum(const uint8_t *xb, int j) {
+	int16_t s;
+	__builtin_memcpy(&s, xb + Q8K_BSUMS + 2 * j, 2);
+	return s;
+}
+
+// The float step of a k-quant super-block, as Go computes it: with mins
+// (Q4_K, Q5_K, Q2_K) sum += d·dots − dmin·mins, without (Q6_K, Q3_K)
+// sum += d·dots, d and dmin already times x.d. On arm64 Go fuses: sum +
+// fmsub(d·dots, dmin, mins) (the difference one fused multiply-subtract, the
+// sum a plain add), and fma(d, dots, sum).
+#if defined(__aarch64__)
+#define KQ4_ACC(sum, d, fd, dmin, fm) ((sum) + __builtin_fmaf(-(dmin), (fm), (d) * (fd)))
+#define KQ6_ACC(sum, d, fd) __builtin_fmaf((d), (fd), (sum))
+#else
+#define KQ4_ACC(sum, d, fd, dmin, fm) ((sum) + ((d) * (fd) - (dmin) * (fm)))
+#define KQ6_ACC(sum, d, fd) ((sum) + (d) * (fd))
+#endif
+
+// q4k_scale_min: sub-block j's six-bit scale and min from the 12 packed bytes
+// of a Q4_K or Q5_K block.
+TOY_INLINE void q4k_scale_min(const uint8_t *s, int j, int *sc, int *mn) {
+	if (j < 4) {
+		*sc = s[j] & 63, *mn = s[j + 4] & 63;
+	} else {
+		*sc = (s[j + 4] & 0xF) | (s[j - 4] >> 6) << 4;
+		*mn = (s[j + 4] >> 4) | (s[j] >> 6) << 4;
+	}
+}
+
+// q4k_scales unpacks the 12 bytes of six-bit scales and mins: the first four
+// of each are the low six bits of bytes 0-3 (scales) and 4-7 (mins); the last
+// four take a nibble of bytes 8-11 and the top two bits of bytes 0-3 / 4-7.
+// Returns the scales as 8 bytes, *mn the mins.
+TOY_INLINE uint64_t q4k_scales(const uint8_t *s, uint64_t *mn) {
+	uint32_t u0 = kq_u32(s), u1 = kq_u32(s + 4), u2 = kq_u32(s + 8);
+	uint32_t sc_lo = u0 & 0x3f3f3f3f, mn_lo = u1 & 0x3f3f3f3f;
+	uint32_t sc_hi = (u2 & 0x0f0f0f0f) | ((u0 >> 2) & 0x30303030);
+	uint32_t mn_hi = ((u2 >> 4) & 0x0f0f0f0f) | ((u1 >> 2) & 0x30303030);
+	*mn = mn_lo | (uint64_t)mn_hi << 32;
+	return sc_lo | (uint64_t)sc_hi << 32;
+}
 
 #if defined(__AVX2__)
 
@@ -91,6 +149,11 @@ TOY_INLINE void kf_store(float *o, kvf v, int valid) {
 	float tmp[KR];
 	KF_STORE(tmp, v);
 	for (int j = 0; j < valid; j++) o[j] = tmp[j];
+}
+
+// kq_bcast16 broadcasts int16 element k of each 128-bit half of S over that half.
+TOY_INLINE __m256i kq_bcast16(__m256i S, int k) {
+	return _mm256_shuffle_epi8(S, _mm256_set1_epi16((short)(0x0100 + 0x0202 * k)));
 }
 
 // The sums of eight vectors of int32, in order.

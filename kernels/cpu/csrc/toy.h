@@ -78,6 +78,26 @@ TOY_INLINE uint16_t toy_f32_fp16(float f) {
 
 TOY_INLINE uint16_t toy_load_u16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 
+// toy_expm1_taylor is e^r − 1 by its Taylor series to r^13, for |r| ≤ 0.35
+// (good to a double ulp there): the shared core of toy_exp_f32 and
+// toy_tanh_f32.
+TOY_INLINE double toy_expm1_taylor(double r) {
+	double p = 1.0 / 6227020800.0;
+	p = p * r + 1.0 / 479001600.0;
+	p = p * r + 1.0 / 39916800.0;
+	p = p * r + 1.0 / 3628800.0;
+	p = p * r + 1.0 / 362880.0;
+	p = p * r + 1.0 / 40320.0;
+	p = p * r + 1.0 / 5040.0;
+	p = p * r + 1.0 / 720.0;
+	p = p * r + 1.0 / 120.0;
+	p = p * r + 1.0 / 24.0;
+	p = p * r + 1.0 / 6.0;
+	p = p * r + 0.5;
+	p = p * r + 1.0;
+	return p * r;
+}
+
 // toy_exp_f32 is float32(e^x) computed in double precision — what Go's
 // float32(math.Exp(float64(x))) gives: both are within about one double ulp
 // of e^x, so the rounding to float32 agrees except when e^x lies within a few
@@ -93,20 +113,7 @@ TOY_INLINE float toy_exp_f32(float xf) {
 	double t = xc * 1.4426950408889634 + 6755399441055744.0; // round to integer by the 1.5·2^52 trick
 	double k = t - 6755399441055744.0;
 	double r = (xc - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
-	double p = 1.0 / 6227020800.0;
-	p = p * r + 1.0 / 479001600.0;
-	p = p * r + 1.0 / 39916800.0;
-	p = p * r + 1.0 / 3628800.0;
-	p = p * r + 1.0 / 362880.0;
-	p = p * r + 1.0 / 40320.0;
-	p = p * r + 1.0 / 5040.0;
-	p = p * r + 1.0 / 720.0;
-	p = p * r + 1.0 / 120.0;
-	p = p * r + 1.0 / 24.0;
-	p = p * r + 1.0 / 6.0;
-	p = p * r + 0.5;
-	p = p * r + 1.0;
-	p = p * r + 1.0;
+	double p = toy_expm1_taylor(r) + 1.0;
 	// k1 = floor(k/2) by the same trick (k/2 − 1/4 rounds to it), k2 = k − k1;
 	// 2^k1 has exponent bits k1 + 1023, the low bits of k1 + 1023 + 2^52.
 	// No float-to-integer conversion: the loops around it vectorize on AVX2.
@@ -123,6 +130,32 @@ TOY_INLINE float toy_exp_f32(float xf) {
 	y = x < -104.0 ? 0.0f : y;
 	y = x > 89.0 ? __builtin_inff() : y;
 	return y;
+}
+
+// toy_tanh_f32 is float32(tanh x) computed in double precision — what Go's
+// float32(math.Tanh(float64(x))) gives, rounding aside as for toy_exp_f32:
+// tanh x = m/(m + 2) with m = e^{2x} − 1 for x ≥ 0 (odd symmetry for x < 0).
+// m is e^{2x} − 1 by toy_exp_f32's reduction in double; for 2x < 0.34 its
+// Taylor series without the leading 1, so that small x lose no digits.
+TOY_INLINE float toy_tanh_f32(float xf) {
+	double x = (double)xf, a = x < 0 ? -x : x, y = 2 * a, m;
+	if (a > 20) return xf < 0 ? -1.0f : 1.0f; // tanh = 1 − 2e^{−40} … rounds to 1
+	if (y < 0.34) {
+		m = toy_expm1_taylor(y);
+	} else {
+		double t = y * 1.4426950408889634 + 6755399441055744.0;
+		double k = t - 6755399441055744.0;
+		double r = (y - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
+		uint64_t b;
+		double e = k + (1023.0 + 4503599627370496.0); // k ≤ 58: 2^k in one step
+		__builtin_memcpy(&b, &e, 8);
+		b <<= 52;
+		double s;
+		__builtin_memcpy(&s, &b, 8);
+		m = (toy_expm1_taylor(r) + 1.0) * s - 1.0;
+	}
+	float r = (float)(m / (m + 2.0));
+	return xf < 0 ? -r : r;
 }
 
 // toy_dots (f32.c, not exported) computes out[s] = dotF32(x, w + s·stride)

@@ -26,6 +26,10 @@ extern "C" __global__ void toy_silu(float *out, const float *x, long n) {
 	GRID_STRIDE(i, n) out[i] = silu(x[i]);
 }
 
+extern "C" __global__ void toy_tanh(float *out, const float *x, long n) {
+	GRID_STRIDE(i, n) out[i] = (float)tanh((double)x[i]);
+}
+
 extern "C" __global__ void toy_swiglu(float *out, const float *gate, const float *up, long n) {
 	GRID_STRIDE(i, n) out[i] = __fmul_rn(silu(gate[i]), up[i]);
 }
@@ -92,11 +96,14 @@ extern "C" __global__ void toy_layernorm(float *out, const float *x, const float
 
 // toy_rope: x, out [T, C], heads of headDim; the first ropeDim features of
 // each head rotate in pairs (adjacent, or half-split with neox) by
-// θ_i = (pos0+t)·s^i, s = base^(−2/ropeDim) given as thetaScale, θ built by
+// φ_i = (pos0+t)·s^i, s = base^(−2/ropeDim) given as thetaScale, φ built by
 // repeated float32 multiplication as ggml and toy do, then divided by the
-// frequency factor ff[i] when ff is not null.
+// frequency factor ff[i] when ff is not null; then scaled (tensor.RoPEParams):
+// θ = fs·φ, and with YaRN (ext ≠ 0) mixed back toward φ by ext·ramp(i); cos
+// and sin are multiplied by mscale.
 extern "C" __global__ void toy_rope(float *out, const float *x, const float *ff, int T, int C, int pos0, int headDim,
-                                    int ropeDim, float thetaScale, int neox) {
+                                    int ropeDim, float thetaScale, int neox, float fs, float ext, float rampLow,
+                                    float rampHigh, float mscale) {
 	GRID_STRIDE(e, (long)T * C) {
 		int t = e / C, c = e % C;
 		int h = c - c % headDim, j = c % headDim;
@@ -116,7 +123,13 @@ extern "C" __global__ void toy_rope(float *out, const float *x, const float *ff,
 		float theta = (float)(pos0 + t);
 		for (int k = 0; k < i; k++) theta = __fmul_rn(theta, thetaScale);
 		if (ff) theta = __fdiv_rn(theta, ff[i]);
-		float cs = (float)cos((double)theta), sn = (float)sin((double)theta);
+		float angle = __fmul_rn(fs, theta);
+		if (ext != 0) {
+			float y = __fdiv_rn(__fsub_rn((float)i, rampLow), fmaxf(0.001f, __fsub_rn(rampHigh, rampLow)));
+			float mix = __fmul_rn(__fsub_rn(1.0f, fminf(1.0f, fmaxf(0.0f, y))), ext);
+			angle = __fadd_rn(__fmul_rn(angle, __fsub_rn(1.0f, mix)), __fmul_rn(theta, mix));
+		}
+		float cs = __fmul_rn((float)cos((double)angle), mscale), sn = __fmul_rn((float)sin((double)angle), mscale);
 		float x0 = xr[a], x1 = xr[b];
 		out[e] = c == a ? __fsub_rn(__fmul_rn(x0, cs), __fmul_rn(x1, sn)) : __fadd_rn(__fmul_rn(x0, sn), __fmul_rn(x1, cs));
 	}
@@ -159,21 +172,41 @@ __device__ __forceinline__ float dot4(const float *a, const float *b, int n) {
 	return __fadd_rn(__fadd_rn(s0, s1), __fadd_rn(s2, s3));
 }
 
-// toy_attention: causal attention of q [T, H·dh] over k, v [S, KV·dh]; one
-// block per (token t0+t, head h), t counted within this launch. scores holds
-// S floats per block. Query t sees keys 0 … past+t0+t.
+// attn_keys: the keys query t (position past+t) sees, lo … hi, as
+// tensor.AttentionOptions.Keys: all past+bidirT keys when bidirT (the
+// launch's T) > 0, else causal; only the last window positions when
+// window > 0.
+__device__ __forceinline__ void attn_keys(int t, int past, int bidirT, int window, int *lo, int *hi) {
+	*hi = bidirT > 0 ? past + bidirT - 1 : past + t;
+	*lo = window > 0 ? max(0, past + t - window + 1) : 0;
+}
+
+// soft_cap: s ← cap·tanh(s/cap) when cap > 0 (Gemma 2), tanh in double as
+// Go's math.Tanh.
+__device__ __forceinline__ float soft_cap(float s, float cap) {
+	return cap > 0 ? __fmul_rn(cap, (float)tanh((double)__fdiv_rn(s, cap))) : s;
+}
+
+// toy_attention: attention of q [T, H·dh] over k, v [S, KV·dh]; one block
+// per (token t0+t, head h), t counted within this launch. scores holds S
+// floats per block. Query t sees keys lo … hi (attn_keys); scores are
+// scaled, then soft-capped by cap when cap > 0.
 extern "C" __global__ void toy_attention(float *out, const float *q, const float *k, const float *v, float *scores,
-                                         int nHead, int nKV, int dh, int past, int t0, float scale, int S) {
+                                         int nHead, int nKV, int dh, int past, int t0, float scale, int S, float cap,
+                                         int window, int bidirT) {
 	__shared__ double sh[32];
 	__shared__ float shf[32];
 	int job = blockIdx.x, t = t0 + job / nHead, h = job % nHead;
 	int kvh = h / (nHead / nKV), qc = nHead * dh, kc = nKV * dh;
-	int n = past + t + 1;
+	int lo, hi;
+	attn_keys(t, past, bidirT, window, &lo, &hi);
+	int n = hi - lo + 1;
 	const float *qr = q + (size_t)t * qc + h * dh;
+	const float *k0 = k + (size_t)lo * kc + kvh * dh, *v0 = v + (size_t)lo * kc + kvh * dh;
 	float *p = scores + (size_t)job * S;
 	float m = -INFINITY;
 	for (int s = threadIdx.x; s < n; s += blockDim.x) {
-		float sc = __fmul_rn(dot4(k + (size_t)s * kc + kvh * dh, qr, dh), scale);
+		float sc = soft_cap(__fmul_rn(dot4(k0 + (size_t)s * kc, qr, dh), scale), cap);
 		p[s] = sc;
 		m = fmaxf(m, sc);
 	}
@@ -191,7 +224,7 @@ extern "C" __global__ void toy_attention(float *out, const float *q, const float
 	float *orow = out + (size_t)t * qc + h * dh;
 	for (int i = threadIdx.x; i < dh; i += blockDim.x) {
 		float acc = 0;
-		const float *vc = v + kvh * dh + i;
+		const float *vc = v0 + i;
 		for (int s = 0; s < n; s++) acc = __fadd_rn(acc, __fmul_rn(p[s], vc[(size_t)s * kc]));
 		orow[i] = acc;
 	}
@@ -209,22 +242,25 @@ extern "C" __global__ void toy_attention(float *out, const float *q, const float
 #define ATTN_CHUNK 256
 
 // toy_attention_chunk: q [T, H·dh], k, v [S, KV·dh] as for toy_attention
-// (query t sees keys 0 … past+t; kv head h / (H/KV)); grid (T·H, chunks),
-// block of ATTN_CHUNK threads. Block (job, c), job = t·H + h, takes keys
-// c·ATTN_CHUNK … of query t (at most ATTN_CHUNK, none past its last key)
+// (query t sees keys lo … hi, attn_keys; kv head h / (H/KV)); grid (T·H,
+// chunks), block of ATTN_CHUNK threads. Block (job, c), job = t·H + h, takes
+// keys lo + c·ATTN_CHUNK … of query t (at most ATTN_CHUNK, none past hi)
 // and writes, at r = job·chunks + c, the chunk's largest score m[r], the
 // sum of its exps l[r] = Σ exp(s − m[r]) and the unnormalized output
 // o[r·dh + i] = Σ exp(s − m[r])·v_s[i]. A chunk that starts after the
 // query's last key writes nothing (toy_attention_combine does not read it).
 extern "C" __global__ void toy_attention_chunk(float *o, float *m, double *l, const float *q, const float *k,
-                                               const float *v, int nHead, int nKV, int dh, int past, float scale) {
+                                               const float *v, int nHead, int nKV, int dh, int past, float scale,
+                                               float cap, int window, int bidirT) {
 	__shared__ float p[ATTN_CHUNK];    // the chunk's scores, then their exps
 	__shared__ float part[ATTN_CHUNK]; // the key groups' partial outputs
 	__shared__ double sh[32];
 	__shared__ float shf[32];
 	int job = blockIdx.x, t = job / nHead, h = job % nHead;
 	int kvh = h / (nHead / nKV), qc = nHead * dh, kc = nKV * dh;
-	int s0 = blockIdx.y * ATTN_CHUNK, n = min(ATTN_CHUNK, past + t + 1 - s0); // keys s0 … s0+n−1
+	int lo, hi;
+	attn_keys(t, past, bidirT, window, &lo, &hi);
+	int s0 = lo + blockIdx.y * ATTN_CHUNK, n = min(ATTN_CHUNK, hi + 1 - s0); // keys s0 … s0+n−1
 	if (n <= 0) return; // the whole block: no barrier is skipped
 	size_t r = (size_t)job * gridDim.y + blockIdx.y;
 	const float *qr = q + (size_t)t * qc + h * dh;
@@ -232,7 +268,7 @@ extern "C" __global__ void toy_attention_chunk(float *o, float *m, double *l, co
 	// Scores, one key per thread.
 	float mx = -INFINITY;
 	for (int j = threadIdx.x; j < n; j += blockDim.x) {
-		float sc = __fmul_rn(dot4(k0 + (size_t)j * kc, qr, dh), scale);
+		float sc = soft_cap(__fmul_rn(dot4(k0 + (size_t)j * kc, qr, dh), scale), cap);
 		p[j] = sc;
 		mx = fmaxf(mx, sc);
 	}
@@ -280,11 +316,13 @@ extern "C" __global__ void toy_attention_chunk(float *o, float *m, double *l, co
 // (in float64). The weights replace l_c in place, for the block's threads
 // to share.
 extern "C" __global__ void toy_attention_combine(float *out, const float *o, const float *m, double *l, int nHead,
-                                                 int dh, int past, int chunks) {
+                                                 int dh, int past, int chunks, int window, int bidirT) {
 	__shared__ double sh[32];
 	__shared__ float shf[32];
 	int job = blockIdx.x, t = job / nHead, h = job % nHead;
-	int nc = (past + t + ATTN_CHUNK) / ATTN_CHUNK; // chunks with keys ≤ past+t
+	int lo, hi;
+	attn_keys(t, past, bidirT, window, &lo, &hi);
+	int nc = (hi - lo + ATTN_CHUNK) / ATTN_CHUNK; // chunks with keys of query t
 	const float *mr = m + (size_t)job * chunks, *or0 = o + (size_t)job * chunks * dh;
 	double *lr = l + (size_t)job * chunks;
 	float M = -INFINITY;

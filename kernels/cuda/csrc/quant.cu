@@ -1,8 +1,9 @@
-// Matrix products with 4- and 5-bit weights, out[M, N] = x[M, K]·w[N, K]ᵀ,
-// and their embedding gathers: the k-quants Q4_K and Q6_K (Q4_K_M files)
-// against Q8_K activations, Q4_0 and Q5_0 against Q8_0 activations (from
-// toy_quantize_q8). The layouts and arithmetic are toy/tensor's (kquant.go,
-// quant4.go): every block's dot product is an exact integer sum, and the
+// Matrix products with 2- to 6-bit weights, out[M, N] = x[M, K]·w[N, K]ᵀ,
+// and their embedding gathers: the k-quants Q4_K and Q6_K (Q4_K_M files),
+// Q5_K, Q3_K and Q2_K against Q8_K activations, Q4_0 and Q5_0 against Q8_0
+// activations (from toy_quantize_q8), Q4_1 and Q5_1 against Q8_1 ones (Q8_0's
+// plus toy_q8_1_sums). The layouts and arithmetic are toy/tensor's
+// (kquant.go, kquant2.go, quant4.go, quant41.go): every block's dot product is an exact integer sum, and the
 // float scaling runs block after block in the same order and with the same
 // roundings as the Go reference, so the products are bit-identical to it.
 //
@@ -19,11 +20,21 @@
 #define Q6K_BYTES 210
 #define Q4_0_BYTES 18
 #define Q5_0_BYTES 22
+#define Q5K_BYTES 176
+#define Q3K_BYTES 110
+#define Q2K_BYTES 84
+#define Q4_1_BYTES 20
+#define Q5_1_BYTES 24
 
 // Weight types, as toy_embed_quant takes them (ggml's type ids).
 #define TYPE_Q4_0 2
+#define TYPE_Q4_1 3
 #define TYPE_Q5_0 6
+#define TYPE_Q5_1 7
+#define TYPE_Q2_K 10
+#define TYPE_Q3_K 11
 #define TYPE_Q4_K 12
+#define TYPE_Q5_K 13
 #define TYPE_Q6_K 14
 
 // warp_sum_i returns the sum of v over the warp to every lane (exact).
@@ -221,6 +232,173 @@ extern "C" __global__ void toy_matmul_q32(const uint8_t *w, const int8_t *xq, co
 		if (i < mt && lane == 0) out[(size_t)(m0 + i) * N + n] = acc[i];
 }
 
+// toy_matmul_q5k: w [N, K/256 super-blocks of 176 bytes], activations as
+// toy_matmul_q4k. Lane l reads the 8 quants 8·(l%4) … of sub-block l/4:
+// their nibbles as Q4_K's, their fifth bits bit l/4 of 8 high bytes.
+extern "C" __global__ void toy_matmul_q5k(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs, float *out,
+                                          int M, int K, int N) {
+	int n = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
+	int lane = threadIdx.x % WARP;
+	int m0 = blockIdx.y * MT;
+	if (n >= N) return;
+	int nb = K / QKK, mt = min(MT, M - m0), j = lane / 4, part = lane % 4;
+	float acc[MT];
+#pragma unroll
+	for (int i = 0; i < MT; i++) acc[i] = 0.0f;
+	for (int b = 0; b < nb; b++) {
+		const uint8_t *blk = w + ((size_t)n * nb + b) * Q5K_BYTES;
+		int sc, m;
+		q4k_scale_min(j, blk + 4, &sc, &m);
+		const uint8_t *ql = blk + 48 + (j / 2) * 32 + 8 * part, *qh = blk + 16 + 8 * part;
+		int shift = 4 * (j % 2);
+		int w0 = ((ld16(ql) >> shift) & 0x0F0F0F0F) | (((ld16(qh) >> j) & 0x01010101) << 4);
+		int w1 = ((ld16(ql + 4) >> shift) & 0x0F0F0F0F) | (((ld16(qh + 4) >> j) & 0x01010101) << 4);
+		float dw = ld_half(blk), dmin = ld_half(blk + 2);
+#pragma unroll
+		for (int i = 0; i < MT; i++) {
+			if (i < mt) {
+				size_t row = (size_t)(m0 + i);
+				const int *xi = (const int *)(xq + row * K + (size_t)b * QKK + 32 * j + 8 * part);
+				int dots = warp_sum_i(sc * __dp4a(w1, xi[1], __dp4a(w0, xi[0], 0)));
+				const int *bs = xs + (row * nb + b) * 16;
+				int mins = warp_sum_i(part == 0 ? m * (bs[2 * j] + bs[2 * j + 1]) : 0);
+				float dx = xd[row * nb + b];
+				acc[i] = __fadd_rn(acc[i], __fsub_rn(__fmul_rn(__fmul_rn(dw, dx), (float)dots), __fmul_rn(__fmul_rn(dmin, dx), (float)mins)));
+			}
+		}
+	}
+#pragma unroll
+	for (int i = 0; i < MT; i++)
+		if (i < mt && lane == 0) out[(size_t)(m0 + i) * N + n] = acc[i];
+}
+
+// q3k_scale: Q3_K group g's six-bit scale minus 32 from the 12 bytes s.
+__device__ __forceinline__ int q3k_scale(int g, const uint8_t *s) {
+	int lo = (g < 8 ? s[g] : s[g - 8] >> 4) & 0xF;
+	return (lo | ((s[8 + g % 4] >> (2 * (g / 4))) & 3) << 4) - 32;
+}
+
+// toy_matmul_q32k: Q3_K (q3 1) or Q2_K (q3 0) weights [N, K/256 super-blocks
+// of 110 or 84 bytes], activations as toy_matmul_q4k. Lane l reads weights
+// 8l … 8l+7, all in group l/2: 8 bytes of bit pairs (and Q3_K's 8 bytes of
+// high bits, its quants as q + 4 in 0 … 7, the 4 taken off as 4·Σx).
+extern "C" __global__ void toy_matmul_q32k(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs, float *out,
+                                           int M, int K, int N, int q3) {
+	int n = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
+	int lane = threadIdx.x % WARP;
+	int m0 = blockIdx.y * MT;
+	if (n >= N) return;
+	int nb = K / QKK, mt = min(MT, M - m0), bytes = q3 ? Q3K_BYTES : Q2K_BYTES;
+	int i0 = 8 * lane, half = i0 / 128, k = i0 % 128 / 32, l = i0 % 32;
+	float acc[MT];
+#pragma unroll
+	for (int i = 0; i < MT; i++) acc[i] = 0.0f;
+	for (int b = 0; b < nb; b++) {
+		const uint8_t *blk = w + ((size_t)n * nb + b) * bytes;
+		const uint8_t *qs = blk + (q3 ? 32 : 16) + half * 32 + l;
+		int w0 = (ld16(qs) >> (2 * k)) & 0x03030303, w1 = (ld16(qs + 4) >> (2 * k)) & 0x03030303;
+		int sc, mn = 0;
+		float dw, dmin = 0.0f;
+		if (q3) {
+			int hs = 4 * half + k;
+			w0 |= ((ld16(blk + l) >> hs) & 0x01010101) << 2;
+			w1 |= ((ld16(blk + l + 4) >> hs) & 0x01010101) << 2;
+			sc = q3k_scale(lane / 2, blk + 96);
+			dw = ld_half(blk + 108);
+		} else {
+			sc = blk[lane / 2] & 0xF, mn = blk[lane / 2] >> 4;
+			dw = ld_half(blk + 80), dmin = ld_half(blk + 82);
+		}
+#pragma unroll
+		for (int i = 0; i < MT; i++) {
+			if (i < mt) {
+				size_t row = (size_t)(m0 + i);
+				const int *xi = (const int *)(xq + row * K + (size_t)b * QKK + i0);
+				int dot = __dp4a(w1, xi[1], __dp4a(w0, xi[0], 0));
+				if (q3) dot -= 4 * __dp4a(0x01010101, xi[1], __dp4a(0x01010101, xi[0], 0));
+				int dots = warp_sum_i(sc * dot);
+				float dx = xd[row * nb + b];
+				if (q3) {
+					acc[i] = __fadd_rn(acc[i], __fmul_rn(__fmul_rn(dw, dx), (float)dots));
+				} else {
+					const int *bs = xs + (row * nb + b) * 16;
+					int mins = warp_sum_i(lane % 2 == 0 ? mn * bs[lane / 2] : 0);
+					acc[i] = __fadd_rn(acc[i], __fsub_rn(__fmul_rn(__fmul_rn(dw, dx), (float)dots), __fmul_rn(__fmul_rn(dmin, dx), (float)mins)));
+				}
+			}
+		}
+	}
+#pragma unroll
+	for (int i = 0; i < MT; i++)
+		if (i < mt && lane == 0) out[(size_t)(m0 + i) * N + n] = acc[i];
+}
+
+// toy_q8_1_sums: the s of Q8_1 blocks, from x and the q toy_quantize_q8
+// wrote: s = fp16(amax/127 · Σq), as float. One warp per block.
+extern "C" __global__ void toy_q8_1_sums(const float *x, const int8_t *q, float *s, int nblocks) {
+	int b = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
+	int lane = threadIdx.x % WARP;
+	if (b >= nblocks) return;
+	float amax = warp_max(fabsf(x[(size_t)b * 32 + lane]));
+	int sum = warp_sum_i(q[(size_t)b * 32 + lane]);
+	if (lane == 0) s[b] = half_to_f32(f32_to_half(__fmul_rn(__fdiv_rn(amax, 127.0f), (float)sum)));
+}
+
+// toy_matmul_q41: w [N, K/32 blocks] of Q4_1 (bits5 0) or Q5_1, xq/xd from
+// toy_quantize_q8 and xs from toy_q8_1_sums. Lane l takes blocks l, l+32, …;
+// each block's terms (float)dot·(d_w·d_x) and m_w·s_x are then added in
+// block order, all lanes alike. Grid and blocks as toy_matmul_q4k.
+extern "C" __global__ void toy_matmul_q41(const uint8_t *w, const int8_t *xq, const float *xd, const float *xs, float *out,
+                                          int M, int K, int N, int bits5) {
+	int n = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
+	int lane = threadIdx.x % WARP;
+	int m0 = blockIdx.y * MT;
+	if (n >= N) return;
+	int nb = K / 32, mt = min(MT, M - m0), bytes = bits5 ? Q5_1_BYTES : Q4_1_BYTES;
+	float acc[MT];
+#pragma unroll
+	for (int i = 0; i < MT; i++) acc[i] = 0.0f;
+	for (int b0 = 0; b0 < nb; b0 += WARP) {
+		int b = b0 + lane, have = min(WARP, nb - b0);
+		const uint8_t *blk = w + ((size_t)n * nb + min(b, nb - 1)) * bytes;
+		float dw = ld_half(blk), mw = ld_half(blk + 2);
+		const uint8_t *qs = blk + (bits5 ? 8 : 4);
+		uint32_t qh = bits5 ? (uint32_t)ld16(blk + 4) : 0;
+#pragma unroll
+		for (int i = 0; i < MT; i++) {
+			if (i < mt) {
+				size_t row = (size_t)(m0 + i);
+				float t = 0.0f, u = 0.0f;
+				if (b < nb) {
+					const int *xi = (const int *)(xq + row * K + (size_t)b * 32);
+					int dot = 0;
+#pragma unroll
+					for (int c = 0; c < 4; c++) { // weights 4c … 4c+3 and 16+4c … 19+4c
+						int word = ld16(qs + 4 * c);
+						int lo = word & 0x0F0F0F0F, hi = (word >> 4) & 0x0F0F0F0F;
+						if (bits5) {
+							for (int e = 0; e < 4; e++) {
+								lo |= ((qh >> (4 * c + e)) & 1) << (8 * e + 4);
+								hi |= ((qh >> (16 + 4 * c + e)) & 1) << (8 * e + 4);
+							}
+						}
+						dot = __dp4a(lo, xi[c], __dp4a(hi, xi[4 + c], dot));
+					}
+					t = __fmul_rn((float)dot, __fmul_rn(dw, xd[row * nb + b]));
+					u = __fmul_rn(mw, xs[row * nb + b]);
+				}
+				for (int k = 0; k < have; k++) {
+					acc[i] = __fadd_rn(acc[i], __shfl_sync(0xffffffffu, t, k));
+					acc[i] = __fadd_rn(acc[i], __shfl_sync(0xffffffffu, u, k));
+				}
+			}
+		}
+	}
+#pragma unroll
+	for (int i = 0; i < MT; i++)
+		if (i < mt && lane == 0) out[(size_t)(m0 + i) * N + n] = acc[i];
+}
+
 // quant_weight returns weight i of a row of the given type, as toy/tensor's
 // DecodeRow computes it.
 __device__ float quant_weight(const uint8_t *row, int i, int type) {
@@ -239,6 +417,35 @@ __device__ float quant_weight(const uint8_t *row, int i, int type) {
 		int lo = blk[half * 64 + l + 32 * (k % 2)] >> (4 * (k / 2)) & 0xF;
 		int hi = blk[128 + half * 32 + l] >> (2 * k) & 3;
 		return __fmul_rn(__fmul_rn(ld_half(blk + 208), (float)(int8_t)blk[192 + r / 16]), (float)((lo | hi << 4) - 32));
+	}
+	case TYPE_Q5_K: {
+		const uint8_t *blk = row + (size_t)(i / QKK) * Q5K_BYTES;
+		int r = i % QKK, j = r / 32, sc, m;
+		q4k_scale_min(j, blk + 4, &sc, &m);
+		int q = blk[48 + r / 64 * 32 + r % 32];
+		q = (r % 64 >= 32 ? q >> 4 : q & 0xF) | ((blk[16 + r % 32] >> j) & 1) << 4;
+		return __fsub_rn(__fmul_rn(__fmul_rn(ld_half(blk), (float)sc), (float)q), __fmul_rn(ld_half(blk + 2), (float)m));
+	}
+	case TYPE_Q3_K: {
+		const uint8_t *blk = row + (size_t)(i / QKK) * Q3K_BYTES;
+		int r = i % QKK, q = (blk[32 + r / 128 * 32 + r % 32] >> (2 * (r % 128 / 32))) & 3;
+		if (!((blk[r % 32] >> (4 * (r / 128) + r % 128 / 32)) & 1)) q -= 4;
+		return __fmul_rn(__fmul_rn(ld_half(blk + 108), (float)q3k_scale(r / 16, blk + 96)), (float)q);
+	}
+	case TYPE_Q2_K: {
+		const uint8_t *blk = row + (size_t)(i / QKK) * Q2K_BYTES;
+		int r = i % QKK, q = (blk[16 + r / 128 * 32 + r % 32] >> (2 * (r % 128 / 32))) & 3, sm = blk[r / 16];
+		return __fsub_rn(__fmul_rn(__fmul_rn(ld_half(blk + 80), (float)(sm & 0xF)), (float)q),
+		                 __fmul_rn(ld_half(blk + 82), (float)(sm >> 4)));
+	}
+	case TYPE_Q4_1:
+	case TYPE_Q5_1: {
+		bool bits5 = type == TYPE_Q5_1;
+		const uint8_t *blk = row + (size_t)(i / 32) * (bits5 ? Q5_1_BYTES : Q4_1_BYTES);
+		int r = i % 32, q = blk[(bits5 ? 8 : 4) + r % 16];
+		q = r >= 16 ? q >> 4 : q & 0xF;
+		if (bits5) q |= (((uint32_t)ld16(blk + 4) >> r) & 1) << 4;
+		return __fadd_rn(__fmul_rn(ld_half(blk), (float)q), ld_half(blk + 2));
 	}
 	default: { // Q4_0, Q5_0
 		bool bits5 = type == TYPE_Q5_0;

@@ -123,32 +123,16 @@ func (c Config) paramCount(tied bool) int64 {
 // ConfigFromCard reads a Config from a card's hyperparameters.
 func ConfigFromCard(k *card.Card) (any, error) {
 	var c Config
-	var errs []error
-	for _, f := range []struct {
-		key string
-		dst *int
-	}{
-		{"vocab_size", &c.VocabSize}, {"context_length", &c.ContextLength}, {"embed", &c.Embed},
-		{"layers", &c.Layers}, {"ffn", &c.FFN}, {"heads", &c.Heads},
-	} {
-		v, err := k.Int(f.key)
-		errs = append(errs, err)
-		*f.dst = v
-	}
-	var err error
-	c.NormEps, err = k.Float32("norm_eps")
-	errs = append(errs, err)
-	c.TiedOutput, err = k.Bool("tied_output")
-	errs = append(errs, err)
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", card.ErrSyntax, err)
-	}
-	return c, nil
+	r := k.Reader()
+	r.Int("vocab_size", &c.VocabSize)
+	r.Int("context_length", &c.ContextLength)
+	r.Int("embed", &c.Embed)
+	r.Int("layers", &c.Layers)
+	r.Int("ffn", &c.FFN)
+	r.Int("heads", &c.Heads)
+	r.Float("norm_eps", &c.NormEps)
+	r.Bool("tied_output", &c.TiedOutput)
+	return r.Config(c, c.Validate())
 }
 
 // cardFromHeader makes the card from GGUF metadata alone.

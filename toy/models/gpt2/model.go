@@ -110,13 +110,8 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	m := New(c)
-	if err := nn.Load(f, "", m); err != nil {
+	if err := nn.LoadModel(f, m, m.Blocks); err != nil {
 		return nil, err
-	}
-	for i := range m.Blocks {
-		if err := nn.Load(f, fmt.Sprintf("blk.%d.", i), &m.Blocks[i]); err != nil {
-			return nil, err
-		}
 	}
 	if m.Output == nil {
 		m.Output = &nn.Linear{W: m.Embed.W}

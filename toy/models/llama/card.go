@@ -80,6 +80,23 @@ func (c Config) Card() *card.Card {
 			Meaning: "pair i's RoPE angle is divided by the frequency factor f[i]"})
 		rope = fmt.Sprintf("Q, K ← RoPE(Q, K | d_rope, θ_rope, f), rotating %s by angles pos·θ_rope^(−2i/d_rope)/f[i]", pairs)
 	}
+	switch c.RopeScaling {
+	case "linear":
+		k.Hyper = append(k.Hyper,
+			card.Hyper{Symbol: "scaling", Value: c.RopeScaling, Key: "rope_scaling", Meaning: "RoPE scaling for a longer context"},
+			card.Hyper{Symbol: "s_rope", Value: card.Float(c.RopeScaleFactor), Key: "rope_scale", Meaning: "every RoPE angle is divided by s_rope"})
+		rope += "; every angle divided by s_rope (linear position interpolation)"
+	case "yarn":
+		k.Hyper = append(k.Hyper,
+			card.Hyper{Symbol: "scaling", Value: c.RopeScaling, Key: "rope_scaling", Meaning: "RoPE scaling for a longer context"},
+			card.Hyper{Symbol: "s_rope", Value: card.Float(c.RopeScaleFactor), Key: "rope_scale", Meaning: "YaRN stretch factor"},
+			card.Hyper{Symbol: "ℓ_orig", Value: card.Int(c.RopeOrigContext), Key: "rope_orig_context", Meaning: "context before the stretch"})
+		rope += "; YaRN: pairs turning fewer than once over ℓ_orig positions divided by s_rope, more than 32 times kept, a linear ramp between; cos, sin × (1 + 0.1 ln s_rope)"
+	}
+	if c.RopeAttnFactor != 0 {
+		k.Hyper = append(k.Hyper, card.Hyper{Symbol: "m_rope", Value: card.Float(c.RopeAttnFactor), Key: "rope_attn_factor", Meaning: "RoPE's cos and sin are multiplied by m_rope"})
+		rope += "; cos, sin × m_rope"
+	}
 	per := func(sym, shape, meaning string) card.Param {
 		return card.Param{Symbol: sym, Shape: shape, Meaning: meaning, PerLayer: true}
 	}
@@ -167,43 +184,34 @@ func (c Config) ParamCount() int64 {
 // ConfigFromCard reads a Config from a card's hyperparameters.
 func ConfigFromCard(k *card.Card) (any, error) {
 	c := Config{Arch: k.Arch}
-	var errs []error
-	i := func(key string, dst *int) {
-		v, err := k.Int(key)
-		errs = append(errs, err)
-		*dst = v
+	r := k.Reader()
+	r.Int("vocab_size", &c.VocabSize)
+	r.Int("context_length", &c.ContextLength)
+	r.Int("embed", &c.Embed)
+	r.Int("layers", &c.Layers)
+	r.Int("ffn", &c.FFN)
+	r.Int("heads", &c.Heads)
+	r.Int("kv_heads", &c.KVHeads)
+	r.Int("head_dim", &c.HeadDim)
+	r.Int("rope_dim", &c.RopeDim)
+	r.Float("rope_base", &c.RopeBase)
+	r.Float("norm_eps", &c.NormEps)
+	r.Bool("rope_neox", &c.RopeNeoX)
+	r.Bool("tied_output", &c.TiedOutput)
+	if r.Has("rope_freqs") { // cards before rope_freqs lack the key
+		r.Bool("rope_freqs", &c.RopeFreqs)
 	}
-	i("vocab_size", &c.VocabSize)
-	i("context_length", &c.ContextLength)
-	i("embed", &c.Embed)
-	i("layers", &c.Layers)
-	i("ffn", &c.FFN)
-	i("heads", &c.Heads)
-	i("kv_heads", &c.KVHeads)
-	i("head_dim", &c.HeadDim)
-	i("rope_dim", &c.RopeDim)
-	var err error
-	c.RopeBase, err = k.Float32("rope_base")
-	errs = append(errs, err)
-	c.NormEps, err = k.Float32("norm_eps")
-	errs = append(errs, err)
-	c.RopeNeoX, err = k.Bool("rope_neox")
-	errs = append(errs, err)
-	c.TiedOutput, err = k.Bool("tied_output")
-	errs = append(errs, err)
-	if _, err := k.Value("rope_freqs"); err == nil { // cards before rope_freqs lack the key
-		c.RopeFreqs, err = k.Bool("rope_freqs")
-		errs = append(errs, err)
+	if r.Has("rope_scaling") {
+		r.String("rope_scaling", &c.RopeScaling)
+		r.Float("rope_scale", &c.RopeScaleFactor)
 	}
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if r.Has("rope_orig_context") {
+		r.Int("rope_orig_context", &c.RopeOrigContext)
 	}
-	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", card.ErrSyntax, err)
+	if r.Has("rope_attn_factor") {
+		r.Float("rope_attn_factor", &c.RopeAttnFactor)
 	}
-	return c, nil
+	return r.Config(c, c.Validate())
 }
 
 // cardFromHeader makes the card from metadata alone; features toy cannot run

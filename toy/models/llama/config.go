@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/tensor"
 )
 
 // Config holds every hyperparameter of a Llama-family model.
@@ -26,6 +27,16 @@ type Config struct {
 	RopeFreqs     bool    // RoPE angles divided by per-pair factors (Llama 3.1+: rope_freqs.weight)
 	NormEps       float32 // RMSNorm ε
 	TiedOutput    bool    // the output head reuses the token embedding
+
+	// RoPE scaling for contexts past the trained one (GGUF rope.scaling.*):
+	// "" (none), "linear" (angles divided by RopeScaleFactor) or "yarn"
+	// (Peng et al. 2023: interpolation for the long wavelengths only, over
+	// RopeOrigContext, the context before stretching). RopeAttnFactor
+	// multiplies RoPE's cos and sin (0 means 1).
+	RopeScaling     string
+	RopeScaleFactor float32
+	RopeOrigContext int
+	RopeAttnFactor  float32
 }
 
 // Archs lists the GGUF architectures this package loads.
@@ -35,9 +46,9 @@ var Archs = []string{"llama", "qwen2", "qwen3"}
 var ErrUnsupported = errors.New("llama: unsupported model feature")
 
 // ConfigFromGGUF reads the configuration from f's metadata and tensor shapes.
-// Files that need features toy lacks (RoPE scaling by metadata: linear,
-// YaRN) are refused with ErrUnsupported; Llama 3.1's scaling, a
-// rope_freqs.weight tensor, is supported (Model.RopeFreqs).
+// Files that need features toy lacks (LongRoPE scaling) are refused with
+// ErrUnsupported; Llama 3.1's scaling, a rope_freqs.weight tensor
+// (Model.RopeFreqs), and linear and YaRN scaling by metadata are supported.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c, lacking, err := readConfig(f)
 	if err == nil && len(lacking) > 0 {
@@ -58,47 +69,26 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		return c, nil, fmt.Errorf("llama: architecture %q is not llama, qwen2 or qwen3", arch)
 	}
 	c.Arch, c.RopeNeoX = arch, arch == "qwen2" || arch == "qwen3"
-	key := func(k string) string { return arch + "." + k }
-	u := func(k string, def int) int { // def < 0: required
-		if err != nil {
-			return 0
-		}
-		if def >= 0 && !f.Has(key(k)) {
-			return def
-		}
-		var v uint32
-		v, err = f.Uint32(key(k))
-		return int(v)
-	}
-	c.ContextLength = u("context_length", -1)
-	c.Embed = u("embedding_length", -1)
-	c.Layers = u("block_count", -1)
-	c.FFN = u("feed_forward_length", -1)
-	c.Heads = u("attention.head_count", -1)
-	if err != nil {
+	m := f.Meta(arch)
+	c.ContextLength = m.Uint("context_length")
+	c.Embed = m.Uint("embedding_length")
+	c.Layers = m.Uint("block_count")
+	c.FFN = m.Uint("feed_forward_length")
+	c.Heads = m.Uint("attention.head_count")
+	if err := m.Err(); err != nil {
 		return c, nil, err
 	}
 	if c.Heads <= 0 || c.Embed <= 0 {
 		return c, nil, fmt.Errorf("llama: %d heads, width %d", c.Heads, c.Embed)
 	}
-	c.KVHeads = u("attention.head_count_kv", c.Heads)
-	c.HeadDim = u("attention.key_length", c.Embed/c.Heads)
-	c.RopeDim = u("rope.dimension_count", c.HeadDim)
-	if err != nil {
+	c.KVHeads = m.UintOr("attention.head_count_kv", c.Heads)
+	c.HeadDim = m.UintOr("attention.key_length", c.Embed/c.Heads)
+	c.RopeDim = m.UintOr("rope.dimension_count", c.HeadDim)
+	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")
+	c.RopeBase = m.FloatOr("rope.freq_base", 10000)
+	lacking := readRopeScaling(m, &c)
+	if err := m.Err(); err != nil {
 		return c, nil, err
-	}
-	if c.NormEps, err = f.Float32(key("attention.layer_norm_rms_epsilon")); err != nil {
-		return c, nil, err
-	}
-	c.RopeBase = 10000
-	if f.Has(key("rope.freq_base")) {
-		if c.RopeBase, err = f.Float32(key("rope.freq_base")); err != nil {
-			return c, nil, err
-		}
-	}
-	var lacking []string
-	if s, _ := f.String(key("rope.scaling.type")); s != "" && s != "none" {
-		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q", s))
 	}
 	emb, err := f.Info("token_embd.weight")
 	if err != nil {
@@ -110,6 +100,40 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	_, err = f.Info("rope_freqs.weight")
 	c.RopeFreqs = err == nil
 	return c, lacking, c.Validate()
+}
+
+// readRopeScaling reads rope.scaling.* as llama.cpp does: a factor (or the
+// older rope.scale_linear) of 0 or 1 scales nothing (YaRN's too is then the
+// identity); a factor without a type is linear; type "none" turns a factor
+// off. It returns the scalings toy does not run.
+func readRopeScaling(m *gguf.Meta, c *Config) (lacking []string) {
+	typ := m.StringOr("rope.scaling.type", "linear")
+	factor := m.FloatOr("rope.scaling.factor", m.FloatOr("rope.scale_linear", 0))
+	c.RopeAttnFactor = m.FloatOr("rope.scaling.attn_factor", 0)
+	switch {
+	case typ == "none" || ((typ == "linear" || typ == "yarn") && (factor == 0 || factor == 1)): // the identity
+	case typ == "linear":
+		c.RopeScaling, c.RopeScaleFactor = typ, factor
+	case typ == "yarn":
+		c.RopeScaling, c.RopeScaleFactor = typ, factor
+		c.RopeOrigContext = m.UintOr("rope.scaling.original_context_length", c.ContextLength)
+	default:
+		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q", typ))
+	}
+	return lacking
+}
+
+// RoPEScaling returns the scaling tensor.RoPEWith applies for c: none,
+// linear or YaRN (with llama.cpp's ramp from 32 down to 1 rotations).
+func (c Config) RoPEScaling() tensor.RoPEScaling {
+	s := tensor.RoPEScaling{AttnFactor: c.RopeAttnFactor}
+	if c.RopeScaleFactor != 0 && c.RopeScaling != "" {
+		s.FreqScale = 1 / c.RopeScaleFactor
+	}
+	if c.RopeScaling == "yarn" {
+		s.ExtFactor, s.BetaFast, s.BetaSlow, s.OrigContext = 1, 32, 1, c.RopeOrigContext
+	}
+	return s
 }
 
 // QKVBias reports whether the query, key and value projections have biases
@@ -138,6 +162,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("llama: context length %d", c.ContextLength)
 	case !(c.NormEps > 0 && c.NormEps < 1):
 		return fmt.Errorf("llama: RMSNorm epsilon %g", c.NormEps)
+	case c.RopeScaling != "" && c.RopeScaling != "linear" && c.RopeScaling != "yarn":
+		return fmt.Errorf("llama: RoPE scaling %q (toy runs linear and yarn)", c.RopeScaling)
+	case c.RopeScaling != "" && !(c.RopeScaleFactor > 0 && c.RopeScaleFactor < 1e6):
+		return fmt.Errorf("llama: RoPE scaling factor %g", c.RopeScaleFactor)
+	case c.RopeScaling == "yarn" && c.RopeOrigContext <= 0:
+		return fmt.Errorf("llama: YaRN over an original context of %d", c.RopeOrigContext)
+	case !(c.RopeAttnFactor >= 0 && c.RopeAttnFactor < 100):
+		return fmt.Errorf("llama: RoPE attention factor %g", c.RopeAttnFactor)
 	}
 	return nil
 }
@@ -159,5 +191,15 @@ func (c Config) SetMetadata(w *gguf.Writer) {
 	if c.HeadDim != c.Embed/c.Heads {
 		w.SetUint32(a+".attention.key_length", uint32(c.HeadDim))
 		w.SetUint32(a+".attention.value_length", uint32(c.HeadDim))
+	}
+	if c.RopeScaling != "" {
+		w.SetString(a+".rope.scaling.type", c.RopeScaling)
+		w.SetFloat32(a+".rope.scaling.factor", c.RopeScaleFactor)
+	}
+	if c.RopeScaling == "yarn" {
+		w.SetUint32(a+".rope.scaling.original_context_length", uint32(c.RopeOrigContext))
+	}
+	if c.RopeAttnFactor != 0 {
+		w.SetFloat32(a+".rope.scaling.attn_factor", c.RopeAttnFactor)
 	}
 }

@@ -34,13 +34,8 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	m := New(c)
-	if err := nn.Load(f, "", m); err != nil {
+	if err := nn.LoadModel(f, m, m.Blocks); err != nil {
 		return nil, err
-	}
-	for i := range m.Blocks {
-		if err := nn.Load(f, fmt.Sprintf("blk.%d.", i), &m.Blocks[i]); err != nil {
-			return nil, err
-		}
 	}
 	if m.Output == nil {
 		m.Output = &nn.Linear{W: m.Embed.W}
@@ -58,7 +53,7 @@ func New(c Config) *Model {
 			AttnNorm: &nn.RMSNorm{Eps: c.NormEps},
 			Attn: nn.Attention{
 				Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
-				RoPE: &nn.RoPE{Dim: c.RopeDim, Base: c.RopeBase, NeoX: c.RopeNeoX},
+				RoPE: &nn.RoPE{Dim: c.RopeDim, Base: c.RopeBase, NeoX: c.RopeNeoX, Scaling: c.RoPEScaling()},
 			},
 			FFNNorm: &nn.RMSNorm{Eps: c.NormEps},
 			FFN:     &nn.SwiGLU{},

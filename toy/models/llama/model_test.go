@@ -1,8 +1,6 @@
 package llama
 
 import (
-	"bytes"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,32 +12,8 @@ import (
 // edited writes a tiny qwen2 model, applies edit to its metadata, and
 // returns the parsed result.
 func edited(t *testing.T, edit func(w *gguf.Writer)) *gguf.File {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "m.gguf")
-	spec := testmodel.Spec{Name: "m", Arch: "qwen2", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300,
-		Embed: 64, Layers: 2, FFN: 96, Heads: 4, KVHeads: 2, Context: 64, Tied: true, Seed: 5}
-	if _, err := testmodel.Write(spec, path); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w, err := gguf.NewWriterFrom(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edit(w)
-	var buf bytes.Buffer
-	if _, err := w.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	g, err := gguf.Parse(buf.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return testmodel.Edited(t, testmodel.Spec{Name: "m", Arch: "qwen2", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300,
+		Embed: 64, Layers: 2, FFN: 96, Heads: 4, KVHeads: 2, Context: 64, Tied: true, Seed: 5}, edit)
 }
 
 func TestLoadQwen2(t *testing.T) {
@@ -73,7 +47,11 @@ func TestLyingMetadata(t *testing.T) {
 		{"no eps", func(w *gguf.Writer) {
 			w.Set("qwen2.attention.layer_norm_rms_epsilon", gguf.Value{Type: gguf.TypeFloat32, V: float32(0)})
 		}, "epsilon"},
-		{"rope scaling", func(w *gguf.Writer) { w.SetString("qwen2.rope.scaling.type", "yarn") }, "unsupported"},
+		{"rope scaling", func(w *gguf.Writer) { w.SetString("qwen2.rope.scaling.type", "longrope") }, "unsupported"},
+		{"rope factor", func(w *gguf.Writer) {
+			w.SetString("qwen2.rope.scaling.type", "yarn")
+			w.SetFloat32("qwen2.rope.scaling.factor", -4)
+		}, "RoPE scaling factor -4"},
 	} {
 		_, err := Load(edited(t, c.edit))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

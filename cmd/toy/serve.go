@@ -1,0 +1,116 @@
+// toy serve: an OpenAI-compatible HTTP server over one model.
+
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/toyml/toy/toy/serve"
+	"github.com/toyml/toy/toy/tensor"
+)
+
+type serveOpts struct {
+	addr, device, name, template string
+	threads, ctx                 int
+	quiet                        bool
+}
+
+func serveFlagSet() (*flag.FlagSet, *serveOpts) {
+	o := &serveOpts{}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; 0.0.0.0:8080 for every interface)")
+	fs.IntVar(&o.ctx, "ctx", 0, "context size in tokens, prompt and reply together (0: the model's, at most 4096)")
+	fs.IntVar(&o.threads, "threads", 0, "worker threads (0: all cores)")
+	fs.StringVar(&o.name, "name", "", "model id in responses (default: the file name)")
+	fs.StringVar(&o.template, "chat-template-file", "", "use this Jinja2 chat template instead of the model's")
+	fs.BoolVar(&o.quiet, "quiet", false, "do not log requests")
+	deviceFlag(fs, &o.device)
+	return fs, o
+}
+
+func serveFlagsDoc() *flag.FlagSet { fs, _ := serveFlagSet(); return fs }
+
+func runServe(args []string, stdout io.Writer) error {
+	fs, o := serveFlagSet()
+	pos, err := parseFlags(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return fmt.Errorf("%w: toy serve [MODEL] [--addr HOST:PORT]", errUsage)
+	}
+	if o.ctx < 0 {
+		return fmt.Errorf("--ctx must be ≥ 0, got %d", o.ctx)
+	}
+	if o.threads > 0 {
+		tensor.SetThreads(o.threads)
+	}
+	if err := useDevice(o.device); err != nil {
+		return err
+	}
+	opts := serve.Options{Name: o.name, ContextSize: o.ctx}
+	if o.template != "" {
+		b, err := os.ReadFile(o.template)
+		if err != nil {
+			return err
+		}
+		opts.ChatTemplate = string(b)
+	}
+	if !o.quiet {
+		opts.Log = log.New(os.Stderr, "toy serve: ", log.LstdFlags)
+	}
+	m, err := loadModel(pos)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	s, err := serve.New(m, opts)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return failure(err)
+	}
+	template := "the model's chat template"
+	if !s.HasChatTemplate() {
+		template = "no chat template: chat messages are joined one per line"
+	}
+	fmt.Fprintf(os.Stderr, "toy serve: %s, context %d, %s\n", m, s.ContextSize(), template)
+	fmt.Fprintf(os.Stderr, "toy serve: listening on http://%s/v1 (Ctrl-C stops)\n", ln.Addr())
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	requests, cancelRequests := context.WithCancel(context.Background())
+	defer cancelRequests()
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return requests }}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return failure(err)
+	case <-ctx.Done():
+	}
+	// Graceful: stop accepting, cancel the requests in flight (their
+	// generation stops at the next token), wait a little for them.
+	fmt.Fprintln(os.Stderr, "toy serve: shutting down")
+	cancelRequests()
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return failure(err)
+	}
+	return nil
+}

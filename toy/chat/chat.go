@@ -1,0 +1,168 @@
+// Package chat turns a conversation into the prompt text an instruct model
+// was trained on, with the model's own chat template: the Jinja2 program
+// that Hugging Face's tokenizer_config.json carries as chat_template and a
+// GGUF file as tokenizer.chat_template.
+//
+//	t, err := chat.Parse(source)
+//	prompt, err := t.Render([]chat.Message{{Role: "user", Content: "Hi"}},
+//		chat.Options{AddGenerationPrompt: true, BOS: "<s>", EOS: "</s>"})
+//
+// The interpreter covers the Jinja2 that chat templates use, with the
+// settings transformers' apply_chat_template uses (trim_blocks, lstrip_blocks,
+// a sandbox in which lists and dicts cannot be changed): text, {{ expr }},
+// {% if/elif/else %}, {% for x in xs [if cond] %} with loop.index0, first,
+// last, length, previtem …, {% set %} (also ns.attr and block sets),
+// {% macro %}, {% break %}/{% continue %}, comments and the "-" whitespace
+// control; literals, lists, dicts, attribute and item access, slices
+// (messages[1:], s[::-1]), calls with keyword arguments, the operators
+// and/or/not, == != < <= > >=, in/not in, + - * / // % **, ~, a if c else b;
+// the filters trim, length, upper, lower, title, capitalize, tojson
+// (indent=), items, join, default, first, last, replace, select/reject(attr),
+// map, unique, reverse, string, int, float, list, indent, safe; the tests
+// defined, none, string, number, mapping, iterable, equalto …; string
+// methods strip, lstrip, rstrip, startswith, endswith, split, replace, upper,
+// lower, title; dict methods get, items, keys, values; and the globals
+// raise_exception, namespace, range, dict and strftime_now.
+//
+// Not covered: {% include %}, {% extends %}, {% call %}, {% filter %},
+// {% raw %} and transformers' {% generation %} marker. Tool calling is out of
+// scope beyond what a template renders from the tools and tool_calls values
+// a caller passes in Options.Vars.
+//
+// # Error Handling
+//
+// Parse returns errors wrapping ErrSyntax with the line; Render returns
+// errors wrapping ErrRender, or a *TemplateError when the template itself
+// refused the conversation with raise_exception (Gemma's "System role not
+// supported"). A model without a template gets ErrNoTemplate from
+// toy's Model.ChatTemplate; Plain is the fallback a server may use instead.
+package chat
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Errors a caller can test for with errors.Is.
+var (
+	ErrSyntax     = errors.New("chat template syntax error")
+	ErrRender     = errors.New("chat template error")
+	ErrNoTemplate = errors.New("model has no chat template")
+)
+
+// TemplateError is the error a template raised with raise_exception: the
+// conversation is one the model's template does not accept.
+type TemplateError struct{ Message string }
+
+func (e *TemplateError) Error() string { return "chat template: " + e.Message }
+
+// Is makes a TemplateError match ErrRender too.
+func (e *TemplateError) Is(target error) bool { return target == ErrRender }
+
+// Message is one turn of a conversation.
+type Message struct {
+	Role    string `json:"role"` // "system", "user", "assistant" (or "tool")
+	Content string `json:"content"`
+}
+
+// Options are the variables a chat template reads besides the messages.
+type Options struct {
+	AddGenerationPrompt bool   // end with the opening of the assistant's turn
+	BOS, EOS            string // the model's bos_token and eos_token text ("" leaves them undefined)
+	// Vars holds more variables (tools, enable_thinking, date_string …), as
+	// template values: string, bool, int, float64, []any, *Dict, nil.
+	Vars map[string]any
+	// Now is the clock strftime_now reads; nil is time.Now.
+	Now func() time.Time
+}
+
+// Template is a parsed chat template. It is safe for concurrent use.
+type Template struct {
+	source string
+	root   []node
+}
+
+// Parse parses a chat template's source.
+func Parse(source string) (*Template, error) {
+	items, err := lex(source)
+	if err != nil {
+		return nil, err
+	}
+	root, err := parseTemplate(items)
+	if err != nil {
+		return nil, err
+	}
+	return &Template{source: source, root: root}, nil
+}
+
+// MustParse is Parse for templates known to be valid; it panics on error.
+func MustParse(source string) *Template {
+	t, err := Parse(source)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Source returns the template's text.
+func (t *Template) Source() string { return t.source }
+
+// Render returns the prompt for messages: the template run with messages,
+// add_generation_prompt, bos_token, eos_token and opts.Vars.
+func (t *Template) Render(messages []Message, opts Options) (string, error) {
+	msgs := make([]any, len(messages))
+	for i, m := range messages {
+		msgs[i] = NewDict().Set("role", m.Role).Set("content", m.Content)
+	}
+	vars := map[string]any{}
+	for k, v := range opts.Vars {
+		vars[k] = v
+	}
+	vars["messages"] = msgs
+	vars["add_generation_prompt"] = opts.AddGenerationPrompt
+	if opts.BOS != "" {
+		vars["bos_token"] = opts.BOS
+	}
+	if opts.EOS != "" {
+		vars["eos_token"] = opts.EOS
+	}
+	return t.Execute(vars, opts.Now)
+}
+
+// Execute runs the template with the given variables (template values, see
+// Options.Vars) and returns its output.
+func (t *Template) Execute(vars map[string]any, now func() time.Time) (string, error) {
+	if now == nil {
+		now = time.Now
+	}
+	sc := &scope{vars: globals(now)}
+	sc = &scope{vars: map[string]any{}, parent: sc}
+	for k, v := range vars {
+		sc.vars[k] = v
+	}
+	var out strings.Builder
+	if err := execute(t.root, sc, &out); err != nil {
+		var te *TemplateError
+		if errors.As(err, &te) {
+			return "", te
+		}
+		return "", fmt.Errorf("%w: %v", ErrRender, err)
+	}
+	return out.String(), nil
+}
+
+// Plain is the fallback for a model without a chat template: each message's
+// content on its own line, roles left out, so that a base model simply
+// continues the text.
+func Plain(messages []Message) string {
+	var b strings.Builder
+	for i, m := range messages {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(m.Content)
+	}
+	return b.String()
+}

@@ -1,0 +1,695 @@
+// eval.go: running the tree — scopes, statements, expressions.
+
+package chat
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// scope holds variables; a for loop or a macro call opens a new one, so that
+// {% set %} inside it does not change the variable outside (hence namespace()).
+type scope struct {
+	vars   map[string]any
+	parent *scope
+}
+
+func (s *scope) lookup(name string) any {
+	for ; s != nil; s = s.parent {
+		if v, ok := s.vars[name]; ok {
+			return v
+		}
+	}
+	return Undefined{name}
+}
+
+// loop control signals, passed up as errors.
+var (
+	errBreak    = errors.New("break outside a loop")
+	errContinue = errors.New("continue outside a loop")
+)
+
+// maxOutput bounds a render's output, so that a template cannot loop forever
+// producing text (range(10**9)).
+const maxOutput = 16 << 20
+
+func execute(nodes []node, sc *scope, out *strings.Builder) error {
+	for _, n := range nodes {
+		if out.Len() > maxOutput {
+			return fmt.Errorf("output exceeds %d bytes", maxOutput)
+		}
+		switch n := n.(type) {
+		case textNode:
+			out.WriteString(n.s)
+		case outputNode:
+			v, err := eval(n.e, sc)
+			if err != nil {
+				return err
+			}
+			out.WriteString(str(v))
+		case ifNode:
+			body := n.els
+			for i, c := range n.conds {
+				v, err := eval(c, sc)
+				if err != nil {
+					return err
+				}
+				if truth(v) {
+					body = n.bodies[i]
+					break
+				}
+			}
+			if err := execute(body, sc, out); err != nil {
+				return err
+			}
+		case forNode:
+			if err := execFor(n, sc, out); err != nil {
+				return err
+			}
+		case setNode:
+			if err := execSet(n, sc); err != nil {
+				return err
+			}
+		case macroNode:
+			sc.vars[n.name] = macro(n, sc)
+		case loopControl:
+			if n.kind == "break" {
+				return errBreak
+			}
+			return errContinue
+		}
+	}
+	return nil
+}
+
+// iterate returns the items a for loop visits: a list's items, a string's
+// characters, a dict's keys.
+func iterate(v any) ([]any, error) {
+	switch v := v.(type) {
+	case []any:
+		return v, nil
+	case string:
+		var l []any
+		for _, r := range v {
+			l = append(l, string(r))
+		}
+		return l, nil
+	case *Dict:
+		l := make([]any, 0, v.Len())
+		for _, k := range v.Keys() {
+			l = append(l, k)
+		}
+		return l, nil
+	case nil, Undefined:
+		return nil, fmt.Errorf("cannot iterate over %s", typeName(v))
+	}
+	return nil, fmt.Errorf("cannot iterate over %s", typeName(v))
+}
+
+func execFor(n forNode, sc *scope, out *strings.Builder) error {
+	v, err := eval(n.iter, sc)
+	if err != nil {
+		return err
+	}
+	all, err := iterate(v)
+	if err != nil {
+		return err
+	}
+	inner := &scope{vars: map[string]any{}, parent: sc}
+	assign := func(x any) error {
+		if len(n.vars) == 1 {
+			inner.vars[n.vars[0]] = x
+			return nil
+		}
+		l, ok := x.([]any)
+		if !ok || len(l) != len(n.vars) {
+			return fmt.Errorf("cannot unpack %s into %d names", repr(x), len(n.vars))
+		}
+		for i, name := range n.vars {
+			inner.vars[name] = l[i]
+		}
+		return nil
+	}
+	items := all
+	if n.cond != nil { // the filter sees each item; loop.* counts what passes
+		items = nil
+		for _, x := range all {
+			if err := assign(x); err != nil {
+				return err
+			}
+			c, err := eval(n.cond, inner)
+			if err != nil {
+				return err
+			}
+			if truth(c) {
+				items = append(items, x)
+			}
+		}
+	}
+	if len(items) == 0 {
+		return execute(n.els, sc, out)
+	}
+	for i, x := range items {
+		if err := assign(x); err != nil {
+			return err
+		}
+		loop := NewDict().Set("index", i+1).Set("index0", i).
+			Set("revindex", len(items)-i).Set("revindex0", len(items)-i-1).
+			Set("first", i == 0).Set("last", i == len(items)-1).Set("length", len(items))
+		if i > 0 {
+			loop.Set("previtem", items[i-1])
+		}
+		if i+1 < len(items) {
+			loop.Set("nextitem", items[i+1])
+		}
+		inner.vars["loop"] = loop
+		err := execute(n.body, inner, out)
+		if err == errBreak {
+			break
+		}
+		if err != nil && err != errContinue {
+			return err
+		}
+	}
+	return nil
+}
+
+func execSet(n setNode, sc *scope) error {
+	var v any
+	if n.e == nil {
+		var b strings.Builder
+		if err := execute(n.body, sc, &b); err != nil {
+			return err
+		}
+		v = b.String()
+	} else {
+		var err error
+		if v, err = eval(n.e, sc); err != nil {
+			return err
+		}
+	}
+	if n.ns != "" {
+		ns, ok := sc.lookup(n.ns).(namespace)
+		if !ok {
+			return fmt.Errorf("cannot set %s.%s: %s is not a namespace", n.ns, n.names[0], n.ns)
+		}
+		ns.Set(n.names[0], v)
+		return nil
+	}
+	if len(n.names) == 1 {
+		sc.vars[n.names[0]] = v
+		return nil
+	}
+	l, ok := v.([]any)
+	if !ok || len(l) != len(n.names) {
+		return fmt.Errorf("cannot unpack %s into %d names", repr(v), len(n.names))
+	}
+	for i, name := range n.names {
+		sc.vars[name] = l[i]
+	}
+	return nil
+}
+
+// macro makes a callable of a {% macro %}; it runs in a scope of its own
+// over the one it was defined in, and returns its output.
+func macro(n macroNode, defined *scope) Func {
+	return func(args []any, kwargs *Dict) (any, error) {
+		sc := &scope{vars: map[string]any{}, parent: defined}
+		for i, p := range n.params {
+			switch v, ok := kwargs.Get(p); {
+			case ok:
+				sc.vars[p] = v
+			case i < len(args):
+				sc.vars[p] = args[i]
+			case n.defaults[i] != nil:
+				d, err := eval(n.defaults[i], defined)
+				if err != nil {
+					return nil, err
+				}
+				sc.vars[p] = d
+			default:
+				sc.vars[p] = Undefined{p}
+			}
+		}
+		var b strings.Builder
+		if err := execute(n.body, sc, &b); err != nil {
+			return nil, err
+		}
+		return b.String(), nil
+	}
+}
+
+func eval(e expr, sc *scope) (any, error) {
+	switch e := e.(type) {
+	case literal:
+		return e.v, nil
+	case nameExpr:
+		return sc.lookup(e.name), nil
+	case listExpr:
+		l := make([]any, len(e.items))
+		for i, x := range e.items {
+			v, err := eval(x, sc)
+			if err != nil {
+				return nil, err
+			}
+			l[i] = v
+		}
+		return l, nil
+	case dictExpr:
+		d := NewDict()
+		for i := range e.keys {
+			k, err := eval(e.keys[i], sc)
+			if err != nil {
+				return nil, err
+			}
+			v, err := eval(e.values[i], sc)
+			if err != nil {
+				return nil, err
+			}
+			d.Set(str(k), v)
+		}
+		return d, nil
+	case attrExpr:
+		x, err := eval(e.x, sc)
+		if err != nil {
+			return nil, err
+		}
+		return getAttr(x, e.name)
+	case indexExpr:
+		x, err := eval(e.x, sc)
+		if err != nil {
+			return nil, err
+		}
+		i, err := eval(e.index, sc)
+		if err != nil {
+			return nil, err
+		}
+		return getItem(x, i)
+	case sliceExpr:
+		return evalSlice(e, sc)
+	case callExpr:
+		fn, err := eval(e.fn, sc)
+		if err != nil {
+			return nil, err
+		}
+		f, ok := fn.(Func)
+		if !ok {
+			return nil, fmt.Errorf("%s is not callable", describe(e.fn, fn))
+		}
+		args, kwargs, err := evalArgs(e.args, e.kwargs, sc)
+		if err != nil {
+			return nil, err
+		}
+		return f(args, kwargs)
+	case filterExpr:
+		x, err := eval(e.x, sc)
+		if err != nil {
+			return nil, err
+		}
+		args, kwargs, err := evalArgs(e.args, e.kwargs, sc)
+		if err != nil {
+			return nil, err
+		}
+		return applyFilter(e.name, x, args, kwargs)
+	case testExpr:
+		x, err := eval(e.x, sc)
+		if err != nil {
+			return nil, err
+		}
+		args, _, err := evalArgs(e.args, nil, sc)
+		if err != nil {
+			return nil, err
+		}
+		ok, err := applyTest(e.name, x, args)
+		return ok != e.not, err
+	case unaryExpr:
+		x, err := eval(e.x, sc)
+		if err != nil {
+			return nil, err
+		}
+		if e.op == "not" {
+			return !truth(x), nil
+		}
+		switch x := x.(type) {
+		case int:
+			return -x, nil
+		case float64:
+			return -x, nil
+		}
+		return nil, fmt.Errorf("cannot negate %s", typeName(x))
+	case binaryExpr:
+		return evalBinary(e, sc)
+	case condExpr:
+		c, err := eval(e.cond, sc)
+		if err != nil {
+			return nil, err
+		}
+		if truth(c) {
+			return eval(e.then, sc)
+		}
+		if e.els == nil {
+			return Undefined{"else"}, nil
+		}
+		return eval(e.els, sc)
+	}
+	return nil, fmt.Errorf("unknown expression %T", e)
+}
+
+// describe names an expression for an error message.
+func describe(e expr, v any) string {
+	switch e := e.(type) {
+	case nameExpr:
+		return e.name
+	case attrExpr:
+		return e.name
+	}
+	return typeName(v)
+}
+
+func evalArgs(args []expr, kwargs []kwExpr, sc *scope) ([]any, *Dict, error) {
+	out := make([]any, len(args))
+	for i, a := range args {
+		v, err := eval(a, sc)
+		if err != nil {
+			return nil, nil, err
+		}
+		out[i] = v
+	}
+	kw := NewDict()
+	for _, k := range kwargs {
+		v, err := eval(k.e, sc)
+		if err != nil {
+			return nil, nil, err
+		}
+		kw.Set(k.name, v)
+	}
+	return out, kw, nil
+}
+
+func evalBinary(e binaryExpr, sc *scope) (any, error) {
+	x, err := eval(e.x, sc)
+	if err != nil {
+		return nil, err
+	}
+	switch e.op { // short-circuit: Python's and/or return an operand
+	case "and":
+		if !truth(x) {
+			return x, nil
+		}
+		return eval(e.y, sc)
+	case "or":
+		if truth(x) {
+			return x, nil
+		}
+		return eval(e.y, sc)
+	}
+	y, err := eval(e.y, sc)
+	if err != nil {
+		return nil, err
+	}
+	switch e.op {
+	case "==":
+		return equal(x, y), nil
+	case "!=":
+		return !equal(x, y), nil
+	case "<", "<=", ">", ">=":
+		c, err := compare(x, y)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]bool{"<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}[e.op], nil
+	case "in", "not in":
+		in, err := contains(y, x)
+		return in == (e.op == "in"), err
+	case "~":
+		return str(x) + str(y), nil
+	}
+	return arith(e.op, x, y)
+}
+
+// contains is Python's "x in container".
+func contains(container, x any) (bool, error) {
+	switch c := container.(type) {
+	case string:
+		s, ok := x.(string)
+		if !ok {
+			return false, fmt.Errorf("'in <string>' needs a string, not %s", typeName(x))
+		}
+		return strings.Contains(c, s), nil
+	case []any:
+		for _, v := range c {
+			if equal(v, x) {
+				return true, nil
+			}
+		}
+		return false, nil
+	case *Dict:
+		k, ok := x.(string)
+		_, has := c.Get(k)
+		return ok && has, nil
+	case Undefined:
+		return false, fmt.Errorf("'%s' is undefined", c.Name)
+	}
+	return false, fmt.Errorf("'in' needs a string, list or dict, not %s", typeName(container))
+}
+
+// arith is + - * / // % ** on numbers, + on strings and lists, * on a string and an int.
+func arith(op string, x, y any) (any, error) {
+	switch op {
+	case "+":
+		switch a := x.(type) {
+		case string:
+			if b, ok := y.(string); ok {
+				return a + b, nil
+			}
+		case []any:
+			if b, ok := y.([]any); ok {
+				return append(append([]any{}, a...), b...), nil
+			}
+		}
+	case "*":
+		if s, ok := x.(string); ok {
+			if n, ok := y.(int); ok {
+				return strings.Repeat(s, max(n, 0)), nil
+			}
+		}
+	}
+	a, ok1 := number(x)
+	b, ok2 := number(y)
+	_, xb := x.(bool)
+	_, yb := y.(bool)
+	if !ok1 || !ok2 || xb || yb {
+		return nil, fmt.Errorf("unsupported operand types for %s: %s and %s", op, typeName(x), typeName(y))
+	}
+	ai, aInt := x.(int)
+	bi, bInt := y.(int)
+	ints := aInt && bInt
+	switch op {
+	case "+":
+		if ints {
+			return ai + bi, nil
+		}
+		return a + b, nil
+	case "-":
+		if ints {
+			return ai - bi, nil
+		}
+		return a - b, nil
+	case "*":
+		if ints {
+			return ai * bi, nil
+		}
+		return a * b, nil
+	case "/":
+		if b == 0 {
+			return nil, errors.New("division by zero")
+		}
+		return a / b, nil
+	case "//", "%":
+		if b == 0 {
+			return nil, errors.New("division by zero")
+		}
+		q := math.Floor(a / b)
+		if op == "%" {
+			r := a - q*b
+			if ints {
+				return int(r), nil
+			}
+			return r, nil
+		}
+		if ints {
+			return int(q), nil
+		}
+		return q, nil
+	case "**":
+		if ints && bi >= 0 {
+			return int(math.Pow(a, b)), nil
+		}
+		return math.Pow(a, b), nil
+	}
+	return nil, fmt.Errorf("unknown operator %s", op)
+}
+
+// getAttr is x.name: a dict's key, a namespace's or loop's field, or a method.
+func getAttr(x any, name string) (any, error) {
+	switch v := x.(type) {
+	case *Dict:
+		if val, ok := v.Get(name); ok {
+			return val, nil
+		}
+		if m := dictMethod(v, name); m != nil {
+			return m, nil
+		}
+		return Undefined{name}, nil
+	case namespace:
+		if val, ok := v.Get(name); ok {
+			return val, nil
+		}
+		return Undefined{name}, nil
+	case string:
+		if m := stringMethod(v, name); m != nil {
+			return m, nil
+		}
+	case []any:
+		if m := listMethod(v, name); m != nil {
+			return m, nil
+		}
+	case Undefined:
+		return nil, fmt.Errorf("'%s' is undefined (looking up .%s)", v.Name, name)
+	case nil:
+		return nil, fmt.Errorf("none has no attribute '%s'", name)
+	}
+	return Undefined{name}, nil
+}
+
+// getItem is x[i]: a list's or string's item (negative from the end), a dict's key.
+func getItem(x, i any) (any, error) {
+	switch v := x.(type) {
+	case *Dict:
+		if val, ok := v.Get(str(i)); ok {
+			return val, nil
+		}
+		return Undefined{str(i)}, nil
+	case namespace:
+		return getItem(v.Dict, i)
+	case []any, string:
+		n, ok := i.(int)
+		if !ok {
+			if s, ok := i.(string); ok {
+				return getAttr(x, s)
+			}
+			return nil, fmt.Errorf("%s indices must be integers, not %s", typeName(x), typeName(i))
+		}
+		if l, ok := v.([]any); ok {
+			if n < 0 {
+				n += len(l)
+			}
+			if n < 0 || n >= len(l) {
+				return Undefined{fmt.Sprintf("[%d]", n)}, nil
+			}
+			return l[n], nil
+		}
+		r := []rune(v.(string))
+		if n < 0 {
+			n += len(r)
+		}
+		if n < 0 || n >= len(r) {
+			return Undefined{fmt.Sprintf("[%d]", n)}, nil
+		}
+		return string(r[n]), nil
+	case Undefined:
+		return nil, fmt.Errorf("'%s' is undefined (looking up [%s])", v.Name, repr(i))
+	}
+	return nil, fmt.Errorf("%s is not subscriptable", typeName(x))
+}
+
+// evalSlice is x[lo:hi:step] on a list or string, with Python's bounds.
+func evalSlice(e sliceExpr, sc *scope) (any, error) {
+	x, err := eval(e.x, sc)
+	if err != nil {
+		return nil, err
+	}
+	bound := func(b expr) (int, bool, error) {
+		if b == nil {
+			return 0, false, nil
+		}
+		v, err := eval(b, sc)
+		if err != nil {
+			return 0, false, err
+		}
+		if v == nil {
+			return 0, false, nil
+		}
+		n, ok := v.(int)
+		if !ok {
+			return 0, false, fmt.Errorf("slice indices must be integers, not %s", typeName(v))
+		}
+		return n, true, nil
+	}
+	lo, hasLo, err := bound(e.lo)
+	if err != nil {
+		return nil, err
+	}
+	hi, hasHi, err := bound(e.hi)
+	if err != nil {
+		return nil, err
+	}
+	step, hasStep, err := bound(e.step)
+	if err != nil {
+		return nil, err
+	}
+	if !hasStep {
+		step = 1
+	}
+	if step == 0 {
+		return nil, errors.New("slice step cannot be zero")
+	}
+	var items []any
+	switch v := x.(type) {
+	case []any:
+		items = v
+	case string:
+		for _, r := range v {
+			items = append(items, string(r))
+		}
+	default:
+		return nil, fmt.Errorf("cannot slice %s", typeName(x))
+	}
+	n := len(items)
+	// Python's slice.indices.
+	clamp := func(i int, has bool, def int) int {
+		if !has {
+			return def
+		}
+		if i < 0 {
+			i += n
+		}
+		if step > 0 {
+			return min(max(i, 0), n)
+		}
+		return min(max(i, -1), n-1)
+	}
+	var out []any
+	if step > 0 {
+		for i := clamp(lo, hasLo, 0); i < clamp(hi, hasHi, n); i += step {
+			out = append(out, items[i])
+		}
+	} else {
+		for i := clamp(lo, hasLo, n-1); i > clamp(hi, hasHi, -1); i += step {
+			out = append(out, items[i])
+		}
+	}
+	if _, ok := x.(string); ok {
+		var b strings.Builder
+		for _, c := range out {
+			b.WriteString(c.(string))
+		}
+		return b.String(), nil
+	}
+	if out == nil {
+		out = []any{}
+	}
+	return out, nil
+}

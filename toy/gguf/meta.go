@@ -1,0 +1,78 @@
+// Reading one architecture's hyperparameters in a row.
+
+package gguf
+
+// Meta reads the metadata keys of one architecture ("llama.context_length"
+// as Uint("context_length")) and keeps the first error, so that a model's
+// configuration reads its keys one after another and checks Err once:
+//
+//	m := f.Meta("llama")
+//	c.Embed = m.Uint("embedding_length")
+//	c.KVHeads = m.UintOr("attention.head_count_kv", c.Heads)
+//	if err := m.Err(); err != nil { … }
+//
+// After an error every read returns the zero value (the default, for the
+// Or forms).
+type Meta struct {
+	f    *File
+	arch string
+	err  error
+}
+
+// Meta returns a reader of the keys under arch.
+func (f *File) Meta(arch string) *Meta { return &Meta{f: f, arch: arch} }
+
+// Key returns the full name of key: "arch.key".
+func (m *Meta) Key(key string) string { return m.arch + "." + key }
+
+// Has reports whether the file has arch.key.
+func (m *Meta) Has(key string) bool { return m.f.Has(m.Key(key)) }
+
+// Err returns the first error of the reads so far.
+func (m *Meta) Err() error { return m.err }
+
+// Uint returns the unsigned integer arch.key, which must be present.
+func (m *Meta) Uint(key string) int {
+	if m.err != nil {
+		return 0
+	}
+	v, err := m.f.Uint32(m.Key(key))
+	m.err = err
+	return int(v)
+}
+
+// UintOr returns the unsigned integer arch.key, or def when it is absent.
+func (m *Meta) UintOr(key string, def int) int {
+	if m.err != nil || !m.Has(key) {
+		return def
+	}
+	return m.Uint(key)
+}
+
+// Float returns the float arch.key, which must be present.
+func (m *Meta) Float(key string) float32 {
+	if m.err != nil {
+		return 0
+	}
+	v, err := m.f.Float32(m.Key(key))
+	m.err = err
+	return v
+}
+
+// FloatOr returns the float arch.key, or def when it is absent.
+func (m *Meta) FloatOr(key string, def float32) float32 {
+	if m.err != nil || !m.Has(key) {
+		return def
+	}
+	return m.Float(key)
+}
+
+// StringOr returns the string arch.key, or def when it is absent.
+func (m *Meta) StringOr(key, def string) string {
+	if m.err != nil || !m.Has(key) {
+		return def
+	}
+	v, err := m.f.String(m.Key(key))
+	m.err = err
+	return v
+}

@@ -1,0 +1,101 @@
+package gemma
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/toyml/toy/internal/testmodel"
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/tensor"
+)
+
+var tiny = testmodel.Spec{Name: "m", Arch: "gemma2", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300,
+	Embed: 64, Layers: 3, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 32, Context: 64, Tied: true, Seed: 5,
+	Window: 6, AttnSoftCap: 20, FinalSoftCap: 15}
+
+// edited writes the tiny gemma2 model, applies edit to its metadata, and
+// returns the parsed result.
+func edited(t *testing.T, edit func(w *gguf.Writer)) *gguf.File { return editedSpec(t, tiny, edit) }
+
+func editedSpec(t *testing.T, spec testmodel.Spec, edit func(w *gguf.Writer)) *gguf.File {
+	return testmodel.Edited(t, spec, edit)
+}
+
+func TestLoad(t *testing.T) {
+	m, err := Load(edited(t, func(*gguf.Writer) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.Config
+	if c.Window != 6 || c.AttnSoftCap != 20 || c.FinalSoftCap != 15 || c.HeadDim != 32 || !c.TiedOutput || c.QueryScale != 1/float32(5.656854249492381) {
+		t.Fatalf("config %+v", c)
+	}
+	if m.Blocks[0].Attn.Window != 6 || m.Blocks[1].Attn.Window != 0 || m.Blocks[2].Attn.Window != 6 {
+		t.Errorf("windows %d %d %d, want the even layers sliding", m.Blocks[0].Attn.Window, m.Blocks[1].Attn.Window, m.Blocks[2].Attn.Window)
+	}
+	var n int64
+	for _, w := range m.Weights() {
+		n += int64(w.T.Len())
+	}
+	if n != c.ParamCount() {
+		t.Errorf("ParamCount %d, the weights hold %d", c.ParamCount(), n)
+	}
+}
+
+// Gemma 3: five local layers to a global one; the local ones turn with base
+// 10000 and no scaling, the global one with the file's base and factor.
+func TestLoadGemma3(t *testing.T) {
+	s := tiny
+	s.Arch, s.Layers, s.Window, s.AttnSoftCap, s.FinalSoftCap, s.RopeScaling, s.RopeScaleFactor = "gemma3", 7, 9, 0, 0, "linear", 8
+	m, err := Load(editedSpec(t, s, func(*gguf.Writer) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range m.Blocks {
+		local := i != 5
+		r := b.Attn.RoPE
+		if (b.Attn.Window == 9) != local || (r.Base == 10000) != local || (r.Scaling.FreqScale == 0.125) == local || b.Attn.QNorm == nil || b.AttnPostNorm == nil {
+			t.Errorf("layer %d: window %d, RoPE base %g, scaling %+v, q norm %v", i, b.Attn.Window, r.Base, r.Scaling, b.Attn.QNorm != nil)
+		}
+	}
+	if c := m.Config; c.AttnSoftCap != 0 || c.FinalSoftCap != 0 || c.RopeBase != 1e6 {
+		t.Errorf("config %+v", c)
+	}
+}
+
+// Files without the optional keys get Gemma 2's values, as in llama.cpp.
+func TestDefaults(t *testing.T) {
+	s := tiny
+	s.Window, s.AttnSoftCap, s.FinalSoftCap = 0, 0, 0 // keys left out
+	f := editedSpec(t, s, func(w *gguf.Writer) {})
+	c, err := ConfigFromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Window != 4096 || c.AttnSoftCap != 50 || c.FinalSoftCap != 30 {
+		t.Errorf("defaults: window %d, soft caps %g, %g", c.Window, c.AttnSoftCap, c.FinalSoftCap)
+	}
+}
+
+// Metadata that disagrees with the tensors is an error at load that names
+// the problem.
+func TestLyingMetadata(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(w *gguf.Writer)
+		want string
+	}{
+		{"head width", func(w *gguf.Writer) {
+			w.SetUint32("gemma2.attention.key_length", 16)
+			w.SetUint32("gemma2.rope.dimension_count", 16)
+		}, "attn_q.weight has shape [128 64], want [64 64]"},
+		{"layers", func(w *gguf.Writer) { w.SetUint32("gemma2.block_count", 4) }, "blk.3."},
+		{"partial rope", func(w *gguf.Writer) { w.SetUint32("gemma2.rope.dimension_count", 16) }, "partial RoPE"},
+		{"soft cap", func(w *gguf.Writer) { w.SetFloat32("gemma2.attn_logit_softcapping", -1) }, "soft caps"},
+	} {
+		_, err := Load(edited(t, c.edit))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want it to mention %q", c.name, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,303 @@
+// Converting Hugging Face ViT checkpoints: config.json, model.safetensors
+// (or shards with model.safetensors.index.json) and preprocessor_config.json.
+
+package vit
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/toyml/toy/toy/nn"
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// ErrUnsupported is returned for checkpoints this converter cannot read.
+var ErrUnsupported = errors.New("vit: unsupported checkpoint")
+
+// hfConfig is what FromHF reads of config.json.
+type hfConfig struct {
+	ModelType   string            `json:"model_type"`
+	Hidden      int               `json:"hidden_size"`
+	Layers      int               `json:"num_hidden_layers"`
+	Heads       int               `json:"num_attention_heads"`
+	FFN         int               `json:"intermediate_size"`
+	Act         string            `json:"hidden_act"`
+	NormEps     float64           `json:"layer_norm_eps"`
+	ImageSize   int               `json:"image_size"`
+	PatchSize   int               `json:"patch_size"`
+	NumChannels int               `json:"num_channels"`
+	QKVBias     *bool             `json:"qkv_bias"`
+	ID2Label    map[string]string `json:"id2label"`
+}
+
+// hfPreprocessor is what FromHF reads of preprocessor_config.json.
+type hfPreprocessor struct {
+	Mean        []float32 `json:"image_mean"`
+	Std         []float32 `json:"image_std"`
+	DoNormalize *bool     `json:"do_normalize"`
+	Resample    *int      `json:"resample"`
+}
+
+// FromHF reads the Hugging Face ViTForImageClassification checkpoint in dir
+// and returns it as a Model with F32 weights (WriteGGUF writes it):
+//
+//	config.json               sizes, hidden_act ("gelu": exact), layer_norm_eps, id2label
+//	model.safetensors         F32, F16 or BF16 tensors (or shards listed in model.safetensors.index.json)
+//	preprocessor_config.json  image_mean, image_std (optional: 0.5 each, ViTImageProcessor's default)
+func FromHF(dir string) (*Model, error) {
+	var hc hfConfig
+	if err := readJSON(filepath.Join(dir, "config.json"), &hc); err != nil {
+		return nil, fmt.Errorf("convert %s: %w (want a Hugging Face model directory)", dir, err)
+	}
+	if hc.ModelType != "" && hc.ModelType != "vit" {
+		return nil, fmt.Errorf("%w: model_type %q (toy converts \"vit\")", ErrUnsupported, hc.ModelType)
+	}
+	if hc.Act != "gelu" {
+		return nil, fmt.Errorf("%w: hidden_act %q (toy's ViT uses the exact GELU, \"gelu\")", ErrUnsupported, hc.Act)
+	}
+	if hc.NumChannels != 0 && hc.NumChannels != Channels {
+		return nil, fmt.Errorf("%w: %d image channels (toy reads RGB)", ErrUnsupported, hc.NumChannels)
+	}
+	if hc.QKVBias != nil && !*hc.QKVBias {
+		return nil, fmt.Errorf("%w: qkv_bias false", ErrUnsupported)
+	}
+	c := Config{ImageSize: hc.ImageSize, PatchSize: hc.PatchSize, Embed: hc.Hidden, Layers: hc.Layers, FFN: hc.FFN,
+		Heads: hc.Heads, NormEps: float32(hc.NormEps), ImageMean: [3]float32{0.5, 0.5, 0.5}, ImageStd: [3]float32{0.5, 0.5, 0.5}}
+	if c.NormEps == 0 {
+		c.NormEps = 1e-12 // ViTConfig's default
+	}
+	labels, err := labelList(hc.ID2Label)
+	if err != nil {
+		return nil, err
+	}
+	var pp hfPreprocessor
+	if err := readJSON(filepath.Join(dir, "preprocessor_config.json"), &pp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if pp.Resample != nil && *pp.Resample != 2 {
+		return nil, fmt.Errorf("%w: preprocessor resample %d (toy resizes with PIL's bilinear filter, 2)", ErrUnsupported, *pp.Resample)
+	}
+	if len(pp.Mean) == Channels && len(pp.Std) == Channels {
+		copy(c.ImageMean[:], pp.Mean)
+		copy(c.ImageStd[:], pp.Std)
+	}
+	if pp.DoNormalize != nil && !*pp.DoNormalize {
+		c.ImageMean, c.ImageStd = [3]float32{}, [3]float32{1, 1, 1}
+	}
+
+	st, err := openSafetensors(dir)
+	if err != nil {
+		return nil, err
+	}
+	head, err := st.get("classifier.weight")
+	if err != nil {
+		return nil, fmt.Errorf("%w: no classifier head (a ViTModel, not ViTForImageClassification?): %w", ErrUnsupported, err)
+	}
+	c.Classes = head.Dim(0)
+	if len(labels) == c.Classes {
+		c.Labels = labels
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := fromTensors(c, st.get)
+	if err != nil {
+		return nil, fmt.Errorf("convert %s: %w", dir, err)
+	}
+	return m, nil
+}
+
+// fromTensors fills a model from Hugging Face's tensor names.
+func fromTensors(c Config, get func(name string) (*tensor.Tensor, error)) (*Model, error) {
+	var errs []error
+	t := func(name string, shape ...int) *tensor.Tensor {
+		x, err := get(name)
+		if err == nil && x.Len() != tensor.New(shape...).Len() {
+			err = fmt.Errorf("tensor %s has shape %v, want %v", name, x.Shape(), shape)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			return tensor.New(shape...)
+		}
+		return x.Reshape(shape...)
+	}
+	D, F, P, S := c.Embed, c.FFN, c.PatchSize, c.Tokens()
+	lin := func(name string, out, in int) *nn.Linear {
+		return &nn.Linear{W: t(name+".weight", out, in), B: t(name+".bias", out)}
+	}
+	norm := func(name string) *nn.LayerNorm {
+		return &nn.LayerNorm{W: t(name+".weight", D), B: t(name+".bias", D), Eps: c.NormEps}
+	}
+	m := New(c)
+	m.PatchEmbed = lin("vit.embeddings.patch_embeddings.projection", D, Channels*P*P) // [D, C, P, P] as [D, C·P·P]
+	m.Class = t("vit.embeddings.cls_token", D)                                        // [1, 1, D]
+	m.Pos = &nn.Embedding{W: t("vit.embeddings.position_embeddings", S, D)}           // [1, S, D]
+	for i := range m.Blocks {
+		b, p := &m.Blocks[i], fmt.Sprintf("vit.encoder.layer.%d.", i)
+		b.Norm1, b.Norm2 = norm(p+"layernorm_before"), norm(p+"layernorm_after")
+		b.Attn.Q = lin(p+"attention.attention.query", D, D)
+		b.Attn.K = lin(p+"attention.attention.key", D, D)
+		b.Attn.V = lin(p+"attention.attention.value", D, D)
+		b.Attn.Out = lin(p+"attention.output.dense", D, D)
+		b.MLP.Up = lin(p+"intermediate.dense", F, D)
+		b.MLP.Down = lin(p+"output.dense", D, F)
+	}
+	m.PostNorm = norm("vit.layernorm")
+	m.Head = lin("classifier", c.Classes, D)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return m, m.check()
+}
+
+// labelList orders id2label by id; ids must be 0 … K−1.
+func labelList(id2label map[string]string) ([]string, error) {
+	if len(id2label) == 0 {
+		return nil, nil
+	}
+	out := make([]string, len(id2label))
+	for k, v := range id2label {
+		i, err := strconv.Atoi(k)
+		if err != nil || i < 0 || i >= len(out) {
+			return nil, fmt.Errorf("%w: id2label key %q is not an id in 0 … %d", ErrUnsupported, k, len(out)-1)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return nil
+}
+
+// safetensors is a set of safetensors files read into memory: each is an
+// 8-byte little-endian header length, a JSON header naming every tensor's
+// dtype, shape and byte range, then the raw little-endian data.
+type safetensors struct {
+	where map[string]stEntry
+}
+
+type stEntry struct {
+	DType   string `json:"dtype"`
+	Shape   []int  `json:"shape"`
+	Offsets [2]int `json:"data_offsets"`
+	data    []byte // the file's data section
+}
+
+// openSafetensors reads dir/model.safetensors, or the shards that
+// dir/model.safetensors.index.json lists.
+func openSafetensors(dir string) (*safetensors, error) {
+	files := []string{"model.safetensors"}
+	var index struct {
+		WeightMap map[string]string `json:"weight_map"`
+	}
+	if err := readJSON(filepath.Join(dir, "model.safetensors.index.json"), &index); err == nil {
+		seen := map[string]bool{}
+		files = files[:0]
+		for _, f := range index.WeightMap {
+			if !seen[f] {
+				seen[f] = true
+				files = append(files, f)
+			}
+		}
+		sort.Strings(files)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	st := &safetensors{where: map[string]stEntry{}}
+	for _, name := range files {
+		path := filepath.Join(dir, name)
+		b, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s not found (toy reads safetensors, not pytorch_model.bin)", ErrUnsupported, path)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := st.add(b); err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+	}
+	return st, nil
+}
+
+func (st *safetensors) add(b []byte) error {
+	if len(b) < 8 {
+		return errors.New("safetensors: truncated header")
+	}
+	n := binary.LittleEndian.Uint64(b)
+	if n > uint64(len(b)-8) {
+		return fmt.Errorf("safetensors: header of %d bytes in a file of %d", n, len(b))
+	}
+	var header map[string]json.RawMessage
+	if err := json.Unmarshal(b[8:8+n], &header); err != nil {
+		return fmt.Errorf("safetensors header: %w", err)
+	}
+	data := b[8+n:]
+	for name, raw := range header {
+		if name == "__metadata__" {
+			continue
+		}
+		var e stEntry
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return fmt.Errorf("safetensors: tensor %s: %w", name, err)
+		}
+		if e.Offsets[0] < 0 || e.Offsets[0] > e.Offsets[1] || e.Offsets[1] > len(data) {
+			return fmt.Errorf("safetensors: tensor %s: bytes %v of %d", name, e.Offsets, len(data))
+		}
+		e.data = data
+		st.where[name] = e
+	}
+	return nil
+}
+
+// get returns the named tensor as F32, converted from F32, F16 or BF16. The
+// name may carry Hugging Face's "vit." prefix or not (ViTModel checkpoints).
+func (st *safetensors) get(name string) (*tensor.Tensor, error) {
+	e, ok := st.where[name]
+	if !ok {
+		e, ok = st.where[strings.TrimPrefix(name, "vit.")]
+	}
+	if !ok {
+		return nil, fmt.Errorf("tensor %s is missing", name)
+	}
+	n := 1
+	for _, d := range e.Shape {
+		n *= d
+	}
+	raw := e.data[e.Offsets[0]:e.Offsets[1]]
+	size := map[string]int{"F32": 4, "F16": 2, "BF16": 2}[e.DType]
+	if size == 0 {
+		return nil, fmt.Errorf("%w: tensor %s is %s (F32, F16 or BF16)", ErrUnsupported, name, e.DType)
+	}
+	if len(raw) != n*size || n == 0 {
+		return nil, fmt.Errorf("safetensors: tensor %s %v %s has %d bytes", name, e.Shape, e.DType, len(raw))
+	}
+	out := make([]float32, n)
+	for i := range out {
+		switch e.DType {
+		case "F32":
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		case "F16":
+			out[i] = tensor.FP16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
+		case "BF16":
+			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:])) << 16)
+		}
+	}
+	return tensor.FromFloat32(out, e.Shape...), nil
+}

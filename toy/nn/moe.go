@@ -1,0 +1,145 @@
+// The mixture-of-experts feed-forward layer.
+
+package nn
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// MoE is a sparse mixture of SwiGLU experts (Shazeer et al. 2017; as in
+// OLMoE, Muennighoff et al. 2024): a router scores the E experts for each
+// token, the k most probable run on it, and their outputs are summed,
+// weighted by the router's probabilities:
+//
+//	p = softmax(x·Wrᵀ)                        over all E experts, per token
+//	y = Σ_{e ∈ top-k(p)} p_e · Down_e(SiLU(Gate_e(x)) ⊙ Up_e(x))
+//
+// The k weights are not renormalised to sum to 1 (OLMoE's choice; Mixtral
+// renormalises). The experts are stored stacked, as GGUF files hold them:
+// one 3-D tensor per projection, expert e's [F, D] (or [D, F]) matrix at
+// index e, in any weight type.
+//
+// Forward groups the tokens by expert: each expert runs once on the rows
+// routed to it (gathered with tensor.Embedding), and tensor.ScatterAdd adds
+// its weighted outputs back to their tokens. The routing itself — the top-k
+// choice — reads the router's probabilities back to the host (one [T, E]
+// download per layer on a device backend). Gradients flow to the router
+// through the weights p_e, and to the experts' stacks and the input through
+// the chosen experts; the choice itself has no gradient.
+type MoE struct {
+	Router *Linear        `gguf:"ffn_gate_inp"`         // [E, D]
+	Gate   *tensor.Tensor `gguf:"ffn_gate_exps.weight"` // [E, F, D]
+	Up     *tensor.Tensor `gguf:"ffn_up_exps.weight"`   // [E, F, D]
+	Down   *tensor.Tensor `gguf:"ffn_down_exps.weight"` // [E, D, F]
+
+	Used int // k: experts run per token
+
+	mu      sync.Mutex
+	experts []SwiGLU          // views of the stacks, one per expert (frozen stacks only)
+	viewOf  [3]*tensor.Tensor // the stacks they view
+}
+
+// Check verifies that the router and the three stacks fit together and with
+// the width d, and that k is between 1 and E.
+func (m *MoE) Check(d int) error {
+	if m.Router == nil || m.Gate == nil || m.Up == nil || m.Down == nil {
+		return fmt.Errorf("moe: router or expert stacks missing")
+	}
+	E := m.Router.W.Dim(0)
+	F := m.Gate.Dim(1)
+	switch {
+	case m.Used < 1 || m.Used > E:
+		return fmt.Errorf("moe: %d experts used of %d", m.Used, E)
+	case m.Router.W.Dim(1) != d:
+		return fmt.Errorf("moe: router %v for width %d", m.Router.W.Shape(), d)
+	case len(m.Gate.Shape()) != 3 || m.Gate.Dim(0) != E || m.Gate.Dim(2) != d:
+		return fmt.Errorf("moe: gate stack %v, want [%d, F, %d]", m.Gate.Shape(), E, d)
+	case len(m.Up.Shape()) != 3 || m.Up.Dim(0) != E || m.Up.Dim(1) != F || m.Up.Dim(2) != d:
+		return fmt.Errorf("moe: up stack %v, want [%d, %d, %d]", m.Up.Shape(), E, F, d)
+	case len(m.Down.Shape()) != 3 || m.Down.Dim(0) != E || m.Down.Dim(1) != d || m.Down.Dim(2) != F:
+		return fmt.Errorf("moe: down stack %v, want [%d, %d, %d]", m.Down.Shape(), E, d, F)
+	}
+	return nil
+}
+
+// Forward maps x [T, D] to [T, D].
+func (m *MoE) Forward(x *tensor.Tensor) *tensor.Tensor {
+	T, E := x.Rows(), m.Router.W.Dim(0)
+	if m.Used < 1 || m.Used > E {
+		panic(fmt.Sprintf("MoE: %d experts used of %d", m.Used, E))
+	}
+	probs := tensor.Softmax(m.Router.Forward(x), -1) // [T, E]
+	tokens, slots := route(probs.Float32s(), T, E, m.Used)
+	flat := tensor.Reshape(probs, T*E, 1) // p[t, e] at row t·E + e
+	experts := m.expertViews()
+	y := tensor.New(T, x.Cols()) // [T, D], zeros
+	for e := range E {
+		if len(tokens[e]) == 0 {
+			continue
+		}
+		xe := tensor.Embedding(x, tokens[e])        // [n, D]: gather the n rows routed to e
+		he := experts[e].Forward(xe)                // [n, D]: SwiGLU_e of each
+		pe := tensor.Embedding(flat, slots[e])      // [n, 1]: their weights p[t, e]
+		y = tensor.ScatterAdd(y, tokens[e], he, pe) // y[t] += p[t, e] · SwiGLU_e(x[t])
+	}
+	return y
+}
+
+// route picks the k most probable experts of each of T tokens from p [T·E]
+// (ties to the lower index) and returns, per expert, the tokens routed to it
+// in order and the positions t·E + e of their probabilities in p.
+func route(p []float32, T, E, k int) (tokens, slots [][]int32) {
+	tokens, slots = make([][]int32, E), make([][]int32, E)
+	chosen := make([]bool, E)
+	for t := range T {
+		row := p[t*E : (t+1)*E]
+		clear(chosen)
+		for range k {
+			best := -1
+			for e, v := range row {
+				if !chosen[e] && (best < 0 || v > row[best]) {
+					best = e
+				}
+			}
+			chosen[best] = true
+		}
+		for e, c := range chosen {
+			if c {
+				tokens[e] = append(tokens[e], int32(t))
+				slots[e] = append(slots[e], int32(t*E+e))
+			}
+		}
+	}
+	return tokens, slots
+}
+
+// expertViews returns expert e's SwiGLU at index e, its matrices views of the
+// stacks (tensor.Select). Frozen stacks (loaded from a file) are viewed once
+// and the views kept, so a device backend uploads each expert once. Trainable
+// stacks are viewed afresh on every call, through the tape, so that
+// gradients reach the stacks and optimizer updates are seen.
+func (m *MoE) expertViews() []SwiGLU {
+	build := func() []SwiGLU {
+		out := make([]SwiGLU, m.Gate.Dim(0))
+		for e := range out {
+			out[e] = SwiGLU{
+				Gate: &Linear{W: tensor.Select(m.Gate, e)}, // [F, D]
+				Up:   &Linear{W: tensor.Select(m.Up, e)},   // [F, D]
+				Down: &Linear{W: tensor.Select(m.Down, e)}, // [D, F]
+			}
+		}
+		return out
+	}
+	if m.Gate.RequiresGrad() || m.Up.RequiresGrad() || m.Down.RequiresGrad() {
+		return build()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if stacks := [3]*tensor.Tensor{m.Gate, m.Up, m.Down}; m.experts == nil || m.viewOf != stacks {
+		m.experts, m.viewOf = build(), stacks
+	}
+	return m.experts
+}
