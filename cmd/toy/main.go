@@ -49,6 +49,7 @@ var commands = map[string]func(args []string, stdout io.Writer) error{
 	"lora":     runLoRA,
 	"install":  runInstall,  // install.go
 	"serve":    runServe,    // serve.go
+	"chat":     runChat,     // chat.go
 	"classify": runClassify, // classify.go
 	"convert":  runConvert,  // classify.go
 }
