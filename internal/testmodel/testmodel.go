@@ -160,8 +160,8 @@ func llama3RopeFactors(dim int, base float64) []float32 {
 }
 
 // BenchSpecs returns random models with SmolLM2-135M's shape (not committed,
-// not gated): F32 and Q8_0, and Q4_K_M at width 512, with a synthetic
-// vocabulary of 49152 tokens.
+// not gated): F32 and Q8_0, and Q4_K_M, Q5_K_M and Q3_K_M at width 512, with
+// a synthetic vocabulary of 49152 tokens.
 func BenchSpecs() []Spec {
 	var out []Spec
 	for _, dt := range []tensor.DType{tensor.F32, tensor.Q8_0} {
@@ -169,10 +169,14 @@ func BenchSpecs() []Spec {
 			Arch: "llama", DType: dt, Vocab: "none", VocabSize: 49152, Embed: 576, Layers: 30, FFN: 1536, Heads: 9, KVHeads: 3,
 			Context: 2048, Tied: true, Seed: 7, PromptIDs: llamaPrompt})
 	}
-	// Q4_K_M needs widths that are multiples of 256: SmolLM2's depth and
-	// feed-forward width at width 512 (8 heads of 64, 2 KV heads).
-	return append(out, Spec{Name: "smollm2-shape-q4_k_m", Arch: "llama", DType: tensor.Q4_K, Vocab: "none", VocabSize: 49152,
-		Embed: 512, Layers: 30, FFN: 1536, Heads: 8, KVHeads: 2, Context: 2048, Tied: true, Seed: 7, PromptIDs: llamaPrompt})
+	// The k-quant mixes need widths that are multiples of 256: SmolLM2's
+	// depth and feed-forward width at width 512 (8 heads of 64, 2 KV heads).
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q5_K, tensor.Q3_K} {
+		out = append(out, Spec{Name: "smollm2-shape-" + map[tensor.DType]string{tensor.Q4_K: "q4_k_m", tensor.Q5_K: "q5_k_m", tensor.Q3_K: "q3_k_m"}[dt],
+			Arch: "llama", DType: dt, Vocab: "none", VocabSize: 49152, Embed: 512, Layers: 30, FFN: 1536, Heads: 8, KVHeads: 2,
+			Context: 2048, Tied: true, Seed: 7, PromptIDs: llamaPrompt})
+	}
+	return out
 }
 
 // vocab is the JSON written by tests/tokenizer/vocab.mjs.
