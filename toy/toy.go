@@ -38,14 +38,15 @@ var ErrUnknownArch = errors.New("unknown architecture")
 
 // loaders maps GGUF architecture names to the package that builds them.
 var loaders = map[string]func(*gguf.File) (engine.Model, error){
-	"gpt2":   func(f *gguf.File) (engine.Model, error) { return gpt2.Load(f) },
-	"gemma":  func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
-	"gemma2": func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
-	"gemma3": func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
-	"llama":  func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"qwen2":  func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"qwen3":  func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"olmoe":  func(f *gguf.File) (engine.Model, error) { return olmoe.Load(f) },
+	"gpt2":     func(f *gguf.File) (engine.Model, error) { return gpt2.Load(f) },
+	"gemma":    func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
+	"gemma2":   func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
+	"gemma3":   func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
+	"llama":    func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"qwen2":    func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"qwen3":    func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"qwen3moe": func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"olmoe":    func(f *gguf.File) (engine.Model, error) { return olmoe.Load(f) },
 }
 
 // Archs returns the GGUF architectures toy can load, sorted.

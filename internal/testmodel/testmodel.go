@@ -55,7 +55,8 @@ type Spec struct {
 	RopeScaleFactor float32 `json:"rope_scale,omitempty"`
 	RopeOrigContext int     `json:"rope_orig_context,omitempty"`
 	// Experts and ExpertsUsed: a mixture of experts per layer, E of
-	// them, k run per token (olmoe only).
+	// them, k run per token, each of width FFN (olmoe, llama as Mixtral,
+	// qwen3moe).
 	Experts     int `json:"experts,omitempty"`
 	ExpertsUsed int `json:"experts_used,omitempty"`
 }
@@ -75,6 +76,13 @@ func weightType(dt tensor.DType, name string) tensor.DType {
 		return tensor.Q5_K
 	case dt == tensor.Q2_K && down:
 		return tensor.Q3_K
+	// IQ4_NL and IQ4_XS: llama.cpp's mixes (no imatrix) at the test shapes
+	// (no layer among the first eighth, grouped-query ratio 2) change only
+	// the head: Q6_K, or Q8_0 where rows are not whole 256-weight blocks.
+	case dt == tensor.IQ4_XS && head:
+		return tensor.Q6_K
+	case dt == tensor.IQ4_NL && head:
+		return tensor.Q8_0
 	}
 	return dt
 }
@@ -110,6 +118,7 @@ func Specs() []Spec {
 			PromptIDs: gpt2Prompt})
 	}
 	out = append(out, olmoeSpecs()...)
+	out = append(out, moeSpecs()...)
 	out = append(out, gemmaSpecs()...)
 	out = append(out, ropeScalingSpecs()...)
 	// Q4_K_M: k-quant super-blocks need widths that are multiples of 256.
@@ -132,7 +141,13 @@ func Specs() []Spec {
 		Spec{Name: "llama-q4_1", Arch: "llama", DType: tensor.Q4_1, Vocab: "llama2", Embed: 64, Layers: 2, FFN: 128,
 			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 3, PromptIDs: llamaPrompt},
 		Spec{Name: "qwen2-q5_1", Arch: "qwen2", DType: tensor.Q5_1, Vocab: "gpt2", Embed: 64, Layers: 2, FFN: 128,
-			Heads: 4, KVHeads: 2, Context: 256, Tied: true, Seed: 4, PromptIDs: gpt2Prompt})
+			Heads: 4, KVHeads: 2, Context: 256, Tied: true, Seed: 4, PromptIDs: gpt2Prompt},
+		// The non-linear IQ4_NL (blocks of 32) and IQ4_XS (super-blocks
+		// of 256) of LM Studio's and bartowski's uploads (weightType).
+		Spec{Name: "llama-iq4_nl", Arch: "llama", DType: tensor.IQ4_NL, Vocab: "llama2", Embed: 64, Layers: 2, FFN: 128,
+			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 3, PromptIDs: llamaPrompt},
+		Spec{Name: "llama-iq4_xs", Arch: "llama", DType: tensor.IQ4_XS, Vocab: "llama2", Embed: 256, Layers: 2, FFN: 512,
+			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 16, PromptIDs: llamaPrompt})
 }
 
 // llama3RopeFactors returns the frequency factors Llama 3.1's RoPE scaling
@@ -303,7 +318,8 @@ func build(s Spec) (*gguf.Writer, error) {
 	w.SetString("general.architecture", a)
 	w.SetString("general.name", "toy test model "+s.Name)
 	w.SetUint32("general.file_type", map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q8_0: 7, tensor.Q4_0: 2, tensor.Q5_0: 8,
-		tensor.Q4_K: 15, tensor.Q5_K: 17, tensor.Q3_K: 12, tensor.Q2_K: 10, tensor.Q4_1: 3, tensor.Q5_1: 9}[s.DType])
+		tensor.Q4_K: 15, tensor.Q5_K: 17, tensor.Q3_K: 12, tensor.Q2_K: 10, tensor.Q4_1: 3, tensor.Q5_1: 9,
+		tensor.IQ4_NL: 25, tensor.IQ4_XS: 30}[s.DType])
 	w.SetUint32(a+".context_length", uint32(s.Context))
 	w.SetUint32(a+".embedding_length", uint32(D))
 	w.SetUint32(a+".block_count", uint32(s.Layers))
@@ -319,7 +335,7 @@ func build(s Spec) (*gguf.Writer, error) {
 			w.SetUint32(a+".attention.key_length", uint32(hd))
 			w.SetUint32(a+".attention.value_length", uint32(hd))
 		}
-		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000}[a]
+		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000}[a]
 		if s.RopeFreqs {
 			base = 500000
 		}
@@ -327,6 +343,8 @@ func build(s Spec) (*gguf.Writer, error) {
 	}
 	if a == "olmoe" {
 		olmoeMetadata(w, s)
+	} else if s.Experts > 0 {
+		moeMetadata(w, s)
 	}
 	if a == "gemma2" || a == "gemma3" {
 		gemmaMetadata(w, s)
@@ -336,7 +354,7 @@ func build(s Spec) (*gguf.Writer, error) {
 	}
 	w.SetString("tokenizer.ggml.model", v.Model)
 	if v.Model == "gpt2" {
-		pre := map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2"}[a]
+		pre := map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2", "qwen3moe": "qwen2"}[a]
 		w.SetString("tokenizer.ggml.pre", pre)
 	} else {
 		w.SetString("tokenizer.ggml.pre", "default")
@@ -400,11 +418,15 @@ func build(s Spec) (*gguf.Writer, error) {
 		if a == "qwen2" {
 			errs = append(errs, vec(p+"attn_q.bias", q, 0, 0.1), vec(p+"attn_k.bias", kv, 0, 0.1), vec(p+"attn_v.bias", kv, 0, 0.1))
 		}
-		if a == "qwen3" || a == "gemma3" {
+		if a == "qwen3" || a == "qwen3moe" || a == "gemma3" {
 			errs = append(errs, vec(p+"attn_q_norm.weight", hd, 1, 0.3), vec(p+"attn_k_norm.weight", hd, 1, 0.3))
 		}
-		errs = append(errs, mat(p+"attn_output.weight", D, q),
-			mat(p+"ffn_gate.weight", F, D), mat(p+"ffn_up.weight", F, D), mat(p+"ffn_down.weight", D, F))
+		errs = append(errs, mat(p+"attn_output.weight", D, q))
+		if s.Experts > 0 {
+			errs = append(errs, moeLayer(s, p, add)...)
+		} else {
+			errs = append(errs, mat(p+"ffn_gate.weight", F, D), mat(p+"ffn_up.weight", F, D), mat(p+"ffn_down.weight", D, F))
+		}
 		if a == "gemma2" || a == "gemma3" {
 			errs = append(errs, vec(p+"post_attention_norm.weight", D, 1, 0.2), vec(p+"post_ffw_norm.weight", D, 1, 0.2))
 		}

@@ -140,9 +140,10 @@ func getBytes(n int) *[]byte {
 }
 
 // MatMul computes out[M, N] = x[M, K]·w[N, K]ᵀ, splitting the rows of w
-// across the workers. F16 weights take fp16-rounded activations, Q8_0, Q4_0
-// and Q5_0 weights Q8_0-quantized ones, Q4_1 and Q5_1 weights Q8_1 ones and
-// the k-quants (Q2_K … Q6_K) Q8_K ones, as tensor.Go{} does. On a Fused backend, F32 and F16 products of
+// across the workers. F16 weights take fp16-rounded activations, Q8_0, Q4_0,
+// Q5_0 and IQ4_NL weights Q8_0-quantized ones, Q4_1 and Q5_1 weights Q8_1
+// ones and the k-quants (Q2_K … Q6_K) and IQ4_XS Q8_K ones, as tensor.Go{}
+// does. On a Fused backend, F32 and F16 products of
 // toy_pack_threshold() rows or more use fused multiply-adds until a tape
 // records (see doc.go).
 func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
@@ -229,13 +230,13 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		runtime.KeepAlive(ws)
 		runtime.KeepAlive(xsum)
 		byteScratch.Put(xq)
-	case tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K:
+	case tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K, tensor.IQ4_XS:
 		if K%tensor.QK != 0 { // not a whole number of super-blocks: Go says what is wrong
 			tensor.Go{}.MatMul(out, x, w)
 			return
 		}
 		b.matmulKQuant(o, xs, w, M, K, N)
-	case tensor.Q4_0, tensor.Q5_0:
+	case tensor.Q4_0, tensor.Q5_0, tensor.IQ4_NL:
 		if K%tensor.Q8BlockSize != 0 {
 			tensor.Go{}.MatMul(out, x, w)
 			return
@@ -287,7 +288,7 @@ func align64(b []byte) []byte {
 // Q8_K (as tensor.Go{} does, bit for bit), then split the rows of w; from
 // two activation rows on each chunk gets scratch for the prefill kernels,
 // which repack tiles of weight rows (kq.c: Q4_K, Q6_K; kq2.c: Q5_K, Q3_K,
-// Q2_K).
+// Q2_K; iq4.c: IQ4_XS).
 func (b *Backend) matmulKQuant(o, xs []float32, w *tensor.Tensor, M, K, N int) {
 	nb := K / tensor.QK
 	rb := nb * q8KBytes
@@ -298,9 +299,13 @@ func (b *Backend) matmulKQuant(o, xs []float32, w *tensor.Tensor, M, K, N int) {
 		call(b.ks.quantizeQ8K, ptr(xq[lo*rb:]), ptr(xs[lo*K:]), u((hi-lo)*nb))
 	})
 	fn, scratch := map[tensor.DType]uintptr{tensor.Q4_K: b.ks.matmulQ4K, tensor.Q6_K: b.ks.matmulQ6K,
-		tensor.Q5_K: b.ks.matmulQ5K, tensor.Q3_K: b.ks.matmulQ3K, tensor.Q2_K: b.ks.matmulQ2K}[w.DType()], b.ks.kqScratch
-	if w.DType() != tensor.Q4_K && w.DType() != tensor.Q6_K {
+		tensor.Q5_K: b.ks.matmulQ5K, tensor.Q3_K: b.ks.matmulQ3K, tensor.Q2_K: b.ks.matmulQ2K,
+		tensor.IQ4_XS: b.ks.matmulIQ4XS}[w.DType()], b.ks.kqScratch
+	switch w.DType() {
+	case tensor.Q5_K, tensor.Q3_K, tensor.Q2_K:
 		scratch = b.ks.kq2Scratch
+	case tensor.IQ4_XS:
+		scratch = b.ks.iq4XSScratch
 	}
 	var scratchLen int
 	if M > 1 {
@@ -314,9 +319,10 @@ func (b *Backend) matmulKQuant(o, xs []float32, w *tensor.Tensor, M, K, N int) {
 	runtime.KeepAlive(o)
 }
 
-// matmulQ45: Q4_0 and Q5_0 weights, against Q8_0 activations and their block
-// sums (the kernels multiply unsigned quants and subtract the offset times
-// Σx); scratch for the prefill kernels as in matmulKQuant (q45.c).
+// matmulQ45: Q4_0, Q5_0 and IQ4_NL weights, against Q8_0 activations and
+// their block sums (the kernels multiply unsigned quants and subtract the
+// offset times Σx); scratch for the prefill kernels as in matmulKQuant
+// (q45.c, iq4.c).
 func (b *Backend) matmulQ45(o, xs []float32, w *tensor.Tensor, M, K, N int) {
 	nb := K / tensor.Q8BlockSize
 	rb := nb * tensor.Q8BlockLen
@@ -329,13 +335,16 @@ func (b *Backend) matmulQ45(o, xs []float32, w *tensor.Tensor, M, K, N int) {
 		call(b.ks.quantizeQ8, ptr(xqs[lo*rb:]), ptr(xs[lo*K:]), u((hi-lo)*nb))
 		call(b.ks.q8XSum, ptr(xsum[lo*nb:]), ptr(xqs[lo*rb:]), u((hi-lo)*nb))
 	})
-	fn := b.ks.matmulQ4_0
-	if w.DType() == tensor.Q5_0 {
+	fn, scratch := b.ks.matmulQ4_0, b.ks.q45Scratch
+	switch w.DType() {
+	case tensor.Q5_0:
 		fn = b.ks.matmulQ5_0
+	case tensor.IQ4_NL:
+		fn, scratch = b.ks.matmulIQ4NL, b.ks.iq4NLScratch
 	}
 	var scratchLen int
 	if M > 1 {
-		scratchLen = int(callRet(b.ks.q45Scratch, u(K)))
+		scratchLen = int(callRet(scratch, u(K)))
 	}
 	ws := w.Bytes()
 	matmulRows(fn, ptr(o), ptr(xqs), ptr(ws), M, K, N, ptr(xsum), scratchLen)

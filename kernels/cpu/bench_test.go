@@ -38,7 +38,7 @@ func benchName(be tensor.Backend) string {
 func BenchmarkMatMul(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K,
-		tensor.Q2_K, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1} {
+		tensor.Q2_K, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS} {
 		shapes := [][3]int{{1, 576, 1536}, {1, 1536, 576}, {1, 576, 49152}, {128, 576, 1536}, {128, 1536, 576}}
 		if dt.BlockSize() == tensor.QK { // whole super-blocks: the shapes of a SmolLM2-depth Q4_K_M model of width 512
 			shapes = [][3]int{{1, 512, 1536}, {1, 1536, 512}, {1, 512, 49152}, {128, 512, 1536}, {128, 1536, 512}}

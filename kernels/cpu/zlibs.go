@@ -4,16 +4,16 @@ package cpu
 
 // sourcesSHA256 is the SHA-256 of the C sources and build.sh, concatenated
 // in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "6b1b4d67845b7e51f89bdef000bc17ee4b4ba78d5d78c4d46efb4005da5e0c9f"
+const sourcesSHA256 = "dbb86b0906b9fd69220b730aae2862be9d71a5e65af4aaeaadf1dba01a294eab"
 
-var sourceFiles = []string{"build.sh", "csrc/f32.c", "csrc/kq.c", "csrc/kq2.c", "csrc/ops.c", "csrc/q41.c", "csrc/q45.c", "csrc/q8.c", "csrc/quant.h", "csrc/toy.h"}
+var sourceFiles = []string{"build.sh", "csrc/f32.c", "csrc/iq4.c", "csrc/kq.c", "csrc/kq2.c", "csrc/ops.c", "csrc/q41.c", "csrc/q45.c", "csrc/q8.c", "csrc/quant.h", "csrc/toy.h"}
 
 // libSHA256 maps each embedded library to the SHA-256 build.sh recorded.
 var libSHA256 = map[string]string{
-	"libtoy-amd64-avx2.so":         "2a325c9a5336d5d65570e1f1f6cf7f7fd8178f04e028ab11bed9e3d1686e8af9",
-	"libtoy-amd64-avx512.so":       "273b4797f63cf37ef7a34cb47e01fe5569949bb6f8cac5d8740684cd9b841211",
-	"libtoy-amd64-avxvnni.so":      "623636016153639c51b79a1c743784ecb38f1a167ba4af1e0fc3091fb4280dd9",
-	"libtoy-amd64-x86-64.so":       "16aafe85ea7d16d5ff99a2e0df529d807cf53b38752ff452fc1f1cb80b9ae1eb",
-	"libtoy-arm64-neon-dotprod.so": "20232f009c3df68b5036a6adcc2521049c9302c95ede1cbd55138c861c3fbfba",
-	"libtoy-arm64-neon.so":         "419a7582ac8f86fefa14a64f04bf29d6c31855e6b40a8d2e298228b3dda059de",
+	"libtoy-amd64-avx2.so":         "a88649d3a95abe3bc2067196719f7bfdabfb01f57830db5d003a191361fa7f66",
+	"libtoy-amd64-avx512.so":       "2fc6546d49db600aa57754012d63d7a448051f28321eb4674752406f964b522a",
+	"libtoy-amd64-avxvnni.so":      "565db8efde02441cad67928319c15bfb6c410efa36ff8f6f1a5d8f10627cf4df",
+	"libtoy-amd64-x86-64.so":       "c91efb4bcde12b19bb52358f1cc777841825afae8b9093f760994a1eb50bd3f5",
+	"libtoy-arm64-neon-dotprod.so": "ce6f462aab7591de884cf83e2a2fd0742dad6d5f6cbd44210a3c803808bd2e0e",
+	"libtoy-arm64-neon.so":         "9796c88bbc6f437541fb64729cd7de769402c5aca2dc15b6ec3faf65e68fdeb8",
 }

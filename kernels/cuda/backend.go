@@ -16,7 +16,7 @@ import (
 // Backend runs every op on one GPU, on one stream, with tensors resident in
 // device memory (see tensor.DeviceBackend): weights are uploaded at first
 // use and stay, in their own type (F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_1,
-// Q5_1, Q2_K … Q6_K); activations and the KV cache never leave the device; Go code
+// Q5_1, Q2_K … Q6_K, IQ4_NL, IQ4_XS); activations and the KV cache never leave the device; Go code
 // reading a tensor (the logits, for sampling) downloads it. F32 products run
 // on cuBLAS (TF32 off unless TOY_CUDA_TF32=1) when the machine has it, the
 // rest on toy's kernels (csrc/).
@@ -184,11 +184,12 @@ const (
 // MatMul: out[M, N] = x[M, K]·w[N, K]ᵀ. F32 weights: cublasSgemm. F16 and
 // BF16: x rounded to the weight's type, then toy_matmul_half (or GemmEx with
 // float32 accumulation from gemmMin rows on). Q8_0: x quantized to Q8_0
-// blocks (toy_quantize_q8), then integer block dots (toy_matmul_q8); Q4_0
-// and Q5_0 likewise (toy_matmul_q32); Q4_1 and Q5_1 too, with the Q8_1
-// sums of toy_q8_1_sums (toy_matmul_q41). The k-quants: x quantized to
-// Q8_K (toy_quantize_q8k), then toy_matmul_q4k, toy_matmul_q6k,
-// toy_matmul_q5k or toy_matmul_q32k (Q3_K, Q2_K). Without
+// blocks (toy_quantize_q8), then integer block dots (toy_matmul_q8); Q4_0,
+// Q5_0 and IQ4_NL likewise (toy_matmul_q32); Q4_1 and Q5_1 too, with the
+// Q8_1 sums of toy_q8_1_sums (toy_matmul_q41). The k-quants and IQ4_XS: x
+// quantized to Q8_K (toy_quantize_q8k), then toy_matmul_q4k,
+// toy_matmul_q6k, toy_matmul_q5k, toy_matmul_q32k (Q3_K, Q2_K) or
+// toy_matmul_iq4xs. Without
 // cuBLAS, toy_matmul_f32 and, from gemmMin rows on, the tiled toy_gemm_f32
 // and toy_gemm_half take cuBLAS's place.
 func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
@@ -236,7 +237,7 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 			gx, gy := rowGrid()
 			b.launch("toy_matmul_half", gx, gy, 128, pArg(wp), pArg(xh), pArg(op), iArg(M), iArg(K), iArg(N), bArg(bf))
 		}
-	case tensor.Q8_0, tensor.Q4_0, tensor.Q5_0:
+	case tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.IQ4_NL:
 		nb := M * K / tensor.Q8BlockSize
 		xq, cq := b.take(M * K)
 		defer b.give(xq, cq)
@@ -247,8 +248,8 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		if w.DType() == tensor.Q8_0 {
 			b.launch("toy_matmul_q8", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N))
 		} else {
-			b.launch("toy_matmul_q32", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N),
-				bArg(w.DType() == tensor.Q5_0))
+			kind := map[tensor.DType]int{tensor.Q4_0: 0, tensor.Q5_0: 1, tensor.IQ4_NL: 2}[w.DType()]
+			b.launch("toy_matmul_q32", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N), iArg(kind))
 		}
 	case tensor.Q4_1, tensor.Q5_1:
 		nb := M * K / 32
@@ -263,7 +264,7 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		gx, gy := rowGrid()
 		b.launch("toy_matmul_q41", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(xs), pArg(op), iArg(M), iArg(K), iArg(N),
 			bArg(w.DType() == tensor.Q5_1))
-	case tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K:
+	case tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K, tensor.IQ4_XS:
 		nb := M * K / tensor.QK
 		xq, cq := b.take(M * K)
 		defer b.give(xq, cq)
@@ -280,6 +281,8 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 			b.launch("toy_matmul_q6k", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N))
 		case tensor.Q5_K:
 			b.launch("toy_matmul_q5k", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(xs), pArg(op), iArg(M), iArg(K), iArg(N))
+		case tensor.IQ4_XS:
+			b.launch("toy_matmul_iq4xs", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N))
 		default:
 			b.launch("toy_matmul_q32k", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(xs), pArg(op), iArg(M), iArg(K), iArg(N),
 				bArg(w.DType() == tensor.Q3_K))
@@ -457,7 +460,8 @@ func (b *Backend) Embedding(out, table *tensor.Tensor, ids []int32) {
 		b.launch("toy_embed_half", T, 1, 256, pArg(op), pArg(tp), pArg(ip), iArg(D), bArg(table.DType() == tensor.BF16))
 	case tensor.Q8_0:
 		b.launch("toy_embed_q8", T, 1, 256, pArg(op), pArg(tp), pArg(ip), iArg(D))
-	case tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
+	case tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K,
+		tensor.IQ4_NL, tensor.IQ4_XS:
 		rowBytes, _ := table.DType().RowBytes(D)
 		b.launch("toy_embed_quant", T, 1, 256, pArg(op), pArg(tp), pArg(ip), iArg(D), iArg(rowBytes), iArg(int(table.DType())))
 	default:

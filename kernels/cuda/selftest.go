@@ -144,6 +144,7 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 		{tensor.Q5_K, 1, 256, 33}, {tensor.Q5_K, 9, 512, 17}, {tensor.Q3_K, 1, 512, 33}, {tensor.Q3_K, 40, 256, 10 * size},
 		{tensor.Q2_K, 1, 256, 33}, {tensor.Q2_K, 9, 512, 17}, {tensor.Q4_1, 1, 1088, 5}, {tensor.Q4_1, 9, 96, 17},
 		{tensor.Q5_1, 1, 64, 33}, {tensor.Q5_1, 40, 64, 10 * size},
+		{tensor.IQ4_NL, 1, 1088, 5}, {tensor.IQ4_NL, 9, 96, 17}, {tensor.IQ4_XS, 1, 256, 33}, {tensor.IQ4_XS, 40, 512, 10 * size},
 	} {
 		x, wf := randT(c.M, c.K), randT(c.N, c.K)
 		w, err := tensor.FromBytes(c.dt, tensor.EncodeRow(nil, wf.Data(), c.dt), c.N, c.K)
@@ -191,7 +192,7 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 	add("SwiGLU", func(b tensor.Backend, o *tensor.Tensor) { b.SwiGLU(o, fresh(x), fresh(y)) })
 	ids := []int32{3, 0, 7, 3}
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1,
-		tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+		tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL, tensor.IQ4_XS} {
 		D := D
 		if dt.BlockSize() == tensor.QK {
 			D = 2 * tensor.QK

@@ -4,7 +4,7 @@ package cuda
 
 // sourcesSHA256 is the SHA-256 of build.sh and the CUDA sources,
 // concatenated in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "fc139a2def549d1e4a69fc22327d12ea0c805644d1ac8b5aa4af22320cd9aa11"
+const sourcesSHA256 = "01f6b8a1acfab33eadd3431b2aeabe7ab851015decf64037da815d0dced1e4b5"
 
 var sourceFiles = []string{"build.sh", "csrc/matmul.cu", "csrc/moe.cu", "csrc/ops.cu", "csrc/quant.cu", "csrc/toy.cuh"}
 
@@ -16,5 +16,5 @@ var ptxSHA256 = map[string]string{
 	"matmul.ptx": "33ff4338be01a6c48e62464f89dff263b856c1ff55d4e0c42a376af6e1369937",
 	"moe.ptx":    "7b889d68b0bc849a5c2c4594ae6b59ac0fa405481709370360bcbfdd57d85322",
 	"ops.ptx":    "ba3ca2bdf4b2b5cfcf46dcfdbec56b965218050d4d3eb3965f5e447e5a94c67a",
-	"quant.ptx":  "61c9bbc99357f694454841d1b5d7839f23351028d867e667d432aa2a6504c7f2",
+	"quant.ptx":  "05fbe59a5e32c2dc35b5fba8add89c74f65eaa9efe4fa79b6be93c657a81d3fd",
 }

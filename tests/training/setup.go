@@ -40,7 +40,8 @@ type Case struct {
 // sliding window of 4 on layer 0 of the 12 positions, and soft caps small
 // enough for the fresh weights' scores and logits to bend: tanh's derivative
 // enters every gradient), and gemma3 (per-head query/key norms, local and
-// global layers with different RoPE).
+// global layers with different RoPE), and mixtral (a mixture of experts:
+// the router's gradient through the renormalised weights).
 func Cases() []Case {
 	lc := llama.Config{Arch: "llama", VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64,
 		Heads: 4, KVHeads: 2, HeadDim: 8, RopeDim: 8, RopeBase: 10000, NormEps: 1e-5}
@@ -52,6 +53,9 @@ func Cases() []Case {
 	// (base 10⁶, angles divided by 8); per-head q/k norms.
 	g3 := gemma.Config{Arch: "gemma3", VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 6, FFN: 64, Heads: 4, KVHeads: 2,
 		HeadDim: 16, RopeBase: 1e6, NormEps: 1e-6, Window: 4, RopeScaleFactor: 8, QueryScale: 0.25, TiedOutput: true}
+	// Mixtral: 4 experts of width 32 in each layer, 2 a token, renormalised.
+	mc := lc
+	mc.Experts, mc.ExpertsUsed, mc.ExpertFFN = 4, 2, 32
 	gc := gpt2.Config{VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, FFN: 128, Heads: 4, NormEps: 1e-5, TiedOutput: true}
 	return []Case{
 		{"llama", llama.NewRandom(lc, 1), lc.SetMetadata},
@@ -59,6 +63,7 @@ func Cases() []Case {
 		{"gpt2", gpt2.NewRandom(gc, 3), gc.SetMetadata},
 		{"gemma2", gemma.NewRandom(g2, 4), g2.SetMetadata},
 		{"gemma3", gemma.NewRandom(g3, 5), g3.SetMetadata},
+		{"mixtral", llama.NewRandom(mc, 6), mc.SetMetadata},
 	}
 }
 

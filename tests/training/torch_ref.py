@@ -86,9 +86,30 @@ def llama_forward(meta, W, ids):
         k = rope(k.reshape(T, KV, d), base, neox)
         x = x + lin(attention(q, k, v.reshape(T, KV, d), H, KV), p + "attn_output")
         h = rms(x, W[p + "ffn_norm.weight"])
-        x = x + lin(F.silu(lin(h, p + "ffn_gate")) * lin(h, p + "ffn_up"), p + "ffn_down")
+        if p + "ffn_gate_inp.weight" in W:
+            x = x + moe(h, W, p, meta[a + ".expert_used_count"])
+        else:
+            x = x + lin(F.silu(lin(h, p + "ffn_gate")) * lin(h, p + "ffn_up"), p + "ffn_down")
     x = rms(x, W["output_norm.weight"])
     return x @ W.get("output.weight", W["token_embd.weight"]).T
+
+
+def moe(h, W, p, k):
+    """Mixtral's mixture of experts on h [T, D]: softmax over the router's
+    logits, the k most probable experts per token, their probabilities
+    renormalised to sum to 1, the weighted sum of their SwiGLU outputs."""
+    probs = (h @ W[p + "ffn_gate_inp.weight"].T).softmax(-1)  # [T, E]
+    top, idx = probs.topk(k, dim=-1)
+    top = top / top.sum(-1, keepdim=True)
+    gate, up, down = W[p + "ffn_gate_exps.weight"], W[p + "ffn_up_exps.weight"], W[p + "ffn_down_exps.weight"]
+    out = []
+    for t in range(h.shape[0]):
+        y = 0
+        for j in range(k):
+            e = int(idx[t, j])
+            y = y + top[t, j] * (down[e] @ (F.silu(gate[e] @ h[t]) * (up[e] @ h[t])))
+        out.append(y)
+    return torch.stack(out)
 
 
 def gemma_forward(meta, W, ids):
@@ -175,7 +196,7 @@ def loss_of(meta, W):
 
 def main(src, dst):
     os.makedirs(dst, exist_ok=True)
-    for name in sys.argv[3:] or ["llama", "qwen2", "gpt2", "gemma2", "gemma3"]:
+    for name in sys.argv[3:] or ["llama", "qwen2", "gpt2", "gemma2", "gemma3", "mixtral"]:
         meta, W, sha = read_gguf(os.path.join(src, name + ".gguf"))
         loss = loss_of(meta, W)
         loss.backward()

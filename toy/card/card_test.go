@@ -45,12 +45,16 @@ func TestRoundTrip(t *testing.T) {
 	g3 := spec("gemma3", "gemma3", tensor.F32, true)
 	g3.HeadDim, g3.Layers, g3.Window, g3.RopeScaling, g3.RopeScaleFactor = 32, 7, 9, "linear", 8
 	g1 := spec("gemma", "gemma", tensor.F32, true)
+	mix := spec("mixtral", "llama", tensor.Q8_0, false)
+	mix.Experts, mix.ExpertsUsed = 4, 2
+	q3moe := spec("qwen3moe", "qwen3moe", tensor.F32, false)
+	q3moe.Experts, q3moe.ExpertsUsed, q3moe.HeadDim = 8, 3, 32
 	yarn := spec("qwen2-yarn", "qwen2", tensor.F32, true)
 	yarn.RopeScaling, yarn.RopeScaleFactor, yarn.RopeOrigContext = "yarn", 4, 64
 	linear := spec("llama-linear", "llama", tensor.F32, false)
 	linear.RopeScaling, linear.RopeScaleFactor = "linear", 2
 	for _, s := range []testmodel.Spec{
-		g2, g3, g1, yarn, linear,
+		g2, g3, g1, yarn, linear, mix, q3moe,
 		spec("llama-f32", "llama", tensor.F32, false),
 		spec("llama-q8", "llama", tensor.Q8_0, true),
 		spec("qwen2-f16", "qwen2", tensor.F16, true),

@@ -4,6 +4,7 @@ package nn
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/toyml/toy/toy/tensor"
@@ -17,8 +18,10 @@ import (
 //	p = softmax(x·Wrᵀ)                        over all E experts, per token
 //	y = Σ_{e ∈ top-k(p)} p_e · Down_e(SiLU(Gate_e(x)) ⊙ Up_e(x))
 //
-// The k weights are not renormalised to sum to 1 (OLMoE's choice; Mixtral
-// renormalises). The experts are stored stacked, as GGUF files hold them:
+// OLMoE takes the k weights as they are; with Normalize (Mixtral,
+// Qwen3-MoE) they are renormalised to sum to 1, p_e / Σ_{top-k} p — which is
+// the softmax of the k chosen router logits, and is computed so. The
+// experts are stored stacked, as GGUF files hold them:
 // one 3-D tensor per projection, expert e's [F, D] (or [D, F]) matrix at
 // index e, in any weight type.
 //
@@ -35,7 +38,8 @@ type MoE struct {
 	Up     *tensor.Tensor `gguf:"ffn_up_exps.weight"`   // [E, F, D]
 	Down   *tensor.Tensor `gguf:"ffn_down_exps.weight"` // [E, D, F]
 
-	Used int // k: experts run per token
+	Used      int  // k: experts run per token
+	Normalize bool // renormalise the k weights to sum to 1
 
 	mu      sync.Mutex
 	experts []SwiGLU          // views of the stacks, one per expert (frozen stacks only)
@@ -71,9 +75,13 @@ func (m *MoE) Forward(x *tensor.Tensor) *tensor.Tensor {
 	if m.Used < 1 || m.Used > E {
 		panic(fmt.Sprintf("MoE: %d experts used of %d", m.Used, E))
 	}
-	probs := tensor.Softmax(m.Router.Forward(x), -1) // [T, E]
+	logits := m.Router.Forward(x)       // [T, E]
+	probs := tensor.Softmax(logits, -1) // [T, E]
 	tokens, slots := route(probs.Float32s(), T, E, m.Used)
 	flat := tensor.Reshape(probs, T*E, 1) // p[t, e] at row t·E + e
+	if m.Normalize {
+		flat, slots = renormalised(logits, slots, T, E, m.Used)
+	}
 	experts := m.expertViews()
 	y := tensor.New(T, x.Cols()) // [T, D], zeros
 	for e := range E {
@@ -86,6 +94,31 @@ func (m *MoE) Forward(x *tensor.Tensor) *tensor.Tensor {
 		y = tensor.ScatterAdd(y, tokens[e], he, pe) // y[t] += p[t, e] · SwiGLU_e(x[t])
 	}
 	return y
+}
+
+// renormalised returns the chosen experts' weights renormalised per token,
+// softmax over the k chosen logits, as a column [T·k, 1] with token t's in
+// rows t·k …, in expert order, and slots re-pointed at those rows.
+func renormalised(logits *tensor.Tensor, slots [][]int32, T, E, k int) (*tensor.Tensor, [][]int32) {
+	chosen := make([]int32, 0, T*k) // rows t·E + e of the logits, token by token
+	for e := range E {
+		chosen = append(chosen, slots[e]...)
+	}
+	slices.Sort(chosen) // token-major, experts in order within a token
+	row := make(map[int32]int32, len(chosen))
+	for i, s := range chosen {
+		row[s] = int32(i)
+	}
+	out := make([][]int32, E)
+	for e := range E {
+		out[e] = make([]int32, len(slots[e]))
+		for j, s := range slots[e] {
+			out[e][j] = row[s]
+		}
+	}
+	sel := tensor.Embedding(tensor.Reshape(logits, T*E, 1), chosen) // [T·k, 1]: the chosen logits
+	w := tensor.Softmax(tensor.Reshape(sel, T, k), -1)              // [T, k]
+	return tensor.Reshape(w, T*k, 1), out
 }
 
 // route picks the k most probable experts of each of T tokens from p [T·E]

@@ -43,7 +43,9 @@ func TestFromScratchLearns(t *testing.T) {
 	tinyGemma2 := gemma.Config{Arch: "gemma2", VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64, Heads: 4, KVHeads: 2, HeadDim: 16,
 		RopeBase: 10000, NormEps: 1e-6, Window: 4, AttnSoftCap: 50, FinalSoftCap: 30, QueryScale: 0.25}
 	// Gemma 2 untied: tied to the √D-scaled embedding it learns the pattern more slowly.
-	for _, cfg := range []any{tinyLlama, tinyQwen3, tinyGemma2,
+	tinyMixtral := tinyLlama
+	tinyMixtral.Experts, tinyMixtral.ExpertsUsed, tinyMixtral.ExpertFFN = 4, 2, 32
+	for _, cfg := range []any{tinyLlama, tinyQwen3, tinyGemma2, tinyMixtral,
 		gpt2.Config{VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64, Heads: 4, NormEps: 1e-5, TiedOutput: true}} {
 		r, err := NewFromScratch(cfg, NewOptions(12).WithSteps(30).WithLR(3e-3).WithWarmup(2))
 		if err != nil {

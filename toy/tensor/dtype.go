@@ -12,8 +12,8 @@ type DType uint32
 // blocks (BlockSize elements in TypeSize bytes): Q8_0, Q4_0 and Q5_0 (see
 // quant4.go), Q4_1 and Q5_1 (quant41.go), and the k-quants Q4_K and Q6_K
 // (kquant.go) — what Q4_K_M files hold — and Q5_K, Q3_K and Q2_K
-// (kquant2.go) of Q5_K_M, Q3_K_M and Q2_K files. Every other ggml type
-// (IQ2_XS, …) can still be named, sized and stored (see Stored), so files
+// (kquant2.go) of Q5_K_M, Q3_K_M and Q2_K files, and the non-linear IQ4_NL
+// and IQ4_XS (iquant.go). Every other ggml type (IQ2_XS, …) can still be named, sized and stored (see Stored), so files
 // holding them can be read and described, but not computed with.
 const (
 	F32  DType = 0
@@ -28,8 +28,11 @@ const (
 	Q4_K DType = 12
 	Q5_K DType = 13
 	Q6_K DType = 14
-	I32  DType = 26
-	BF16 DType = 30
+	// IQ4_NL and IQ4_XS: 4-bit indices into a non-linear table of levels.
+	IQ4_NL DType = 20
+	IQ4_XS DType = 23
+	I32    DType = 26
+	BF16   DType = 30
 )
 
 // Q8_0 layout: blocks of 32 elements, each an fp16 scale d followed by 32 int8
@@ -65,7 +68,7 @@ func (t DType) String() string {
 // Known reports whether toy can compute with elements of this type.
 func (t DType) Known() bool {
 	switch t {
-	case F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, I32:
+	case F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, I32:
 		return true
 	}
 	return false

@@ -19,8 +19,9 @@ var fp16Table = func() *[1 << 16]float32 {
 // MatMul computes out[M, N] = x[M, K]·w[N, K]ᵀ. Work is split over the rows of
 // w, so each weight row is read (and decoded) once for all M activation rows.
 // Activations are first converted to the weight's dot type, as llama.cpp does:
-// fp16- or bf16-rounded for F16/BF16 weights, Q8_0 blocks for Q8_0, Q4_0 and
-// Q5_0 weights, Q8_1 blocks for Q4_1 and Q5_1, Q8_K blocks for the k-quants.
+// fp16- or bf16-rounded for F16/BF16 weights, Q8_0 blocks for Q8_0, Q4_0,
+// Q5_0 and IQ4_NL weights, Q8_1 blocks for Q4_1 and Q5_1, Q8_K blocks for the
+// k-quants and IQ4_XS.
 func (Go) MatMul(out, x, w *Tensor) {
 	M, K, N := x.Rows(), x.Cols(), w.shape[0]
 	o := out.f32
@@ -63,7 +64,7 @@ func (Go) MatMul(out, x, w *Tensor) {
 				}
 			}
 		})
-	case Q4_0, Q5_0:
+	case Q4_0, Q5_0, IQ4_NL:
 		bytes, quant := q32Format(w.dtype)
 		rowBytes := K / 32 * bytes
 		xb := K / Q8BlockSize * Q8BlockLen
@@ -89,7 +90,7 @@ func (Go) MatMul(out, x, w *Tensor) {
 				}
 			}
 		})
-	case Q4_K, Q6_K, Q5_K, Q3_K, Q2_K:
+	case Q4_K, Q6_K, Q5_K, Q3_K, Q2_K, IQ4_XS:
 		dot := kquantDot(w.dtype)
 		rowBytes, _ := w.dtype.RowBytes(K)
 		xq := quantizeQ8K(make([]q8K, 0, M*K/QK), x.f32[:M*K]) // rows are whole blocks

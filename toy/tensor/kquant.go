@@ -200,7 +200,8 @@ func dotQ6K(w []byte, x []q8K) float32 {
 	return sum
 }
 
-// kquantDot returns the dot product of weight type t with Q8_K activations.
+// kquantDot returns the dot product of weight type t (a k-quant, or IQ4_XS)
+// with Q8_K activations.
 func kquantDot(t DType) func(w []byte, x []q8K) float32 {
 	switch t {
 	case Q4_K:
@@ -213,6 +214,8 @@ func kquantDot(t DType) func(w []byte, x []q8K) float32 {
 		return dotQ3K
 	case Q2_K:
 		return dotQ2K
+	case IQ4_XS:
+		return dotIQ4XS
 	}
 	panic(fmt.Sprintf("kquantDot: %v is not a k-quant", t))
 }

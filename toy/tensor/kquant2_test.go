@@ -185,33 +185,3 @@ func TestKQuant2Dot(t *testing.T) {
 		}
 	}
 }
-
-// TestKQuant2MatMul: MatMul with Q5_K, Q3_K and Q2_K weights equals MatMul
-// with the same weights dequantized to F32, up to the Q8_K rounding of the
-// activations.
-func TestKQuant2MatMul(t *testing.T) {
-	r := rand.New(rand.NewPCG(16, 16))
-	const M, K, N = 3, 2 * QK, 5
-	x, wf := New(M, K), New(N, K)
-	for _, d := range [][]float32{x.Data(), wf.Data()} {
-		for i := range d {
-			d[i] = float32(r.NormFloat64())
-		}
-	}
-	for _, dt := range []DType{Q5_K, Q3_K, Q2_K} {
-		w, err := FromBytes(dt, EncodeRow(nil, wf.Data(), dt), N, K)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := MatMul(x, w).Data()
-		want := MatMul(x, FromFloat32(w.Float32s(), N, K)).Data()
-		for i := range want {
-			if math.Abs(float64(got[i]-want[i])) > 0.02*math.Sqrt(K) {
-				t.Errorf("%v: out[%d] = %v, with F32 weights %v", dt, i, got[i], want[i])
-			}
-		}
-		if _, err := FromBytes(dt, make([]byte, 10), N, K); err == nil {
-			t.Errorf("%v: FromBytes accepted 10 bytes for %d×%d", dt, N, K)
-		}
-	}
-}

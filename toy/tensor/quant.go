@@ -1,5 +1,6 @@
 // Q8_0 quantization and row conversions between storage types and float32
-// (the k-quants are in kquant.go and kquant2.go, Q4_1 and Q5_1 in quant41.go).
+// (the k-quants are in kquant.go and kquant2.go, Q4_1 and Q5_1 in quant41.go,
+// IQ4_NL and IQ4_XS in iquant.go).
 
 package tensor
 
@@ -67,7 +68,7 @@ func DecodeRow(dst []float32, src []byte, t DType) {
 		}
 	case Q8_0:
 		DequantizeQ8_0(dst, src)
-	case Q4_0, Q5_0:
+	case Q4_0, Q5_0, IQ4_NL:
 		bytes, quant := q32Format(t)
 		decodeQ32(dst, src, bytes, quant)
 	case Q4_1, Q5_1:
@@ -82,6 +83,8 @@ func DecodeRow(dst []float32, src []byte, t DType) {
 		DequantizeQ3K(dst, src)
 	case Q2_K:
 		DequantizeQ2K(dst, src)
+	case IQ4_XS:
+		DequantizeIQ4XS(dst, src)
 	default:
 		panic(fmt.Sprintf("DecodeRow: cannot decode %v", t))
 	}
@@ -90,7 +93,8 @@ func DecodeRow(dst []float32, src []byte, t DType) {
 // EncodeRow converts float32 values to type t, appending the bytes to dst.
 // F16 and BF16 round to nearest even; the block types quantize as
 // QuantizeQ8_0, QuantizeQ4_0, QuantizeQ5_0, QuantizeQ4_1, QuantizeQ5_1,
-// QuantizeQ4K, QuantizeQ6K, QuantizeQ5K, QuantizeQ3K and QuantizeQ2K.
+// QuantizeQ4K, QuantizeQ6K, QuantizeQ5K, QuantizeQ3K, QuantizeQ2K,
+// QuantizeIQ4NL and QuantizeIQ4XS.
 func EncodeRow(dst []byte, x []float32, t DType) []byte {
 	switch t {
 	case F32:
@@ -125,6 +129,10 @@ func EncodeRow(dst []byte, x []float32, t DType) []byte {
 		dst = QuantizeQ3K(dst, x)
 	case Q2_K:
 		dst = QuantizeQ2K(dst, x)
+	case IQ4_NL:
+		dst = QuantizeIQ4NL(dst, x)
+	case IQ4_XS:
+		dst = QuantizeIQ4XS(dst, x)
 	default:
 		panic(fmt.Sprintf("EncodeRow: cannot encode %v", t))
 	}

@@ -124,13 +124,16 @@ func QuantizeQ5_0(dst []byte, x []float32) []byte {
 	}, q5_0Bytes)
 }
 
-// q32Format returns the block size and quant reader of Q4_0 or Q5_0.
+// q32Format returns the block size and quant reader of Q4_0, Q5_0 or
+// IQ4_NL (whose quant is its level: iquant.go).
 func q32Format(t DType) (bytes int, quant func([]byte, int) int8) {
 	switch t {
 	case Q4_0:
 		return q4_0Bytes, q4_0Quant
 	case Q5_0:
 		return q5_0Bytes, q5_0Quant
+	case IQ4_NL:
+		return iq4NLBytes, iq4NLQuant
 	}
 	panic(fmt.Sprintf("q32Format: %v", t))
 }

@@ -127,29 +127,3 @@ func TestQ4_1Q5_1RoundTripAndDot(t *testing.T) {
 		}
 	}
 }
-
-// TestQ4_1Q5_1MatMul: MatMul with Q4_1 and Q5_1 weights equals MatMul with
-// the same weights dequantized, up to the Q8_1 rounding of the activations.
-func TestQ4_1Q5_1MatMul(t *testing.T) {
-	r := rand.New(rand.NewPCG(19, 19))
-	const M, K, N = 3, 96, 5
-	x, wf := New(M, K), New(N, K)
-	for _, d := range [][]float32{x.Data(), wf.Data()} {
-		for i := range d {
-			d[i] = float32(r.NormFloat64())
-		}
-	}
-	for _, dt := range []DType{Q4_1, Q5_1} {
-		w, err := FromBytes(dt, EncodeRow(nil, wf.Data(), dt), N, K)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := MatMul(x, w).Data()
-		want := MatMul(x, FromFloat32(w.Float32s(), N, K)).Data()
-		for i := range want {
-			if math.Abs(float64(got[i]-want[i])) > 0.02*math.Sqrt(K) {
-				t.Errorf("%v: out[%d] = %v, with F32 weights %v", dt, i, got[i], want[i])
-			}
-		}
-	}
-}

@@ -2,8 +2,9 @@
 // and their embedding gathers: the k-quants Q4_K and Q6_K (Q4_K_M files),
 // Q5_K, Q3_K and Q2_K against Q8_K activations, Q4_0 and Q5_0 against Q8_0
 // activations (from toy_quantize_q8), Q4_1 and Q5_1 against Q8_1 ones (Q8_0's
-// plus toy_q8_1_sums). The layouts and arithmetic are toy/tensor's
-// (kquant.go, kquant2.go, quant4.go, quant41.go): every block's dot product is an exact integer sum, and the
+// plus toy_q8_1_sums), the non-linear IQ4_NL against Q8_0 and IQ4_XS
+// against Q8_K. The layouts and arithmetic are toy/tensor's (kquant.go,
+// kquant2.go, quant4.go, quant41.go, iquant.go): every block's dot product is an exact integer sum, and the
 // float scaling runs block after block in the same order and with the same
 // roundings as the Go reference, so the products are bit-identical to it.
 //
@@ -25,6 +26,8 @@
 #define Q2K_BYTES 84
 #define Q4_1_BYTES 20
 #define Q5_1_BYTES 24
+#define IQ4_NL_BYTES 18
+#define IQ4_XS_BYTES 136
 
 // Weight types, as toy_embed_quant takes them (ggml's type ids).
 #define TYPE_Q4_0 2
@@ -36,6 +39,28 @@
 #define TYPE_Q4_K 12
 #define TYPE_Q5_K 13
 #define TYPE_Q6_K 14
+#define TYPE_IQ4_NL 20
+#define TYPE_IQ4_XS 23
+
+// iq4_level: llama.cpp's kvalues_iq4nl[v] (v = 0 … 15), as its byte: levels
+// 0-7 are the bytes of one word, 8-15 of another (no table in memory).
+__device__ __forceinline__ uint32_t iq4_level(uint32_t v) {
+	unsigned long long t = v < 8 ? 0xF6EADDCFBFAD9881ull : 0x7159453526190D01ull;
+	return (uint32_t)(t >> (8 * (v & 7))) & 0xFF;
+}
+
+// iq4_levels4: the levels of four indices, one in the low nibble of each
+// byte of idx, as four signed bytes.
+__device__ __forceinline__ int iq4_levels4(int idx) {
+	return (int)(iq4_level(idx & 0xF) | iq4_level((idx >> 8) & 0xF) << 8 | iq4_level((idx >> 16) & 0xF) << 16 |
+	             iq4_level((idx >> 24) & 0xF) << 24);
+}
+
+// iq4xs_scale: sub-block j's six-bit scale minus 32 (−32 … 31).
+__device__ __forceinline__ int iq4xs_scale(int j, const uint8_t *blk) {
+	int lo = (blk[4 + j / 2] >> (4 * (j % 2))) & 0xF, hi = (*(const uint16_t *)(blk + 2) >> (2 * j)) & 3;
+	return (lo | hi << 4) - 32;
+}
 
 // warp_sum_i returns the sum of v over the warp to every lane (exact).
 __device__ __forceinline__ int warp_sum_i(int v) {
@@ -174,9 +199,10 @@ extern "C" __global__ void toy_matmul_q6k(const uint8_t *w, const int8_t *xq, co
 		if (i < mt && lane == 0) out[(size_t)(m0 + i) * N + n] = acc[i];
 }
 
-// q32_dot: the integer dot of one Q4_0 (bits5 false) or Q5_0 block with 32
-// Q8_0 activations xi (8 words).
-__device__ __forceinline__ int q32_dot(const uint8_t *blk, const int *xi, bool bits5) {
+// q32_dot: the integer dot of one Q4_0 (kind 0), Q5_0 (kind 1) or IQ4_NL
+// (kind 2: levels, no offset) block with 32 Q8_0 activations xi (8 words).
+__device__ __forceinline__ int q32_dot(const uint8_t *blk, const int *xi, int kind) {
+	bool bits5 = kind == 1;
 	const uint8_t *qs = blk + (bits5 ? 6 : 2);
 	uint32_t qh = bits5 ? (uint32_t)ld16(blk + 2) : 0;
 	int dot = 0, sx = 0;
@@ -184,6 +210,10 @@ __device__ __forceinline__ int q32_dot(const uint8_t *blk, const int *xi, bool b
 	for (int t = 0; t < 4; t++) { // weights 4t … 4t+3 and 16+4t … 19+4t
 		int word = ld16(qs + 4 * t);
 		int lo = word & 0x0F0F0F0F, hi = (word >> 4) & 0x0F0F0F0F;
+		if (kind == 2) {
+			dot = __dp4a(iq4_levels4(lo), xi[t], __dp4a(iq4_levels4(hi), xi[4 + t], dot));
+			continue;
+		}
 		if (bits5) {
 			for (int k = 0; k < 4; k++) {
 				lo |= ((qh >> (4 * t + k)) & 1) << (8 * k + 4);
@@ -193,20 +223,20 @@ __device__ __forceinline__ int q32_dot(const uint8_t *blk, const int *xi, bool b
 		dot = __dp4a(lo, xi[t], __dp4a(hi, xi[4 + t], dot));
 		sx = __dp4a(0x01010101, xi[t], __dp4a(0x01010101, xi[4 + t], sx));
 	}
-	return dot - (bits5 ? 16 : 8) * sx;
+	return kind == 2 ? dot : dot - (bits5 ? 16 : 8) * sx;
 }
 
-// toy_matmul_q32: w [N, K/32 blocks] of Q4_0 (bits5 0) or Q5_0, xq/xd from
+// toy_matmul_q32: w [N, K/32 blocks] of Q4_0 (kind 0), Q5_0 (1) or IQ4_NL (2), xq/xd from
 // toy_quantize_q8. Lane l takes blocks l, l+32, …; each block's term
 // (float)dot·(d_w·d_x) is then added in block order, all lanes alike.
 // Grid and blocks as toy_matmul_q4k.
 extern "C" __global__ void toy_matmul_q32(const uint8_t *w, const int8_t *xq, const float *xd, float *out,
-                                          int M, int K, int N, int bits5) {
+                                          int M, int K, int N, int kind) {
 	int n = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
 	int lane = threadIdx.x % WARP;
 	int m0 = blockIdx.y * MT;
 	if (n >= N) return;
-	int nb = K / 32, mt = min(MT, M - m0), bytes = bits5 ? Q5_0_BYTES : Q4_0_BYTES;
+	int nb = K / 32, mt = min(MT, M - m0), bytes = kind == 1 ? Q5_0_BYTES : Q4_0_BYTES; // IQ4_NL's as Q4_0's
 	float acc[MT];
 #pragma unroll
 	for (int i = 0; i < MT; i++) acc[i] = 0.0f;
@@ -221,7 +251,7 @@ extern "C" __global__ void toy_matmul_q32(const uint8_t *w, const int8_t *xq, co
 				float t = 0.0f;
 				if (b < nb) {
 					const int *xi = (const int *)(xq + row * K + (size_t)b * 32);
-					t = __fmul_rn((float)q32_dot(blk, xi, bits5), __fmul_rn(dw, xd[row * nb + b]));
+					t = __fmul_rn((float)q32_dot(blk, xi, kind), __fmul_rn(dw, xd[row * nb + b]));
 				}
 				for (int k = 0; k < have; k++) acc[i] = __fadd_rn(acc[i], __shfl_sync(0xffffffffu, t, k));
 			}
@@ -325,6 +355,43 @@ extern "C" __global__ void toy_matmul_q32k(const uint8_t *w, const int8_t *xq, c
 					int mins = warp_sum_i(lane % 2 == 0 ? mn * bs[lane / 2] : 0);
 					acc[i] = __fadd_rn(acc[i], __fsub_rn(__fmul_rn(__fmul_rn(dw, dx), (float)dots), __fmul_rn(__fmul_rn(dmin, dx), (float)mins)));
 				}
+			}
+		}
+	}
+#pragma unroll
+	for (int i = 0; i < MT; i++)
+		if (i < mt && lane == 0) out[(size_t)(m0 + i) * N + n] = acc[i];
+}
+
+// toy_matmul_iq4xs: w [N, K/256 super-blocks of 136 bytes], activations as
+// toy_matmul_q4k. Lane l reads weights 8·(l%4) … of sub-block j = l/4: the
+// low (l%4 < 2) or high nibbles of 8 of its 16 index bytes, their levels by
+// iq4_levels4; dots = Σ_j (ls_j − 32)·dot_j over the warp, then
+// acc += (d_w·d_x)·dots, as dotIQ4XS.
+extern "C" __global__ void toy_matmul_iq4xs(const uint8_t *w, const int8_t *xq, const float *xd, float *out, int M, int K,
+                                            int N) {
+	int n = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
+	int lane = threadIdx.x % WARP;
+	int m0 = blockIdx.y * MT;
+	if (n >= N) return;
+	int nb = K / QKK, mt = min(MT, M - m0), j = lane / 4, part = lane % 4;
+	float acc[MT];
+#pragma unroll
+	for (int i = 0; i < MT; i++) acc[i] = 0.0f;
+	for (int b = 0; b < nb; b++) {
+		const uint8_t *blk = w + ((size_t)n * nb + b) * IQ4_XS_BYTES;
+		const uint8_t *qs = blk + 8 + 16 * j + 8 * (part % 2);
+		int shift = 4 * (part / 2);
+		int w0 = iq4_levels4((ld16(qs) >> shift) & 0x0F0F0F0F), w1 = iq4_levels4((ld16(qs + 4) >> shift) & 0x0F0F0F0F);
+		int sc = iq4xs_scale(j, blk);
+		float dw = ld_half(blk);
+#pragma unroll
+		for (int i = 0; i < MT; i++) {
+			if (i < mt) {
+				size_t row = (size_t)(m0 + i);
+				const int *xi = (const int *)(xq + row * K + (size_t)b * QKK + 32 * j + 8 * part);
+				int dots = warp_sum_i(sc * __dp4a(w1, xi[1], __dp4a(w0, xi[0], 0)));
+				acc[i] = __fadd_rn(acc[i], __fmul_rn(__fmul_rn(dw, xd[row * nb + b]), (float)dots));
 			}
 		}
 	}
@@ -437,6 +504,18 @@ __device__ float quant_weight(const uint8_t *row, int i, int type) {
 		int r = i % QKK, q = (blk[16 + r / 128 * 32 + r % 32] >> (2 * (r % 128 / 32))) & 3, sm = blk[r / 16];
 		return __fsub_rn(__fmul_rn(__fmul_rn(ld_half(blk + 80), (float)(sm & 0xF)), (float)q),
 		                 __fmul_rn(ld_half(blk + 82), (float)(sm >> 4)));
+	}
+	case TYPE_IQ4_NL: {
+		const uint8_t *blk = row + (size_t)(i / 32) * IQ4_NL_BYTES;
+		int r = i % 32, q = blk[2 + r % 16];
+		q = r >= 16 ? q >> 4 : q & 0xF;
+		return __fmul_rn(ld_half(blk), (float)(int8_t)iq4_level(q));
+	}
+	case TYPE_IQ4_XS: {
+		const uint8_t *blk = row + (size_t)(i / QKK) * IQ4_XS_BYTES;
+		int r = i % QKK, q = blk[8 + r / 32 * 16 + r % 16];
+		q = r % 32 >= 16 ? q >> 4 : q & 0xF;
+		return __fmul_rn(__fmul_rn(ld_half(blk), (float)iq4xs_scale(r / 32, blk)), (float)(int8_t)iq4_level(q));
 	}
 	case TYPE_Q4_1:
 	case TYPE_Q5_1: {

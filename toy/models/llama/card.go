@@ -54,6 +54,13 @@ func (c Config) Card() *card.Card {
 	case qkNorm:
 		summary = "Qwen3: the Llama transformer with each query and key head RMS-normalised before half-split RoPE."
 	}
+	moe := c.Experts > 0
+	switch {
+	case moe && qkNorm:
+		summary = "Qwen3-MoE: the Qwen3 transformer with a mixture of SwiGLU experts in place of the MLP."
+	case moe:
+		summary = "Mixtral: the Llama transformer with a mixture of SwiGLU experts in place of the MLP."
+	}
 	k := &card.Card{
 		Arch: c.Arch, Title: "DTransformer", Summary: summary,
 		Inputs:  []string{"x ∈ [N_V]^ℓ, a sequence of token ids, ℓ ≤ ℓ_max"},
@@ -123,11 +130,28 @@ func (c Config) Card() *card.Card {
 	}
 	k.Params = append(k.Params,
 		per("W_o^l", "d_e × "+q, "attention output projection"),
-		per("γ²_l", "d_e", "MLP RMSNorm scale"),
-		per("W_gate^l", "d_mlp × d_e", "MLP gate"),
-		per("W_up^l", "d_mlp × d_e", "MLP up projection"),
-		per("W_down^l", "d_e × d_mlp", "MLP down projection"),
-		card.Param{Symbol: "γ", Shape: "d_e", Meaning: "final RMSNorm scale"})
+		per("γ²_l", "d_e", "MLP RMSNorm scale"))
+	mlp, mlpShape := "X ← X + W_down^l (SiLU(W_gate^l X̃) ⊙ W_up^l X̃)", col("d_e", c.Embed)+" (inside: d_mlp × ℓ)"
+	if moe {
+		k.Hyper = append(k.Hyper,
+			card.Hyper{Symbol: "E", Value: card.Int(c.Experts), Key: "experts", Meaning: "experts per layer"},
+			card.Hyper{Symbol: "k", Value: card.Int(c.ExpertsUsed), Key: "experts_used", Meaning: "experts run per token"},
+			card.Hyper{Symbol: "d_exp", Value: card.Int(c.ExpertFFN), Key: "expert_ffn", Meaning: "expert width"})
+		k.Params = append(k.Params,
+			per("W_r^l", "E × d_e", "router"),
+			per("W_gate^{l,e}", "d_exp × d_e", "expert e's gate, e ∈ [E]"),
+			per("W_up^{l,e}", "d_exp × d_e", "expert e's up projection"),
+			per("W_down^{l,e}", "d_e × d_exp", "expert e's down projection"))
+		mlpShape = col("d_e", c.Embed) + " (inside: d_exp × k per token)"
+		mlp = "for t ∈ [ℓ]: p ← softmax(W_r^l X̃[:, t]); S ← the k largest p_e; " +
+			"X[:, t] ← X[:, t] + Σ_{e ∈ S} (p_e / Σ_{e' ∈ S} p_e') W_down^{l,e} (SiLU(W_gate^{l,e} X̃[:, t]) ⊙ W_up^{l,e} X̃[:, t])"
+	} else {
+		k.Params = append(k.Params,
+			per("W_gate^l", "d_mlp × d_e", "MLP gate"),
+			per("W_up^l", "d_mlp × d_e", "MLP up projection"),
+			per("W_down^l", "d_e × d_mlp", "MLP down projection"))
+	}
+	k.Params = append(k.Params, card.Param{Symbol: "γ", Shape: "d_e", Meaning: "final RMSNorm scale"})
 	if c.TiedOutput {
 		k.Params = append(k.Params, card.Param{Symbol: "W_u = W_eᵀ", Shape: "N_V × d_e", Meaning: "unembedding, tied to the token embedding"})
 	} else {
@@ -152,7 +176,7 @@ func (c Config) Card() *card.Card {
 		{Depth: 1, Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h / √d_h + Mask)", Shape: col("d_h", c.HeadDim)},
 		{Depth: 1, Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: col("d_e", c.Embed)},
 		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ²_l, ε)", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "X ← X + W_down^l (SiLU(W_gate^l X̃) ⊙ W_up^l X̃)", Shape: col("d_e", c.Embed) + " (inside: d_mlp × ℓ)"},
+		{Depth: 1, Text: mlp, Shape: mlpShape},
 		{Text: "end for"},
 		{Text: "X ← RMSNorm(X | γ, ε)", Shape: col("d_e", c.Embed)},
 		{Text: "return P = softmax(W_u X), column by column", Shape: col("N_V", c.VocabSize)},
@@ -168,6 +192,10 @@ func (c Config) ParamCount() int64 {
 	V, D, F := int64(c.VocabSize), int64(c.Embed), int64(c.FFN)
 	q, kv := int64(c.Heads*c.HeadDim), int64(c.KVHeads*c.HeadDim)
 	layer := 2*D + D*q + 2*D*kv + q*D + 3*D*F
+	if c.Experts > 0 {
+		E := int64(c.Experts)
+		layer += E*D + E*3*D*int64(c.ExpertFFN) - 3*D*F
+	}
 	if c.QKVBias() {
 		layer += q + 2*kv
 	}
@@ -210,6 +238,11 @@ func ConfigFromCard(k *card.Card) (any, error) {
 	}
 	if r.Has("rope_attn_factor") {
 		r.Float("rope_attn_factor", &c.RopeAttnFactor)
+	}
+	if r.Has("experts") {
+		r.Int("experts", &c.Experts)
+		r.Int("experts_used", &c.ExpertsUsed)
+		r.Int("expert_ffn", &c.ExpertFFN)
 	}
 	return r.Config(c, c.Validate())
 }

@@ -5,6 +5,7 @@ package llama
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/tensor"
@@ -12,7 +13,7 @@ import (
 
 // Config holds every hyperparameter of a Llama-family model.
 type Config struct {
-	Arch          string  // GGUF architecture: "llama", "qwen2" or "qwen3"
+	Arch          string  // GGUF architecture: "llama", "qwen2", "qwen3" or "qwen3moe"
 	VocabSize     int     // V
 	ContextLength int     // trained context length
 	Embed         int     // D
@@ -37,10 +38,16 @@ type Config struct {
 	RopeScaleFactor float32
 	RopeOrigContext int
 	RopeAttnFactor  float32
+
+	// A mixture of experts in place of the feed-forward layer when Experts
+	// > 0 (Mixtral: "llama" files with expert tensors; Qwen3-MoE): E
+	// SwiGLU experts of width ExpertFFN, the ExpertsUsed most probable run
+	// per token, their weights renormalised to sum to 1.
+	Experts, ExpertsUsed, ExpertFFN int
 }
 
 // Archs lists the GGUF architectures this package loads.
-var Archs = []string{"llama", "qwen2", "qwen3"}
+var Archs = []string{"llama", "qwen2", "qwen3", "qwen3moe"}
 
 // ErrUnsupported marks files of this family that use features toy lacks.
 var ErrUnsupported = errors.New("llama: unsupported model feature")
@@ -65,10 +72,10 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if err != nil {
 		return c, nil, err
 	}
-	if arch != "llama" && arch != "qwen2" && arch != "qwen3" {
-		return c, nil, fmt.Errorf("llama: architecture %q is not llama, qwen2 or qwen3", arch)
+	if !slices.Contains(Archs, arch) {
+		return c, nil, fmt.Errorf("llama: architecture %q is not one of %v", arch, Archs)
 	}
-	c.Arch, c.RopeNeoX = arch, arch == "qwen2" || arch == "qwen3"
+	c.Arch, c.RopeNeoX = arch, arch != "llama"
 	m := f.Meta(arch)
 	c.ContextLength = m.Uint("context_length")
 	c.Embed = m.Uint("embedding_length")
@@ -86,6 +93,11 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	c.RopeDim = m.UintOr("rope.dimension_count", c.HeadDim)
 	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")
 	c.RopeBase = m.FloatOr("rope.freq_base", 10000)
+	c.Experts = m.UintOr("expert_count", 0)
+	if c.Experts > 0 {
+		c.ExpertsUsed = m.Uint("expert_used_count")
+		c.ExpertFFN = m.UintOr("expert_feed_forward_length", c.FFN)
+	}
 	lacking := readRopeScaling(m, &c)
 	if err := m.Err(); err != nil {
 		return c, nil, err
@@ -141,8 +153,8 @@ func (c Config) RoPEScaling() tensor.RoPEScaling {
 func (c Config) QKVBias() bool { return c.Arch == "qwen2" }
 
 // QKNorm reports whether each head of the queries and keys is RMS-normalised
-// before RoPE (qwen3).
-func (c Config) QKNorm() bool { return c.Arch == "qwen3" }
+// before RoPE (qwen3, qwen3moe).
+func (c Config) QKNorm() bool { return c.Arch == "qwen3" || c.Arch == "qwen3moe" }
 
 // Validate checks that the numbers describe a buildable model.
 func (c Config) Validate() error {
@@ -170,6 +182,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("llama: YaRN over an original context of %d", c.RopeOrigContext)
 	case !(c.RopeAttnFactor >= 0 && c.RopeAttnFactor < 100):
 		return fmt.Errorf("llama: RoPE attention factor %g", c.RopeAttnFactor)
+	case c.Experts < 0 || c.Experts > 4096 || (c.Experts > 0 && (c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts || c.ExpertFFN <= 0 || c.ExpertFFN > big)):
+		return fmt.Errorf("llama: %d experts, %d used, of width %d", c.Experts, c.ExpertsUsed, c.ExpertFFN)
+	case c.Arch == "qwen3moe" && c.Experts == 0:
+		return fmt.Errorf("llama: a qwen3moe model without experts")
 	}
 	return nil
 }
@@ -201,5 +217,10 @@ func (c Config) SetMetadata(w *gguf.Writer) {
 	}
 	if c.RopeAttnFactor != 0 {
 		w.SetFloat32(a+".rope.scaling.attn_factor", c.RopeAttnFactor)
+	}
+	if c.Experts > 0 {
+		w.SetUint32(a+".expert_count", uint32(c.Experts))
+		w.SetUint32(a+".expert_used_count", uint32(c.ExpertsUsed))
+		w.SetUint32(a+".expert_feed_forward_length", uint32(c.ExpertFFN))
 	}
 }

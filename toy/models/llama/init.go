@@ -29,8 +29,14 @@ func NewRandom(c Config, seed uint64) *Model {
 			b.Attn.QNorm.W, b.Attn.KNorm.W = in.Fill(1, c.HeadDim), in.Fill(1, c.HeadDim)
 		}
 		b.FFNNorm.(*nn.RMSNorm).W = in.Fill(1, D)
-		ffn := b.FFN.(*nn.SwiGLU)
-		ffn.Gate, ffn.Up, ffn.Down = in.Linear(F, D, std, false), in.Linear(F, D, std, false), in.Linear(D, F, resid, false)
+		switch ffn := b.FFN.(type) {
+		case *nn.SwiGLU:
+			ffn.Gate, ffn.Up, ffn.Down = in.Linear(F, D, std, false), in.Linear(F, D, std, false), in.Linear(D, F, resid, false)
+		case *nn.MoE: // the router and every expert drawn as the dense layers
+			E, FE := c.Experts, c.ExpertFFN
+			ffn.Router = in.Linear(E, D, std, false)
+			ffn.Gate, ffn.Up, ffn.Down = in.Normal(std, E, FE, D), in.Normal(std, E, FE, D), in.Normal(resid, E, D, FE)
+		}
 	}
 	m.OutputNorm.W = in.Fill(1, D)
 	m.Output = &nn.Linear{W: m.Embed.W}

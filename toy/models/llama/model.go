@@ -58,6 +58,9 @@ func New(c Config) *Model {
 			FFNNorm: &nn.RMSNorm{Eps: c.NormEps},
 			FFN:     &nn.SwiGLU{},
 		}
+		if c.Experts > 0 {
+			m.Blocks[i].FFN = &nn.MoE{Used: c.ExpertsUsed, Normalize: true}
+		}
 		if c.QKNorm() {
 			m.Blocks[i].Attn.QNorm, m.Blocks[i].Attn.KNorm = &nn.RMSNorm{Eps: c.NormEps}, &nn.RMSNorm{Eps: c.NormEps}
 		}
@@ -125,7 +128,7 @@ func (m *Model) check() error {
 	}
 	for i := range m.Blocks {
 		b := &m.Blocks[i]
-		a, ffn := &b.Attn, b.FFN.(*nn.SwiGLU)
+		a := &b.Attn
 		p := fmt.Sprintf("blk.%d.", i)
 		errs = append(errs,
 			nn.CheckShape(p+"attn_norm.weight", b.AttnNorm.(*nn.RMSNorm).W, D),
@@ -134,10 +137,15 @@ func (m *Model) check() error {
 			nn.CheckLinear(p+"attn_k", a.K, kv, D),
 			nn.CheckLinear(p+"attn_v", a.V, kv, D),
 			nn.CheckLinear(p+"attn_output", a.O, D, q),
-			nn.CheckLinear(p+"ffn_gate", ffn.Gate, F, D),
-			nn.CheckLinear(p+"ffn_up", ffn.Up, F, D),
-			nn.CheckLinear(p+"ffn_down", ffn.Down, D, F),
 		)
+		switch ffn := b.FFN.(type) {
+		case *nn.SwiGLU:
+			errs = append(errs, nn.CheckLinear(p+"ffn_gate", ffn.Gate, F, D), nn.CheckLinear(p+"ffn_up", ffn.Up, F, D),
+				nn.CheckLinear(p+"ffn_down", ffn.Down, D, F))
+		case *nn.MoE:
+			errs = append(errs, ffn.Check(D), nn.CheckLinear(p+"ffn_gate_inp", ffn.Router, c.Experts, D),
+				nn.CheckShape(p+"ffn_gate_exps.weight", ffn.Gate, c.Experts, c.ExpertFFN, D))
+		}
 		if c.QKNorm() {
 			errs = append(errs, nn.CheckShape(p+"attn_q_norm.weight", a.QNorm.W, c.HeadDim), nn.CheckShape(p+"attn_k_norm.weight", a.KNorm.W, c.HeadDim))
 		}
