@@ -137,8 +137,7 @@ func (t *Template) Execute(vars map[string]any, now func() time.Time) (string, e
 	if now == nil {
 		now = time.Now
 	}
-	sc := &scope{vars: globals(now)}
-	sc = &scope{vars: map[string]any{}, parent: sc}
+	sc := (&scope{vars: globals(now), work: &work{}}).child()
 	for k, v := range vars {
 		sc.vars[k] = v
 	}

@@ -14,6 +14,29 @@ import (
 type scope struct {
 	vars   map[string]any
 	parent *scope
+	work   *work // the render's budget, shared by all its scopes
+}
+
+// work bounds what one render may do, so that a hostile template (GGUF
+// metadata is untrusted input) fails with an error instead of hanging or
+// exhausting memory: statements run (nested loops over range(2**20)),
+// macro calls nested (a macro calling itself), and output (maxOutput).
+type work struct{ steps, depth int }
+
+const (
+	maxSteps = 250_000
+	maxDepth = 100
+)
+
+// child returns a new scope inside s.
+func (s *scope) child() *scope { return &scope{vars: map[string]any{}, parent: s, work: s.work} }
+
+// spend counts one statement against the render's budget.
+func (s *scope) spend() error {
+	if s.work.steps++; s.work.steps > maxSteps {
+		return fmt.Errorf("the template runs more than %d statements", maxSteps)
+	}
+	return nil
 }
 
 func (s *scope) lookup(name string) any {
@@ -39,6 +62,9 @@ func execute(nodes []node, sc *scope, out *strings.Builder) error {
 	for _, n := range nodes {
 		if out.Len() > maxOutput {
 			return fmt.Errorf("output exceeds %d bytes", maxOutput)
+		}
+		if err := sc.spend(); err != nil {
+			return err
 		}
 		switch n := n.(type) {
 		case textNode:
@@ -117,7 +143,7 @@ func execFor(n forNode, sc *scope, out *strings.Builder) error {
 	if err != nil {
 		return err
 	}
-	inner := &scope{vars: map[string]any{}, parent: sc}
+	inner := sc.child()
 	assign := func(x any) error {
 		if len(n.vars) == 1 {
 			inner.vars[n.vars[0]] = x
@@ -165,6 +191,9 @@ func execFor(n forNode, sc *scope, out *strings.Builder) error {
 			loop.Set("nextitem", items[i+1])
 		}
 		inner.vars["loop"] = loop
+		if err := sc.spend(); err != nil { // an empty body still costs its iterations
+			return err
+		}
 		err := execute(n.body, inner, out)
 		if err == errBreak {
 			break
@@ -216,7 +245,11 @@ func execSet(n setNode, sc *scope) error {
 // over the one it was defined in, and returns its output.
 func macro(n macroNode, defined *scope) Func {
 	return func(args []any, kwargs *Dict) (any, error) {
-		sc := &scope{vars: map[string]any{}, parent: defined}
+		sc := defined.child()
+		if sc.work.depth++; sc.work.depth > maxDepth {
+			return nil, fmt.Errorf("macro %s: calls nested more than %d deep", n.name, maxDepth)
+		}
+		defer func() { sc.work.depth-- }()
 		for i, p := range n.params {
 			switch v, ok := kwargs.Get(p); {
 			case ok:
@@ -472,6 +505,9 @@ func arith(op string, x, y any) (any, error) {
 	case "*":
 		if s, ok := x.(string); ok {
 			if n, ok := y.(int); ok {
+				if n > 0 && len(s) > maxOutput/n {
+					return nil, fmt.Errorf("%q * %d exceeds %d bytes", s[:min(len(s), 20)], n, maxOutput)
+				}
 				return strings.Repeat(s, max(n, 0)), nil
 			}
 		}

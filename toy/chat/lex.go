@@ -192,7 +192,7 @@ func lexExpr(src, closer string, line *int) (toks []token, rest string, rtrim bo
 			}
 			toks = append(toks, token{kind, strings.ReplaceAll(src[i:j], "_", ""), *line})
 			i = j
-		case c == '_' || unicode.IsLetter(rune(c)):
+		case c == '_' || c < 0x80 && unicode.IsLetter(rune(c)): // ASCII names: a byte ≥ 0x80 starts none (and must not stall the loop)
 			j := i
 			for j < len(src) && (src[j] == '_' || src[j] < 0x80 && (unicode.IsLetter(rune(src[j])) || unicode.IsDigit(rune(src[j])))) {
 				j++

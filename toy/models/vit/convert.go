@@ -210,6 +210,9 @@ func openSafetensors(dir string) (*safetensors, error) {
 		seen := map[string]bool{}
 		files = files[:0]
 		for _, f := range index.WeightMap {
+			if f != filepath.Base(f) || f == "." || f == ".." {
+				return nil, fmt.Errorf("model.safetensors.index.json names shard %q outside %s", f, dir)
+			}
 			if !seen[f] {
 				seen[f] = true
 				files = append(files, f)
@@ -276,11 +279,14 @@ func (st *safetensors) get(name string) (*tensor.Tensor, error) {
 	if !ok {
 		return nil, fmt.Errorf("tensor %s is missing", name)
 	}
+	raw := e.data[e.Offsets[0]:e.Offsets[1]]
 	n := 1
 	for _, d := range e.Shape {
+		if d <= 0 || n > len(raw)/d {
+			return nil, fmt.Errorf("safetensors: tensor %s has shape %v for %d bytes", name, e.Shape, len(raw))
+		}
 		n *= d
 	}
-	raw := e.data[e.Offsets[0]:e.Offsets[1]]
 	size := map[string]int{"F32": 4, "F16": 2, "BF16": 2}[e.DType]
 	if size == 0 {
 		return nil, fmt.Errorf("%w: tensor %s is %s (F32, F16 or BF16)", ErrUnsupported, name, e.DType)

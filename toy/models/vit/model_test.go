@@ -177,7 +177,7 @@ func hfNames(m *Model) map[string]*tensor.Tensor {
 
 // writeSafetensors writes tensors as a safetensors file: F32, except the
 // names in bf16 (stored as BF16, their values already bf16-exact).
-func writeSafetensors(t *testing.T, path string, ts map[string]*tensor.Tensor, bf16 map[string]bool) {
+func writeSafetensors(t testing.TB, path string, ts map[string]*tensor.Tensor, bf16 map[string]bool) {
 	header := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
 	var data []byte
 	names := make([]string, 0, len(ts))
