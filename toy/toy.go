@@ -46,6 +46,7 @@ var loaders = map[string]func(*gguf.File) (engine.Model, error){
 	"qwen2":    func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
 	"qwen3":    func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
 	"qwen3moe": func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"qwen2moe": func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
 	"olmoe":    func(f *gguf.File) (engine.Model, error) { return olmoe.Load(f) },
 }
 

@@ -64,20 +64,29 @@ func moeLayer(s Spec, p string, add func(name string, dt tensor.DType, scale, me
 	mat := func(name string, shape ...int) error {
 		return add(name, weightType(s.DType, name), scale(shape[len(shape)-1]), 0, shape...)
 	}
-	return []error{
+	errs := []error{
 		add(p+"ffn_gate_inp.weight", tensor.F32, scale(D), 0, E, D),
 		mat(p+"ffn_gate_exps.weight", E, F, D), mat(p+"ffn_up_exps.weight", E, F, D), mat(p+"ffn_down_exps.weight", E, D, F),
 	}
+	if S := s.SharedFFN; S > 0 { // Qwen2-MoE's shared expert and its gate
+		errs = append(errs, add(p+"ffn_gate_inp_shexp.weight", tensor.F32, scale(D), 0, D),
+			mat(p+"ffn_gate_shexp.weight", S, D), mat(p+"ffn_up_shexp.weight", S, D), mat(p+"ffn_down_shexp.weight", D, S))
+	}
+	return errs
 }
 
 // moeSpecs are the other mixtures of experts: Mixtral's ("llama" files
 // with expert tensors; 4 experts, 2 a token) and Qwen3-MoE's (8 experts, 3
 // a token, each with per-head q/k norms), both renormalising the chosen
-// experts' weights.
+// experts' weights, and Qwen2-MoE's (8 experts, 2 a token, not
+// renormalised, and a shared expert gated by a sigmoid).
 func moeSpecs() []Spec {
 	return []Spec{
 		{Name: "mixtral-f32", Arch: "llama", DType: tensor.F32, Vocab: "llama2", Embed: 64, Layers: 2, FFN: 48,
 			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 14, PromptIDs: llamaPrompt, Experts: 4, ExpertsUsed: 2},
+		{Name: "qwen2moe-f32", Arch: "qwen2moe", DType: tensor.F32, Vocab: "gpt2", Embed: 64, Layers: 2, FFN: 32,
+			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 16, PromptIDs: gpt2Prompt, Experts: 8, ExpertsUsed: 2,
+			SharedFFN: 48},
 		{Name: "qwen3moe-f32", Arch: "qwen3moe", DType: tensor.F32, Vocab: "gpt2", Embed: 64, Layers: 2, FFN: 32,
 			Heads: 4, KVHeads: 2, HeadDim: 32, Context: 256, Tied: false, Seed: 15, PromptIDs: gpt2Prompt, Experts: 8, ExpertsUsed: 3},
 	}
@@ -88,4 +97,7 @@ func moeMetadata(w *gguf.Writer, s Spec) {
 	w.SetUint32(s.Arch+".expert_count", uint32(s.Experts))
 	w.SetUint32(s.Arch+".expert_used_count", uint32(s.ExpertsUsed))
 	w.SetUint32(s.Arch+".expert_feed_forward_length", uint32(s.FFN))
+	if s.SharedFFN > 0 {
+		w.SetUint32(s.Arch+".expert_shared_feed_forward_length", uint32(s.SharedFFN))
+	}
 }

@@ -59,6 +59,7 @@ type Spec struct {
 	// qwen3moe).
 	Experts     int `json:"experts,omitempty"`
 	ExpertsUsed int `json:"experts_used,omitempty"`
+	SharedFFN   int `json:"shared_ffn,omitempty"` // a shared expert of this width (qwen2moe)
 }
 
 // weightType is the type a model of type dt stores matrix name in: a Q4_K
@@ -335,7 +336,7 @@ func build(s Spec) (*gguf.Writer, error) {
 			w.SetUint32(a+".attention.key_length", uint32(hd))
 			w.SetUint32(a+".attention.value_length", uint32(hd))
 		}
-		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000}[a]
+		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000}[a]
 		if s.RopeFreqs {
 			base = 500000
 		}
@@ -354,7 +355,7 @@ func build(s Spec) (*gguf.Writer, error) {
 	}
 	w.SetString("tokenizer.ggml.model", v.Model)
 	if v.Model == "gpt2" {
-		pre := map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2", "qwen3moe": "qwen2"}[a]
+		pre := map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2", "qwen2moe": "qwen2", "qwen3moe": "qwen2"}[a]
 		w.SetString("tokenizer.ggml.pre", pre)
 	} else {
 		w.SetString("tokenizer.ggml.pre", "default")
@@ -415,7 +416,7 @@ func build(s Spec) (*gguf.Writer, error) {
 		}
 		q, kv := s.Heads*hd, s.KVHeads*hd
 		errs = append(errs, mat(p+"attn_q.weight", q, D), mat(p+"attn_k.weight", kv, D), mat(p+"attn_v.weight", kv, D))
-		if a == "qwen2" {
+		if a == "qwen2" || a == "qwen2moe" {
 			errs = append(errs, vec(p+"attn_q.bias", q, 0, 0.1), vec(p+"attn_k.bias", kv, 0, 0.1), vec(p+"attn_v.bias", kv, 0, 0.1))
 		}
 		if a == "qwen3" || a == "qwen3moe" || a == "gemma3" {

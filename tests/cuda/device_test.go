@@ -325,11 +325,15 @@ func referenceModels(t *testing.T, b *cuda.Backend, toyGemm bool) {
 				// probabilities come down; the zeros the experts' outputs
 				// are added to go up, and each of the k chosen experts sends
 				// three id lists up (the rows it gathers, their weights, where
-				// ScatterAdd puts them back). Renormalising mixtures (all but
-				// OLMoE) also send up the chosen logits' rows.
+				// ScatterAdd puts them back). Renormalising mixtures (Mixtral,
+				// Qwen3-MoE) also send up the chosen logits' rows; a shared
+				// expert (Qwen2-MoE), the rows ScatterAdd adds it to.
 				L, k := int64(spec.Layers), int64(spec.ExpertsUsed)
 				perStep += L * (1 + 3*k)
-				if spec.Arch != "olmoe" {
+				if spec.Arch == "llama" || spec.Arch == "qwen3moe" {
+					perStep += L
+				}
+				if spec.SharedFFN > 0 {
 					perStep += L
 				}
 				perStepDown += L

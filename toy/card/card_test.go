@@ -49,12 +49,14 @@ func TestRoundTrip(t *testing.T) {
 	mix.Experts, mix.ExpertsUsed = 4, 2
 	q3moe := spec("qwen3moe", "qwen3moe", tensor.F32, false)
 	q3moe.Experts, q3moe.ExpertsUsed, q3moe.HeadDim = 8, 3, 32
+	q2moe := spec("qwen2moe", "qwen2moe", tensor.Q8_0, false)
+	q2moe.Experts, q2moe.ExpertsUsed, q2moe.SharedFFN = 8, 2, 64
 	yarn := spec("qwen2-yarn", "qwen2", tensor.F32, true)
 	yarn.RopeScaling, yarn.RopeScaleFactor, yarn.RopeOrigContext = "yarn", 4, 64
 	linear := spec("llama-linear", "llama", tensor.F32, false)
 	linear.RopeScaling, linear.RopeScaleFactor = "linear", 2
 	for _, s := range []testmodel.Spec{
-		g2, g3, g1, yarn, linear, mix, q3moe,
+		g2, g3, g1, yarn, linear, mix, q3moe, q2moe,
 		spec("llama-f32", "llama", tensor.F32, false),
 		spec("llama-q8", "llama", tensor.Q8_0, true),
 		spec("qwen2-f16", "qwen2", tensor.F16, true),

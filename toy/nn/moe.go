@@ -3,6 +3,7 @@
 package nn
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -41,9 +42,19 @@ type MoE struct {
 	Used      int  // k: experts run per token
 	Normalize bool // renormalise the k weights to sum to 1
 
+	// A shared expert that every token runs, its output weighted by
+	// σ(x·w_s) (Qwen2-MoE); nil when the model has none.
+	SharedGate   *Linear        `gguf:"ffn_gate_shexp,optional"`            // [Fs, D]
+	SharedUp     *Linear        `gguf:"ffn_up_shexp,optional"`              // [Fs, D]
+	SharedDown   *Linear        `gguf:"ffn_down_shexp,optional"`            // [D, Fs]
+	SharedWeight *tensor.Tensor `gguf:"ffn_gate_inp_shexp.weight,optional"` // [D]
+
 	mu      sync.Mutex
 	experts []SwiGLU          // views of the stacks, one per expert (frozen stacks only)
 	viewOf  [3]*tensor.Tensor // the stacks they view
+	gateRow *tensor.Tensor    // SharedWeight as a [1, D] matrix (frozen weights only)
+	gateOf  *tensor.Tensor    // the SharedWeight it views
+	one     *tensor.Tensor    // the constant 1
 }
 
 // Check verifies that the router and the three stacks fit together and with
@@ -65,6 +76,17 @@ func (m *MoE) Check(d int) error {
 		return fmt.Errorf("moe: up stack %v, want [%d, %d, %d]", m.Up.Shape(), E, F, d)
 	case len(m.Down.Shape()) != 3 || m.Down.Dim(0) != E || m.Down.Dim(1) != d || m.Down.Dim(2) != F:
 		return fmt.Errorf("moe: down stack %v, want [%d, %d, %d]", m.Down.Shape(), E, d, F)
+	}
+	if m.SharedDown == nil && m.SharedGate == nil && m.SharedUp == nil && m.SharedWeight == nil {
+		return nil
+	}
+	if m.SharedDown == nil || m.SharedGate == nil || m.SharedUp == nil || m.SharedWeight == nil {
+		return fmt.Errorf("moe: a shared expert needs ffn_gate_shexp, ffn_up_shexp, ffn_down_shexp and ffn_gate_inp_shexp")
+	}
+	Fs := m.SharedGate.W.Dim(0)
+	if err := errors.Join(CheckLinear("ffn_gate_shexp", m.SharedGate, Fs, d), CheckLinear("ffn_up_shexp", m.SharedUp, Fs, d),
+		CheckLinear("ffn_down_shexp", m.SharedDown, d, Fs), CheckShape("ffn_gate_inp_shexp.weight", m.SharedWeight, d)); err != nil {
+		return fmt.Errorf("moe: %w", err)
 	}
 	return nil
 }
@@ -93,7 +115,34 @@ func (m *MoE) Forward(x *tensor.Tensor) *tensor.Tensor {
 		pe := tensor.Embedding(flat, slots[e])      // [n, 1]: their weights p[t, e]
 		y = tensor.ScatterAdd(y, tokens[e], he, pe) // y[t] += p[t, e] · SwiGLU_e(x[t])
 	}
+	if m.SharedDown != nil {
+		row, one := m.sharedGate()
+		s := (&SwiGLU{Gate: m.SharedGate, Up: m.SharedUp, Down: m.SharedDown}).Forward(x) // [T, D]
+		g := tensor.MatMul(x, row)                                                        // [T, 1]
+		sg := tensor.Scale(tensor.Add(tensor.Tanh(tensor.Scale(g, 0.5)), one), 0.5)       // σ(g) = (1 + tanh(g/2))/2
+		all := make([]int32, T)
+		for t := range all {
+			all[t] = int32(t)
+		}
+		y = tensor.ScatterAdd(y, all, s, sg) // y[t] += σ(g_t) · SwiGLU_s(x[t])
+	}
 	return y
+}
+
+// sharedGate returns the shared expert's gate weights as a [1, D] matrix and
+// the constant 1, made once for frozen weights (so that a device backend
+// uploads them once) and afresh, on the tape, for trainable ones.
+func (m *MoE) sharedGate() (row, one *tensor.Tensor) {
+	D := m.SharedWeight.Len()
+	if m.SharedWeight.RequiresGrad() {
+		return tensor.Reshape(m.SharedWeight, 1, D), tensor.FromFloat32([]float32{1}, 1)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.gateRow == nil || m.gateOf != m.SharedWeight {
+		m.gateRow, m.one, m.gateOf = tensor.Reshape(m.SharedWeight, 1, D), tensor.FromFloat32([]float32{1}, 1), m.SharedWeight
+	}
+	return m.gateRow, m.one
 }
 
 // renormalised returns the chosen experts' weights renormalised per token,

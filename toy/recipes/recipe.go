@@ -140,7 +140,7 @@ func build(f *gguf.File) (Model, any, error) {
 			return nil, nil, err
 		}
 		return m, m.Config, nil
-	case "llama", "qwen2", "qwen3", "qwen3moe":
+	case "llama", "qwen2", "qwen2moe", "qwen3", "qwen3moe":
 		m, err := llama.Load(f)
 		if err != nil {
 			return nil, nil, err

@@ -58,6 +58,8 @@ func (c Config) Card() *card.Card {
 	switch {
 	case moe && qkNorm:
 		summary = "Qwen3-MoE: the Qwen3 transformer with a mixture of SwiGLU experts in place of the MLP."
+	case moe && bias:
+		summary = "Qwen2-MoE: the Qwen2 transformer with a mixture of SwiGLU experts and a gated shared expert in place of the MLP."
 	case moe:
 		summary = "Mixtral: the Llama transformer with a mixture of SwiGLU experts in place of the MLP."
 	}
@@ -143,8 +145,21 @@ func (c Config) Card() *card.Card {
 			per("W_up^{l,e}", "d_exp × d_e", "expert e's up projection"),
 			per("W_down^{l,e}", "d_e × d_exp", "expert e's down projection"))
 		mlpShape = col("d_e", c.Embed) + " (inside: d_exp × k per token)"
+		weight := "(p_e / Σ_{e' ∈ S} p_e')"
+		if !c.NormalizeExperts() {
+			weight = "p_e"
+		}
 		mlp = "for t ∈ [ℓ]: p ← softmax(W_r^l X̃[:, t]); S ← the k largest p_e; " +
-			"X[:, t] ← X[:, t] + Σ_{e ∈ S} (p_e / Σ_{e' ∈ S} p_e') W_down^{l,e} (SiLU(W_gate^{l,e} X̃[:, t]) ⊙ W_up^{l,e} X̃[:, t])"
+			"X[:, t] ← X[:, t] + Σ_{e ∈ S} " + weight + " W_down^{l,e} (SiLU(W_gate^{l,e} X̃[:, t]) ⊙ W_up^{l,e} X̃[:, t])"
+		if c.SharedFFN > 0 {
+			k.Hyper = append(k.Hyper, card.Hyper{Symbol: "d_sh", Value: card.Int(c.SharedFFN), Key: "shared_ffn", Meaning: "shared expert width"})
+			k.Params = append(k.Params,
+				per("w_s^l", "d_e", "shared expert gate"),
+				per("W_gate^{l,s}", "d_sh × d_e", "shared expert's gate"),
+				per("W_up^{l,s}", "d_sh × d_e", "shared expert's up projection"),
+				per("W_down^{l,s}", "d_e × d_sh", "shared expert's down projection"))
+			mlp += " + σ(w_s^l · X̃[:, t]) W_down^{l,s} (SiLU(W_gate^{l,s} X̃[:, t]) ⊙ W_up^{l,s} X̃[:, t])"
+		}
 	} else {
 		k.Params = append(k.Params,
 			per("W_gate^l", "d_mlp × d_e", "MLP gate"),
@@ -195,6 +210,9 @@ func (c Config) ParamCount() int64 {
 	if c.Experts > 0 {
 		E := int64(c.Experts)
 		layer += E*D + E*3*D*int64(c.ExpertFFN) - 3*D*F
+		if c.SharedFFN > 0 {
+			layer += D + 3*D*int64(c.SharedFFN)
+		}
 	}
 	if c.QKVBias() {
 		layer += q + 2*kv
@@ -243,6 +261,9 @@ func ConfigFromCard(k *card.Card) (any, error) {
 		r.Int("experts", &c.Experts)
 		r.Int("experts_used", &c.ExpertsUsed)
 		r.Int("expert_ffn", &c.ExpertFFN)
+	}
+	if r.Has("shared_ffn") {
+		r.Int("shared_ffn", &c.SharedFFN)
 	}
 	return r.Config(c, c.Validate())
 }

@@ -13,7 +13,7 @@ import (
 
 // Config holds every hyperparameter of a Llama-family model.
 type Config struct {
-	Arch          string  // GGUF architecture: "llama", "qwen2", "qwen3" or "qwen3moe"
+	Arch          string  // GGUF architecture: "llama", "qwen2", "qwen2moe", "qwen3" or "qwen3moe"
 	VocabSize     int     // V
 	ContextLength int     // trained context length
 	Embed         int     // D
@@ -40,14 +40,16 @@ type Config struct {
 	RopeAttnFactor  float32
 
 	// A mixture of experts in place of the feed-forward layer when Experts
-	// > 0 (Mixtral: "llama" files with expert tensors; Qwen3-MoE): E
-	// SwiGLU experts of width ExpertFFN, the ExpertsUsed most probable run
-	// per token, their weights renormalised to sum to 1.
-	Experts, ExpertsUsed, ExpertFFN int
+	// > 0 (Mixtral: "llama" files with expert tensors; Qwen2-MoE,
+	// Qwen3-MoE): E SwiGLU experts of width ExpertFFN, the ExpertsUsed most
+	// probable run per token, their weights renormalised to sum to 1 (but
+	// in Qwen2-MoE); with SharedFFN > 0 also a shared expert of that width
+	// that every token runs, gated by a sigmoid (Qwen2-MoE).
+	Experts, ExpertsUsed, ExpertFFN, SharedFFN int
 }
 
 // Archs lists the GGUF architectures this package loads.
-var Archs = []string{"llama", "qwen2", "qwen3", "qwen3moe"}
+var Archs = []string{"llama", "qwen2", "qwen2moe", "qwen3", "qwen3moe"}
 
 // ErrUnsupported marks files of this family that use features toy lacks.
 var ErrUnsupported = errors.New("llama: unsupported model feature")
@@ -97,6 +99,7 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if c.Experts > 0 {
 		c.ExpertsUsed = m.Uint("expert_used_count")
 		c.ExpertFFN = m.UintOr("expert_feed_forward_length", c.FFN)
+		c.SharedFFN = m.UintOr("expert_shared_feed_forward_length", 0)
 	}
 	lacking := readRopeScaling(m, &c)
 	if err := m.Err(); err != nil {
@@ -150,7 +153,11 @@ func (c Config) RoPEScaling() tensor.RoPEScaling {
 
 // QKVBias reports whether the query, key and value projections have biases
 // (qwen2).
-func (c Config) QKVBias() bool { return c.Arch == "qwen2" }
+func (c Config) QKVBias() bool { return c.Arch == "qwen2" || c.Arch == "qwen2moe" }
+
+// NormalizeExperts reports whether the chosen experts' weights are
+// renormalised to sum to 1 (all but Qwen2-MoE).
+func (c Config) NormalizeExperts() bool { return c.Arch != "qwen2moe" }
 
 // QKNorm reports whether each head of the queries and keys is RMS-normalised
 // before RoPE (qwen3, qwen3moe).
@@ -184,8 +191,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("llama: RoPE attention factor %g", c.RopeAttnFactor)
 	case c.Experts < 0 || c.Experts > 4096 || (c.Experts > 0 && (c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts || c.ExpertFFN <= 0 || c.ExpertFFN > big)):
 		return fmt.Errorf("llama: %d experts, %d used, of width %d", c.Experts, c.ExpertsUsed, c.ExpertFFN)
-	case c.Arch == "qwen3moe" && c.Experts == 0:
-		return fmt.Errorf("llama: a qwen3moe model without experts")
+	case (c.Arch == "qwen3moe" || c.Arch == "qwen2moe") && c.Experts == 0:
+		return fmt.Errorf("llama: a %s model without experts", c.Arch)
+	case c.SharedFFN < 0 || c.SharedFFN > big || (c.SharedFFN > 0 && c.Experts == 0):
+		return fmt.Errorf("llama: shared expert of width %d with %d experts", c.SharedFFN, c.Experts)
 	}
 	return nil
 }
@@ -222,5 +231,8 @@ func (c Config) SetMetadata(w *gguf.Writer) {
 		w.SetUint32(a+".expert_count", uint32(c.Experts))
 		w.SetUint32(a+".expert_used_count", uint32(c.ExpertsUsed))
 		w.SetUint32(a+".expert_feed_forward_length", uint32(c.ExpertFFN))
+	}
+	if c.SharedFFN > 0 {
+		w.SetUint32(a+".expert_shared_feed_forward_length", uint32(c.SharedFFN))
 	}
 }

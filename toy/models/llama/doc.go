@@ -1,5 +1,5 @@
 // Package llama is the Llama family of decoder-only transformers: Llama 2 and
-// 3.x, SmolLM2, TinyLlama, Mistral, Mixtral, Qwen2.5, Qwen3 and Qwen3-MoE share one architecture
+// 3.x, SmolLM2, TinyLlama, Mistral, Mixtral, Qwen2.5, Qwen2-MoE, Qwen3 and Qwen3-MoE share one architecture
 // (RMSNorm, rotary positions, grouped-query attention, SwiGLU) and differ only
 // in the numbers of a flat Config, read from GGUF metadata.
 //
@@ -10,7 +10,7 @@
 //	H  query heads               KV key/value heads
 //	Dh head width                L  layers
 //
-// Four GGUF architectures load here. "llama" files store Q and K rows
+// Five GGUF architectures load here. "llama" files store Q and K rows
 // permuted for rotary embeddings on adjacent feature pairs (llama.cpp's
 // converter does this), so RoPE pairs (2i, 2i+1); Llama 3.1 and later add
 // rope_freqs.weight, frequency factors that divide each pair's angle.
@@ -20,5 +20,7 @@
 // (attn_q_norm, attn_k_norm); their heads may be wider than D/H.
 // "qwen3moe" is qwen3 with a mixture of experts (nn.MoE) in place of the
 // feed-forward layer; so is a "llama" file with expert tensors (Mixtral).
-// Both renormalise the chosen experts' weights to sum to 1.
+// Both renormalise the chosen experts' weights to sum to 1. "qwen2moe" is
+// qwen2 with a mixture that does not, plus a shared expert every token runs,
+// weighted by a sigmoid gate.
 package llama

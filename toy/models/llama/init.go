@@ -36,6 +36,10 @@ func NewRandom(c Config, seed uint64) *Model {
 			E, FE := c.Experts, c.ExpertFFN
 			ffn.Router = in.Linear(E, D, std, false)
 			ffn.Gate, ffn.Up, ffn.Down = in.Normal(std, E, FE, D), in.Normal(std, E, FE, D), in.Normal(resid, E, D, FE)
+			if S := c.SharedFFN; S > 0 {
+				ffn.SharedGate, ffn.SharedUp = in.Linear(S, D, std, false), in.Linear(S, D, std, false)
+				ffn.SharedDown, ffn.SharedWeight = in.Linear(D, S, resid, false), in.Normal(std, D)
+			}
 		}
 	}
 	m.OutputNorm.W = in.Fill(1, D)

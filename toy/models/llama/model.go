@@ -59,7 +59,7 @@ func New(c Config) *Model {
 			FFN:     &nn.SwiGLU{},
 		}
 		if c.Experts > 0 {
-			m.Blocks[i].FFN = &nn.MoE{Used: c.ExpertsUsed, Normalize: true}
+			m.Blocks[i].FFN = &nn.MoE{Used: c.ExpertsUsed, Normalize: c.NormalizeExperts()}
 		}
 		if c.QKNorm() {
 			m.Blocks[i].Attn.QNorm, m.Blocks[i].Attn.KNorm = &nn.RMSNorm{Eps: c.NormEps}, &nn.RMSNorm{Eps: c.NormEps}
@@ -145,6 +145,11 @@ func (m *Model) check() error {
 		case *nn.MoE:
 			errs = append(errs, ffn.Check(D), nn.CheckLinear(p+"ffn_gate_inp", ffn.Router, c.Experts, D),
 				nn.CheckShape(p+"ffn_gate_exps.weight", ffn.Gate, c.Experts, c.ExpertFFN, D))
+			if (ffn.SharedDown != nil) != (c.SharedFFN > 0) {
+				errs = append(errs, fmt.Errorf("%sffn_down_shexp: present %v, the metadata's shared expert width %d", p, ffn.SharedDown != nil, c.SharedFFN))
+			} else if c.SharedFFN > 0 {
+				errs = append(errs, nn.CheckLinear(p+"ffn_gate_shexp", ffn.SharedGate, c.SharedFFN, D))
+			}
 		}
 		if c.QKNorm() {
 			errs = append(errs, nn.CheckShape(p+"attn_q_norm.weight", a.QNorm.W, c.HeadDim), nn.CheckShape(p+"attn_k_norm.weight", a.KNorm.W, c.HeadDim))
