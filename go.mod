@@ -10,6 +10,7 @@ require (
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/traefik/yaegi v0.16.1
 	golang.org/x/sys v0.50.0
+	golang.org/x/text v0.28.0
 	gonum.org/v1/plot v0.17.0
 )
 
@@ -26,5 +27,4 @@ require (
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sync v0.16.0 // indirect
 	golang.org/x/term v0.44.0 // indirect
-	golang.org/x/text v0.28.0 // indirect
 )

@@ -4,6 +4,7 @@ package interp
 
 import (
 	"github.com/toyml/toy/toy"
+	"github.com/toyml/toy/toy/tensor"
 	"reflect"
 )
 
@@ -13,18 +14,46 @@ func init() {
 		"Archs":               reflect.ValueOf(toy.Archs),
 		"BackendError":        reflect.ValueOf(toy.BackendError),
 		"BackendName":         reflect.ValueOf(toy.BackendName),
+		"Cosine":              reflect.ValueOf(toy.Cosine),
 		"ErrAdapter":          reflect.ValueOf(&toy.ErrAdapter).Elem(),
 		"ErrNoTokenizer":      reflect.ValueOf(&toy.ErrNoTokenizer).Elem(),
+		"ErrTooLong":          reflect.ValueOf(&toy.ErrTooLong).Elem(),
 		"ErrUnknownArch":      reflect.ValueOf(&toy.ErrUnknownArch).Elem(),
 		"Load":                reflect.ValueOf(toy.Load),
 		"LoadDefault":         reflect.ValueOf(toy.LoadDefault),
+		"LoadEmbedder":        reflect.ValueOf(toy.LoadEmbedder),
 		"LoadImageClassifier": reflect.ValueOf(toy.LoadImageClassifier),
 		"MustLoad":            reflect.ValueOf(toy.MustLoad),
+		"Normalize":           reflect.ValueOf(toy.Normalize),
 		"UseBackend":          reflect.ValueOf(toy.UseBackend),
 
 		// type definitions
+		"EmbedOptions":    reflect.ValueOf((*toy.EmbedOptions)(nil)),
+		"Embedder":        reflect.ValueOf((*toy.Embedder)(nil)),
+		"Encoder":         reflect.ValueOf((*toy.Encoder)(nil)),
 		"GenerateOptions": reflect.ValueOf((*toy.GenerateOptions)(nil)),
 		"Model":           reflect.ValueOf((*toy.Model)(nil)),
 		"NativeCallError": reflect.ValueOf((*toy.NativeCallError)(nil)),
+
+		// interface wrapper definitions
+		"_Encoder": reflect.ValueOf((*_github_com_toyml_toy_toy_Encoder)(nil)),
 	}
+}
+
+// _github_com_toyml_toy_toy_Encoder is an interface wrapper for Encoder type
+type _github_com_toyml_toy_toy_Encoder struct {
+	IValue         interface{}
+	WContextLength func() int
+	WHidden        func(ids []int32) *tensor.Tensor
+	WVocabSize     func() int
+}
+
+func (W _github_com_toyml_toy_toy_Encoder) ContextLength() int {
+	return W.WContextLength()
+}
+func (W _github_com_toyml_toy_toy_Encoder) Hidden(ids []int32) *tensor.Tensor {
+	return W.WHidden(ids)
+}
+func (W _github_com_toyml_toy_toy_Encoder) VocabSize() int {
+	return W.WVocabSize()
 }

@@ -21,6 +21,7 @@ func init() {
 		"FromHeader":     reflect.ValueOf(card.FromHeader),
 		"HumanCount":     reflect.ValueOf(card.HumanCount),
 		"Int":            reflect.ValueOf(card.Int),
+		"NewDecoder":     reflect.ValueOf(card.NewDecoder),
 		"Parse":          reflect.ValueOf(card.Parse),
 		"ParseCard":      reflect.ValueOf(card.ParseCard),
 		"Register":       reflect.ValueOf(card.Register),

@@ -22,10 +22,12 @@ func init() {
 		// type definitions
 		"Dict":          reflect.ValueOf((*chat.Dict)(nil)),
 		"Func":          reflect.ValueOf((*chat.Func)(nil)),
+		"FunctionCall":  reflect.ValueOf((*chat.FunctionCall)(nil)),
 		"Message":       reflect.ValueOf((*chat.Message)(nil)),
 		"Options":       reflect.ValueOf((*chat.Options)(nil)),
 		"Template":      reflect.ValueOf((*chat.Template)(nil)),
 		"TemplateError": reflect.ValueOf((*chat.TemplateError)(nil)),
+		"ToolCall":      reflect.ValueOf((*chat.ToolCall)(nil)),
 		"Undefined":     reflect.ValueOf((*chat.Undefined)(nil)),
 	}
 }

@@ -23,10 +23,16 @@ import (
 	"github.com/toyml/toy/toy/defaultmodel"
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/bert"
+	"github.com/toyml/toy/toy/models/deepseek2"
 	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
 	"github.com/toyml/toy/toy/models/llama"
+	"github.com/toyml/toy/toy/models/olmo2"
 	"github.com/toyml/toy/toy/models/olmoe"
+	"github.com/toyml/toy/toy/models/phi2"
+	"github.com/toyml/toy/toy/models/phi3"
+	"github.com/toyml/toy/toy/models/starcoder2"
 	"github.com/toyml/toy/toy/models/vit"
 	"github.com/toyml/toy/toy/sample"
 	"github.com/toyml/toy/toy/tensor"
@@ -38,16 +44,25 @@ var ErrUnknownArch = errors.New("unknown architecture")
 
 // loaders maps GGUF architecture names to the package that builds them.
 var loaders = map[string]func(*gguf.File) (engine.Model, error){
-	"gpt2":     func(f *gguf.File) (engine.Model, error) { return gpt2.Load(f) },
-	"gemma":    func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
-	"gemma2":   func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
-	"gemma3":   func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
-	"llama":    func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"qwen2":    func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"qwen3":    func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"qwen3moe": func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"qwen2moe": func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"olmoe":    func(f *gguf.File) (engine.Model, error) { return olmoe.Load(f) },
+	"gpt2":       func(f *gguf.File) (engine.Model, error) { return gpt2.Load(f) },
+	"gemma":      func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
+	"gemma2":     func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
+	"gemma3":     func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
+	"llama":      func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"qwen2":      func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"qwen3":      func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"qwen3moe":   func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"qwen2moe":   func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"granite":    func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"granitemoe": func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"smollm3":    func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"exaone":     func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"olmoe":      func(f *gguf.File) (engine.Model, error) { return olmoe.Load(f) },
+	"olmo2":      func(f *gguf.File) (engine.Model, error) { return olmo2.Load(f) },
+	"starcoder2": func(f *gguf.File) (engine.Model, error) { return starcoder2.Load(f) },
+	"deepseek2":  func(f *gguf.File) (engine.Model, error) { return deepseek2.Load(f) },
+	"phi2":       func(f *gguf.File) (engine.Model, error) { return phi2.Load(f) },
+	"phi3":       func(f *gguf.File) (engine.Model, error) { return phi3.Load(f) },
 }
 
 // Archs returns the GGUF architectures toy can load, sorted.
@@ -66,7 +81,7 @@ type Model struct {
 	Path      string
 	Arch      string
 	File      *gguf.File
-	Net       engine.Model         // *llama.Model, *gpt2.Model, *gemma.Model or *olmoe.Model
+	Net       engine.Model         // *llama.Model, *gpt2.Model, *gemma.Model, *olmoe.Model, *deepseek2.Model, *phi2.Model or *phi3.Model
 	Tokenizer *tokenizer.Tokenizer // nil when the file carries none (see TokenizerErr)
 
 	// TokenizerErr says why Tokenizer is nil.
@@ -102,6 +117,9 @@ func build(path string, f *gguf.File) (*Model, error) {
 	}
 	if arch == vit.Arch {
 		return nil, fmt.Errorf("%w %q: an image classifier, not a language model (use LoadImageClassifier, or toy classify)", ErrUnknownArch, arch)
+	}
+	if slices.Contains(bert.Archs, arch) {
+		return nil, fmt.Errorf("%w %q: a text encoder, not a language model (use LoadEmbedder, toy embed, or toy serve --embed)", ErrUnknownArch, arch)
 	}
 	load, ok := loaders[arch]
 	if !ok {

@@ -71,7 +71,7 @@ var docs = []commandDoc{
 		"log-probabilities of a prompt's tokens with the top-k alternatives, or a file's perplexity", evalFlagsDoc},
 	{"tokenize", `toy tokenize MODEL TEXT [--special] [--bos] [--json]`,
 		"the token ids and pieces of a text", tokenizeFlagsDoc},
-	{"quantize", "toy quantize IN.gguf OUT.gguf [--type q8_0|q5_1|q5_0|q4_1|q4_0|f16|bf16|f32]", "convert a model's weight matrices (Q8_0 as llama.cpp stores it)", func() *flag.FlagSet { fs, _ := quantizeFlagSet(); return fs }},
+	{"quantize", quantizeUsage, "convert a model to one of llama.cpp's file types (Q4_K_M, IQ4_XS, Q8_0, …), as llama-quantize writes it", func() *flag.FlagSet { fs, _ := quantizeFlagSet(); return fs }},
 	{"list", "toy list [--json]", "list the GGUF models on this machine (own dirs, Hugging Face, Ollama, LM Studio)", listFlags},
 	{"fetch", "toy fetch OWNER/REPO [FILE] [--revision REV] [--json]", "download a GGUF file from Hugging Face into its cache; without FILE, list the repo's GGUF files", fetchFlags},
 	{"describe", "toy describe MODEL [--json]", "print the model's algorithm card (Phuong & Hutter pseudocode) from its metadata", describeFlags},
@@ -84,8 +84,9 @@ var docs = []commandDoc{
 		"classify a PNG, JPEG or GIF image with a ViT classifier", classifyFlagsDoc},
 	{"convert", "toy convert HF_DIR OUT.gguf [--type f32|f16|bf16|q8_0]",
 		"convert a Hugging Face ViT image classifier (config.json, model.safetensors) to GGUF", convertFlagsDoc},
+	{"embed", embedUsage, "text embeddings (BERT, all-MiniLM, bge, nomic-embed-text …, or a decoder's hidden states), one vector per text", embedFlagsDoc},
 	{"serve", "toy serve [MODEL] [--addr 127.0.0.1:8080] [--ctx N] [--device cuda] [--threads N] [--chat-template-file F]",
-		"an OpenAI-compatible HTTP server (/v1/chat/completions, /v1/completions, /v1/models) over one model", serveFlagsDoc},
+		"an HTTP server over one model that speaks OpenAI's API (/v1/chat/completions, /v1/completions, /v1/models: streaming, n choices, logprobs, penalties and logit_bias, tool calls) and Ollama's (/api/chat, /api/generate, /api/tags, /api/show, /api/ps, /api/version), so OpenAI and Ollama clients work against it; see go doc ./toy/serve", serveFlagsDoc},
 	{"install", "toy install [--json]", "check that each backend loads and passes its self-test; register the Jupyter kernel", nil},
 }
 

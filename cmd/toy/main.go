@@ -26,6 +26,7 @@ Usage:
   toy train from-scratch|warm-start|lora|qlora --data FILE|DIR [--model M | --tokenizer M] [--steps N] [--batch B] [--seq T] [--lr X] [--rank R] [--seed S] [--out runs/ID] [--resume] [--json]
   toy runs [list | show ID] [--dir runs] [--json]
   toy lora merge BASE.gguf ADAPTER.gguf -o OUT.gguf
+  toy embed MODEL TEXT… [--normalize l2|none] [--pooling mean|cls|last] [--json]
   toy install
 
 Run "toy COMMAND -h" for a command's flags.
@@ -52,6 +53,7 @@ var commands = map[string]func(args []string, stdout io.Writer) error{
 	"chat":     runChat,     // chat.go
 	"classify": runClassify, // classify.go
 	"convert":  runConvert,  // classify.go
+	"embed":    runEmbed,    // embed.go
 }
 
 func main() {

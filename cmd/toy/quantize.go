@@ -1,50 +1,126 @@
-// toy quantize: convert a model's weight matrices to another type.
+// toy quantize: convert a model's weights to one of llama.cpp's file types
+// (Q4_K_M, IQ4_XS, Q8_0, …), writing what llama-quantize writes.
 
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/tensor"
 )
 
-func quantizeFlagSet() (*flag.FlagSet, *string) {
-	fs := flag.NewFlagSet("quantize", flag.ContinueOnError)
-	typ := fs.String("type", "q8_0", "target type: q8_0, q5_1, q5_0, q4_1, q4_0, f16, bf16 or f32")
-	return fs, typ
+// quantizeUsage lists the file types toy quantize writes.
+var quantizeUsage = "toy quantize IN.gguf OUT.gguf [--type " + strings.Join(fileTypeNames(), "|") + "] [--pure] [--allow-requantize]"
+
+func fileTypeNames() []string {
+	var names []string
+	for _, ft := range gguf.FileTypes() {
+		names = append(names, strings.ToLower(ft.String()))
+	}
+	return names
 }
 
+type quantizeFlags struct {
+	typ        *string
+	pure       *bool
+	requantize *bool
+}
+
+func quantizeFlagSet() (*flag.FlagSet, quantizeFlags) {
+	fs := flag.NewFlagSet("quantize", flag.ContinueOnError)
+	return fs, quantizeFlags{
+		typ: fs.String("type", "q8_0", "llama.cpp file type, any case: "+strings.Join(fileTypeNames(), ", ")+
+			" (q4_k_m: Q4_K with Q6_K where llama-quantize puts it)"),
+		pure:       fs.Bool("pure", false, "every quantizable matrix the type's base type, no per-tensor mix (llama-quantize --pure)"),
+		requantize: fs.Bool("allow-requantize", false, "also convert tensors that are already quantized (loses accuracy)"),
+	}
+}
+
+// runQuantize quantizes IN to OUT as llama-quantize IN OUT TYPE does
+// (without an importance matrix) and prints what it did.
 func runQuantize(args []string, stdout io.Writer) error {
-	fs, typ := quantizeFlagSet()
+	fs, fl := quantizeFlagSet()
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 2 {
-		return fmt.Errorf("%w: toy quantize IN.gguf OUT.gguf [--type q8_0|q5_1|q5_0|q4_1|q4_0|f16|bf16|f32]", errUsage)
+		return fmt.Errorf("%w: %s", errUsage, quantizeUsage)
 	}
-	types := map[string]tensor.DType{"q8_0": tensor.Q8_0, "q5_1": tensor.Q5_1, "q5_0": tensor.Q5_0, "q4_1": tensor.Q4_1,
-		"q4_0": tensor.Q4_0, "f16": tensor.F16, "bf16": tensor.BF16, "f32": tensor.F32}
-	t, ok := types[strings.ToLower(*typ)]
-	if !ok {
-		return fmt.Errorf("%w: --type %q (q8_0, q5_1, q5_0, q4_1, q4_0, f16, bf16, f32)", errUsage, *typ)
+	ft, err := gguf.ParseFileType(*fl.typ)
+	if err != nil {
+		return fmt.Errorf("%w: --type: %w", errUsage, err)
 	}
 	f, err := gguf.Open(pos[0])
 	if err != nil {
 		return fmt.Errorf("load %s: %w", pos[0], err)
 	}
 	defer f.Close()
-	w, err := gguf.Quantize(f, t)
+	w, done, err := gguf.QuantizeModel(f, gguf.QuantizeOptions{FileType: ft, Pure: *fl.pure, AllowRequantize: *fl.requantize})
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", pos[0], err)
 	}
 	if err := w.WriteFile(pos[1]); err != nil {
 		return failure(err)
 	}
-	fmt.Fprintf(stdout, "wrote %s (%v)\n", pos[1], t)
+	mix := ft.String()
+	if *fl.pure {
+		mix += ", pure"
+	}
+	fmt.Fprintf(stdout, "wrote %s (%s)\n", pos[1], mix)
+	printQuantizeSummary(stdout, done)
 	return nil
 }
+
+// printQuantizeSummary prints the tensors and bytes of each type written,
+// and the sizes before and after.
+func printQuantizeSummary(out io.Writer, done []gguf.QuantizedTensor) {
+	type row struct {
+		count, converted, fallbacks int
+		bytes                       int64
+	}
+	rows := map[tensor.DType]*row{}
+	var before, after int64
+	for _, q := range done {
+		r := rows[q.To]
+		if r == nil {
+			r = &row{}
+			rows[q.To] = r
+		}
+		r.count++
+		r.bytes += q.ToBytes
+		if q.From != q.To {
+			r.converted++
+		}
+		if q.Fallback {
+			r.fallbacks++
+		}
+		before += q.FromBytes
+		after += q.ToBytes
+	}
+	types := make([]tensor.DType, 0, len(rows))
+	for t := range rows {
+		types = append(types, t)
+	}
+	slices.SortFunc(types, func(a, b tensor.DType) int { return cmp.Compare(rows[b].bytes, rows[a].bytes) })
+	for _, t := range types {
+		r := rows[t]
+		note := ""
+		if kept := r.count - r.converted; kept > 0 {
+			note = fmt.Sprintf(", %d kept as they were", kept)
+		}
+		if r.fallbacks > 0 {
+			note += fmt.Sprintf(", %d as a fallback (rows not whole blocks of the chosen type)", r.fallbacks)
+		}
+		fmt.Fprintf(out, "  %-7v %4d tensors %10s%s\n", t, r.count, mib(r.bytes), note)
+	}
+	fmt.Fprintf(out, "  size    %s → %s (%.1f%%)\n", mib(before), mib(after), 100*float64(after)/float64(max(before, 1)))
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20)) }

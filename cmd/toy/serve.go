@@ -1,4 +1,5 @@
-// toy serve: an OpenAI-compatible HTTP server over one model.
+// toy serve: an HTTP server over one model that speaks OpenAI's API and
+// Ollama's.
 
 package main
 
@@ -22,6 +23,7 @@ import (
 
 type serveOpts struct {
 	addr, device, name, template string
+	embed                        string // an embedding model to serve beside the chat model (embed.go)
 	threads, ctx                 int
 	quiet                        bool
 }
@@ -32,9 +34,10 @@ func serveFlagSet() (*flag.FlagSet, *serveOpts) {
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; 0.0.0.0:8080 for every interface)")
 	fs.IntVar(&o.ctx, "ctx", 0, "context size in tokens, prompt and reply together (0: the model's, at most 4096)")
 	fs.IntVar(&o.threads, "threads", 0, "worker threads (0: all cores)")
-	fs.StringVar(&o.name, "name", "", "model id in responses (default: the file name)")
+	fs.StringVar(&o.name, "name", "", "model id in OpenAI responses and Ollama's /api/tags (default: the file name)")
 	fs.StringVar(&o.template, "chat-template-file", "", "use this Jinja2 chat template instead of the model's")
 	fs.BoolVar(&o.quiet, "quiet", false, "do not log requests")
+	fs.StringVar(&o.embed, "embed", "", "also serve embeddings (POST /v1/embeddings, /api/embed) from this embedding model (all-MiniLM, bge, nomic-embed-text …)")
 	deviceFlag(fs, &o.device)
 	return fs, o
 }
@@ -70,6 +73,14 @@ func runServe(args []string, stdout io.Writer) error {
 	if !o.quiet {
 		opts.Log = log.New(os.Stderr, "toy serve: ", log.LstdFlags)
 	}
+	if o.embed != "" {
+		e, err := loadEmbedder(o.embed) // embed.go
+		if err != nil {
+			return fmt.Errorf("--embed: %w", err)
+		}
+		defer e.Close()
+		opts.Embedder = e
+	}
 	m, err := loadModel(pos)
 	if err != nil {
 		return err
@@ -86,9 +97,14 @@ func runServe(args []string, stdout io.Writer) error {
 	template := "the model's chat template"
 	if !s.HasChatTemplate() {
 		template = "no chat template: chat messages are joined one per line"
+	} else if f := s.ToolCallFormat(); f != "" {
+		template += ", tool calls in its " + f + " format"
 	}
 	fmt.Fprintf(os.Stderr, "toy serve: %s, context %d, %s\n", m, s.ContextSize(), template)
-	fmt.Fprintf(os.Stderr, "toy serve: listening on http://%s/v1 (Ctrl-C stops)\n", ln.Addr())
+	if opts.Embedder != nil {
+		fmt.Fprintf(os.Stderr, "toy serve: embeddings from the %s (POST /v1/embeddings, /api/embed)\n", opts.Embedder)
+	}
+	fmt.Fprintf(os.Stderr, "toy serve: listening on http://%s (OpenAI's API under /v1, Ollama's under /api; Ctrl-C stops)\n", ln.Addr())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

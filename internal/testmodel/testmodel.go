@@ -60,6 +60,19 @@ type Spec struct {
 	Experts     int `json:"experts,omitempty"`
 	ExpertsUsed int `json:"experts_used,omitempty"`
 	SharedFFN   int `json:"shared_ffn,omitempty"` // a shared expert of this width (qwen2moe)
+	// DeepSeek: the latent attention's and the experts' shapes (deepseek2;
+	// deepseek.go).
+	DeepSeek *DeepSeekSpec `json:"deepseek,omitempty"`
+	// RopeDim, when not 0, rotates only the first RopeDim features of each
+	// head (phi2, phi3); LongRoPE adds Phi-3's rope_factors_short and
+	// rope_factors_long over RopeOrigContext; SeparateQKV stores phi2's
+	// attention as attn_q, attn_k, attn_v rather than attn_qkv (phi.go).
+	RopeDim     int  `json:"rope_dim,omitempty"`
+	LongRoPE    bool `json:"long_rope,omitempty"`
+	SeparateQKV bool `json:"separate_qkv,omitempty"`
+	// Pooling: an embedding model's pooling, "mean", "cls", "last" or
+	// "none" (bert, nomic-bert: EmbedSpecs in bert.go).
+	Pooling string `json:"pooling,omitempty"`
 }
 
 // weightType is the type a model of type dt stores matrix name in: a Q4_K
@@ -119,9 +132,16 @@ func Specs() []Spec {
 			PromptIDs: gpt2Prompt})
 	}
 	out = append(out, olmoeSpecs()...)
+	out = append(out, deepseekSpecs()...)
 	out = append(out, moeSpecs()...)
 	out = append(out, gemmaSpecs()...)
 	out = append(out, ropeScalingSpecs()...)
+	out = append(out, phiSpecs()...)
+	out = append(out, graniteSpecs()...)
+	out = append(out, smollm3Specs()...)
+	out = append(out, exaoneSpecs()...)
+	out = append(out, starcoder2Specs()...)
+	out = append(out, olmo2Specs()...)
 	// Q4_K_M: k-quant super-blocks need widths that are multiples of 256.
 	// Q4_0 and Q5_0: older files, and Q4_K_M files of narrower models.
 	return append(out,
@@ -310,6 +330,12 @@ func build(s Spec) (*gguf.Writer, error) {
 			return nil, fmt.Errorf("testmodel %s: %w", s.Name, err)
 		}
 	}
+	if s.Arch == "phi3" && v.Model == "llama" {
+		addPhi3Tokens(v)
+	}
+	if s.Arch == "bert" || s.Arch == "nomic-bert" {
+		return buildBERT(s, v)
+	}
 	V, D, F, hd := len(v.Tokens), s.Embed, s.FFN, s.Embed/s.Heads
 	if s.HeadDim != 0 {
 		hd = s.HeadDim
@@ -328,15 +354,21 @@ func build(s Spec) (*gguf.Writer, error) {
 	w.SetUint32(a+".attention.head_count", uint32(s.Heads))
 	if a == "gpt2" {
 		w.SetFloat32(a+".attention.layer_norm_epsilon", 1e-5)
+	} else if isPhi(a) {
+		phiMetadata(w, s, hd)
 	} else {
 		w.SetUint32(a+".attention.head_count_kv", uint32(s.KVHeads))
-		w.SetFloat32(a+".attention.layer_norm_rms_epsilon", 1e-6)
+		if a == "starcoder2" {
+			w.SetFloat32(a+".attention.layer_norm_epsilon", 1e-5)
+		} else {
+			w.SetFloat32(a+".attention.layer_norm_rms_epsilon", 1e-6)
+		}
 		w.SetUint32(a+".rope.dimension_count", uint32(hd))
 		if hd != D/s.Heads {
 			w.SetUint32(a+".attention.key_length", uint32(hd))
 			w.SetUint32(a+".attention.value_length", uint32(hd))
 		}
-		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000}[a]
+		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000, "granite": 10000, "granitemoe": 10000, "starcoder2": 100000, "olmo2": 500000, "smollm3": 2000000, "exaone": 1000000}[a]
 		if s.RopeFreqs {
 			base = 500000
 		}
@@ -344,6 +376,8 @@ func build(s Spec) (*gguf.Writer, error) {
 	}
 	if a == "olmoe" {
 		olmoeMetadata(w, s)
+	} else if a == "deepseek2" {
+		deepseekMetadata(w, s)
 	} else if s.Experts > 0 {
 		moeMetadata(w, s)
 	}
@@ -353,9 +387,15 @@ func build(s Spec) (*gguf.Writer, error) {
 	if s.RopeScaling != "" {
 		ropeScalingMetadata(w, s)
 	}
+	if a == "granite" || a == "granitemoe" {
+		graniteMetadata(w, s)
+	}
+	if a == "olmo2" {
+		olmo2Metadata(w, s)
+	}
 	w.SetString("tokenizer.ggml.model", v.Model)
 	if v.Model == "gpt2" {
-		pre := map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2", "qwen2moe": "qwen2", "qwen3moe": "qwen2"}[a]
+		pre := map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2", "qwen2moe": "qwen2", "qwen3moe": "qwen2", "starcoder2": "starcoder", "phi2": "phi-2", "phi3": "gpt-2"}[a]
 		w.SetString("tokenizer.ggml.pre", pre)
 	} else {
 		w.SetString("tokenizer.ggml.pre", "default")
@@ -382,7 +422,7 @@ func build(s Spec) (*gguf.Writer, error) {
 		}
 		x := make([]float32, n)
 		for i := range x {
-			x[i] = mean + scale*r.uniform()
+			x[i] = mean + float32(scale*r.uniform()) // rounded: no fused multiply-add on arm64
 		}
 		return w.AddFloat32(name, dt, x, shape...)
 	}
@@ -395,11 +435,22 @@ func build(s Spec) (*gguf.Writer, error) {
 	if s.RopeFreqs {
 		errs = append(errs, w.AddFloat32("rope_freqs.weight", tensor.F32, llama3RopeFactors(hd, 500000), hd/2))
 	}
+	if isPhi(a) {
+		errs = append(errs, phiGlobals(w, s, hd, V, vec)...)
+	}
 	if a == "gpt2" {
 		errs = append(errs, add("position_embd.weight", tensor.F32, 0.5, 0, s.Context, D))
 	}
 	for l := 0; l < s.Layers; l++ {
 		p := fmt.Sprintf("blk.%d.", l)
+		if isPhi(a) {
+			errs = append(errs, phiLayer(s, p, hd, mat, vec)...)
+			continue
+		}
+		if a == "olmo2" {
+			errs = append(errs, olmo2Layer(s, p, hd, mat, vec)...)
+			continue
+		}
 		errs = append(errs, vec(p+"attn_norm.weight", D, 1, 0.2), vec(p+"ffn_norm.weight", D, 1, 0.2))
 		if a == "gpt2" {
 			errs = append(errs,
@@ -412,6 +463,14 @@ func build(s Spec) (*gguf.Writer, error) {
 		}
 		if a == "olmoe" {
 			errs = append(errs, olmoeLayer(s, p, hd, add, vec)...)
+			continue
+		}
+		if a == "starcoder2" {
+			errs = append(errs, starcoder2Layer(s, p, hd, mat, vec)...)
+			continue
+		}
+		if a == "deepseek2" {
+			errs = append(errs, deepseekLayer(s, l, p, add)...)
 			continue
 		}
 		q, kv := s.Heads*hd, s.KVHeads*hd
@@ -435,7 +494,7 @@ func build(s Spec) (*gguf.Writer, error) {
 	// Output norm weights of mean 0: with a tied head, weights near 1 would
 	// make every token predict itself (h ≈ e_t, so h·e_t dominates).
 	errs = append(errs, vec("output_norm.weight", D, 0, 1.5))
-	if a == "gpt2" {
+	if a == "gpt2" || a == "starcoder2" {
 		errs = append(errs, vec("output_norm.bias", D, 0, 0.1))
 	}
 	if !s.Tied {

@@ -47,6 +47,7 @@ var (
 	_ tensor.DeviceBackend     = (*Backend)(nil)
 	_ tensor.ColumnsBackend    = (*Backend)(nil)
 	_ tensor.ScatterAddBackend = (*Backend)(nil)
+	_ tensor.GELUErfBackend    = (*Backend)(nil)
 )
 
 // Name returns "cuda".
@@ -325,6 +326,9 @@ func (b *Backend) Tanh(out, x *tensor.Tensor) { b.unary("toy_tanh", out, x) }
 
 // GELU: tanh-GELU through fp16, as tensor.Go{}.
 func (b *Backend) GELU(out, x *tensor.Tensor) { b.unary("toy_gelu", out, x) }
+
+// GELUErf is the exact GELU, x·Φ(x) (tensor.GELUErfBackend).
+func (b *Backend) GELUErf(out, x *tensor.Tensor) { b.unary("toy_gelu_erf", out, x) }
 
 // SwiGLU: out = SiLU(gate) ⊙ up.
 func (b *Backend) SwiGLU(out, gate, up *tensor.Tensor) {

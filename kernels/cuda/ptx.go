@@ -14,7 +14,7 @@ var kernelNames = map[string][]string{
 	"moe.ptx": {"toy_scatter_add"},
 	"quant.ptx": {"toy_quantize_q8k", "toy_matmul_q4k", "toy_matmul_q6k", "toy_matmul_q32", "toy_matmul_q5k",
 		"toy_matmul_q32k", "toy_q8_1_sums", "toy_matmul_q41", "toy_matmul_iq4xs", "toy_embed_quant"},
-	"ops.ptx": {"toy_add", "toy_mul", "toy_scale", "toy_silu", "toy_tanh", "toy_swiglu", "toy_gelu", "toy_rmsnorm",
+	"ops.ptx": {"toy_add", "toy_mul", "toy_scale", "toy_silu", "toy_tanh", "toy_swiglu", "toy_gelu", "toy_gelu_erf", "toy_rmsnorm",
 		"toy_layernorm", "toy_rope", "toy_softmax", "toy_attention", "toy_attention_chunk", "toy_attention_combine",
 		"toy_embed_f32", "toy_embed_half", "toy_embed_q8", "toy_columns"},
 }

@@ -189,6 +189,11 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 	add("SiLU", func(b tensor.Backend, o *tensor.Tensor) { b.SiLU(o, fresh(x)) })
 	add("GELU", func(b tensor.Backend, o *tensor.Tensor) { b.GELU(o, fresh(x)) })
 	add("Tanh", func(b tensor.Backend, o *tensor.Tensor) { b.Tanh(o, fresh(x)) })
+	wide := randT(R, D)
+	for i := range wide.Data() {
+		wide.Data()[i] *= 3 // the exact GELU's tails as well as its bend
+	}
+	add("GELUErf", func(b tensor.Backend, o *tensor.Tensor) { b.(tensor.GELUErfBackend).GELUErf(o, fresh(wide)) })
 	add("SwiGLU", func(b tensor.Backend, o *tensor.Tensor) { b.SwiGLU(o, fresh(x), fresh(y)) })
 	ids := []int32{3, 0, 7, 3}
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1,

@@ -4,7 +4,7 @@ package cuda
 
 // sourcesSHA256 is the SHA-256 of build.sh and the CUDA sources,
 // concatenated in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "01f6b8a1acfab33eadd3431b2aeabe7ab851015decf64037da815d0dced1e4b5"
+const sourcesSHA256 = "6ce6bbd7ac233eb51d7f2486710cc83712b92995935c0e3f63a30023ed72333c"
 
 var sourceFiles = []string{"build.sh", "csrc/matmul.cu", "csrc/moe.cu", "csrc/ops.cu", "csrc/quant.cu", "csrc/toy.cuh"}
 
@@ -15,6 +15,6 @@ const nvccVersion = "release 11.8, V11.8.89"
 var ptxSHA256 = map[string]string{
 	"matmul.ptx": "33ff4338be01a6c48e62464f89dff263b856c1ff55d4e0c42a376af6e1369937",
 	"moe.ptx":    "7b889d68b0bc849a5c2c4594ae6b59ac0fa405481709370360bcbfdd57d85322",
-	"ops.ptx":    "ba3ca2bdf4b2b5cfcf46dcfdbec56b965218050d4d3eb3965f5e447e5a94c67a",
+	"ops.ptx":    "9310e1723e8ffbcdb8f155428e280b1681c0ed2143bf7839ffcde2ed331f7208",
 	"quant.ptx":  "05fbe59a5e32c2dc35b5fba8add89c74f65eaa9efe4fa79b6be93c657a81d3fd",
 }

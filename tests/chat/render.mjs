@@ -14,13 +14,14 @@ const conversations = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, 
 
 // The special tokens each model's tokenizer_config.json names (Qwen has no BOS).
 const tokens = {
-  llama2: ["<s>", "</s>"], mistral: ["<s>", "</s>"], tinyllama: ["<s>", "</s>"],
+  llama2: ["<s>", "</s>"], mistral: ["<s>", "</s>"], "mistral-v0.3": ["<s>", "</s>"], tinyllama: ["<s>", "</s>"],
   llama3: ["<|begin_of_text|>", "<|eot_id|>"], "llama3.1": ["<|begin_of_text|>", "<|eot_id|>"], "llama3.2": ["<|begin_of_text|>", "<|eot_id|>"],
   smollm2: ["<|im_start|>", "<|im_end|>"], "qwen2.5": [null, "<|im_end|>"], qwen3: [null, "<|im_end|>"],
   gemma2: ["<bos>", "<eos>"], olmoe: ["<|endoftext|>", "<|endoftext|>"],
 };
 
-// One tool-calling input (rendered only through tojson: toy does not parse tool calls).
+// The tools offered: with the "user" conversation, and with the "tool-…" ones
+// whose assistant messages call them (arguments as objects, as transformers expects).
 const tools = [{
   type: "function",
   function: {
@@ -37,7 +38,9 @@ for (const file of fs.readdirSync(dir).filter((f) => f.endsWith(".jinja")).sort(
   const [bos, eos] = tokens[name];
   const inputs = [];
   for (const conv of Object.keys(conversations)) {
-    for (const gen of [true, false]) inputs.push({ conversation: conv, add_generation_prompt: gen });
+    // The tool-calling conversations ("tool-…") are rendered with the tools they call.
+    const withTools = conv.startsWith("tool") ? { tools: true } : {};
+    for (const gen of [true, false]) inputs.push({ conversation: conv, add_generation_prompt: gen, ...withTools });
   }
   inputs.push({ conversation: "user", add_generation_prompt: true, tools: true });
   for (const input of inputs) {

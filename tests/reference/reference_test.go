@@ -85,9 +85,10 @@ func tolerance(dt tensor.DType) float64 {
 // an input lies within float32 rounding of an fp16 rounding boundary, the two
 // sides may pick neighbouring fp16 inputs (llama.cpp's single-token matmul sums
 // in another order than its batched one), and the output moves by one fp16
-// ulp. Seen up to 4.2e-4 on gpt2-f32; the prompt positions still hold 1e-4.
+// ulp. Seen up to 4.2e-4 on gpt2-f32, and on starcoder2-f32 (the same MLP)
+// 2.55e-4 at greedy step 23 alone; the prompt positions still hold 1e-4.
 func decodeTolerance(arch string, dt tensor.DType) float64 {
-	if arch == "gpt2" || arch == "gemma3" {
+	if arch == "gpt2" || arch == "gemma3" || arch == "starcoder2" {
 		return max(tolerance(dt), 1e-3)
 	}
 	return tolerance(dt)

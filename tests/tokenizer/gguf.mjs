@@ -16,7 +16,7 @@ class Writer {
 }
 
 // writeVocabGGUF writes file with the given vocabulary (the JSON of
-// tests/reference/vocab) and options {pre, addBOS, addEOS, addSpacePrefix}.
+// tests/reference/vocab) and options {pre, addBOS, addEOS, addSpacePrefix, kv}.
 export function writeVocabGGUF(file, v, opts = {}) {
   const kv = [];
   const put = (key, type, value, elemType) => kv.push({ key, type, value, elemType });
@@ -44,6 +44,8 @@ export function writeVocabGGUF(file, v, opts = {}) {
   put('tokenizer.ggml.add_bos_token', T.BOOL, opts.addBOS ?? false);
   put('tokenizer.ggml.add_eos_token', T.BOOL, opts.addEOS ?? false);
   if (opts.addSpacePrefix !== undefined) put('tokenizer.ggml.add_space_prefix', T.BOOL, opts.addSpacePrefix);
+  // More keys as [key, type name, value], e.g. ['tokenizer.ggml.normalizer.lowercase', 'BOOL', false].
+  for (const [key, type, x] of opts.kv ?? []) put(key, T[type], x);
 
   const w = new Writer();
   w.parts.push(Buffer.from('GGUF'));

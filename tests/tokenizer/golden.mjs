@@ -113,6 +113,12 @@ const configs = [
   { name: 'gpt2-qwen2', vocab: 'gpt2', pre: 'qwen2', hf: () => ({ type: 'Sequence', pretokenizers: [split(QWEN2), byteLevel(false)] }) },
   { name: 'gpt2-smollm', vocab: 'gpt2', pre: 'smollm', hf: () => ({ type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: true }, byteLevel(true)] }) },
   { name: 'gpt2-default', vocab: 'gpt2', pre: 'default', hf: null },
+  // DeepSeek's and Falcon's pre-tokenizers over GPT-2's vocabulary: no real
+  // DeepSeek vocabulary is at hand offline, and the splitting is what differs.
+  { name: 'gpt2-deepseek-llm', vocab: 'gpt2', pre: 'deepseek-llm', hf: null },
+  { name: 'gpt2-deepseek-coder', vocab: 'gpt2', pre: 'deepseek-coder', hf: null },
+  { name: 'gpt2-deepseek-v3', vocab: 'gpt2', pre: 'deepseek-v3', hf: null },
+  { name: 'gpt2-falcon', vocab: 'gpt2', pre: 'falcon', hf: null },
   { name: 'llama3', vocab: 'llama3', pre: 'llama-bpe', hf: () => ({ type: 'Sequence', pretokenizers: [split(LLAMA3), byteLevel(false)] }), ignoreMerges: true },
   { name: 'llama2', vocab: 'llama2', hf: () => null },
 ];

@@ -9,9 +9,13 @@ import (
 
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/deepseek2"
 	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
 	"github.com/toyml/toy/toy/models/llama"
+	"github.com/toyml/toy/toy/models/olmo2"
+	"github.com/toyml/toy/toy/models/phi3"
+	"github.com/toyml/toy/toy/models/starcoder2"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
@@ -41,7 +45,12 @@ type Case struct {
 // enough for the fresh weights' scores and logits to bend: tanh's derivative
 // enters every gradient), and gemma3 (per-head query/key norms, local and
 // global layers with different RoPE), and mixtral (a mixture of experts:
-// the router's gradient through the renormalised weights).
+// the router's gradient through the renormalised weights), and granite
+// (multipliers on the embeddings, residual branches, scores and logits),
+// and phi3 (fused projections split in the forward pass, partial RoPE),
+// and starcoder2 (LayerNorms and biases with grouped-query RoPE attention),
+// and two DeepSeek-V2s (latent attention in both file layouts, shared
+// experts, softmax and normalised sigmoid routing).
 func Cases() []Case {
 	lc := llama.Config{Arch: "llama", VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64,
 		Heads: 4, KVHeads: 2, HeadDim: 8, RopeDim: 8, RopeBase: 10000, NormEps: 1e-5}
@@ -56,7 +65,32 @@ func Cases() []Case {
 	// Mixtral: 4 experts of width 32 in each layer, 2 a token, renormalised.
 	mc := lc
 	mc.Experts, mc.ExpertsUsed, mc.ExpertFFN = 4, 2, 32
+	// Granite: Llama with its four multipliers, each far from 1 (the
+	// attention's from 1/√8).
+	grc := lc
+	grc.Arch, grc.TiedOutput = "granite", true
+	grc.EmbedScale, grc.ResidualScale, grc.AttnScale, grc.LogitScale = 12, 0.22, 0.125, 8
 	gc := gpt2.Config{VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, FFN: 128, Heads: 4, NormEps: 1e-5, TiedOutput: true}
+	// Phi-3: fused [q; k; v] and [gate; up], 6 of 8 features rotated
+	// (Phi-4-mini's partial RoPE), without LongRoPE's factors (constants
+	// the gate would list as parameters).
+	pc := phi3.Config{VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64, Heads: 4, KVHeads: 2, HeadDim: 8,
+		RopeDim: 6, RopeBase: 10000, NormEps: 1e-5, RopeOrigContext: 32}
+	sc := starcoder2.Config{VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64, Heads: 4, KVHeads: 2,
+		RopeBase: 1e5, NormEps: 1e-5}
+	// DeepSeek-V2: latent attention (Dk = 12 with 4 rotated, Dv = 8) and
+	// a dense first layer, then 4 experts, 2 a token, beside a shared one;
+	// V2-Lite's layout (queries from x, attn_k_b/attn_v_b, softmax
+	// weights as they are), and V2's (a query bottleneck, attn_kv_b) with
+	// V3's router (sigmoid scores divided by their sum, × 2.5).
+	dl := deepseek2.Config{VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, DenseLayers: 1, FFN: 64, Heads: 4,
+		KVLoRARank: 16, KeyDim: 12, ValueDim: 8, RopeDim: 4, SplitKVB: true, Experts: 4, ExpertsUsed: 2, ExpertFFN: 16,
+		SharedExperts: 1, ExpertGating: "softmax", RopeBase: 10000, NormEps: 1e-5}
+	dv := dl
+	dv.QLoRARank, dv.SplitKVB, dv.ExpertGating, dv.ExpertWeightsNorm, dv.ExpertWeightsScale = 16, false, "sigmoid", true, 2.5
+	// OLMo 2: norms after the sublayers, whole-projection q/k norms.
+	oc := olmo2.Config{VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64, Heads: 4, KVHeads: 2,
+		RopeBase: 5e5, NormEps: 1e-6}
 	return []Case{
 		{"llama", llama.NewRandom(lc, 1), lc.SetMetadata},
 		{"qwen2", llama.NewRandom(qc, 2), qc.SetMetadata},
@@ -64,6 +98,12 @@ func Cases() []Case {
 		{"gemma2", gemma.NewRandom(g2, 4), g2.SetMetadata},
 		{"gemma3", gemma.NewRandom(g3, 5), g3.SetMetadata},
 		{"mixtral", llama.NewRandom(mc, 6), mc.SetMetadata},
+		{"granite", llama.NewRandom(grc, 7), grc.SetMetadata},
+		{"phi3", phi3.NewRandom(pc, 8), pc.SetMetadata},
+		{"starcoder2", starcoder2.NewRandom(sc, 9), sc.SetMetadata},
+		{"olmo2", olmo2.NewRandom(oc, 12), oc.SetMetadata},
+		{"deepseek2-lite", deepseek2.NewRandom(dl, 10), dl.SetMetadata},
+		{"deepseek2", deepseek2.NewRandom(dv, 11), dv.SetMetadata},
 	}
 }
 

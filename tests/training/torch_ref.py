@@ -67,6 +67,9 @@ def llama_forward(meta, W, ids):
     L, H, KV = meta[a + ".block_count"], meta[a + ".attention.head_count"], meta[a + ".attention.head_count_kv"]
     eps, base = meta[a + ".attention.layer_norm_rms_epsilon"], meta[a + ".rope.freq_base"]
     neox = a == "qwen2"
+    # Granite's multipliers (absent: none).
+    s_e, s_r = meta.get(a + ".embedding_scale", 1.0), meta.get(a + ".residual_scale", 1.0)
+    s_a, s_u = meta.get(a + ".attention.scale"), meta.get(a + ".logit_scale", 1.0)
 
     def rms(x, w):
         return x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps) * w
@@ -75,7 +78,7 @@ def llama_forward(meta, W, ids):
         y = x @ W[name + ".weight"].T
         return y + W[name + ".bias"] if name + ".bias" in W else y
 
-    x = W["token_embd.weight"][ids]
+    x = W["token_embd.weight"][ids] * s_e
     T = len(ids)
     for l in range(L):
         p = f"blk.{l}."
@@ -84,14 +87,14 @@ def llama_forward(meta, W, ids):
         d = q.shape[1] // H
         q = rope(q.reshape(T, H, d), base, neox)
         k = rope(k.reshape(T, KV, d), base, neox)
-        x = x + lin(attention(q, k, v.reshape(T, KV, d), H, KV), p + "attn_output")
+        x = x + s_r * lin(attention(q, k, v.reshape(T, KV, d), H, KV, scale=s_a), p + "attn_output")
         h = rms(x, W[p + "ffn_norm.weight"])
         if p + "ffn_gate_inp.weight" in W:
-            x = x + moe(h, W, p, meta[a + ".expert_used_count"])
+            x = x + s_r * moe(h, W, p, meta[a + ".expert_used_count"])
         else:
-            x = x + lin(F.silu(lin(h, p + "ffn_gate")) * lin(h, p + "ffn_up"), p + "ffn_down")
+            x = x + s_r * lin(F.silu(lin(h, p + "ffn_gate")) * lin(h, p + "ffn_up"), p + "ffn_down")
     x = rms(x, W["output_norm.weight"])
-    return x @ W.get("output.weight", W["token_embd.weight"]).T
+    return x @ W.get("output.weight", W["token_embd.weight"]).T / s_u
 
 
 def moe(h, W, p, k):
@@ -177,6 +180,169 @@ def gpt2_forward(meta, W, ids):
     return x @ W["token_embd.weight"].T
 
 
+def phi3_forward(meta, W, ids):
+    """Phi-3: fused attn_qkv [q; k; v] and ffn_up [gate; up], RoPE on
+    half-split pairs of the first rope.dimension_count features of each head
+    (the rest pass through)."""
+    a = "phi3."
+    L, H, KV = meta[a + "block_count"], meta[a + "attention.head_count"], meta[a + "attention.head_count_kv"]
+    eps, base, R = meta[a + "attention.layer_norm_rms_epsilon"], meta[a + "rope.freq_base"], meta[a + "rope.dimension_count"]
+
+    def rms(x, w):
+        return x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps) * w
+
+    def partial_rope(x):
+        return torch.cat([rope(x[..., :R], base, True), x[..., R:]], dim=-1)
+
+    x = W["token_embd.weight"][ids]
+    T = len(ids)
+    for l in range(L):
+        p = f"blk.{l}."
+        qkv = rms(x, W[p + "attn_norm.weight"]) @ W[p + "attn_qkv.weight"].T
+        d = qkv.shape[1] // (H + 2 * KV)
+        q, k, v = qkv.split([H * d, KV * d, KV * d], dim=1)
+        q, k = partial_rope(q.reshape(T, H, d)), partial_rope(k.reshape(T, KV, d))
+        x = x + attention(q, k, v.reshape(T, KV, d), H, KV) @ W[p + "attn_output.weight"].T
+        gate, up = (rms(x, W[p + "ffn_norm.weight"]) @ W[p + "ffn_up.weight"].T).chunk(2, dim=-1)
+        x = x + (F.silu(gate) * up) @ W[p + "ffn_down.weight"].T
+    x = rms(x, W["output_norm.weight"])
+    return x @ W.get("output.weight", W["token_embd.weight"]).T
+
+
+def starcoder2_forward(meta, W, ids):
+    """StarCoder2: GPT-2's LayerNorms and GELU MLP with biases around
+    grouped-query attention with biases and half-split RoPE."""
+    a = "starcoder2."
+    L, H, KV = meta[a + "block_count"], meta[a + "attention.head_count"], meta[a + "attention.head_count_kv"]
+    eps, base = meta[a + "attention.layer_norm_epsilon"], meta[a + "rope.freq_base"]
+
+    def ln(x, name):
+        return F.layer_norm(x, x.shape[-1:], W[name + ".weight"], W[name + ".bias"], eps)
+
+    def lin(x, name):
+        return x @ W[name + ".weight"].T + W[name + ".bias"]
+
+    x = W["token_embd.weight"][ids]
+    T, D = len(ids), x.shape[1]
+    d = D // H
+    for l in range(L):
+        p = f"blk.{l}."
+        h = ln(x, p + "attn_norm")
+        q = rope(lin(h, p + "attn_q").reshape(T, H, d), base, True)
+        k = rope(lin(h, p + "attn_k").reshape(T, KV, d), base, True)
+        v = lin(h, p + "attn_v").reshape(T, KV, d)
+        x = x + lin(attention(q, k, v, H, KV), p + "attn_output")
+        x = x + lin(F.gelu(lin(ln(x, p + "ffn_norm"), p + "ffn_up"), approximate="tanh"), p + "ffn_down")
+    x = ln(x, "output_norm")
+    return x @ W.get("output.weight", W["token_embd.weight"]).T
+
+
+def deepseek2_forward(meta, W, ids):
+    """DeepSeek-V2: multi-head latent attention, written decompressed. The
+    latent c = RMSNorm of the first kv_lora_rank features of attn_kv_a_mqa,
+    the rest one rotated key part every head shares; queries from attn_q or
+    attn_q_a → RMSNorm → attn_q_b, rotated (adjacent pairs) in their last
+    rope.dimension_count features; each head's key part and value from c,
+    through attn_kv_b or attn_k_b (K_h transposed) and attn_v_b. Then a
+    dense SwiGLU in the first leading_dense_block_count layers, else the
+    experts (softmax or sigmoid scores; weights divided by their sum if
+    expert_weights_norm, times expert_weights_scale) plus an ungated shared
+    expert."""
+    a = "deepseek2."
+    L, H, R = meta[a + "block_count"], meta[a + "attention.head_count"], meta[a + "attention.kv_lora_rank"]
+    eps, base, Dr = meta[a + "attention.layer_norm_rms_epsilon"], meta[a + "rope.freq_base"], meta[a + "rope.dimension_count"]
+    split = a + "attention.key_length_mla" in meta
+    Dk = meta[a + ("attention.key_length_mla" if split else "attention.key_length")]
+    Dv = meta[a + ("attention.value_length_mla" if split else "attention.value_length")]
+    Dn = Dk - Dr
+    sigmoid = meta.get(a + "expert_gating_func") == 2
+    norm, scale = meta.get(a + "expert_weights_norm", False), meta.get(a + "expert_weights_scale", 0.0)
+
+    def rms(x, w):
+        return x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps) * w
+
+    def lin(x, name):
+        return x @ W[name + ".weight"].T
+
+    def swiglu(h, p, s):
+        return lin(F.silu(lin(h, p + "ffn_gate" + s)) * lin(h, p + "ffn_up" + s), p + "ffn_down" + s)
+
+    x = W["token_embd.weight"][ids]
+    T = len(ids)
+    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
+    for l in range(L):
+        p = f"blk.{l}."
+        h = rms(x, W[p + "attn_norm.weight"])
+        if p + "attn_q.weight" in W:
+            q = lin(h, p + "attn_q")
+        else:
+            q = lin(rms(lin(h, p + "attn_q_a"), W[p + "attn_q_a_norm.weight"]), p + "attn_q_b")
+        q = q.reshape(T, H, Dk)
+        q = torch.cat([q[..., :Dn], rope(q[..., Dn:], base, False)], dim=-1)
+        ckr = lin(h, p + "attn_kv_a_mqa")
+        c = rms(ckr[:, :R], W[p + "attn_kv_a_norm.weight"])
+        kr = rope(ckr[:, R:].reshape(T, 1, Dr), base, False)
+        if split:
+            kn = torch.einsum("tr,hrn->thn", c, W[p + "attn_k_b.weight"])
+            v = torch.einsum("tr,hvr->thv", c, W[p + "attn_v_b.weight"])
+        else:
+            kv = lin(c, p + "attn_kv_b").reshape(T, H, Dn + Dv)
+            kn, v = kv[..., :Dn], kv[..., Dn:]
+        k = torch.cat([kn, kr.expand(T, H, Dr)], dim=-1)
+        att = torch.einsum("thd,shd->hts", q, k) / math.sqrt(Dk)
+        att = att.masked_fill(mask, float("-inf")).softmax(-1)
+        x = x + lin(torch.einsum("hts,shv->thv", att, v).reshape(T, H * Dv), p + "attn_output")
+        h = rms(x, W[p + "ffn_norm.weight"])
+        if p + "ffn_gate_inp.weight" not in W:
+            x = x + swiglu(h, p, "")
+            continue
+        logits = h @ W[p + "ffn_gate_inp.weight"].T
+        probs = logits.sigmoid() if sigmoid else logits.softmax(-1)
+        top, idx = probs.topk(meta[a + "expert_used_count"], dim=-1)
+        if norm:
+            top = top / top.sum(-1, keepdim=True)
+        if scale not in (0.0, 1.0):
+            top = top * scale
+        gate, up, down = W[p + "ffn_gate_exps.weight"], W[p + "ffn_up_exps.weight"], W[p + "ffn_down_exps.weight"]
+        out = []
+        for t in range(T):
+            y = 0
+            for j in range(idx.shape[1]):
+                e = int(idx[t, j])
+                y = y + top[t, j] * (down[e] @ (F.silu(gate[e] @ h[t]) * (up[e] @ h[t])))
+            out.append(y)
+        x = x + torch.stack(out) + swiglu(h, p, "_shexp")
+    x = rms(x, W["output_norm.weight"])
+    return x @ W.get("output.weight", W["token_embd.weight"]).T
+
+
+def olmo2_forward(meta, W, ids):
+    """OLMo 2: no norms before the sublayers, RMSNorm after each; the whole
+    query and key projections RMS-normalised before half-split RoPE."""
+    a = "olmo2."
+    L, H, KV = meta[a + "block_count"], meta[a + "attention.head_count"], meta[a + "attention.head_count_kv"]
+    eps, base = meta[a + "attention.layer_norm_rms_epsilon"], meta[a + "rope.freq_base"]
+
+    def rms(x, w):
+        return x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps) * w
+
+    x = W["token_embd.weight"][ids]
+    T, D = len(ids), x.shape[1]
+    d = D // H
+    for l in range(L):
+        p = f"blk.{l}."
+        q = rms(x @ W[p + "attn_q.weight"].T, W[p + "attn_q_norm.weight"])
+        k = rms(x @ W[p + "attn_k.weight"].T, W[p + "attn_k_norm.weight"])
+        v = x @ W[p + "attn_v.weight"].T
+        q, k = rope(q.reshape(T, H, d), base, True), rope(k.reshape(T, KV, d), base, True)
+        y = attention(q, k, v.reshape(T, KV, d), H, KV) @ W[p + "attn_output.weight"].T
+        x = x + rms(y, W[p + "post_attention_norm.weight"])
+        f = (F.silu(x @ W[p + "ffn_gate.weight"].T) * (x @ W[p + "ffn_up.weight"].T)) @ W[p + "ffn_down.weight"].T
+        x = x + rms(f, W[p + "post_ffw_norm.weight"])
+    x = rms(x, W["output_norm.weight"])
+    return x @ W["output.weight"].T
+
+
 def batch():
     a = [(i * 7 + 3) % VOCAB for i in range(13)]
     b = [(i * i + 5) % VOCAB for i in range(13)]
@@ -185,7 +351,9 @@ def batch():
 
 
 def loss_of(meta, W):
-    fwd = {"gpt2": gpt2_forward, "gemma2": gemma_forward, "gemma3": gemma_forward}.get(meta["general.architecture"], llama_forward)
+    fwd = {"gpt2": gpt2_forward, "gemma2": gemma_forward, "gemma3": gemma_forward, "phi3": phi3_forward,
+           "starcoder2": starcoder2_forward, "deepseek2": deepseek2_forward,
+           "olmo2": olmo2_forward}.get(meta["general.architecture"], llama_forward)
     logits, targets = [], []
     for s in batch():
         ids = [0 if t == PAD else t for t in s[:-1]]
@@ -196,7 +364,8 @@ def loss_of(meta, W):
 
 def main(src, dst):
     os.makedirs(dst, exist_ok=True)
-    for name in sys.argv[3:] or ["llama", "qwen2", "gpt2", "gemma2", "gemma3", "mixtral"]:
+    for name in sys.argv[3:] or ["llama", "qwen2", "gpt2", "gemma2", "gemma3", "mixtral", "granite", "phi3", "starcoder2", "olmo2",
+                                       "deepseek2-lite", "deepseek2"]:
         meta, W, sha = read_gguf(os.path.join(src, name + ".gguf"))
         loss = loss_of(meta, W)
         loss.backward()

@@ -249,5 +249,17 @@ func TestBackends(t *testing.T) {
 			}
 		}
 		run(t, b, 1e-4)
+		// Weights are resident now; a second image costs its pixels up and
+		// its logits down: the exact GELU runs on the device too.
+		old := tensor.ActiveBackend()
+		tensor.SetBackend(b)
+		defer tensor.SetBackend(old)
+		up0, down0 := b.Transfers()
+		m.Forward(Input()).Float32s()
+		up, down := b.Transfers()
+		t.Logf("cuda: a forward pass copies %d tensors up, %d down", up-up0, down-down0)
+		if down-down0 != 1 {
+			t.Errorf("a forward pass downloads %d tensors, want 1 (the logits)", down-down0)
+		}
 	})
 }

@@ -259,3 +259,22 @@ func DominantType(ws []*tensor.Tensor) string {
 	}
 	return best.String()
 }
+
+// NewDecoder returns the card of a decoder-only language model of
+// architecture arch — Phuong & Hutter's DTransformer — with what every
+// decoder's card has: its input (token ids) and output (next-token
+// distributions), and its first hyperparameters N_V, ℓ_max, d_e and L. The
+// family appends the rest.
+func NewDecoder(arch, summary string, vocab, context, embed, layers int) *Card {
+	return &Card{
+		Arch: arch, Title: "DTransformer", Summary: summary,
+		Inputs:  []string{"x ∈ [N_V]^ℓ, a sequence of token ids, ℓ ≤ ℓ_max"},
+		Outputs: []string{"P ∈ (0, 1)^{N_V × ℓ}, where column t is the distribution P̂(x[t+1] | x[1:t])"},
+		Hyper: []Hyper{
+			{Symbol: "N_V", Value: Int(vocab), Key: "vocab_size", Meaning: "vocabulary size"},
+			{Symbol: "ℓ_max", Value: Int(context), Key: "context_length", Meaning: "trained context length"},
+			{Symbol: "d_e", Value: Int(embed), Key: "embed", Meaning: "model width"},
+			{Symbol: "L", Value: Int(layers), Key: "layers", Meaning: "layers"},
+		},
+	}
+}

@@ -17,9 +17,16 @@ import (
 	"github.com/toyml/toy/toy"
 	"github.com/toyml/toy/toy/card"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/deepseek2"
 	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
 	"github.com/toyml/toy/toy/models/llama"
+	"github.com/toyml/toy/toy/models/olmo2"
+	"github.com/toyml/toy/toy/models/olmoe"
+	"github.com/toyml/toy/toy/models/phi2"
+	"github.com/toyml/toy/toy/models/phi3"
+	"github.com/toyml/toy/toy/models/starcoder2"
+	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -55,8 +62,25 @@ func TestRoundTrip(t *testing.T) {
 	yarn.RopeScaling, yarn.RopeScaleFactor, yarn.RopeOrigContext = "yarn", 4, 64
 	linear := spec("llama-linear", "llama", tensor.F32, false)
 	linear.RopeScaling, linear.RopeScaleFactor = "linear", 2
+	olmo3 := spec("olmo3", "olmo2", tensor.F32, false)
+	olmo3.Layers, olmo3.Window, olmo3.RopeScaling, olmo3.RopeScaleFactor, olmo3.RopeOrigContext = 4, 5, "yarn", 4, 16
+	smollm3 := spec("smollm3", "smollm3", tensor.F32, true)
+	smollm3.Layers = 4
+	gmoe := spec("granitemoe", "granitemoe", tensor.F32, true)
+	gmoe.Experts, gmoe.ExpertsUsed = 4, 2
+	// The gate models of the families with more to their shapes.
+	gates := map[string]testmodel.Spec{}
+	for _, s := range testmodel.Specs() {
+		gates[s.Name] = s
+	}
 	for _, s := range []testmodel.Spec{
-		g2, g3, g1, yarn, linear, mix, q3moe, q2moe,
+		gates["olmoe-q8_0"], gates["phi2-f32"], gates["phi2-q8_0"], gates["phi3-long-f32"], gates["phi4-q8_0"],
+		gates["deepseek2-f32"], gates["deepseek2-lite-q8_0"], gates["deepseek2-v3-f32"],
+		g2, g3, g1, yarn, linear, mix, q3moe, q2moe, gmoe,
+		spec("granite", "granite", tensor.F32, true),
+		smollm3,
+		spec("starcoder2", "starcoder2", tensor.Q8_0, false),
+		spec("olmo2", "olmo2", tensor.F32, false), olmo3,
 		spec("llama-f32", "llama", tensor.F32, false),
 		spec("llama-q8", "llama", tensor.Q8_0, true),
 		spec("qwen2-f16", "qwen2", tensor.F16, true),
@@ -88,6 +112,18 @@ func TestRoundTrip(t *testing.T) {
 				loaded, built, fromFile = net.Config, gpt2.New(cfg.(gpt2.Config)).Card(), net.Card()
 			case *gemma.Model:
 				loaded, built, fromFile = net.Config, gemma.New(cfg.(gemma.Config)).Card(), net.Card()
+			case *olmoe.Model:
+				loaded, built, fromFile = net.Config, olmoe.New(cfg.(olmoe.Config)).Card(), net.Card()
+			case *phi2.Model:
+				loaded, built, fromFile = net.Config, phi2.New(cfg.(phi2.Config)).Card(), net.Card()
+			case *phi3.Model:
+				loaded, built, fromFile = net.Config, phi3.New(cfg.(phi3.Config)).Card(), net.Card()
+			case *deepseek2.Model:
+				loaded, built, fromFile = net.Config, deepseek2.New(cfg.(deepseek2.Config)).Card(), net.Card()
+			case *olmo2.Model:
+				loaded, built, fromFile = net.Config, olmo2.New(cfg.(olmo2.Config)).Card(), net.Card()
+			case *starcoder2.Model:
+				loaded, built, fromFile = net.Config, starcoder2.New(cfg.(starcoder2.Config)).Card(), net.Card()
 			}
 			if !reflect.DeepEqual(cfg, loaded) {
 				t.Fatalf("parsed config %+v, loader's %+v", cfg, loaded)
@@ -102,7 +138,14 @@ func TestRoundTrip(t *testing.T) {
 			if got := fromFile.Render(); got != text {
 				t.Errorf("card of the loaded model differs:\n%s\nwant\n%s", got, text)
 			}
-			if c.ParamCount <= 0 || !strings.Contains(text, "quantization "+map[tensor.DType]string{tensor.F32: "F32", tensor.F16: "F16", tensor.Q8_0: "Q8_0"}[s.DType]) {
+			var n int64
+			for _, w := range m.Net.(interface{ Weights() []nn.Named }).Weights() {
+				n += int64(w.T.Len())
+			}
+			if c.ParamCount != n {
+				t.Errorf("the card counts %d parameters, the model holds %d", c.ParamCount, n)
+			}
+			if !strings.Contains(text, "quantization "+map[tensor.DType]string{tensor.F32: "F32", tensor.F16: "F16", tensor.Q8_0: "Q8_0"}[s.DType]) {
 				t.Errorf("size line missing:\n%s", text)
 			}
 			// The parsed card re-renders its header lines identically.

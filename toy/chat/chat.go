@@ -25,9 +25,10 @@
 // raise_exception, namespace, range, dict and strftime_now.
 //
 // Not covered: {% include %}, {% extends %}, {% call %}, {% filter %},
-// {% raw %} and transformers' {% generation %} marker. Tool calling is out of
-// scope beyond what a template renders from the tools and tool_calls values
-// a caller passes in Options.Vars.
+// {% raw %} and transformers' {% generation %} marker. Tool calling is what
+// the template renders from the tools a caller passes in Options.Vars and the
+// messages' ToolCalls, ToolCallID and Name; reading the calls back out of a
+// reply is the caller's (package serve does it).
 //
 // # Error Handling
 //
@@ -39,6 +40,7 @@
 package chat
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -61,10 +63,34 @@ func (e *TemplateError) Error() string { return "chat template: " + e.Message }
 // Is makes a TemplateError match ErrRender too.
 func (e *TemplateError) Is(target error) bool { return target == ErrRender }
 
-// Message is one turn of a conversation.
+// Message is one turn of a conversation. The tool-calling fields are
+// OpenAI's and transformers': an assistant message's ToolCalls, and a "tool"
+// message's ToolCallID (the call it answers) and Name (the function's). A
+// template sees each of them only when it is set, as
+// message.tool_calls[i].function.name and .arguments, message.tool_call_id,
+// message.name: Llama 3.1's template tests 'tool_calls' in message.
 type Message struct {
-	Role    string `json:"role"` // "system", "user", "assistant" (or "tool")
-	Content string `json:"content"`
+	Role       string     `json:"role"` // "system", "user", "assistant" or "tool"
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"`
+}
+
+// ToolCall is one function call an assistant message made.
+type ToolCall struct {
+	ID       string       `json:"id,omitempty"`   // "" leaves tool_call.id undefined (Mistral's template requires 9 letters or digits)
+	Type     string       `json:"type,omitempty"` // "function"
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall names the function and holds its arguments as JSON. The
+// templates expect an object (transformers' convention: Qwen2.5 and Llama 3.1
+// write tool_call.arguments|tojson); OpenAI's wire format carries a string
+// holding the object, which a server should decode before rendering.
+type FunctionCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 // Options are the variables a chat template reads besides the messages.
@@ -114,7 +140,11 @@ func (t *Template) Source() string { return t.source }
 func (t *Template) Render(messages []Message, opts Options) (string, error) {
 	msgs := make([]any, len(messages))
 	for i, m := range messages {
-		msgs[i] = NewDict().Set("role", m.Role).Set("content", m.Content)
+		d, err := m.value()
+		if err != nil {
+			return "", fmt.Errorf("%w: messages[%d]: %v", ErrRender, i, err)
+		}
+		msgs[i] = d
 	}
 	vars := map[string]any{}
 	for k, v := range opts.Vars {
@@ -129,6 +159,40 @@ func (t *Template) Render(messages []Message, opts Options) (string, error) {
 		vars["eos_token"] = opts.EOS
 	}
 	return t.Execute(vars, opts.Now)
+}
+
+// value is the message as the template sees it: role and content, then the
+// tool-calling keys that are set, in the order OpenAI's JSON has them.
+func (m Message) value() (*Dict, error) {
+	d := NewDict().Set("role", m.Role).Set("content", m.Content)
+	if len(m.ToolCalls) > 0 {
+		calls := make([]any, len(m.ToolCalls))
+		for i, c := range m.ToolCalls {
+			var args any = NewDict()
+			if len(c.Function.Arguments) > 0 {
+				var err error
+				if args, err = FromJSON(c.Function.Arguments); err != nil {
+					return nil, fmt.Errorf("tool_calls[%d].function.arguments: %v", i, err)
+				}
+			}
+			call := NewDict()
+			if c.ID != "" {
+				call.Set("id", c.ID)
+			}
+			if c.Type != "" {
+				call.Set("type", c.Type)
+			}
+			calls[i] = call.Set("function", NewDict().Set("name", c.Function.Name).Set("arguments", args))
+		}
+		d.Set("tool_calls", calls)
+	}
+	if m.ToolCallID != "" {
+		d.Set("tool_call_id", m.ToolCallID)
+	}
+	if m.Name != "" {
+		d.Set("name", m.Name)
+	}
+	return d, nil
 }
 
 // Execute runs the template with the given variables (template values, see

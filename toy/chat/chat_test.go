@@ -92,7 +92,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestPlain(t *testing.T) {
-	got := Plain([]Message{{"system", "Be brief."}, {"user", "func main() {"}})
+	got := Plain([]Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "func main() {"}})
 	if want := "Be brief.\nfunc main() {"; got != want {
 		t.Errorf("Plain = %q, want %q", got, want)
 	}

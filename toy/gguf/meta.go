@@ -76,3 +76,13 @@ func (m *Meta) StringOr(key, def string) string {
 	m.err = err
 	return v
 }
+
+// BoolOr returns the boolean arch.key, or def when it is absent.
+func (m *Meta) BoolOr(key string, def bool) bool {
+	if m.err != nil || !m.Has(key) {
+		return def
+	}
+	v, err := m.f.Bool(m.Key(key))
+	m.err = err
+	return v
+}

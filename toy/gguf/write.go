@@ -310,13 +310,13 @@ func NewWriterFrom(f *File) (*Writer, error) {
 }
 
 // Quantize returns a writer holding f converted to type t (Q8_0, Q5_1, Q5_0,
-// Q4_1, Q4_0, F16, BF16 or F32): every matrix whose rows fit t's blocks is
-// converted; vectors (norms, biases) stay F32, as llama.cpp's quantizer
-// keeps them. Q4_0, Q5_0, Q4_1 and Q5_1 round as llama.cpp's reference
-// quantizers do, for every matrix (llama-quantize --pure). The k-quants are
-// not offered: toy's k-quant quantizers are simple ones, not llama.cpp's
-// search. general.file_type is set to match (7 for Q8_0, 9 for Q5_1, 8 for
-// Q5_0, 3 for Q4_1, 2 for Q4_0, 1 for F16, 32 for BF16, 0 for F32).
+// Q4_1, Q4_0, F16, BF16 or F32), the plain way: every matrix whose rows fit
+// t's blocks is converted, whatever its name; vectors (norms, biases) and
+// the rest stay F32. Values round as llama.cpp's reference quantizers do
+// (tensor.QuantizeRows). general.file_type is set to match (7 for Q8_0, 9
+// for Q5_1, 8 for Q5_0, 3 for Q4_1, 2 for Q4_0, 1 for F16, 32 for BF16, 0
+// for F32). For llama.cpp's file types and mixes (Q4_K_M, IQ4_XS, …),
+// written byte for byte as llama-quantize writes them, see QuantizeModel.
 func Quantize(f *File, t tensor.DType) (*Writer, error) {
 	fileType := map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q8_0: 7, tensor.Q5_1: 9, tensor.Q5_0: 8,
 		tensor.Q4_1: 3, tensor.Q4_0: 2, tensor.BF16: 32}
@@ -348,7 +348,11 @@ func Quantize(f *File, t tensor.DType) (*Writer, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := w.AddFloat32(ti.Name, dst, v, ti.Shape()...); err != nil {
+		b, err := tensor.QuantizeRows(dst, v, int(ti.Dims[0]))
+		if err != nil {
+			return nil, fmt.Errorf("gguf: quantize %s: %w", ti.Name, err)
+		}
+		if err := w.AddTensor(ti.Name, dst, b, ti.Shape()...); err != nil {
 			return nil, err
 		}
 	}

@@ -22,25 +22,41 @@ type Layer interface {
 //
 //	x = x + AttnPostNorm(Attn(AttnNorm(x)))
 //	x = x + FFNPostNorm(FFN(FFNNorm(x)))
+//
+// OLMo 2 keeps only the norms after each sublayer (AttnNorm and FFNNorm
+// nil: x = x + AttnPostNorm(Attn(x))). Granite scales each sublayer's output by ResidualScale before the sum:
+// x = x + s·Attn(AttnNorm(x)), and so for the FFN.
 type Block struct {
-	AttnNorm     Layer `gguf:"attn_norm"`
+	AttnNorm     Layer `gguf:"attn_norm,optional"` // nil: none (OLMo 2)
 	Attn         Attention
 	AttnPostNorm Layer `gguf:"post_attention_norm,optional"` // nil: none
-	FFNNorm      Layer `gguf:"ffn_norm"`
+	FFNNorm      Layer `gguf:"ffn_norm,optional"`            // nil: none (OLMo 2)
 	FFN          Layer
 	FFNPostNorm  Layer `gguf:"post_ffw_norm,optional"` // nil: none
+
+	ResidualScale float32 // multiplies each sublayer's output; 0 means 1
 }
 
 // Forward runs the block on x [T, D] with this layer's KV cache.
 func (b *Block) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
-	a := b.Attn.Forward(b.AttnNorm.Forward(x), cache)
-	if b.AttnPostNorm != nil {
-		a = b.AttnPostNorm.Forward(a)
+	a := b.Attn.Forward(apply(b.AttnNorm, x), cache)
+	x = tensor.Add(x, b.scaled(apply(b.AttnPostNorm, a)))
+	f := b.FFN.Forward(apply(b.FFNNorm, x))
+	return tensor.Add(x, b.scaled(apply(b.FFNPostNorm, f)))
+}
+
+// apply returns norm(x), or x when the block has no such norm.
+func apply(norm Layer, x *tensor.Tensor) *tensor.Tensor {
+	if norm == nil {
+		return x
 	}
-	x = tensor.Add(x, a)
-	f := b.FFN.Forward(b.FFNNorm.Forward(x))
-	if b.FFNPostNorm != nil {
-		f = b.FFNPostNorm.Forward(f)
+	return norm.Forward(x)
+}
+
+// scaled returns a sublayer's output times ResidualScale.
+func (b *Block) scaled(y *tensor.Tensor) *tensor.Tensor {
+	if b.ResidualScale == 0 {
+		return y
 	}
-	return tensor.Add(x, f)
+	return tensor.Scale(y, b.ResidualScale)
 }

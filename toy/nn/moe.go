@@ -5,6 +5,7 @@ package nn
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
@@ -21,8 +22,16 @@ import (
 //
 // OLMoE takes the k weights as they are; with Normalize (Mixtral,
 // Qwen3-MoE) they are renormalised to sum to 1, p_e / Σ_{top-k} p — which is
-// the softmax of the k chosen router logits, and is computed so. The
-// experts are stored stacked, as GGUF files hold them:
+// the softmax of the k chosen router logits, and is computed so.
+//
+// DeepSeek's routers vary this (all off in the zero value): Sigmoid scores
+// each expert on its own, p = σ(x·Wrᵀ), and Normalize then divides the k
+// chosen scores by their sum; Bias is added to the scores only to choose the
+// experts, not to weigh them (DeepSeek-V3); Groups limits each token to the
+// experts of its GroupsUsed best groups; Scale multiplies the k weights; and
+// SharedUngated adds a shared expert's output without a gate.
+//
+// The experts are stored stacked, as GGUF files hold them:
 // one 3-D tensor per projection, expert e's [F, D] (or [D, F]) matrix at
 // index e, in any weight type.
 //
@@ -42,19 +51,39 @@ type MoE struct {
 	Used      int  // k: experts run per token
 	Normalize bool // renormalise the k weights to sum to 1
 
+	// Sigmoid scores the experts by σ(x·Wrᵀ), each on its own, instead of
+	// the softmax over all E (DeepSeek-V3, GGUF expert_gating_func 2).
+	Sigmoid bool
+	// Bias, when present, is added to the scores to choose the experts; the
+	// weights stay the unbiased scores (DeepSeek-V3's
+	// e_score_correction_bias). A constant: toy does not train it.
+	Bias *tensor.Tensor `gguf:"exp_probs_b.bias,optional"` // [E]
+	// Scale, when not 0 or 1, multiplies the k weights after Normalize
+	// (DeepSeek's routed_scaling_factor, GGUF expert_weights_scale).
+	Scale float32
+	// Groups > 1 splits the E experts into Groups groups of E/Groups
+	// consecutive ones; a token chooses its k experts among those of the
+	// GroupsUsed groups whose two best scores sum highest (DeepSeek's
+	// group-limited routing, as llama.cpp runs it).
+	Groups, GroupsUsed int
+
 	// A shared expert that every token runs, its output weighted by
-	// σ(x·w_s) (Qwen2-MoE); nil when the model has none.
-	SharedGate   *Linear        `gguf:"ffn_gate_shexp,optional"`            // [Fs, D]
-	SharedUp     *Linear        `gguf:"ffn_up_shexp,optional"`              // [Fs, D]
-	SharedDown   *Linear        `gguf:"ffn_down_shexp,optional"`            // [D, Fs]
-	SharedWeight *tensor.Tensor `gguf:"ffn_gate_inp_shexp.weight,optional"` // [D]
+	// σ(x·w_s) (Qwen2-MoE), or added as it is with SharedUngated
+	// (DeepSeek, whose file holds E_s shared experts as one of width
+	// E_s·F); nil when the model has none.
+	SharedGate    *Linear        `gguf:"ffn_gate_shexp,optional"`            // [Fs, D]
+	SharedUp      *Linear        `gguf:"ffn_up_shexp,optional"`              // [Fs, D]
+	SharedDown    *Linear        `gguf:"ffn_down_shexp,optional"`            // [D, Fs]
+	SharedWeight  *tensor.Tensor `gguf:"ffn_gate_inp_shexp.weight,optional"` // [D]
+	SharedUngated bool
 
 	mu      sync.Mutex
-	experts []SwiGLU          // views of the stacks, one per expert (frozen stacks only)
-	viewOf  [3]*tensor.Tensor // the stacks they view
-	gateRow *tensor.Tensor    // SharedWeight as a [1, D] matrix (frozen weights only)
-	gateOf  *tensor.Tensor    // the SharedWeight it views
-	one     *tensor.Tensor    // the constant 1
+	experts []SwiGLU                  // views of the stacks, one per expert (frozen stacks only)
+	viewOf  [3]*tensor.Tensor         // the stacks they view
+	gateRow *tensor.Tensor            // SharedWeight as a [1, D] matrix (frozen weights only)
+	gateOf  *tensor.Tensor            // the SharedWeight it views
+	one     *tensor.Tensor            // the constant 1
+	ones    map[[2]int]*tensor.Tensor // constant matrices of ones, by shape
 }
 
 // Check verifies that the router and the three stacks fit together and with
@@ -76,17 +105,36 @@ func (m *MoE) Check(d int) error {
 		return fmt.Errorf("moe: up stack %v, want [%d, %d, %d]", m.Up.Shape(), E, F, d)
 	case len(m.Down.Shape()) != 3 || m.Down.Dim(0) != E || m.Down.Dim(1) != d || m.Down.Dim(2) != F:
 		return fmt.Errorf("moe: down stack %v, want [%d, %d, %d]", m.Down.Shape(), E, d, F)
+	case !(m.Scale >= 0 && m.Scale < 1e6):
+		return fmt.Errorf("moe: weights scale %g", m.Scale)
+	case m.Groups > 1 && (E%m.Groups != 0 || m.GroupsUsed < 1 || m.GroupsUsed > m.Groups || m.Used > m.GroupsUsed*(E/m.Groups)):
+		return fmt.Errorf("moe: %d experts used of %d in %d groups, %d of them used", m.Used, E, m.Groups, m.GroupsUsed)
+	}
+	if m.Bias != nil {
+		if err := CheckShape("exp_probs_b.bias", m.Bias, E); err != nil {
+			return fmt.Errorf("moe: %w", err)
+		}
 	}
 	if m.SharedDown == nil && m.SharedGate == nil && m.SharedUp == nil && m.SharedWeight == nil {
 		return nil
 	}
-	if m.SharedDown == nil || m.SharedGate == nil || m.SharedUp == nil || m.SharedWeight == nil {
-		return fmt.Errorf("moe: a shared expert needs ffn_gate_shexp, ffn_up_shexp, ffn_down_shexp and ffn_gate_inp_shexp")
+	switch {
+	case m.SharedDown == nil || m.SharedGate == nil || m.SharedUp == nil:
+		return fmt.Errorf("moe: a shared expert needs ffn_gate_shexp, ffn_up_shexp and ffn_down_shexp")
+	case m.SharedUngated && m.SharedWeight != nil:
+		return fmt.Errorf("moe: an ungated shared expert with a gate ffn_gate_inp_shexp")
+	case !m.SharedUngated && m.SharedWeight == nil:
+		return fmt.Errorf("moe: a shared expert needs its gate ffn_gate_inp_shexp")
 	}
 	Fs := m.SharedGate.W.Dim(0)
 	if err := errors.Join(CheckLinear("ffn_gate_shexp", m.SharedGate, Fs, d), CheckLinear("ffn_up_shexp", m.SharedUp, Fs, d),
-		CheckLinear("ffn_down_shexp", m.SharedDown, d, Fs), CheckShape("ffn_gate_inp_shexp.weight", m.SharedWeight, d)); err != nil {
+		CheckLinear("ffn_down_shexp", m.SharedDown, d, Fs)); err != nil {
 		return fmt.Errorf("moe: %w", err)
+	}
+	if m.SharedWeight != nil {
+		if err := CheckShape("ffn_gate_inp_shexp.weight", m.SharedWeight, d); err != nil {
+			return fmt.Errorf("moe: %w", err)
+		}
 	}
 	return nil
 }
@@ -97,12 +145,32 @@ func (m *MoE) Forward(x *tensor.Tensor) *tensor.Tensor {
 	if m.Used < 1 || m.Used > E {
 		panic(fmt.Sprintf("MoE: %d experts used of %d", m.Used, E))
 	}
-	logits := m.Router.Forward(x)       // [T, E]
-	probs := tensor.Softmax(logits, -1) // [T, E]
-	tokens, slots := route(probs.Float32s(), T, E, m.Used)
+	logits := m.Router.Forward(x) // [T, E]
+	var probs *tensor.Tensor      // [T, E]
+	if m.Sigmoid {
+		probs = m.sigmoid(logits)
+	} else {
+		probs = tensor.Softmax(logits, -1)
+	}
+	p := probs.Float32s() // on the host, for the routing
+	scores := p           // what the routing compares: p, plus the bias if any
+	if m.Bias != nil {
+		b := m.Bias.Float32s()
+		scores = slices.Clone(p)
+		for i := range scores {
+			scores[i] += b[i%E]
+		}
+	}
+	tokens, slots := route(scores, T, E, m.Used, m.Groups, m.GroupsUsed)
 	flat := tensor.Reshape(probs, T*E, 1) // p[t, e] at row t·E + e
-	if m.Normalize {
+	switch {
+	case m.Normalize && m.Sigmoid:
+		flat, slots = m.divided(probs, p, slots, T, E, m.Used)
+	case m.Normalize:
 		flat, slots = renormalised(logits, slots, T, E, m.Used)
+	}
+	if m.Scale != 0 && m.Scale != 1 {
+		flat = tensor.Scale(flat, m.Scale)
 	}
 	experts := m.expertViews()
 	y := tensor.New(T, x.Cols()) // [T, D], zeros
@@ -115,7 +183,10 @@ func (m *MoE) Forward(x *tensor.Tensor) *tensor.Tensor {
 		pe := tensor.Embedding(flat, slots[e])      // [n, 1]: their weights p[t, e]
 		y = tensor.ScatterAdd(y, tokens[e], he, pe) // y[t] += p[t, e] · SwiGLU_e(x[t])
 	}
-	if m.SharedDown != nil {
+	if m.SharedDown != nil && m.SharedUngated {
+		s := (&SwiGLU{Gate: m.SharedGate, Up: m.SharedUp, Down: m.SharedDown}).Forward(x) // [T, D]
+		y = tensor.Add(y, s)                                                              // y[t] += SwiGLU_s(x[t])
+	} else if m.SharedDown != nil {
 		row, one := m.sharedGate()
 		s := (&SwiGLU{Gate: m.SharedGate, Up: m.SharedUp, Down: m.SharedDown}).Forward(x) // [T, D]
 		g := tensor.MatMul(x, row)                                                        // [T, 1]
@@ -149,40 +220,102 @@ func (m *MoE) sharedGate() (row, one *tensor.Tensor) {
 // softmax over the k chosen logits, as a column [T·k, 1] with token t's in
 // rows t·k …, in expert order, and slots re-pointed at those rows.
 func renormalised(logits *tensor.Tensor, slots [][]int32, T, E, k int) (*tensor.Tensor, [][]int32) {
-	chosen := make([]int32, 0, T*k) // rows t·E + e of the logits, token by token
+	chosen, out := tokenMajor(slots, T, E, k)
+	sel := tensor.Embedding(tensor.Reshape(logits, T*E, 1), chosen) // [T·k, 1]: the chosen logits
+	w := tensor.Softmax(tensor.Reshape(sel, T, k), -1)              // [T, k]
+	return tensor.Reshape(w, T*k, 1), out
+}
+
+// tokenMajor returns the chosen slots t·E + e of all experts sorted token
+// by token (experts in order within a token), and slots re-pointed at their
+// rows in that list.
+func tokenMajor(slots [][]int32, T, E, k int) (chosen []int32, out [][]int32) {
+	chosen = make([]int32, 0, T*k)
 	for e := range E {
 		chosen = append(chosen, slots[e]...)
 	}
-	slices.Sort(chosen) // token-major, experts in order within a token
+	slices.Sort(chosen)
 	row := make(map[int32]int32, len(chosen))
 	for i, s := range chosen {
 		row[s] = int32(i)
 	}
-	out := make([][]int32, E)
+	out = make([][]int32, E)
 	for e := range E {
 		out[e] = make([]int32, len(slots[e]))
 		for j, s := range slots[e] {
 			out[e][j] = row[s]
 		}
 	}
-	sel := tensor.Embedding(tensor.Reshape(logits, T*E, 1), chosen) // [T·k, 1]: the chosen logits
-	w := tensor.Softmax(tensor.Reshape(sel, T, k), -1)              // [T, k]
-	return tensor.Reshape(w, T*k, 1), out
+	return chosen, out
 }
 
-// route picks the k most probable experts of each of T tokens from p [T·E]
-// (ties to the lower index) and returns, per expert, the tokens routed to it
-// in order and the positions t·E + e of their probabilities in p.
-func route(p []float32, T, E, k int) (tokens, slots [][]int32) {
+// onesOf returns a constant [rows, cols] of ones, made once per shape so
+// that a device backend uploads it once.
+func (m *MoE) onesOf(rows, cols int) *tensor.Tensor {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := [2]int{rows, cols}
+	if m.ones[key] == nil {
+		v := make([]float32, rows*cols)
+		for i := range v {
+			v[i] = 1
+		}
+		if m.ones == nil {
+			m.ones = map[[2]int]*tensor.Tensor{}
+		}
+		m.ones[key] = tensor.FromFloat32(v, rows, cols)
+	}
+	return m.ones[key]
+}
+
+// sigmoid returns σ(x) = (1 + tanh(x/2))/2 elementwise for x [T, E].
+func (m *MoE) sigmoid(x *tensor.Tensor) *tensor.Tensor {
+	return tensor.Scale(tensor.Add(tensor.Tanh(tensor.Scale(x, 0.5)), m.onesOf(1, x.Cols())), 0.5)
+}
+
+// divided returns the chosen experts' scores divided by their sum per
+// token, p_e / Σ_{top-k} p, as a column [T·k, 1] ordered as renormalised
+// orders it, and slots re-pointed at its rows; p [T·E] is probs on the
+// host. toy has no division op: 1/s is one Newton step from r₀ = 1/s
+// computed on the host, r = r₀(2 − s·r₀), which is 1/s to rounding and has
+// its derivative, −r₀² = −1/s², so the gradient reaches every chosen score.
+// (llama.cpp also clamps s to at least 6.1e-5, which k sigmoid scores reach
+// only when all are that small; toy does not.)
+func (m *MoE) divided(probs *tensor.Tensor, p []float32, slots [][]int32, T, E, k int) (*tensor.Tensor, [][]int32) {
+	chosen, out := tokenMajor(slots, T, E, k)
+	w := tensor.Reshape(tensor.Embedding(tensor.Reshape(probs, T*E, 1), chosen), T, k) // [T, k]
+	s := tensor.MatMul(w, m.onesOf(1, k))                                              // [T, 1]: Σ_k w
+	r0 := make([]float32, T)
+	for i, slot := range chosen { // token-major: token i/k's experts
+		r0[i/k] += p[slot]
+	}
+	for t := range r0 {
+		r0[t] = 1 / r0[t]
+	}
+	c0 := tensor.FromFloat32(r0, T, 1)
+	r := tensor.Add(tensor.Scale(c0, 2), tensor.Scale(tensor.Mul(tensor.Mul(s, c0), c0), -1)) // [T, 1]: 2r₀ − s·r₀² = 1/s
+	wn := tensor.Mul(w, tensor.MatMul(r, m.onesOf(k, 1)))                                     // [T, k]
+	return tensor.Reshape(wn, T*k, 1), out
+}
+
+// route picks the k best-scoring experts of each of T tokens from p [T·E]
+// (ties to the lower index), among the experts of the groupsUsed best of
+// groups groups when groups > 1, and returns, per expert, the tokens routed
+// to it in order and the positions t·E + e of their scores in p.
+func route(p []float32, T, E, k, groups, groupsUsed int) (tokens, slots [][]int32) {
 	tokens, slots = make([][]int32, E), make([][]int32, E)
-	chosen := make([]bool, E)
+	chosen, barred := make([]bool, E), make([]bool, E)
 	for t := range T {
 		row := p[t*E : (t+1)*E]
 		clear(chosen)
+		clear(barred)
+		if groups > 1 {
+			barGroups(row, barred, groups, groupsUsed)
+		}
 		for range k {
 			best := -1
 			for e, v := range row {
-				if !chosen[e] && (best < 0 || v > row[best]) {
+				if !chosen[e] && !barred[e] && (best < 0 || v > row[best]) {
 					best = e
 				}
 			}
@@ -196,6 +329,41 @@ func route(p []float32, T, E, k int) (tokens, slots [][]int32) {
 		}
 	}
 	return tokens, slots
+}
+
+// barGroups marks in barred the experts of all but the used best of groups
+// groups of consecutive experts in row, a group scoring the sum of its two
+// best scores (ties to the lower index).
+func barGroups(row []float32, barred []bool, groups, used int) {
+	n := len(row) / groups
+	score := make([]float32, groups)
+	for g := range score {
+		a, b := float32(math.Inf(-1)), float32(math.Inf(-1)) // the best two
+		for _, v := range row[g*n : (g+1)*n] {
+			if v > a {
+				a, b = v, a
+			} else if v > b {
+				b = v
+			}
+		}
+		if n == 1 {
+			b = 0
+		}
+		score[g] = a + b
+	}
+	keep := make([]bool, groups)
+	for range used {
+		best := -1
+		for g, v := range score {
+			if !keep[g] && (best < 0 || v > score[best]) {
+				best = g
+			}
+		}
+		keep[best] = true
+	}
+	for e := range barred {
+		barred[e] = !keep[e/n]
+	}
 }
 
 // expertViews returns expert e's SwiGLU at index e, its matrices views of the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/deepseek2"
 	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
 	"github.com/toyml/toy/toy/models/llama"
@@ -28,7 +29,7 @@ type Model interface {
 type Recipe struct {
 	Kind     string // "from-scratch", "warm-start", "lora", "qlora"
 	Model    Model
-	Config   any // llama.Config, gpt2.Config, gemma.Config or olmoe.Config
+	Config   any // llama.Config, gpt2.Config, gemma.Config, olmoe.Config or deepseek2.Config
 	Options  Options
 	Params   []optim.Param
 	Opt      *optim.AdamW
@@ -44,7 +45,7 @@ type Recipe struct {
 }
 
 // NewFromScratch starts from fresh random weights for cfg (a llama.Config,
-// gpt2.Config, gemma.Config or olmoe.Config).
+// gpt2.Config, gemma.Config, olmoe.Config or deepseek2.Config).
 func NewFromScratch(cfg any, o Options) (*Recipe, error) {
 	if err := o.validate(false); err != nil {
 		return nil, err
@@ -71,8 +72,13 @@ func NewFromScratch(cfg any, o Options) (*Recipe, error) {
 			return nil, err
 		}
 		m = gemma.NewRandom(c, o.Seed)
+	case deepseek2.Config:
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+		m = deepseek2.NewRandom(c, o.Seed)
 	default:
-		return nil, fmt.Errorf("recipes: config %T is not llama.Config, gpt2.Config, gemma.Config or olmoe.Config", cfg)
+		return nil, fmt.Errorf("recipes: config %T is not llama.Config, gpt2.Config, gemma.Config, olmoe.Config or deepseek2.Config", cfg)
 	}
 	return newRecipe("from-scratch", m, cfg, o, allWeights(m))
 }
@@ -154,6 +160,12 @@ func build(f *gguf.File) (Model, any, error) {
 		return m, m.Config, nil
 	case olmoe.Arch:
 		m, err := olmoe.Load(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m.Config, nil
+	case deepseek2.Arch:
+		m, err := deepseek2.Load(f)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -1,11 +1,13 @@
 // Package sample picks the next token from a vector of logits: greedy,
-// temperature, top-k, top-p (nucleus), min-p and repetition penalty, with a
-// seeded random number generator so that the same seed gives the same tokens.
+// temperature, top-k, top-p (nucleus), min-p, repetition penalty, OpenAI's
+// presence and frequency penalties and logit bias, with a seeded random
+// number generator so that the same seed gives the same tokens.
 //
-// The samplers apply in llama.cpp's default order: repetition penalty,
-// top-k, top-p, min-p, temperature, then a draw from the remaining
-// distribution. Temperature 0 (the zero Params) is greedy: the highest logit,
-// ties going to the lowest id.
+// The samplers apply in llama.cpp's default order: logit bias, repetition
+// penalty, presence and frequency penalties, top-k, top-p, min-p,
+// temperature, then a draw from the remaining distribution. Temperature 0
+// (the zero Params) is greedy: the highest logit after the bias and the
+// penalties, ties going to the lowest id.
 package sample
 
 import (
@@ -22,14 +24,27 @@ type Params struct {
 	MinP          float32 // drop tokens with p < MinP·p_max (0: none)
 	RepeatPenalty float32 // divide positive (multiply negative) logits of recent tokens (0 or 1: off)
 	RepeatLastN   int     // how many recent tokens the penalty looks at (0: 64)
-	Seed          uint64  // RNG seed
+
+	// FrequencyPenalty and PresencePenalty are OpenAI's penalties, over the
+	// tokens this Sampler has drawn (the reply, not the prompt): with c_j the
+	// times token j was drawn,
+	//	logit_j −= FrequencyPenalty·c_j + PresencePenalty·[c_j > 0]
+	// (0: off; negative values encourage repetition).
+	FrequencyPenalty float32
+	PresencePenalty  float32
+	// LogitBias is added to the logits of its tokens before anything else;
+	// a bias of −100 or less bans the token (its logit becomes −∞).
+	LogitBias map[int32]float32
+
+	Seed uint64 // RNG seed
 }
 
-// Sampler draws tokens; it is not safe for concurrent use.
+// Sampler draws the tokens of one reply; it is not safe for concurrent use.
 type Sampler struct {
-	p   Params
-	rng *rand.Rand
-	buf []candidate
+	p      Params
+	rng    *rand.Rand
+	buf    []candidate
+	counts map[int32]int // times each token was drawn, for the OpenAI penalties
 }
 
 type candidate struct {
@@ -55,12 +70,57 @@ func Greedy(logits []float32) int32 {
 }
 
 // Sample picks the next token from logits [V]; history holds the tokens so
-// far (for the repetition penalty). logits is not modified.
+// far, prompt included (for the repetition penalty). logits is not modified.
 func (s *Sampler) Sample(logits []float32, history []int32) int32 {
-	p := s.p
-	if p.RepeatPenalty > 0 && p.RepeatPenalty != 1 && len(history) > 0 {
-		logits = penalize(logits, history, p.RepeatPenalty, p.RepeatLastN)
+	id := s.sample(s.adjust(logits, history))
+	if s.p.FrequencyPenalty != 0 || s.p.PresencePenalty != 0 {
+		if s.counts == nil {
+			s.counts = map[int32]int{}
+		}
+		s.counts[id]++
 	}
+	return id
+}
+
+// adjust applies the logit bias and the penalties, to a copy of logits when
+// any is set.
+func (s *Sampler) adjust(logits []float32, history []int32) []float32 {
+	p := s.p
+	copied := false
+	own := func() {
+		if !copied {
+			logits, copied = slices.Clone(logits), true
+		}
+	}
+	for id, b := range p.LogitBias {
+		if id < 0 || int(id) >= len(logits) {
+			continue
+		}
+		own()
+		if b <= -100 {
+			logits[id] = float32(math.Inf(-1))
+		} else {
+			logits[id] += b
+		}
+	}
+	if p.RepeatPenalty > 0 && p.RepeatPenalty != 1 && len(history) > 0 {
+		own()
+		penalize(logits, history, p.RepeatPenalty, p.RepeatLastN)
+	}
+	if len(s.counts) > 0 {
+		own()
+		for id, c := range s.counts {
+			if int(id) < len(logits) {
+				logits[id] -= p.FrequencyPenalty*float32(c) + p.PresencePenalty
+			}
+		}
+	}
+	return logits
+}
+
+// sample draws from the adjusted logits.
+func (s *Sampler) sample(logits []float32) int32 {
+	p := s.p
 	if p.Temperature <= 0 {
 		return Greedy(logits)
 	}
@@ -125,14 +185,13 @@ func softmax(c []candidate, temp float32) {
 	}
 }
 
-// penalize returns a copy of logits with the last n history tokens penalised
-// as in the CTRL paper (Keskar et al. 2019): positive logits divided by the
+// penalize penalises the logits of the last n history tokens in place, as in
+// the CTRL paper (Keskar et al. 2019): positive logits divided by the
 // penalty, negative ones multiplied by it; each token once.
-func penalize(logits []float32, history []int32, penalty float32, n int) []float32 {
+func penalize(out []float32, history []int32, penalty float32, n int) {
 	if n <= 0 {
 		n = 64
 	}
-	out := slices.Clone(logits)
 	seen := map[int32]bool{}
 	for _, id := range history[max(0, len(history)-n):] {
 		if id < 0 || int(id) >= len(out) || seen[id] {
@@ -145,5 +204,4 @@ func penalize(logits []float32, history []int32, penalty float32, n int) []float
 			out[id] *= penalty
 		}
 	}
-	return out
 }

@@ -2,6 +2,7 @@ package sample
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -79,7 +80,43 @@ func TestRepeatPenalty(t *testing.T) {
 	if got := s.Sample([]float32{2, 1.5, -1}, []int32{0}); got != 1 {
 		t.Errorf("penalised greedy = %d, want 1", got)
 	}
-	if got := penalize([]float32{-1}, []int32{0}, 2, 0)[0]; got != -2 {
-		t.Errorf("penalised negative logit = %v, want -2", got)
+	neg := []float32{-1}
+	if penalize(neg, []int32{0}, 2, 0); neg[0] != -2 {
+		t.Errorf("penalised negative logit = %v, want -2", neg[0])
+	}
+}
+
+// TestOpenAIPenalties follows OpenAI's formula by hand. Logits (3, 2.5, 0):
+// greedy draws token 0 first. With frequency 0.4 and presence 0.2, after one
+// draw of token 0 its logit is 3 − 0.4·1 − 0.2 = 2.4 < 2.5, so token 1 comes
+// next; after that token 1 is at 2.5 − 0.6 = 1.9 and token 0 (2.4) wins; then
+// token 0 drops to 3 − 0.8 − 0.2 = 2.0 > 1.9, and wins again. The prompt
+// (history) does not count.
+func TestOpenAIPenalties(t *testing.T) {
+	s := New(Params{FrequencyPenalty: 0.4, PresencePenalty: 0.2})
+	logits := []float32{3, 2.5, 0}
+	var got []int32
+	for range 4 {
+		got = append(got, s.Sample(logits, []int32{0, 0, 0, 0}))
+	}
+	if want := []int32{0, 1, 0, 0}; !slices.Equal(got, want) {
+		t.Errorf("penalised greedy draws %v, want %v", got, want)
+	}
+	if logits[0] != 3 || logits[1] != 2.5 {
+		t.Errorf("Sample changed its input: %v", logits)
+	}
+}
+
+// TestLogitBias: +1 on token 1 makes it the greedy choice (2.5 + 1 = 3.5 > 3);
+// −100 bans token 0 even at a high temperature.
+func TestLogitBias(t *testing.T) {
+	if got := New(Params{LogitBias: map[int32]float32{1: 1}}).Sample([]float32{3, 2.5, 0}, nil); got != 1 {
+		t.Errorf("biased greedy = %d, want 1", got)
+	}
+	s := New(Params{Temperature: 5, LogitBias: map[int32]float32{0: -100, 7: 5}, Seed: 1}) // 7: out of range, ignored
+	for range 300 {
+		if s.Sample([]float32{3, 2.5, 0}, nil) == 0 {
+			t.Fatal("a banned token was drawn")
+		}
 	}
 }

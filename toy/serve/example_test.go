@@ -27,3 +27,24 @@ func ExampleServer() {
 	// Output:
 	// 200 true
 }
+
+// The same server answers Ollama's API: /api/generate with "raw" sends the
+// prompt as it is, and "stream": false gives one JSON object instead of a
+// stream of lines.
+func ExampleServer_ollama() {
+	m, err := toy.LoadDefault()
+	if err != nil {
+		panic(err)
+	}
+	s, err := serve.New(m, serve.Options{})
+	if err != nil {
+		panic(err)
+	}
+	rec := httptest.NewRecorder()
+	body := `{"model": "toy-go", "prompt": "func (b *Buffer) Len() int {", "raw": true, "stream": false,
+		"options": {"temperature": 0, "num_predict": 8}}`
+	s.ServeHTTP(rec, httptest.NewRequest("POST", "/api/generate", strings.NewReader(body)))
+	fmt.Println(rec.Code, strings.Contains(rec.Body.String(), `"done_reason":"length","total_duration":`))
+	// Output:
+	// 200 true
+}

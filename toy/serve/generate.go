@@ -1,129 +1,70 @@
-// generate.go: one completion — waiting for the model, reusing the cached
-// prefix, sampling, stop strings, and the reply whole or streamed.
+// generate.go: one generation, whatever API asked for it — waiting for the
+// model, reusing the cached prefix, sampling each choice, stop strings,
+// log-probabilities, and what may be streamed when.
 
 package serve
 
 import (
-	"encoding/json"
-	"fmt"
-	"net/http"
+	"context"
+	"math"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/sample"
 	"github.com/toyml/toy/toy/tokenizer"
 )
 
-func tokenizerOptions(addBOS bool) tokenizer.EncodeOptions {
-	return tokenizer.EncodeOptions{AddBOS: addBOS, ParseSpecial: true}
+// lm is the model as generation sees it: *engine.Session over the KV cache.
+// It is the seam tests replace with a scripted stand-in.
+type lm interface {
+	// Next consumes ids and returns the logits [V] for the token after them.
+	Next(ids []int32) ([]float32, error)
+	Tokens() []int32
+	Truncate(n int)
+	Capacity() int
 }
 
-// params maps the request's sampling fields onto sample.Params, with
-// llama-server's defaults for what it leaves out.
-func (r *samplingRequest) params() sample.Params {
-	p := sample.Params{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, RepeatPenalty: 1}
-	set := func(dst *float32, v *float32) {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	set(&p.Temperature, r.Temperature)
-	set(&p.TopP, r.TopP)
-	set(&p.MinP, r.MinP)
-	set(&p.RepeatPenalty, r.RepeatPenalty)
-	if r.TopK != nil {
-		p.TopK = *r.TopK
-	}
-	if r.RepeatLastN != nil {
-		p.RepeatLastN = *r.RepeatLastN
-	}
-	p.Seed = randomSeed()
-	if r.Seed != nil {
-		p.Seed = *r.Seed
-	}
-	return p
+// job is one generation request: what a handler makes of an OpenAI or
+// Ollama body once it has checked it.
+type job struct {
+	prompt      []int32
+	choices     int           // ≥ 1; choice i samples with Sample.Seed + i
+	maxTokens   int           // per choice
+	sample      sample.Params // the sampler of choice 0
+	stops       []string
+	logprobs    bool
+	topLogprobs int
+	tools       *toolCalls // nil: the reply is text only
+	// prefill is text the reply starts with that the prompt already holds
+	// (a forced tool call's opening): part of the reply to parse, not
+	// generated, not streamed until it is known what it became.
+	prefill string
 }
 
-// reply accumulates the generated text and finds the stop strings in it.
-type reply struct {
-	dec     *tokenizer.Decoder
-	stops   []string
-	text    string
-	stopped bool // a stop string was found; text ends before it
-	sent    int  // bytes of text already streamed
+// sink receives a generation's events; the OpenAI and Ollama responders
+// implement it. Choices run one after another: start(i), text(i, …)…, end(i).
+type sink interface {
+	start(choice int)
+	text(choice int, text string, lps []tokenLogprob) // text that can be shown now, and the log-probs of its tokens
+	end(choice int, c *choice)
 }
 
-// push adds one token's text; it reports whether a stop string now appears.
-func (r *reply) push(piece string) bool {
-	from := max(0, len(r.text)-r.longestStop())
-	r.text += piece
-	for _, s := range r.stops {
-		if i := strings.Index(r.text[from:], s); i >= 0 {
-			r.text, r.stopped = r.text[:from+i], true
-		}
-	}
-	return r.stopped
+// outcome sums up a generation.
+type outcome struct {
+	choices     []*choice
+	prompt      int // prompt tokens
+	cached      int // of which kept from the previous request
+	generated   int // tokens generated over all choices
+	prefillTime time.Duration
+	decodeTime  time.Duration
 }
 
-func (r *reply) longestStop() int {
-	n := 0
-	for _, s := range r.stops {
-		n = max(n, len(s))
-	}
-	return n
-}
-
-// ready returns the text that can be streamed now: all but a tail that may
-// be the start of a stop string.
-func (r *reply) ready() string {
-	end := len(r.text)
-	if !r.stopped {
-		for _, s := range r.stops {
-			for k := min(len(s)-1, len(r.text)); k > 0; k-- {
-				if strings.HasSuffix(r.text, s[:k]) {
-					end = min(end, len(r.text)-k)
-					break
-				}
-			}
-		}
-	}
-	out := r.text[r.sent:max(end, r.sent)]
-	r.sent += len(out)
-	return out
-}
-
-// timings are llama-server's speed figures, which some clients show.
-type timings struct {
-	PromptN            int     `json:"prompt_n"`
-	PromptMS           float64 `json:"prompt_ms"`
-	PredictedN         int     `json:"predicted_n"`
-	PredictedMS        float64 `json:"predicted_ms"`
-	PredictedPerSecond float64 `json:"predicted_per_second"`
-}
-
-// complete generates after prompt and writes the response.
-func (s *Server) complete(w http.ResponseWriter, r *http.Request, req *samplingRequest, prompt []int32, isChat bool) {
-	stops, e := req.stops()
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	if len(prompt) >= s.ctxSize {
-		writeError(w, &apiError{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded",
-			Message: fmt.Sprintf("the prompt is %d tokens and the context %d: shorten it, or start the server with a larger --ctx (the model was trained on %d)",
-				len(prompt), s.ctxSize, s.model.ContextLength())})
-		return
-	}
-	maxTokens := s.ctxSize - len(prompt)
-	for _, m := range []*int{req.MaxTokens, req.MaxCompletionTokens} {
-		if m != nil {
-			maxTokens = min(maxTokens, *m)
-		}
-	}
-	ctx := r.Context()
+// generate runs j and reports to out. It waits for the model first; it
+// returns ctx's error if the client went away (nothing is then to be sent).
+func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, error) {
 	if !s.acquire(ctx) {
-		return // the client left while queued
+		return nil, ctx.Err()
 	}
 	defer s.release()
 	defer func() { // a panic (a bug) leaves the cache unknown: start afresh
@@ -136,116 +77,52 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, req *samplingR
 	// Keep the cached prefix this prompt shares with the previous request;
 	// at least one token is run, for the logits that choose the next.
 	sess := s.session
-	cached := commonPrefix(sess.Tokens(), prompt)
-	cached = min(cached, len(prompt)-1)
-	sess.Truncate(cached)
-
-	id, object := newID("cmpl"), "text_completion"
-	if isChat {
-		id, object = newID("chatcmpl"), "chat.completion"
-	}
-	base := response{ID: id, Object: object, Created: time.Now().Unix(), Model: s.name, SystemFingerprint: "toy"}
-	tok := s.model.Tokenizer
-	out := &reply{dec: tok.NewDecoder(), stops: stops}
-
-	var stream *sse
-	if req.Stream {
-		stream = newSSE(w)
-		base.Object = map[bool]string{true: "chat.completion.chunk", false: "text_completion"}[isChat]
-		if isChat {
-			empty := ""
-			stream.send(s.chunk(base, isChat, &responseDelta{Role: "assistant", Content: &empty}, nil))
-		}
-	}
-	opts := engine.Options{
-		MaxTokens: maxTokens,
-		Sample:    req.params(),
-		OnToken: func(id int32) {
-			if !tok.IsEOG(id) {
-				out.push(out.dec.Push(id))
-			}
-			if stream != nil {
-				if text := out.ready(); text != "" {
-					stream.send(s.chunk(base, isChat, &responseDelta{Content: &text}, nil))
-				}
-			}
-		},
-		Stop: func(id int32) bool { return tok.IsEOG(id) || out.stopped },
-	}
-	res, err := engine.Generate(ctx, sess, prompt[cached:], opts)
+	res := &outcome{prompt: len(j.prompt)}
+	res.cached = min(commonPrefix(sess.Tokens(), j.prompt), len(j.prompt)-1)
+	sess.Truncate(res.cached)
+	start := time.Now()
+	first, err := sess.Next(j.prompt[res.cached:])
 	if err != nil {
-		if ctx.Err() != nil {
-			return // the client went away; nothing to answer
-		}
-		e := &apiError{Status: 500, Message: err.Error(), Type: "server_error"}
-		if stream != nil {
-			stream.send(map[string]*apiError{"error": e})
-			return
-		}
-		writeError(w, e)
-		return
+		return nil, err
 	}
-	if !out.stopped {
-		out.push(out.dec.Flush())
-	}
-	finish := "length"
-	if res.Reason == "stop" || out.stopped {
-		finish = "stop"
-	}
-	u := &usage{PromptTokens: len(prompt), CompletionTokens: len(res.IDs), TotalTokens: len(prompt) + len(res.IDs)}
-	u.PromptTokensDetails.CachedTokens = cached
-	t := &timings{PromptN: len(prompt) - cached, PromptMS: ms(res.PrefillTime), PredictedN: len(res.IDs),
-		PredictedMS: ms(res.PrefillTime + res.DecodeTime), PredictedPerSecond: res.DecodeTokensPerSecond()}
+	first = slices.Clone(first) // the session may reuse the buffer
+	res.prefillTime = time.Since(start)
 
-	if stream != nil {
-		last := out.ready()
-		final := s.chunk(base, isChat, &responseDelta{Content: &last}, &finish)
-		if last == "" && isChat {
-			final = s.chunk(base, isChat, &responseDelta{}, &finish)
+	tok := s.model.Tokenizer
+	for i := range j.choices {
+		c := newChoice(i, j, tok)
+		sess.Truncate(len(j.prompt)) // every choice continues the same prompt
+		p := j.sample
+		p.Seed += uint64(i)
+		sampler := sample.New(p)
+		history := slices.Clone(j.prompt)
+		logits := first
+		out.start(i)
+		for len(c.ids) < j.maxTokens {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			id := sampler.Sample(logits, history)
+			history = append(history, id)
+			c.push(id, logits)
+			if text, lps := c.ready(); text != "" || len(lps) > 0 {
+				out.text(i, text, lps)
+			}
+			if c.eog || c.stopped || len(c.ids) == j.maxTokens || len(sess.Tokens()) >= sess.Capacity() {
+				break
+			}
+			if logits, err = sess.Next([]int32{id}); err != nil {
+				return nil, err
+			}
 		}
-		stream.send(withTimings(final, t))
-		if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-			end := base
-			end.Choices, end.Usage = []any{}, u
-			stream.send(end)
-		}
-		stream.done()
-		return
+		c.finish()
+		res.generated += len(c.ids)
+		res.choices = append(res.choices, c)
+		out.end(i, c)
 	}
-	resp := base
-	resp.Usage = u
-	if isChat {
-		resp.Choices = []chatChoice{{Message: &responseMessage{Role: "assistant", Content: out.text}, FinishReason: &finish}}
-	} else {
-		resp.Choices = []textChoice{{Text: out.text, FinishReason: &finish}}
-	}
-	writeJSON(w, 200, withTimings(resp, t))
+	res.decodeTime = time.Since(start) - res.prefillTime
+	return res, nil
 }
-
-// chunk is one streamed event.
-func (s *Server) chunk(base response, isChat bool, delta *responseDelta, finish *string) response {
-	c := base
-	if isChat {
-		c.Choices = []chatChoice{{Delta: delta, FinishReason: finish}}
-	} else {
-		text := ""
-		if delta.Content != nil {
-			text = *delta.Content
-		}
-		c.Choices = []textChoice{{Text: text, FinishReason: finish}}
-	}
-	return c
-}
-
-// withTimings adds llama-server's "timings" field to a response.
-func withTimings(r response, t *timings) any {
-	return struct {
-		response
-		Timings *timings `json:"timings"`
-	}{r, t}
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func commonPrefix(a, b []int32) int {
 	n := 0
@@ -255,36 +132,211 @@ func commonPrefix(a, b []int32) int {
 	return n
 }
 
-// sse writes server-sent events: "data: {json}\n\n", flushed each time.
-type sse struct {
-	w http.ResponseWriter
-	f http.Flusher
+// choice is one reply being generated: its tokens, its text (cut at a stop
+// string), what of it was streamed, and at the end its finish reason and
+// tool calls.
+type choice struct {
+	index   int
+	tok     *tokenizer.Tokenizer
+	dec     *tokenizer.Decoder
+	stops   []string
+	tools   *toolCalls
+	logp    bool
+	topLogp int
+
+	ids     []int32 // generated tokens, an end-of-generation one included
+	text    string  // the reply so far (after the prefill), cut before a stop string
+	stopped bool    // a stop string was found
+	eog     bool    // the model ended its turn
+	sent    int     // bytes of text handed out as streamable
+	lps     []tokenLogprob
+	lpSent  int // log-probs handed out
+
+	// Set by finish.
+	content string     // text less the tool calls
+	calls   []toolCall // parsed tool calls
+	reason  string     // "stop", "length" or "tool_calls"
 }
 
-func newSSE(w http.ResponseWriter) *sse {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(200)
-	f, _ := w.(http.Flusher)
-	return &sse{w: w, f: f}
+func newChoice(i int, j *job, tok *tokenizer.Tokenizer) *choice {
+	return &choice{index: i, tok: tok, dec: tok.NewDecoder(), stops: j.stops, tools: j.tools,
+		logp: j.logprobs, topLogp: j.topLogprobs, text: j.prefill}
 }
 
-func (s *sse) send(v any) {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // "<|im_end|>" stays readable
-	enc.Encode(v)
-	fmt.Fprintf(s.w, "data: %s\n\n", strings.TrimSuffix(b.String(), "\n"))
-	if s.f != nil {
-		s.f.Flush()
+// push adds a sampled token: its text, a stop string it completes, its
+// log-prob under logits (the distribution it was drawn from).
+func (c *choice) push(id int32, logits []float32) {
+	c.ids = append(c.ids, id)
+	if c.tok.IsEOG(id) {
+		c.eog = true
+		return
+	}
+	offset := len(c.text)
+	piece := c.dec.Push(id)
+	if c.tools != nil && c.tools.isMarker(c.tok, id) {
+		piece += c.tok.Piece(id) // a control token that opens a tool call ("<|python_tag|>", "[TOOL_CALLS]")
+	}
+	c.add(piece)
+	if c.logp {
+		c.lps = append(c.lps, logprob(c.tok, logits, id, c.topLogp, offset))
 	}
 }
 
-func (s *sse) done() {
-	fmt.Fprint(s.w, "data: [DONE]\n\n")
-	if s.f != nil {
-		s.f.Flush()
+// add appends text and cuts it at the first stop string that now appears.
+func (c *choice) add(piece string) {
+	if c.stopped || piece == "" {
+		return
 	}
+	from := max(0, len(c.text)-c.longestStop())
+	c.text += piece
+	for _, s := range c.stops {
+		if i := strings.Index(c.text[from:], s); i >= 0 {
+			c.text, c.stopped = c.text[:from+i], true
+		}
+	}
+}
+
+func (c *choice) longestStop() int {
+	n := 0
+	for _, s := range c.stops {
+		n = max(n, len(s))
+	}
+	return n
+}
+
+// ready returns the text that can be streamed now, and the log-probs of
+// the tokens that text completes: all but a tail that may be the start of a
+// stop string, and nothing from the opening of a tool call on.
+func (c *choice) ready() (string, []tokenLogprob) {
+	end := len(c.text)
+	if !c.stopped {
+		for _, s := range c.stops {
+			for k := min(len(s)-1, len(c.text)); k > 0; k-- {
+				if strings.HasSuffix(c.text, s[:k]) {
+					end = min(end, len(c.text)-k)
+					break
+				}
+			}
+		}
+	}
+	if c.tools != nil {
+		end = c.tools.holdFrom(c.text[:end])
+	}
+	text := ""
+	if end > c.sent {
+		text = c.text[c.sent:end]
+		c.sent = end
+	}
+	n := c.lpSent
+	for n < len(c.lps) && c.lps[n].offset < c.sent {
+		n++
+	}
+	lps := c.lps[c.lpSent:n]
+	c.lpSent = n
+	return text, lps
+}
+
+// finish flushes the decoder, parses tool calls and sets the finish reason.
+func (c *choice) finish() {
+	c.add(c.dec.Flush())
+	if c.stopped { // tokens past the stop string made no text
+		c.lps = slices.DeleteFunc(c.lps, func(l tokenLogprob) bool { return l.offset >= len(c.text) })
+		c.lpSent = min(c.lpSent, len(c.lps))
+	}
+	c.content = c.text
+	if c.tools != nil {
+		if calls, before, ok := c.tools.parse(c.text); ok {
+			c.calls, c.content = calls, before
+			for i := range c.calls {
+				if c.calls[i].ID == "" {
+					c.calls[i].ID = newCallID()
+				}
+			}
+		}
+	}
+	switch {
+	case len(c.calls) > 0:
+		c.reason = "tool_calls"
+	case c.eog || c.stopped:
+		c.reason = "stop"
+	default:
+		c.reason = "length"
+	}
+}
+
+// rest returns what was not streamed: the content's tail and the
+// log-probs not yet handed out.
+func (c *choice) rest() (string, []tokenLogprob) {
+	text := ""
+	if len(c.content) > c.sent {
+		text = c.content[c.sent:]
+		c.sent = len(c.content)
+	}
+	lps := c.lps[c.lpSent:]
+	c.lpSent = len(c.lps)
+	return text, lps
+}
+
+// tokenLogprob is one generated token with its log-probability and, when
+// asked for, the most likely tokens at its position.
+type tokenLogprob struct {
+	id      int32
+	piece   string  // the token's bytes, possibly part of a UTF-8 character
+	logprob float64 // log p(token), p = softmax(logits)
+	top     []altLogprob
+	offset  int // byte offset of its text in the reply
+}
+
+type altLogprob struct {
+	id      int32
+	piece   string
+	logprob float64
+}
+
+// logprob is the log-softmax of the raw logits at id — the distribution the
+// model gives, before temperature, penalties and truncation, as OpenAI
+// reports it: log p_i = x_i − log Σ_j e^{x_j}. With top > 0 it also lists
+// the top most likely tokens, most likely first.
+func logprob(tok *tokenizer.Tokenizer, logits []float32, id int32, top, offset int) tokenLogprob {
+	maxv := math.Inf(-1)
+	for _, x := range logits {
+		maxv = math.Max(maxv, float64(x))
+	}
+	var sum float64
+	for _, x := range logits {
+		sum += math.Exp(float64(x) - maxv)
+	}
+	lse := maxv + math.Log(sum)
+	lp := tokenLogprob{id: id, piece: tok.Piece(id), logprob: float64(logits[id]) - lse, offset: offset}
+	if top > 0 {
+		best := topK(logits, top)
+		lp.top = make([]altLogprob, len(best))
+		for i, b := range best {
+			lp.top[i] = altLogprob{id: b, piece: tok.Piece(b), logprob: float64(logits[b]) - lse}
+		}
+	}
+	return lp
+}
+
+// topK returns the ids of the k largest logits, largest first, ties to the
+// lower id.
+func topK(logits []float32, k int) []int32 {
+	k = min(k, len(logits))
+	best := make([]int32, 0, k+1)
+	for i, x := range logits {
+		if len(best) == k && x <= logits[best[k-1]] {
+			continue
+		}
+		at, _ := slices.BinarySearchFunc(best, x, func(id int32, x float32) int {
+			if logits[id] >= x {
+				return -1
+			}
+			return 1
+		})
+		best = slices.Insert(best, at, int32(i))
+		if len(best) > k {
+			best = best[:k]
+		}
+	}
+	return best
 }

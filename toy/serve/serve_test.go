@@ -26,7 +26,7 @@ const chatML = "{% for message in messages %}{{'<|im_start|>' + message['role'] 
 
 // modelWithTemplate writes toy's default model with tokenizer.chat_template
 // set, as a GGUF file, and loads it.
-func modelWithTemplate(t *testing.T) *toy.Model {
+func modelWithTemplate(t testing.TB) *toy.Model {
 	t.Helper()
 	f, err := gguf.Parse(defaultmodel.Bytes())
 	if err != nil {
@@ -49,7 +49,7 @@ func modelWithTemplate(t *testing.T) *toy.Model {
 	return m
 }
 
-func newServer(t *testing.T, m *toy.Model, opts Options) *Server {
+func newServer(t testing.TB, m *toy.Model, opts Options) *Server {
 	t.Helper()
 	s, err := New(m, opts)
 	if err != nil {
@@ -294,9 +294,27 @@ func TestBadInput(t *testing.T) {
 		{"/v1/chat/completions", `{` + userMsg + `, "max_token": 5}`, 400, `unknown field "max_token"`},
 		{"/v1/chat/completions", `{"messages": []}`, 400, "at least one message"},
 		{"/v1/chat/completions", `{"messages": [{"role": "robot", "content": "hi"}]}`, 400, "unknown role"},
-		{"/v1/chat/completions", `{` + userMsg + `, "n": 2}`, 400, "n must be 1"},
-		{"/v1/chat/completions", `{` + userMsg + `, "frequency_penalty": 0.5}`, 400, "repeat_penalty"},
-		{"/v1/chat/completions", `{` + userMsg + `, "tools": [{"type": "function"}]}`, 400, "tools are not supported"},
+		{"/v1/chat/completions", `{` + userMsg + `, "n": 0}`, 400, "n must be between 1 and 16"},
+		{"/v1/chat/completions", `{` + userMsg + `, "n": 17}`, 400, "n must be between 1 and 16"},
+		{"/v1/chat/completions", `{` + userMsg + `, "n": "2"}`, 400, "n must be an integer"},
+		{"/v1/chat/completions", `{` + userMsg + `, "frequency_penalty": 2.5}`, 400, "frequency_penalty must be between -2 and 2"},
+		{"/v1/chat/completions", `{` + userMsg + `, "presence_penalty": -3}`, 400, "presence_penalty must be between -2 and 2"},
+		{"/v1/chat/completions", `{` + userMsg + `, "logprobs": true, "top_logprobs": 21}`, 400, "top_logprobs must be between 0 and 20"},
+		{"/v1/chat/completions", `{` + userMsg + `, "top_logprobs": 3}`, 400, "needs logprobs"},
+		{"/v1/chat/completions", `{` + userMsg + `, "logprobs": 1}`, 400, "logprobs must be a boolean"},
+		{"/v1/chat/completions", `{` + userMsg + `, "logit_bias": {"x": 1}}`, 400, "not a token id"},
+		{"/v1/chat/completions", `{` + userMsg + `, "logit_bias": {"99999": 1}}`, 400, "not a token id"},
+		{"/v1/chat/completions", `{` + userMsg + `, "logit_bias": {"5": -101}}`, 400, "between -100 and 100"},
+		{"/v1/chat/completions", `{` + userMsg + `, "temperature": "hot"}`, 400, "temperature must be a number"},
+		{"/v1/chat/completions", `{` + userMsg + `, "tools": [{"type": "function"}]}`, 400, "tools[0] must be"},
+		{"/v1/chat/completions", `{` + userMsg + `, "tools": {}}`, 400, "tools must be a list"},
+		{"/v1/chat/completions", `{` + userMsg + `, "tool_choice": "always"}`, 400, "tool_choice must be"},
+		{"/v1/chat/completions", `{` + userMsg + `, "tool_choice": "required"}`, 400, "needs tools"},
+		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "json_object"}}`, 400, "constrained decoding"},
+		{"/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]}`, 400, "only assistant messages"},
+		{"/v1/chat/completions", `{"messages": [{"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function", "function": {"arguments": "{}"}}]}]}`, 400, "function.name"},
+		{"/v1/completions", `{"prompt": "a", "logprobs": 21}`, 400, "logprobs must be an integer between 0 and 20"},
+		{"/v1/completions", `{"prompt": "a", "logprobs": "5"}`, 400, "logprobs must be an integer"},
 		{"/v1/chat/completions", `{` + userMsg + `, "temperature": -1}`, 400, "temperature"},
 		{"/v1/chat/completions", `{` + userMsg + `, "stop": 3}`, 400, "stop must be"},
 		{"/v1/chat/completions", `{"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}`, 400, "image_url"},
@@ -353,19 +371,32 @@ func TestCancel(t *testing.T) {
 	ts := httptest.NewServer(s)
 	defer ts.Close()
 
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/completions",
-		strings.NewReader(`{"prompt": "func", "temperature": 1, "stream": true}`)) // until the context is full
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	// Streams whose clients leave after the first line: OpenAI's, several
+	// choices, Ollama's; each runs until the context is full unless stopped.
+	for _, c := range []struct{ path, body, prefix string }{
+		{"/v1/completions", `{"prompt": "func", "temperature": 1, "stream": true}`, "data: "},
+		{"/v1/chat/completions", `{"messages": [{"role": "user", "content": "func"}], "n": 16, "stream": true}`, "data: "},
+		{"/api/generate", `{"model": "m", "prompt": "func", "raw": true}`, `{"model"`},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+c.path, strings.NewReader(c.body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, _ := bufio.NewReader(resp.Body).ReadString('\n') // the first token arrived
+		if !strings.HasPrefix(line, c.prefix) {
+			t.Fatalf("%s: first line %q", c.path, line)
+		}
+		cancel()
+		resp.Body.Close()
+		select { // the model is free again at the next token
+		case s.turn <- struct{}{}:
+			<-s.turn
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: the model stayed busy after its client went away", c.path)
+		}
 	}
-	line, _ := bufio.NewReader(resp.Body).ReadString('\n') // the first token arrived
-	if !strings.HasPrefix(line, "data: ") {
-		t.Fatalf("first line %q", line)
-	}
-	cancel()
-	resp.Body.Close()
 
 	// A queued request whose client gives up.
 	s.turn <- struct{}{} // hold the model

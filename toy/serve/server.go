@@ -1,13 +1,18 @@
-// Package serve is an OpenAI-compatible HTTP server over one loaded model,
-// what `toy serve` runs: clients written for the OpenAI API, llama.cpp's
-// llama-server or Ollama's /v1 endpoints work against it.
+// Package serve is an HTTP server over one loaded model, what `toy serve`
+// runs. It speaks two APIs on one address: OpenAI's (/v1/…), so clients
+// written for OpenAI, llama.cpp's llama-server or Ollama's /v1 endpoints work
+// against it, and Ollama's own (/api/…), so Ollama clients — the ollama
+// Python and JavaScript libraries, Open WebUI, Continue — do too.
 //
 //	m, err := toy.Load("SmolLM2-135M-Instruct-Q8_0.gguf")
 //	s, err := serve.New(m, serve.Options{})
 //	http.ListenAndServe("127.0.0.1:8080", s)
 //
-// Endpoints (bodies are JSON; errors are {"error": {"message", "type",
-// "param", "code"}} with a 4xx or 5xx status):
+// # OpenAI endpoints
+//
+// Bodies are JSON; errors are {"error": {"message", "type", "param",
+// "code"}} with a 4xx or 5xx status. Unknown fields, wrong types and values
+// out of range are errors (400), not silently ignored.
 //
 //   - POST /v1/chat/completions: messages [{role, content}] (content a string
 //     or text parts; roles system, developer, user, assistant, tool),
@@ -18,17 +23,84 @@
 //   - Both: max_tokens (or max_completion_tokens; default: until the
 //     context is full), temperature (0.8; 0 is greedy), top_p (0.95), top_k
 //     (40), min_p (0.05), repeat_penalty (1: off) and repeat_last_n (64),
-//     seed, stop (a string or up to 16), stream (server-sent events "data:
-//     {…}" ending with "data: [DONE]"; stream_options.include_usage adds a
-//     last chunk with the usage), n (only 1). frequency_penalty and
-//     presence_penalty must be 0, logprobs false, logit_bias empty; tools and
-//     response formats other than text are refused. Unknown fields are an
-//     error. The model field is accepted whatever it names.
+//     frequency_penalty and presence_penalty (−2 … 2, OpenAI's: logit_j −=
+//     frequency·c_j + presence·[c_j > 0] over the c_j times the reply has
+//     drawn token j), logit_bias (token id → −100 … 100, added to the
+//     logits; −100 bans), seed, stop (a string or up to 16), stream
+//     (server-sent events "data: {…}" ending with "data: [DONE]";
+//     stream_options.include_usage adds a last chunk with the usage).
+//     The model field is accepted whatever it names.
 //     Responses carry usage (prompt, completion and total tokens, and the
 //     prompt tokens reused from the cache) and finish_reason "stop" (an
-//     end-of-generation token or a stop string) or "length" (max_tokens or
-//     a full context).
+//     end-of-generation token or a stop string), "length" (max_tokens or
+//     a full context) or "tool_calls".
+//   - n (1 … 16): that many choices, each its own sampling stream: choice i
+//     samples with seed + i (the request's seed, or a random one), one after
+//     another over the same cached prompt; streamed, each chunk carries its
+//     choice's index, the choices in turn.
+//   - Log-probabilities: chat's logprobs: true with top_logprobs 0 … 20 gives
+//     choices[].logprobs.content[] {token, logprob, bytes, top_logprobs};
+//     /v1/completions' logprobs: N (0 … 20) gives the legacy {tokens,
+//     token_logprobs, top_logprobs, text_offset} (byte offsets into the
+//     reply). Both streamed too. A log-prob is the log-softmax of the raw
+//     logits the model gave at that position, log p_i = x_i − log Σ_j e^{x_j},
+//     before temperature, penalties, bias and truncation, as OpenAI reports
+//     them; end-of-generation tokens and tokens cut off by a stop string are
+//     not listed.
+//   - Tools: tools [{type: "function", function: {name, description,
+//     parameters}}] go to the chat template as its tools variable, which is
+//     how Qwen2.5/Qwen3 (Hermes <tool_call>{json}</tool_call>), Llama
+//     3.1/3.2 (a JSON object {name, parameters}, maybe after <|python_tag|>)
+//     and Mistral v0.3 ([TOOL_CALLS] [{name, arguments, id}]) templates
+//     show them to the model. The reply is read back in the format the
+//     template writes earlier calls in: calls to offered functions become
+//     choices[].message.tool_calls [{id, type: "function", function: {name,
+//     arguments}}] (arguments a JSON string) with finish_reason
+//     "tool_calls"; anything else, and every reply of a template in another
+//     format, is content. Streamed, content flows until a call's opening
+//     appears; from there the reply is held, and its calls come whole in one
+//     delta.tool_calls chunk. tool_choice "auto" (default); "none" leaves
+//     the tools out of the prompt; "required" and {"type": "function",
+//     "function": {"name"}} start the reply with the opening of a call (of
+//     that function) — the arguments are the model's, not constrained by the
+//     schema. parallel_tool_calls: false keeps the first call. Assistant
+//     messages may carry tool_calls and "tool" messages tool_call_id; call
+//     ids are nine letters and digits, the form Mistral's template insists on.
+//   - Refused with a clear error: response_format other than text
+//     (no constrained decoding), echo, suffix, images.
 //   - GET /v1/models: the one model. GET /health: {"status": "ok"}.
+//   - POST /v1/embeddings, and Ollama's POST /api/embed, when
+//     Options.Embedder is set (toy serve --embed MODEL): see embed.go.
+//
+// # Ollama endpoints
+//
+// Errors are {"error": "…"}. Streaming is newline-delimited JSON and is the
+// default; "stream": false answers once.
+//
+//   - POST /api/chat: model (any name), messages [{role, content, tool_calls
+//     (arguments as objects), tool_name}], tools, think (→ the template's
+//     enable_thinking), options, stream, keep_alive (accepted, ignored: the
+//     model stays loaded). Replies {model, created_at, message {role,
+//     content, tool_calls}, done, done_reason, total_duration,
+//     load_duration, prompt_eval_count, prompt_eval_duration, eval_count,
+//     eval_duration}; an empty messages list only "loads" the model
+//     (done_reason "load").
+//   - POST /api/generate: prompt (with system, rendered through the chat
+//     template as one user turn; raw: true sends the prompt as it is),
+//     context (the token ids a previous reply returned, prepended), images
+//     and suffix refused, template refused (toy renders the model's Jinja
+//     template), format refused (no constrained decoding). Replies carry
+//     response and, unless raw, context.
+//   - options: temperature, top_k, top_p, min_p, num_predict (−1, −2:
+//     until the context is full), seed, stop, repeat_penalty, repeat_last_n,
+//     presence_penalty, frequency_penalty, num_ctx (a limit on prompt plus
+//     reply, at most the server's --ctx); the machine options (num_gpu,
+//     num_thread, use_mmap …) are accepted and ignored; mirostat,
+//     typical_p and tfs_z other than off are refused.
+//   - GET /api/tags, GET /api/ps: the one model with its details (family,
+//     parameter size, quantization); POST /api/show: its details, model_info
+//     (the GGUF metadata, token lists left out), chat template and
+//     capabilities; GET /api/version. GET / answers that the server runs.
 //
 // Requests run one at a time, in arrival order, over one KV cache: a prompt
 // that starts with the tokens of the previous request (a chat growing turn
@@ -47,12 +119,13 @@ import (
 	"log"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/toyml/toy/toy"
 	"github.com/toyml/toy/toy/chat"
-	"github.com/toyml/toy/toy/engine"
+	"github.com/toyml/toy/toy/tokenizer"
 )
 
 // Options configures a Server.
@@ -66,9 +139,12 @@ type Options struct {
 	ChatTemplate string
 	// Log, if set, gets one line per request.
 	Log *log.Logger
+	// Embedder, if set, answers POST /v1/embeddings and /api/embed (embed.go).
+	Embedder *toy.Embedder
 }
 
-// Server answers the OpenAI endpoints for one model. It is an http.Handler.
+// Server answers the OpenAI and Ollama endpoints for one model. It is an
+// http.Handler.
 type Server struct {
 	model   *toy.Model
 	name    string
@@ -79,7 +155,7 @@ type Server struct {
 	mux     *http.ServeMux
 
 	turn    chan struct{} // holds one token while a request uses the model
-	session *engine.Session
+	session lm            // the KV cache of the last request
 	ctxSize int
 }
 
@@ -122,6 +198,19 @@ func New(m *toy.Model, opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]string{"status": "ok"})
 	})
+	s.mux.HandleFunc("POST /api/chat", s.handleOllamaChat)
+	s.mux.HandleFunc("POST /api/generate", s.handleOllamaGenerate)
+	s.mux.HandleFunc("GET /api/tags", s.handleOllamaTags)
+	s.mux.HandleFunc("GET /api/ps", s.handleOllamaPS)
+	s.mux.HandleFunc("POST /api/show", s.handleOllamaShow)
+	s.mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]string{"version": ollamaVersion})
+	})
+	s.registerEmbed(opts.Embedder) // POST /v1/embeddings, POST /api/embed (embed.go)
+	s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "toy serve is running: OpenAI's API under /v1, Ollama's under /api")
+	})
 	return s, nil
 }
 
@@ -129,18 +218,33 @@ func New(m *toy.Model, opts Options) (*Server, error) {
 // model's or Options.ChatTemplate) rather than plain concatenation.
 func (s *Server) HasChatTemplate() bool { return s.tmpl != nil }
 
+// ToolCallFormat names the format tool calls are read back in, as the chat
+// template writes them: "hermes" (Qwen), "llama3" or "mistral"; "" when toy
+// does not know it (replies to requests with tools are then content).
+func (s *Server) ToolCallFormat() string {
+	if f := detectToolFormat(s.tmpl); f != unknownFormat {
+		return f.String()
+	}
+	return ""
+}
+
 // ContextSize is the number of positions a request's prompt and reply share.
 func (s *Server) ContextSize() int { return s.ctxSize }
 
 // ServeHTTP routes a request; unknown paths get 404 and wrong methods 405,
-// both as OpenAI-shaped JSON errors.
+// as Ollama-shaped JSON errors under /api/ and OpenAI-shaped ones elsewhere.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w, status: 200}
 	defer func() {
 		if p := recover(); p != nil { // a bug in a forward pass: report it, keep serving
 			if !rec.wrote {
-				writeError(rec, &apiError{Status: 500, Message: fmt.Sprintf("internal error: %v", p), Type: "server_error"})
+				e := &apiError{Status: 500, Message: fmt.Sprintf("internal error: %v", p), Type: "server_error"}
+				if isOllama(r) {
+					writeOllamaError(rec, e)
+				} else {
+					writeError(rec, e)
+				}
 			}
 		}
 		if s.log != nil {
@@ -150,12 +254,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h, pattern := s.mux.Handler(r)
 	if pattern == "" {
 		status, msg := 404, fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path)
-		for _, p := range []string{"/v1/chat/completions", "/v1/completions", "/v1/models", "/health"} {
+		for _, p := range []string{"/v1/chat/completions", "/v1/completions", "/v1/models", "/health",
+			"/api/chat", "/api/generate", "/api/tags", "/api/ps", "/api/show", "/api/version", "/v1/embeddings", "/api/embed"} {
 			if r.URL.Path == p {
 				status, msg = 405, fmt.Sprintf("%s does not accept %s", p, r.Method)
 			}
 		}
-		writeError(rec, &apiError{Status: status, Message: msg, Type: "invalid_request_error"})
+		e := &apiError{Status: status, Message: msg, Type: "invalid_request_error"}
+		if isOllama(r) {
+			writeOllamaError(rec, e)
+		} else {
+			writeError(rec, e)
+		}
 		return
 	}
 	h.ServeHTTP(rec, r)
@@ -172,109 +282,24 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
-	var req chatRequest
-	if e := decode(w, r, &req); e != nil {
-		writeError(w, e)
-		return
-	}
-	if e := req.check(); e != nil {
-		writeError(w, e)
-		return
-	}
-	switch {
-	case len(req.Tools) > 0 && string(req.Tools) != "null" && string(req.Tools) != "[]":
-		writeError(w, badRequest("tools", "tools are not supported: toy does not parse tool calls"))
-		return
-	case len(req.ToolChoice) > 0 && string(req.ToolChoice) != "null" && string(req.ToolChoice) != `"none"`:
-		writeError(w, badRequest("tool_choice", "tool_choice is not supported"))
-		return
-	case req.ResponseFormat != nil && req.ResponseFormat.Type != "text":
-		writeError(w, badRequest("response_format", "response_format %q is not supported", req.ResponseFormat.Type))
-		return
-	}
-	msgs, e := req.messages()
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	opts := s.model.ChatOptions(req.AddGenerationPrompt == nil || *req.AddGenerationPrompt)
-	if len(req.ChatTemplateKwargs) > 0 {
-		opts.Vars = map[string]any{}
-		for k, v := range req.ChatTemplateKwargs {
-			b, _ := json.Marshal(v)
-			opts.Vars[k], _ = chat.FromJSON(b)
-		}
-	}
-	ids, err := s.model.EncodeChat(s.tmpl, msgs, opts)
-	if err != nil {
-		writeError(w, badRequest("messages", "%v", err))
-		return
-	}
-	s.complete(w, r, &req.samplingRequest, ids, true)
-}
-
-func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request) {
-	var req completionRequest
-	if e := decode(w, r, &req); e != nil {
-		writeError(w, e)
-		return
-	}
-	if e := req.check(); e != nil {
-		writeError(w, e)
-		return
-	}
-	if req.Echo || req.Suffix != "" {
-		writeError(w, badRequest("echo", "echo and suffix are not supported"))
-		return
-	}
-	ids, e := s.promptIDs(req.Prompt)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	s.complete(w, r, &req.samplingRequest, ids, false)
-}
-
-// promptIDs reads a completion prompt: a string (encoded with the model's
-// tokenizer, BOS added when it asks for it, special tokens parsed), a list of
-// one string, or a list of token ids.
-func (s *Server) promptIDs(raw json.RawMessage) ([]int32, *apiError) {
-	var text string
-	if err := json.Unmarshal(raw, &text); err != nil {
-		var texts []string
-		var ids []int32
-		switch {
-		case json.Unmarshal(raw, &texts) == nil && len(texts) == 1:
-			text = texts[0]
-		case json.Unmarshal(raw, &ids) == nil && len(ids) > 0:
-			for _, id := range ids {
-				if id < 0 || int(id) >= s.model.VocabSize() {
-					return nil, badRequest("prompt", "token id %d out of range (vocabulary has %d tokens)", id, s.model.VocabSize())
-				}
-			}
-			return ids, nil
-		default:
-			return nil, badRequest("prompt", "prompt must be a string, a list of one string, or a list of token ids")
-		}
-	}
-	t := s.model.Tokenizer
-	ids := t.Encode(text, tokenizerOptions(t.AddBOS()))
-	if len(ids) == 0 {
-		return nil, badRequest("prompt", "the prompt is empty")
-	}
-	return ids, nil
-}
-
 // decode reads a JSON body strictly: one object, no unknown fields. The
 // Content-Type is not checked (curl -d sends a form type), as in llama-server.
 func decode(w http.ResponseWriter, r *http.Request, v any) *apiError {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	return decodeFrom(http.MaxBytesReader(w, r.Body, maxBody), v)
+}
+
+func decodeFrom(body io.Reader, v any) *apiError {
+	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &tooBig):
 			return &apiError{Status: 413, Message: fmt.Sprintf("request body over %d bytes", maxBody), Type: "invalid_request_error"}
+		case errors.As(err, &typ) && typ.Field != "":
+			field := strings.TrimPrefix(typ.Field, "samplingRequest.") // the embedded struct's name is no JSON's
+			return badRequest(field, "invalid JSON body: %s must be %s, not %s", field, jsonKind(typ.Type.Kind()), typ.Value)
 		}
 		return badRequest("", "invalid JSON body: %v", err)
 	}
@@ -282,6 +307,30 @@ func decode(w http.ResponseWriter, r *http.Request, v any) *apiError {
 		return badRequest("", "invalid JSON body: more than one value")
 	}
 	return nil
+}
+
+// jsonKind names what a Go kind is in JSON.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another type"
+}
+
+func tokenizerOptions(addBOS bool) tokenizer.EncodeOptions {
+	return tokenizer.EncodeOptions{AddBOS: addBOS, ParseSpecial: true}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -25,15 +25,13 @@ type GELUErfBackend interface {
 //	d/dx x·Φ(x) = Φ(x) + x·φ(x),   φ(x) = exp(−x²/2)/√(2π)
 func GELUErf(x *Tensor) *Tensor {
 	mustF32("GELUErf", "x", x)
-	var out *Tensor
-	if gb, ok := be().(GELUErfBackend); ok {
-		b := beFor(x)
-		out = newOut(b, x.shape...)
+	if gb, ok := be().(GELUErfBackend); ok && (!Recording() || !x.requiresGrad) {
+		out := newOut(beFor(x), x.shape...)
 		gb.GELUErf(out, x)
-	} else {
-		out = New(x.shape...)
-		geluErfRows(out.f32, x.hostRead().f32)
+		return out
 	}
+	out := New(x.shape...)
+	geluErfRows(out.f32, x.hostRead().f32)
 	record("GELUErf", out, func(g *Tensor) []*Tensor {
 		d := like(g)
 		for i, v := range x.f32 {

@@ -92,7 +92,7 @@ func quantizeQ32(dst []byte, x []float32, levels int, put func(blk []byte, i int
 		blk := make([]byte, bytes)
 		binary.LittleEndian.PutUint16(blk, F32ToFP16(d))
 		for i, v := range x[b : b+32] {
-			put(blk, i, uint8(min(float32(levels-1), float32(int8(v*id+(half+0.5))))))
+			put(blk, i, uint8(min(float32(levels-1), float32(int8(float32(v*id)+(half+0.5)))))) // product rounded: no FMA
 		}
 		dst = append(dst, blk...)
 	}

@@ -129,7 +129,12 @@ func quantizeQ41(dst []byte, x []float32, t DType) []byte {
 	for b := 0; b < len(x); b += 32 {
 		lo, hi := float32(math.MaxFloat32), float32(-math.MaxFloat32)
 		for _, v := range x[b : b+32] {
-			lo, hi = min(lo, v), max(hi, v)
+			if v < lo { // not min/max: a −0 after a +0 must not replace it, as in ggml
+				lo = v
+			}
+			if v > hi {
+				hi = v
+			}
 		}
 		d := (hi - lo) / float32(levels-1)
 		var id float32

@@ -56,19 +56,28 @@ func (t *Tokenizer) visible(id int32) string {
 
 // Decode turns ids into text, as llama.cpp's detokenize: control and unknown
 // tokens add nothing, and with add_space_prefix (SentencePiece) the first
-// token loses one leading space, the one Encode added. The result is the raw
+// token loses one leading space, the one Encode added. WordPiece pieces join
+// with a space before each word ("▁"), so punctuation stands apart
+// ("hello , world"), lowercased if the vocabulary lowercases. The result is the raw
 // bytes and may hold invalid UTF-8 if the ids cut a character.
 func (t *Tokenizer) Decode(ids []int32) string {
 	var sb strings.Builder
-	for i, id := range ids {
+	first := true
+	for _, id := range ids {
 		p := t.visible(id)
-		if i == 0 && t.addSpacePrefix {
+		if first && t.trimsFirstSpace() {
 			p = strings.TrimPrefix(p, " ")
 		}
+		first = first && p == "" && t.model == "bert"
 		sb.WriteString(p)
 	}
 	return sb.String()
 }
+
+// trimsFirstSpace reports whether the first text a decode shows loses one
+// leading space: SentencePiece's added one, or WordPiece's "▁" before the
+// first word (after [CLS], which shows nothing).
+func (t *Tokenizer) trimsFirstSpace() bool { return t.addSpacePrefix || t.model == "bert" }
 
 // Decoder decodes a stream of ids one at a time, holding back the bytes of a
 // UTF-8 character until it is complete, so that each Push returns valid text
@@ -86,10 +95,10 @@ func (t *Tokenizer) NewDecoder() *Decoder { return &Decoder{t: t, first: true} }
 // Push adds one id and returns the text that is now complete.
 func (d *Decoder) Push(id int32) string {
 	p := d.t.visible(id)
-	if d.first && d.t.addSpacePrefix {
+	if d.first && d.t.trimsFirstSpace() {
 		p = strings.TrimPrefix(p, " ")
 	}
-	d.first = false
+	d.first = d.first && p == "" && d.t.model == "bert"
 	d.pending = append(d.pending, p...)
 	n := completePrefix(d.pending)
 	out := string(d.pending[:n])

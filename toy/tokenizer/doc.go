@@ -3,7 +3,7 @@
 // (tokenizer.ggml.*). Its reference is llama.cpp's tokenizer: for the same
 // vocabulary and text it produces the same ids.
 //
-// Two tokenizer models are supported, named as in tokenizer.ggml.model:
+// Three tokenizer models are supported, named as in tokenizer.ggml.model:
 //
 //   - "gpt2": byte-level BPE (GPT-2, Llama 3, Qwen2, SmolLM, OLMoE). Text is
 //     split into words by a pre-tokenizer (tokenizer.ggml.pre names it), each
@@ -14,6 +14,15 @@
 //     whose concatenation is the token with the highest score is merged until
 //     none is a token, and what is left that is not a token falls back to
 //     byte tokens <0xNN>.
+//   - "bert": WordPiece (BERT, and the embedding models built on it:
+//     all-MiniLM, bge, e5, gte, nomic-embed-text). The text is normalised as
+//     Hugging Face's BertNormalizer does (control characters dropped,
+//     whitespace made spaces, CJK ideographs cut apart, accents stripped and
+//     letters lowercased as tokenizer.ggml.normalizer.* say), cut into words
+//     at spaces and punctuation, and each word into its longest pieces first
+//     to last; a word no pieces cover, or of more than 100 characters, is
+//     [UNK]. [CLS] and [SEP] are BOS and EOS, and always added. Its reference
+//     is Hugging Face's tokenizer, not llama.cpp's (see wordpiece.go).
 //
 // Special tokens (control and user-defined) are cut out of the text before the
 // model sees it: user-defined ones always, control ones only when
@@ -24,7 +33,10 @@
 // The pre-tokenizers are regular expressions in llama.cpp and Hugging Face
 // (for GPT-2: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+).
 // Go's regexp has no lookahead, so each is a small hand-written scanner in
-// pretokenize.go that makes the same splits, one alternative per branch.
+// pretokenize.go that makes the same splits, one alternative per branch;
+// DeepSeek's (deepseek-llm, deepseek-coder, deepseek-v3) are sequences of
+// such scanners, each splitting the pieces the one before left
+// (pretokenize_deepseek.go).
 //
 // # Where toy differs from llama.cpp, on purpose
 //
@@ -35,12 +47,21 @@
 // byte swallow the bytes after it.
 //
 // Decode keeps the text as it was. llama.cpp's detokenize, for the gpt-2,
-// llama-bpe and default pre-tokenizers, also removes the space before
+// llama-bpe, default and falcon pre-tokenizers, also removes the space before
 // "?", "!", ".", ",", "'s", "'m", "'re", "'ve" and around a lone "'".
 //
 // The tests check both against llama.cpp's output: testdata/golden.json and
 // testdata/random.json.gz, made by tests/tokenizer/golden.mjs (see its
 // README.md for Hugging Face's tokenizer, which agrees except where noted).
+//
+// WordPiece follows Hugging Face where llama.cpp's WPM tokenizer differs:
+// words of more than 100 characters are [UNK], NEL (U+0085) is dropped as a
+// control character rather than splitting words, only nonspacing marks (Mn)
+// are stripped (llama.cpp also drops spacing ones in Devanagari), Hangul
+// syllables are decomposed by NFD, and İ lowercases to i + U+0307 when
+// accents are kept. Invalid UTF-8 is dropped, as U+FFFD is.
+// testdata/wordpiece.json, made by tests/tokenizer/wordpiece.mjs, holds both
+// references' ids.
 //
 // # Error Handling
 //

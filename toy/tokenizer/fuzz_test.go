@@ -52,6 +52,22 @@ func FuzzEncodeDecode(f *testing.F) {
 				t.Fatalf("%s: streamed %q, Decode %q", name, sb.String(), tok.Decode(ids))
 			}
 		}
+		// Every pre-tokenizer cuts s into non-empty words that cover it.
+		for _, name := range names {
+			split := toks[name].splitters
+			if split == nil || len(s) == 0 {
+				continue
+			}
+			ends := pretokenize(s, split, nil)
+			for i, end := range ends {
+				if i > 0 && end <= ends[i-1] || end <= 0 {
+					t.Fatalf("%s: %q split at %v", name, s, ends)
+				}
+			}
+			if ends[len(ends)-1] != len(s) {
+				t.Fatalf("%s: %q split at %v, not ending at %d", name, s, ends, len(s))
+			}
+		}
 		// The quadratic merge loop and the priority queue agree.
 		gpt2 := toks["gpt2"]
 		start := 0

@@ -15,6 +15,10 @@ import (
 // optional key takes llama.cpp's default (SentencePiece: BOS 1, EOS 2, UNK 0,
 // BOS added, space prefix added; Llama 3's pre-tokenizer: BOS added), except
 // that byte-level BPE without bos/eos ids has none (llama.cpp guesses 11).
+// WordPiece ("bert") takes BOS from bos_token_id or cls_token_id ([CLS],
+// default 101), EOS from seperator_token_id or eos_token_id ([SEP], default
+// 102), UNK default 100, always adds both, and reads normalizer.lowercase
+// (default true) and normalizer.strip_accents (default: as lowercase).
 // eot_token_id and eom_token_id end generation too. A file without a
 // tokenizer gives ErrNoVocab, a malformed one ErrMalformed, an unsupported one
 // ErrUnknownModel or ErrUnknownPre.
@@ -53,7 +57,7 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		}
 	}
 
-	spm := v.Model == "llama"
+	spm, wpm := v.Model == "llama", v.Model == "bert"
 	llama3 := v.Pre == "llama-bpe" || v.Pre == "llama3" || v.Pre == "llama-v3"
 	id := func(key string, def int32) (int32, error) {
 		if !f.Has(p + key) {
@@ -79,13 +83,32 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	if spm {
 		defBOS, defEOS, defUNK = 1, 2, 0
 	}
+	bosKey, eosKey := "bos_token_id", "eos_token_id"
+	if wpm {
+		// WordPiece: [CLS] text [SEP]; llama.cpp's defaults are BERT's ids.
+		defBOS, defEOS, defUNK = 101, 102, 100
+		if !f.Has(p+bosKey) && f.Has(p+"cls_token_id") {
+			bosKey = "cls_token_id"
+		}
+		if f.Has(p + "seperator_token_id") { // sic, llama.cpp's key
+			eosKey = "seperator_token_id"
+		}
+	}
 	for _, x := range []struct {
 		key string
 		def int32
 		to  *int32
-	}{{"bos_token_id", defBOS, &v.BOS}, {"eos_token_id", defEOS, &v.EOS}, {"unknown_token_id", defUNK, &v.UNK}, {"padding_token_id", -1, &v.PAD}} {
+	}{{bosKey, defBOS, &v.BOS}, {eosKey, defEOS, &v.EOS}, {"unknown_token_id", defUNK, &v.UNK}, {"padding_token_id", -1, &v.PAD}} {
 		if *x.to, err = id(x.key, x.def); err != nil {
 			return nil, err
+		}
+	}
+	if wpm {
+		// A default id past a small vocabulary means no such token, as in llama.cpp.
+		for _, x := range []*int32{&v.BOS, &v.EOS, &v.UNK} {
+			if int(*x) >= len(v.Tokens) {
+				*x = -1
+			}
 		}
 	}
 	for _, key := range []string{"eot_token_id", "eom_token_id"} {
@@ -101,8 +124,17 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		key string
 		def bool
 		to  *bool
-	}{{"add_bos_token", spm || llama3, &v.AddBOS}, {"add_eos_token", false, &v.AddEOS}, {"add_space_prefix", spm, &v.AddSpacePrefix}} {
+	}{{"add_bos_token", spm || llama3, &v.AddBOS}, {"add_eos_token", false, &v.AddEOS}, {"add_space_prefix", spm, &v.AddSpacePrefix},
+		{"normalizer.lowercase", true, &v.Lowercase}} {
 		if *x.to, err = flag(x.key, x.def); err != nil {
+			return nil, err
+		}
+	}
+	if wpm {
+		// llama.cpp always adds [CLS] and [SEP] to a WordPiece input,
+		// whatever add_bos_token and add_eos_token say.
+		v.AddBOS, v.AddEOS, v.AddSpacePrefix = true, true, false
+		if v.StripAccents, err = flag("normalizer.strip_accents", v.Lowercase); err != nil {
 			return nil, err
 		}
 	}

@@ -26,18 +26,59 @@ var preTokenizers = map[string]struct {
 	"phi-2": {split: []splitter{splitGPT2}},
 	"olmo":  {split: []splitter{splitGPT2}},
 	"mpt":   {split: []splitter{splitGPT2}},
+	// llama.cpp's other names for GPT-2's expression
+	"jina-es":         {split: []splitter{splitGPT2}},
+	"jina-de":         {split: []splitter{splitGPT2}},
+	"jina-v2-es":      {split: []splitter{splitGPT2}},
+	"jina-v2-de":      {split: []splitter{splitGPT2}},
+	"jina-v1-en":      {split: []splitter{splitGPT2}},
+	"jina-v2-code":    {split: []splitter{splitGPT2}},
+	"roberta-bpe":     {split: []splitter{splitGPT2}},
+	"modern-bert":     {split: []splitter{splitGPT2}},
+	"gigachat":        {split: []splitter{splitGPT2}},
+	"a.x-4.0":         {split: []splitter{splitGPT2}},
+	"mellum":          {split: []splitter{splitGPT2}},
+	"exaone4":         {split: []splitter{splitGPT2}},
+	"jais":            {split: []splitter{splitGPT2}},
+	"trillion":        {split: []splitter{splitGPT2}},
+	"granite-docling": {split: []splitter{splitGPT2}},
 	// (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 	"llama-bpe": {split: []splitter{splitLlama3}, ignoreMerges: true},
 	"llama3":    {split: []splitter{splitLlama3}, ignoreMerges: true},
 	"llama-v3":  {split: []splitter{splitLlama3}, ignoreMerges: true},
+	"falcon3":   {split: []splitter{splitLlama3}, ignoreMerges: true},
+	"falcon-h1": {split: []splitter{splitLlama3}, ignoreMerges: true},
+	"pixtral":   {split: []splitter{splitLlama3}, ignoreMerges: true},
+	"midm-2.0":  {split: []splitter{splitLlama3}, ignoreMerges: true},
+	"lfm2":      {split: []splitter{splitLlama3}, ignoreMerges: true},
+	// the same expression with the merges applied (OLMo 2, DBRX)
+	"dbrx":      {split: []splitter{splitLlama3}},
+	"smaug-bpe": {split: []splitter{splitLlama3}},
 	// the Llama 3 expression with \p{N} for \p{N}{1,3}
 	"qwen2":            {split: []splitter{splitQwen2}},
 	"deepseek-r1-qwen": {split: []splitter{splitQwen2}},
+	"stablelm2":        {split: []splitter{splitQwen2}},
+	"megrez":           {split: []splitter{splitQwen2}},
+	"kormo":            {split: []splitter{splitQwen2}},
 	// \p{N}, then the GPT-2 expression
-	"smollm":    {split: []splitter{splitEachNumber, splitGPT2}},
-	"starcoder": {split: []splitter{splitEachNumber, splitGPT2}},
+	"smollm":     {split: []splitter{splitEachNumber, splitGPT2}},
+	"starcoder":  {split: []splitter{splitEachNumber, splitGPT2}},
+	"refact":     {split: []splitter{splitEachNumber, splitGPT2}},
+	"command-r":  {split: []splitter{splitEachNumber, splitGPT2}},
+	"codeshell":  {split: []splitter{splitEachNumber, splitGPT2}},
+	"exaone":     {split: []splitter{splitEachNumber, splitGPT2}},
+	"minerva-7b": {split: []splitter{splitEachNumber, splitGPT2}},
+	"mellum2":    {split: []splitter{splitEachNumber, splitGPT2}},
 	// [\p{P}\$\+<=>\^~\|]+, the GPT-2 expression, \p{N}+, [0-9][0-9][0-9]
 	"default": {split: []splitter{splitPunctRuns, splitGPT2, splitNumberRuns, splitDigitTriples}},
+	// [\p{P}\$\+<=>\^~\|`]+, the GPT-2 expression, [0-9][0-9][0-9]
+	"falcon": {split: []splitter{splitPunctRunsFalcon, splitGPT2, splitDigitTriples}},
+	// DeepSeek's sequences of expressions (pretokenize_deepseek.go)
+	"deepseek-llm":   {split: deepseekLLM},
+	"deepseek-coder": {split: deepseekCoder},
+	"deepseek-v3":    {split: deepseekV3},
+	"hunyuan-dense":  {split: deepseekV3},
+	"joyai-llm":      {split: deepseekV3},
 }
 
 func preTokenizer(pre string) ([]splitter, bool, error) {
@@ -46,7 +87,7 @@ func preTokenizer(pre string) ([]splitter, bool, error) {
 	}
 	p, ok := preTokenizers[pre]
 	if !ok {
-		return nil, false, fmt.Errorf("%w: %q (supported: gpt-2, llama-bpe, qwen2, smollm, default, and aliases)", ErrUnknownPre, pre)
+		return nil, false, fmt.Errorf("%w: %q (supported: gpt-2, llama-bpe, qwen2, smollm, default, falcon, deepseek-llm, deepseek-coder, deepseek-v3, and aliases)", ErrUnknownPre, pre)
 	}
 	return p.split, p.ignoreMerges, nil
 }
@@ -102,7 +143,7 @@ func slowClass(r rune) uint8 {
 	switch {
 	case unicode.IsSpace(r):
 		c = clSpace
-	case unicode.IsLetter(r):
+	case unicode.IsLetter(r) || isLetter151(r):
 		c = clLetter
 	case unicode.IsNumber(r):
 		c = clNumber
@@ -345,18 +386,33 @@ func splitNumberRuns(s string, ends []int) []int {
 
 // splitPunctRuns is [\p{P}\$\+<=>\^~\|]+.
 func splitPunctRuns(s string, ends []int) []int {
-	punct := func(s string, i int) bool {
-		r, c, _ := at(s, i)
-		return c&clPunct != 0 || r == '$' || r == '+' || r == '<' || r == '=' || r == '>' || r == '^' || r == '~' || r == '|'
-	}
 	return splitMatches(s, ends, func(s string, i int) int {
 		j := i
-		for j < len(s) && punct(s, j) {
+		for j < len(s) && isPunctRunChar(s, j) {
 			_, _, n := at(s, j)
 			j += n
 		}
 		return j - i
 	})
+}
+
+// splitPunctRunsFalcon is [\p{P}\$\+<=>\^~\|`]+: splitPunctRuns with the
+// backtick.
+func splitPunctRunsFalcon(s string, ends []int) []int {
+	return splitMatches(s, ends, func(s string, i int) int {
+		j := i
+		for j < len(s) && (s[j] == '`' || isPunctRunChar(s, j)) {
+			_, _, n := at(s, j)
+			j += n
+		}
+		return j - i
+	})
+}
+
+// isPunctRunChar reports whether s[i] is in [\p{P}\$\+<=>\^~\|].
+func isPunctRunChar(s string, i int) bool {
+	r, c, _ := at(s, i)
+	return c&clPunct != 0 || r == '$' || r == '+' || r == '<' || r == '=' || r == '>' || r == '^' || r == '~' || r == '|'
 }
 
 // splitDigitTriples is [0-9][0-9][0-9].

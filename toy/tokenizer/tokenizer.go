@@ -31,8 +31,8 @@ const (
 // Vocab is a tokenizer as a GGUF file describes it. Ids that a model lacks
 // (BOS, EOS, UNK, PAD) are -1.
 type Vocab struct {
-	Model          string    // tokenizer.ggml.model: "gpt2" (byte-level BPE) or "llama" (SentencePiece)
-	Pre            string    // tokenizer.ggml.pre, for "gpt2": "gpt-2", "llama-bpe", "qwen2", "smollm", "default", …
+	Model          string    // tokenizer.ggml.model: "gpt2" (byte-level BPE), "llama" (SentencePiece) or "bert" (WordPiece)
+	Pre            string    // tokenizer.ggml.pre, for "gpt2": "gpt-2", "llama-bpe", "qwen2", "smollm", "deepseek-v3", "default", …
 	Tokens         []string  // token text by id
 	Scores         []float32 // SentencePiece merge scores by id (empty: all 0)
 	Types          []int32   // token types by id (empty: all normal)
@@ -42,6 +42,11 @@ type Vocab struct {
 	AddBOS, AddEOS bool    // what the model expects Encode's caller to add
 	AddSpacePrefix bool    // SentencePiece: prepend a space to the text ("llama" default true)
 	EOG            []int32 // more end-of-generation tokens besides EOS (eot, eom)
+
+	// WordPiece ("bert"): BOS is [CLS] and EOS is [SEP], which a BERT input
+	// starts and ends with; Lowercase and StripAccents are BertNormalizer's
+	// options (tokenizer.ggml.normalizer.*).
+	Lowercase, StripAccents bool
 }
 
 // EncodeOptions says what Encode adds and parses besides the text.
@@ -77,6 +82,10 @@ type Tokenizer struct {
 	// SentencePiece
 	byteFallback [256]int32 // <0xNN> tokens (-1 if none)
 	spmSplit     bool       // no token has "▁" after another character: cut the text before each "▁"
+
+	// WordPiece
+	lowercase, stripAccents bool
+	wpmMaxLen               int // characters in the longest token
 }
 
 // New checks v and builds its tokenizer.
@@ -105,6 +114,7 @@ func New(v Vocab) (*Tokenizer, error) {
 		ids: make(map[string]int32, n),
 		bos: v.BOS, eos: v.EOS, unk: v.UNK, pad: v.PAD,
 		addBOS: v.AddBOS, addEOS: v.AddEOS, addSpacePrefix: v.AddSpacePrefix,
+		lowercase: v.Lowercase, stripAccents: v.StripAccents,
 	}
 	copy(t.scores, v.Scores)
 	for i, s := range v.Tokens {
@@ -134,10 +144,12 @@ func New(v Vocab) (*Tokenizer, error) {
 		}
 	case "llama":
 		t.initSPM()
+	case "bert":
+		t.initWPM()
 	case "", "none":
 		return nil, fmt.Errorf("%w: tokenizer model %q has no tokenizer", ErrNoVocab, v.Model)
 	default:
-		return nil, fmt.Errorf("%w: %q (supported: \"gpt2\", \"llama\")", ErrUnknownModel, v.Model)
+		return nil, fmt.Errorf("%w: %q (supported: \"gpt2\", \"llama\", \"bert\")", ErrUnknownModel, v.Model)
 	}
 	for id, ty := range t.types {
 		if ty == TypeControl || ty == TypeUserDefined || ty == TypeUnknown {
@@ -176,7 +188,7 @@ func (t *Tokenizer) findEOG(more []int32) {
 // VocabSize is the number of tokens.
 func (t *Tokenizer) VocabSize() int { return len(t.tokens) }
 
-// Model is the tokenizer model, "gpt2" or "llama".
+// Model is the tokenizer model, "gpt2", "llama" or "bert".
 func (t *Tokenizer) Model() string { return t.model }
 
 // BOS is the beginning-of-sequence token, or -1.
@@ -267,6 +279,14 @@ func (t *Tokenizer) Encode(text string, opts EncodeOptions) []int32 {
 			}
 			out = t.encodeSPM(strings.ReplaceAll(s, " ", spaceMarker), out)
 			prevSpecial = false
+		}
+	case "bert":
+		for _, f := range frags {
+			if f.token >= 0 {
+				out = append(out, f.token)
+				continue
+			}
+			out = t.encodeWPM(f.text, out)
 		}
 	}
 	if opts.AddEOS && t.eos >= 0 {

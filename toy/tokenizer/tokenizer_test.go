@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -29,6 +30,11 @@ func TestGoldenHuggingFace(t *testing.T) {
 		}
 		if !slices.Equal(c.HF, c.IDs) {
 			differ++
+			// The one documented difference: tokenizers.js's Digits uses
+			// JavaScript's ASCII-only \d, llama.cpp every \p{N}.
+			if c.Config != "gpt2-smollm" || !hasNonASCIINumber(texts[c.Text]) {
+				t.Errorf("%s/%s/special=%v: Hugging Face and llama.cpp differ where README.md says they agree", c.Config, c.Text, c.Special)
+			}
 			continue
 		}
 		compared++
@@ -38,9 +44,19 @@ func TestGoldenHuggingFace(t *testing.T) {
 		}
 	}
 	t.Logf("identical to Hugging Face on %d cases; %d cases where Hugging Face and llama.cpp differ", compared, differ)
-	if differ > 4 {
-		t.Errorf("%d cases where Hugging Face and llama.cpp differ; README.md documents 4", differ)
+	if differ > 10 {
+		t.Errorf("%d cases where Hugging Face and llama.cpp differ; README.md documents 10", differ)
 	}
+}
+
+// hasNonASCIINumber reports whether s holds a \p{N} character outside ASCII.
+func hasNonASCIINumber(s string) bool {
+	for _, r := range s {
+		if r >= utf8.RuneSelf && unicode.IsNumber(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestRoundTrip checks Decode(Encode(s)) == s for every text and tokenizer,
@@ -225,7 +241,7 @@ func TestNewErrors(t *testing.T) {
 	}{
 		{"no tokens", func(v *Vocab) { v.Tokens = nil }, ErrNoVocab},
 		{"no model", func(v *Vocab) { v.Model = "" }, ErrNoVocab},
-		{"unknown model", func(v *Vocab) { v.Model = "bert" }, ErrUnknownModel},
+		{"unknown model", func(v *Vocab) { v.Model = "rwkv" }, ErrUnknownModel},
 		{"unknown pre", func(v *Vocab) { v.Pre = "no-such-pre" }, ErrUnknownPre},
 		{"scores length", func(v *Vocab) { v.Scores = []float32{0} }, ErrMalformed},
 		{"types length", func(v *Vocab) { v.Types = []int32{1, 1} }, ErrMalformed},

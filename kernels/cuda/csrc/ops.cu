@@ -30,6 +30,15 @@ extern "C" __global__ void toy_tanh(float *out, const float *x, long n) {
 	GRID_STRIDE(i, n) out[i] = (float)tanh((double)x[i]);
 }
 
+// The exact GELU, ½v(1 + erf(v/√2)), in float64 and rounded once, as Go's
+// tensor.GELUErf evaluates it.
+extern "C" __global__ void toy_gelu_erf(float *out, const float *x, long n) {
+	GRID_STRIDE(i, n) {
+		double v = (double)x[i];
+		out[i] = (float)__dmul_rn(__dmul_rn(0.5, v), __dadd_rn(1.0, erf(__ddiv_rn(v, 1.4142135623730951))));
+	}
+}
+
 extern "C" __global__ void toy_swiglu(float *out, const float *gate, const float *up, long n) {
 	GRID_STRIDE(i, n) out[i] = __fmul_rn(silu(gate[i]), up[i]);
 }

@@ -4,6 +4,7 @@
 //
 //	go run ./tests/reference/genmodels -out tests/reference/models
 //	go run ./tests/reference/genmodels -bench -out /tmp/bench
+//	go run ./tests/reference/genmodels -embed -out tests/reference/models/embed
 package main
 
 import (
@@ -35,10 +36,14 @@ type adapterEntry struct {
 func main() {
 	out := flag.String("out", "tests/reference/models", "output directory")
 	bench := flag.Bool("bench", false, "write the SmolLM2-135M-shaped benchmark models instead")
+	embed := flag.Bool("embed", false, "write the embedding models (BERT, nomic-bert) of embed.mjs instead")
 	flag.Parse()
 	specs := testmodel.Specs()
 	if *bench {
 		specs = testmodel.BenchSpecs()
+	}
+	if *embed {
+		specs = testmodel.EmbedSpecs()
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		fail(err)
@@ -56,7 +61,7 @@ func main() {
 		manifest.Models = append(manifest.Models, entry{Spec: s, File: s.File(), DType: s.DType.String(), SHA256: sum})
 		fmt.Fprintf(os.Stderr, "%s  %s\n", sum, path)
 	}
-	if !*bench {
+	if !*bench && !*embed {
 		byName := map[string]testmodel.Spec{}
 		for _, s := range specs {
 			byName[s.Name] = s

@@ -49,25 +49,18 @@ func (c Config) Card() *card.Card {
 		"gemma3": "Gemma 3: the Gemma transformer with pre- and post-sublayer RMSNorms, per-head query/key RMSNorms, and five " +
 			"sliding-window layers (RoPE base 10000) to each global one.",
 	}[c.Arch]
-	k := &card.Card{
-		Arch: c.Arch, Title: "DTransformer", Summary: summary,
-		Inputs:  []string{"x ∈ [N_V]^ℓ, a sequence of token ids, ℓ ≤ ℓ_max"},
-		Outputs: []string{"P ∈ (0, 1)^{N_V × ℓ}, where column t is the distribution P̂(x[t+1] | x[1:t])"},
-		Hyper: []card.Hyper{
-			{Symbol: "N_V", Value: card.Int(c.VocabSize), Key: "vocab_size", Meaning: "vocabulary size"},
-			{Symbol: "ℓ_max", Value: card.Int(c.ContextLength), Key: "context_length", Meaning: "trained context length"},
-			{Symbol: "d_e", Value: card.Int(c.Embed), Key: "embed", Meaning: "model width"},
-			{Symbol: "L", Value: card.Int(c.Layers), Key: "layers", Meaning: "layers"},
-			{Symbol: "d_mlp", Value: card.Int(c.FFN), Key: "ffn", Meaning: "feed-forward width"},
-			{Symbol: "H", Value: card.Int(c.Heads), Key: "heads", Meaning: "query heads"},
-			{Symbol: "H_kv", Value: card.Int(c.KVHeads), Key: "kv_heads", Meaning: "key/value heads (grouped-query attention when < H)"},
-			{Symbol: "d_h", Value: card.Int(c.HeadDim), Key: "head_dim", Meaning: "head width"},
-			{Symbol: "θ_rope", Value: card.Float(c.RopeBase), Key: "rope_base", Meaning: "RoPE frequency base (half-split pairs)"},
-			{Symbol: "ε", Value: card.Float(c.NormEps), Key: "norm_eps", Meaning: "RMSNorm epsilon"},
-			{Symbol: "s_q", Value: card.Float(c.QueryScale), Key: "query_scale", Meaning: "score scale (1/√d_h, or 1/√(d_e/H))"},
-			{Symbol: "tied", Value: card.Bool(c.TiedOutput), Key: "tied_output", Meaning: "the unembedding is the token embedding (W_u = W_eᵀ)"},
-		},
-	}
+	k := card.NewDecoder(c.Arch, summary,
+		c.VocabSize, c.ContextLength, c.Embed, c.Layers)
+	k.Hyper = append(k.Hyper, []card.Hyper{
+		{Symbol: "d_mlp", Value: card.Int(c.FFN), Key: "ffn", Meaning: "feed-forward width"},
+		{Symbol: "H", Value: card.Int(c.Heads), Key: "heads", Meaning: "query heads"},
+		{Symbol: "H_kv", Value: card.Int(c.KVHeads), Key: "kv_heads", Meaning: "key/value heads (grouped-query attention when < H)"},
+		{Symbol: "d_h", Value: card.Int(c.HeadDim), Key: "head_dim", Meaning: "head width"},
+		{Symbol: "θ_rope", Value: card.Float(c.RopeBase), Key: "rope_base", Meaning: "RoPE frequency base (half-split pairs)"},
+		{Symbol: "ε", Value: card.Float(c.NormEps), Key: "norm_eps", Meaning: "RMSNorm epsilon"},
+		{Symbol: "s_q", Value: card.Float(c.QueryScale), Key: "query_scale", Meaning: "score scale (1/√d_h, or 1/√(d_e/H))"},
+		{Symbol: "tied", Value: card.Bool(c.TiedOutput), Key: "tied_output", Meaning: "the unembedding is the token embedding (W_u = W_eᵀ)"},
+	}...)
 	local := map[string]string{"gemma2": "l = 1, 3, 5, …", "gemma3": "l mod 6 ≠ 0"}[c.Arch]
 	if c.SlidingPattern() > 0 {
 		k.Hyper = append(k.Hyper, card.Hyper{Symbol: "w", Value: card.Int(c.Window), Key: "window", Meaning: "sliding window of the local layers " + local})

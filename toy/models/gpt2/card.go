@@ -47,22 +47,15 @@ func (c Config) Card() *card.Card { return c.card(c.TiedOutput) }
 
 func (c Config) card(tied bool) *card.Card {
 	col := func(sym string, rows int) string { return fmt.Sprintf("%s × ℓ = %d × ℓ", sym, rows) }
-	k := &card.Card{
-		Arch: "gpt2", Title: "DTransformer",
-		Summary: "GPT-2: a decoder-only transformer with learned positions, pre-LayerNorm, multi-head attention and a GELU MLP, all with biases.",
-		Inputs:  []string{"x ∈ [N_V]^ℓ, a sequence of token ids, ℓ ≤ ℓ_max"},
-		Outputs: []string{"P ∈ (0, 1)^{N_V × ℓ}, where column t is the distribution P̂(x[t+1] | x[1:t])"},
-		Hyper: []card.Hyper{
-			{Symbol: "N_V", Value: card.Int(c.VocabSize), Key: "vocab_size", Meaning: "vocabulary size"},
-			{Symbol: "ℓ_max", Value: card.Int(c.ContextLength), Key: "context_length", Meaning: "context length (learned positions)"},
-			{Symbol: "d_e", Value: card.Int(c.Embed), Key: "embed", Meaning: "model width"},
-			{Symbol: "L", Value: card.Int(c.Layers), Key: "layers", Meaning: "layers"},
-			{Symbol: "d_mlp", Value: card.Int(c.FFN), Key: "ffn", Meaning: "feed-forward width"},
-			{Symbol: "H", Value: card.Int(c.Heads), Key: "heads", Meaning: "attention heads, each d_e/H wide"},
-			{Symbol: "ε", Value: card.Float(c.NormEps), Key: "norm_eps", Meaning: "LayerNorm epsilon"},
-			{Symbol: "tied", Value: card.Bool(tied), Key: "tied_output", Meaning: "the unembedding is the token embedding (W_u = W_eᵀ)"},
-		},
-	}
+	k := card.NewDecoder("gpt2", "GPT-2: a decoder-only transformer with learned positions, pre-LayerNorm, multi-head attention and a GELU MLP, all with biases.",
+		c.VocabSize, c.ContextLength, c.Embed, c.Layers)
+	k.Hyper[1].Meaning = "context length (learned positions)"
+	k.Hyper = append(k.Hyper, []card.Hyper{
+		{Symbol: "d_mlp", Value: card.Int(c.FFN), Key: "ffn", Meaning: "feed-forward width"},
+		{Symbol: "H", Value: card.Int(c.Heads), Key: "heads", Meaning: "attention heads, each d_e/H wide"},
+		{Symbol: "ε", Value: card.Float(c.NormEps), Key: "norm_eps", Meaning: "LayerNorm epsilon"},
+		{Symbol: "tied", Value: card.Bool(tied), Key: "tied_output", Meaning: "the unembedding is the token embedding (W_u = W_eᵀ)"},
+	}...)
 	per := func(sym, shape, meaning string) card.Param {
 		return card.Param{Symbol: sym, Shape: shape, Meaning: meaning, PerLayer: true}
 	}

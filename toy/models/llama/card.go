@@ -6,6 +6,7 @@ package llama
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/toyml/toy/toy/card"
 	"github.com/toyml/toy/toy/gguf"
@@ -60,29 +61,30 @@ func (c Config) Card() *card.Card {
 		summary = "Qwen3-MoE: the Qwen3 transformer with a mixture of SwiGLU experts in place of the MLP."
 	case moe && bias:
 		summary = "Qwen2-MoE: the Qwen2 transformer with a mixture of SwiGLU experts and a gated shared expert in place of the MLP."
+	case moe && c.Granite():
+		summary = "Granite-MoE: the Granite transformer with a mixture of SwiGLU experts in place of the MLP."
 	case moe:
 		summary = "Mixtral: the Llama transformer with a mixture of SwiGLU experts in place of the MLP."
+	case c.Arch == "exaone":
+		summary = "EXAONE: the Llama transformer with half-split RoPE pairs."
+	case c.Arch == "smollm3":
+		summary = "SmolLM3: the Llama transformer with no positions (NoPE) in every fourth layer."
+	case c.Granite():
+		summary = "Granite: the Llama transformer with multipliers on the embeddings, the residual branches, the attention scores and the logits."
 	}
-	k := &card.Card{
-		Arch: c.Arch, Title: "DTransformer", Summary: summary,
-		Inputs:  []string{"x ∈ [N_V]^ℓ, a sequence of token ids, ℓ ≤ ℓ_max"},
-		Outputs: []string{"P ∈ (0, 1)^{N_V × ℓ}, where column t is the distribution P̂(x[t+1] | x[1:t])"},
-		Hyper: []card.Hyper{
-			{Symbol: "N_V", Value: card.Int(c.VocabSize), Key: "vocab_size", Meaning: "vocabulary size"},
-			{Symbol: "ℓ_max", Value: card.Int(c.ContextLength), Key: "context_length", Meaning: "trained context length"},
-			{Symbol: "d_e", Value: card.Int(c.Embed), Key: "embed", Meaning: "model width"},
-			{Symbol: "L", Value: card.Int(c.Layers), Key: "layers", Meaning: "layers"},
-			{Symbol: "d_mlp", Value: card.Int(c.FFN), Key: "ffn", Meaning: "feed-forward width"},
-			{Symbol: "H", Value: card.Int(c.Heads), Key: "heads", Meaning: "query heads"},
-			{Symbol: "H_kv", Value: card.Int(c.KVHeads), Key: "kv_heads", Meaning: "key/value heads (grouped-query attention when < H)"},
-			{Symbol: "d_h", Value: card.Int(c.HeadDim), Key: "head_dim", Meaning: "head width"},
-			{Symbol: "d_rope", Value: card.Int(c.RopeDim), Key: "rope_dim", Meaning: "features rotated per head"},
-			{Symbol: "θ_rope", Value: card.Float(c.RopeBase), Key: "rope_base", Meaning: "RoPE frequency base"},
-			{Symbol: "neox", Value: card.Bool(c.RopeNeoX), Key: "rope_neox", Meaning: "RoPE rotates half-split pairs, not adjacent ones"},
-			{Symbol: "ε", Value: card.Float(c.NormEps), Key: "norm_eps", Meaning: "RMSNorm epsilon"},
-			{Symbol: "tied", Value: card.Bool(c.TiedOutput), Key: "tied_output", Meaning: "the unembedding is the token embedding (W_u = W_eᵀ)"},
-		},
-	}
+	k := card.NewDecoder(c.Arch, summary,
+		c.VocabSize, c.ContextLength, c.Embed, c.Layers)
+	k.Hyper = append(k.Hyper, []card.Hyper{
+		{Symbol: "d_mlp", Value: card.Int(c.FFN), Key: "ffn", Meaning: "feed-forward width"},
+		{Symbol: "H", Value: card.Int(c.Heads), Key: "heads", Meaning: "query heads"},
+		{Symbol: "H_kv", Value: card.Int(c.KVHeads), Key: "kv_heads", Meaning: "key/value heads (grouped-query attention when < H)"},
+		{Symbol: "d_h", Value: card.Int(c.HeadDim), Key: "head_dim", Meaning: "head width"},
+		{Symbol: "d_rope", Value: card.Int(c.RopeDim), Key: "rope_dim", Meaning: "features rotated per head"},
+		{Symbol: "θ_rope", Value: card.Float(c.RopeBase), Key: "rope_base", Meaning: "RoPE frequency base"},
+		{Symbol: "neox", Value: card.Bool(c.RopeNeoX), Key: "rope_neox", Meaning: "RoPE rotates half-split pairs, not adjacent ones"},
+		{Symbol: "ε", Value: card.Float(c.NormEps), Key: "norm_eps", Meaning: "RMSNorm epsilon"},
+		{Symbol: "tied", Value: card.Bool(c.TiedOutput), Key: "tied_output", Meaning: "the unembedding is the token embedding (W_u = W_eᵀ)"},
+	}...)
 	rope := fmt.Sprintf("Q, K ← RoPE(Q, K | d_rope, θ_rope), rotating %s", pairs)
 	if c.RopeFreqs {
 		k.Hyper = append(k.Hyper, card.Hyper{Symbol: "f_rope", Value: card.Bool(true), Key: "rope_freqs",
@@ -101,6 +103,9 @@ func (c Config) Card() *card.Card {
 			card.Hyper{Symbol: "s_rope", Value: card.Float(c.RopeScaleFactor), Key: "rope_scale", Meaning: "YaRN stretch factor"},
 			card.Hyper{Symbol: "ℓ_orig", Value: card.Int(c.RopeOrigContext), Key: "rope_orig_context", Meaning: "context before the stretch"})
 		rope += "; YaRN: pairs turning fewer than once over ℓ_orig positions divided by s_rope, more than 32 times kept, a linear ramp between; cos, sin × (1 + 0.1 ln s_rope)"
+	}
+	if c.Arch == "smollm3" {
+		rope += "; none in layers l with l mod 4 = 0 (NoPE)"
 	}
 	if c.RopeAttnFactor != 0 {
 		k.Hyper = append(k.Hyper, card.Hyper{Symbol: "m_rope", Value: card.Float(c.RopeAttnFactor), Key: "rope_attn_factor", Meaning: "RoPE's cos and sin are multiplied by m_rope"})
@@ -176,9 +181,28 @@ func (c Config) Card() *card.Card {
 	if bias {
 		qkv = "Q ← W_q^l X̃ + b_q^l 1ᵀ;  K ← W_k^l X̃ + b_k^l 1ᵀ;  V ← W_v^l X̃ + b_v^l 1ᵀ"
 	}
+	// Granite's multipliers, each where it applies.
+	embed, resid, score, logits := "", "", "/ √d_h", "W_u X"
+	if c.EmbedScale != 0 {
+		k.Hyper = append(k.Hyper, card.Hyper{Symbol: "s_e", Value: card.Float(c.EmbedScale), Key: "embedding_scale", Meaning: "the token embeddings are multiplied by s_e"})
+		embed = "s_e "
+	}
+	if c.ResidualScale != 0 {
+		k.Hyper = append(k.Hyper, card.Hyper{Symbol: "s_r", Value: card.Float(c.ResidualScale), Key: "residual_scale", Meaning: "each sublayer's output is multiplied by s_r before it joins the residual stream"})
+		resid = "s_r "
+		mlp = strings.Replace(mlp, "+ ", "+ s_r ", 1)
+	}
+	if c.AttnScale != 0 {
+		k.Hyper = append(k.Hyper, card.Hyper{Symbol: "s_a", Value: card.Float(c.AttnScale), Key: "attention_scale", Meaning: "the attention scores are multiplied by s_a (in place of 1/√d_h)"})
+		score = "· s_a"
+	}
+	if c.LogitScale != 0 {
+		k.Hyper = append(k.Hyper, card.Hyper{Symbol: "s_u", Value: card.Float(c.LogitScale), Key: "logit_scale", Meaning: "the logits are divided by s_u"})
+		logits = "W_u X / s_u"
+	}
 	steps := []card.Step{
 		{Text: "ℓ ← length(x)"},
-		{Text: "for t ∈ [ℓ]: X[:, t] ← W_e[:, x[t]]", Shape: col("d_e", c.Embed)},
+		{Text: "for t ∈ [ℓ]: X[:, t] ← " + embed + "W_e[:, x[t]]", Shape: col("d_e", c.Embed)},
 		{Text: "for l = 1, 2, …, L do"},
 		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ¹_l, ε)", Shape: col("d_e", c.Embed)},
 		{Depth: 1, Text: qkv, Shape: fmt.Sprintf("Q: %s, K, V: %s", col(q, qn), col(kv, kvn))},
@@ -188,13 +212,13 @@ func (c Config) Card() *card.Card {
 		steps = slices.Insert(steps, len(steps)-1, card.Step{Depth: 1, Text: "for h ∈ [H]: Q_h ← RMSNorm(Q_h | γq_l, ε); for g ∈ [H_kv]: K_g ← RMSNorm(K_g | γk_l, ε)", Shape: col("d_h", c.HeadDim)})
 	}
 	steps = append(steps, []card.Step{
-		{Depth: 1, Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h / √d_h + Mask)", Shape: col("d_h", c.HeadDim)},
-		{Depth: 1, Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: col("d_e", c.Embed)},
+		{Depth: 1, Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h " + score + " + Mask)", Shape: col("d_h", c.HeadDim)},
+		{Depth: 1, Text: "X ← X + " + resid + "W_o^l [Y_1; …; Y_H]", Shape: col("d_e", c.Embed)},
 		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ²_l, ε)", Shape: col("d_e", c.Embed)},
 		{Depth: 1, Text: mlp, Shape: mlpShape},
 		{Text: "end for"},
 		{Text: "X ← RMSNorm(X | γ, ε)", Shape: col("d_e", c.Embed)},
-		{Text: "return P = softmax(W_u X), column by column", Shape: col("N_V", c.VocabSize)},
+		{Text: "return P = softmax(" + logits + "), column by column", Shape: col("N_V", c.VocabSize)},
 	}...)
 	k.Steps = steps
 	k.Notes = []string{"Mask[t', t] = 0 if t' ≤ t else −∞ (causal); softmax runs over each column."}
@@ -264,6 +288,12 @@ func ConfigFromCard(k *card.Card) (any, error) {
 	}
 	if r.Has("shared_ffn") {
 		r.Int("shared_ffn", &c.SharedFFN)
+	}
+	for key, v := range map[string]*float32{"embedding_scale": &c.EmbedScale, "residual_scale": &c.ResidualScale,
+		"attention_scale": &c.AttnScale, "logit_scale": &c.LogitScale} {
+		if r.Has(key) {
+			r.Float(key, v)
+		}
 	}
 	return r.Config(c, c.Validate())
 }

@@ -13,7 +13,7 @@ import (
 
 // Config holds every hyperparameter of a Llama-family model.
 type Config struct {
-	Arch          string  // GGUF architecture: "llama", "qwen2", "qwen2moe", "qwen3" or "qwen3moe"
+	Arch          string  // GGUF architecture: one of Archs
 	VocabSize     int     // V
 	ContextLength int     // trained context length
 	Embed         int     // D
@@ -46,10 +46,17 @@ type Config struct {
 	// in Qwen2-MoE); with SharedFFN > 0 also a shared expert of that width
 	// that every token runs, gated by a sigmoid (Qwen2-MoE).
 	Experts, ExpertsUsed, ExpertFFN, SharedFFN int
+
+	// Granite's multipliers, 0 meaning none: the token embeddings are
+	// multiplied by EmbedScale, each sublayer's output by ResidualScale
+	// before it joins the residual stream, the attention scores by
+	// AttnScale in place of 1/√Dh, and the logits are divided by
+	// LogitScale.
+	EmbedScale, ResidualScale, AttnScale, LogitScale float32
 }
 
 // Archs lists the GGUF architectures this package loads.
-var Archs = []string{"llama", "qwen2", "qwen2moe", "qwen3", "qwen3moe"}
+var Archs = []string{"llama", "qwen2", "qwen2moe", "qwen3", "qwen3moe", "granite", "granitemoe", "smollm3", "exaone"}
 
 // ErrUnsupported marks files of this family that use features toy lacks.
 var ErrUnsupported = errors.New("llama: unsupported model feature")
@@ -77,7 +84,8 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if !slices.Contains(Archs, arch) {
 		return c, nil, fmt.Errorf("llama: architecture %q is not one of %v", arch, Archs)
 	}
-	c.Arch, c.RopeNeoX = arch, arch != "llama"
+	c.Arch = arch
+	c.RopeNeoX = arch != "llama" && arch != "smollm3" && !c.Granite()
 	m := f.Meta(arch)
 	c.ContextLength = m.Uint("context_length")
 	c.Embed = m.Uint("embedding_length")
@@ -102,6 +110,21 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		c.SharedFFN = m.UintOr("expert_shared_feed_forward_length", 0)
 	}
 	lacking := readRopeScaling(m, &c)
+	if c.Arch == "smollm3" {
+		c.AttnScale = m.FloatOr("attention.scale", 0)
+	}
+	if c.Granite() {
+		c.LogitScale = m.Float("logit_scale")
+		c.EmbedScale = m.FloatOr("embedding_scale", 0)
+		c.ResidualScale = m.FloatOr("residual_scale", 0)
+		c.AttnScale = m.FloatOr("attention.scale", 0)
+		if !m.BoolOr("rope.scaling.finetuned", true) {
+			lacking = append(lacking, "Granite without RoPE (rope.scaling.finetuned false)")
+		}
+		if c.SharedFFN > 0 {
+			lacking = append(lacking, "Granite's shared expert")
+		}
+	}
 	if err := m.Err(); err != nil {
 		return c, nil, err
 	}
@@ -159,6 +182,15 @@ func (c Config) QKVBias() bool { return c.Arch == "qwen2" || c.Arch == "qwen2moe
 // renormalised to sum to 1 (all but Qwen2-MoE).
 func (c Config) NormalizeExperts() bool { return c.Arch != "qwen2moe" }
 
+// Granite reports whether c is IBM's Granite (granite, granitemoe): Llama
+// with multipliers on the embeddings, the residual branches, the attention
+// scores and the logits.
+func (c Config) Granite() bool { return c.Arch == "granite" || c.Arch == "granitemoe" }
+
+// NoRoPE reports whether layer i attends without positions (SmolLM3:
+// every fourth layer, counting from 1, has no RoPE).
+func (c Config) NoRoPE(i int) bool { return c.Arch == "smollm3" && (i+1)%4 == 0 }
+
 // QKNorm reports whether each head of the queries and keys is RMS-normalised
 // before RoPE (qwen3, qwen3moe).
 func (c Config) QKNorm() bool { return c.Arch == "qwen3" || c.Arch == "qwen3moe" }
@@ -191,13 +223,21 @@ func (c Config) Validate() error {
 		return fmt.Errorf("llama: RoPE attention factor %g", c.RopeAttnFactor)
 	case c.Experts < 0 || c.Experts > 4096 || (c.Experts > 0 && (c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts || c.ExpertFFN <= 0 || c.ExpertFFN > big)):
 		return fmt.Errorf("llama: %d experts, %d used, of width %d", c.Experts, c.ExpertsUsed, c.ExpertFFN)
-	case (c.Arch == "qwen3moe" || c.Arch == "qwen2moe") && c.Experts == 0:
+	case (c.Arch == "qwen3moe" || c.Arch == "qwen2moe" || c.Arch == "granitemoe") && c.Experts == 0:
 		return fmt.Errorf("llama: a %s model without experts", c.Arch)
 	case c.SharedFFN < 0 || c.SharedFFN > big || (c.SharedFFN > 0 && c.Experts == 0):
 		return fmt.Errorf("llama: shared expert of width %d with %d experts", c.SharedFFN, c.Experts)
+	case !validScale(c.EmbedScale) || !validScale(c.ResidualScale) || !validScale(c.AttnScale) || !validScale(c.LogitScale):
+		return fmt.Errorf("llama: multipliers: embedding %g, residual %g, attention %g, logit %g", c.EmbedScale, c.ResidualScale, c.AttnScale, c.LogitScale)
+	case c.Granite() && c.LogitScale == 0:
+		return errors.New("llama: a Granite model without a logit scale")
 	}
 	return nil
 }
+
+// validScale reports whether a multiplier is 0 (none) or a positive, finite
+// number of sane size.
+func validScale(s float32) bool { return s == 0 || (s > 1e-6 && s < 1e6) }
 
 // SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys
 // and types (counts uint32, epsilon and RoPE base float32).
@@ -234,5 +274,13 @@ func (c Config) SetMetadata(w *gguf.Writer) {
 	}
 	if c.SharedFFN > 0 {
 		w.SetUint32(a+".expert_shared_feed_forward_length", uint32(c.SharedFFN))
+	}
+	for _, kv := range []struct {
+		key string
+		v   float32
+	}{{"logit_scale", c.LogitScale}, {"embedding_scale", c.EmbedScale}, {"residual_scale", c.ResidualScale}, {"attention.scale", c.AttnScale}} {
+		if kv.v != 0 {
+			w.SetFloat32(a+"."+kv.key, kv.v)
+		}
 	}
 }

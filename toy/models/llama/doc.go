@@ -1,5 +1,6 @@
 // Package llama is the Llama family of decoder-only transformers: Llama 2 and
-// 3.x, SmolLM2, TinyLlama, Mistral, Mixtral, Qwen2.5, Qwen2-MoE, Qwen3 and Qwen3-MoE share one architecture
+// 3.x, SmolLM2, TinyLlama, Mistral, Mixtral, Qwen2.5, Qwen2-MoE, Qwen3,
+// Qwen3-MoE, Granite, Granite-MoE, SmolLM3 and EXAONE 3.5 share one architecture
 // (RMSNorm, rotary positions, grouped-query attention, SwiGLU) and differ only
 // in the numbers of a flat Config, read from GGUF metadata.
 //
@@ -10,7 +11,7 @@
 //	H  query heads               KV key/value heads
 //	Dh head width                L  layers
 //
-// Five GGUF architectures load here. "llama" files store Q and K rows
+// Nine GGUF architectures load here. "llama" files store Q and K rows
 // permuted for rotary embeddings on adjacent feature pairs (llama.cpp's
 // converter does this), so RoPE pairs (2i, 2i+1); Llama 3.1 and later add
 // rope_freqs.weight, frequency factors that divide each pair's angle.
@@ -22,5 +23,9 @@
 // feed-forward layer; so is a "llama" file with expert tensors (Mixtral).
 // Both renormalise the chosen experts' weights to sum to 1. "qwen2moe" is
 // qwen2 with a mixture that does not, plus a shared expert every token runs,
-// weighted by a sigmoid gate.
+// weighted by a sigmoid gate. "granite" is llama with four multipliers
+// (Config.EmbedScale, ResidualScale, AttnScale, LogitScale);
+// "granitemoe" adds a renormalised mixture as Mixtral's. "smollm3" is llama
+// without RoPE in every fourth layer; "exaone" (LG's EXAONE 3.5) is llama
+// with half-split pairs.
 package llama

@@ -55,8 +55,13 @@ func New(c Config) *Model {
 				Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
 				RoPE: &nn.RoPE{Dim: c.RopeDim, Base: c.RopeBase, NeoX: c.RopeNeoX, Scaling: c.RoPEScaling()},
 			},
-			FFNNorm: &nn.RMSNorm{Eps: c.NormEps},
-			FFN:     &nn.SwiGLU{},
+			FFNNorm:       &nn.RMSNorm{Eps: c.NormEps},
+			FFN:           &nn.SwiGLU{},
+			ResidualScale: c.ResidualScale,
+		}
+		m.Blocks[i].Attn.Scale = c.AttnScale
+		if c.NoRoPE(i) {
+			m.Blocks[i].Attn.RoPE = nil
 		}
 		if c.Experts > 0 {
 			m.Blocks[i].FFN = &nn.MoE{Used: c.ExpertsUsed, Normalize: c.NormalizeExperts()}
@@ -73,7 +78,9 @@ func New(c Config) *Model {
 func (m *Model) SetRopeFreqs(f *tensor.Tensor) {
 	m.RopeFreqs = f
 	for i := range m.Blocks {
-		m.Blocks[i].Attn.RoPE.Factors = f
+		if r := m.Blocks[i].Attn.RoPE; r != nil {
+			r.Factors = f
+		}
 	}
 }
 
@@ -86,6 +93,9 @@ func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
 // A nil cache runs ids as one whole sequence from position 0 (training).
 func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
 	x := m.Embed.Forward(ids) // [T, D]
+	if s := m.Config.EmbedScale; s != 0 {
+		x = tensor.Scale(x, s) // Granite
+	}
 	for i := range m.Blocks {
 		// x = x + Attn(RMSNorm(x)); x = x + SwiGLU(RMSNorm(x))
 		x = m.Blocks[i].Forward(x, cache.Layer(i))
@@ -94,7 +104,13 @@ func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
 }
 
 // Logits projects hidden states [T, D] to vocabulary logits [T, V].
-func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor { return m.Output.Forward(h) }
+func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor {
+	logits := m.Output.Forward(h)
+	if s := m.Config.LogitScale; s != 0 {
+		logits = tensor.Scale(logits, 1/s) // Granite
+	}
+	return logits
+}
 
 // NewCache returns an empty KV cache for up to capacity positions.
 func (m *Model) NewCache(capacity int) *nn.Cache {

@@ -41,28 +41,20 @@ func (c Config) Card() *card.Card {
 	q, kv := "H·d_h", "H_kv·d_h"
 	qn, kvn := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
 	col := func(sym string, rows int) string { return fmt.Sprintf("%s × ℓ = %d × ℓ", sym, rows) }
-	k := &card.Card{
-		Arch: Arch, Title: "DTransformer",
-		Summary: "OLMoE: a decoder-only transformer with pre-RMSNorm, queries and keys RMS-normalised whole before half-split RoPE, " +
-			"and a sparse mixture of SwiGLU experts in place of the MLP (the k most probable of N_E per token, weighted by their router probabilities).",
-		Inputs:  []string{"x ∈ [N_V]^ℓ, a sequence of token ids, ℓ ≤ ℓ_max"},
-		Outputs: []string{"P ∈ (0, 1)^{N_V × ℓ}, where column t is the distribution P̂(x[t+1] | x[1:t])"},
-		Hyper: []card.Hyper{
-			{Symbol: "N_V", Value: card.Int(c.VocabSize), Key: "vocab_size", Meaning: "vocabulary size"},
-			{Symbol: "ℓ_max", Value: card.Int(c.ContextLength), Key: "context_length", Meaning: "trained context length"},
-			{Symbol: "d_e", Value: card.Int(c.Embed), Key: "embed", Meaning: "model width"},
-			{Symbol: "L", Value: card.Int(c.Layers), Key: "layers", Meaning: "layers"},
-			{Symbol: "d_mlp", Value: card.Int(c.FFN), Key: "ffn", Meaning: "width of each expert"},
-			{Symbol: "N_E", Value: card.Int(c.Experts), Key: "experts", Meaning: "experts per layer"},
-			{Symbol: "k", Value: card.Int(c.ExpertsUsed), Key: "experts_used", Meaning: "experts run per token"},
-			{Symbol: "H", Value: card.Int(c.Heads), Key: "heads", Meaning: "query heads"},
-			{Symbol: "H_kv", Value: card.Int(c.KVHeads), Key: "kv_heads", Meaning: "key/value heads (grouped-query attention when < H)"},
-			{Symbol: "d_h", Value: card.Int(c.HeadDim), Key: "head_dim", Meaning: "head width"},
-			{Symbol: "d_rope", Value: card.Int(c.RopeDim), Key: "rope_dim", Meaning: "features rotated per head"},
-			{Symbol: "θ_rope", Value: card.Float(c.RopeBase), Key: "rope_base", Meaning: "RoPE frequency base"},
-			{Symbol: "ε", Value: card.Float(c.NormEps), Key: "norm_eps", Meaning: "RMSNorm epsilon"},
-		},
-	}
+	k := card.NewDecoder(Arch, "OLMoE: a decoder-only transformer with pre-RMSNorm, queries and keys RMS-normalised whole before half-split RoPE, "+
+		"and a sparse mixture of SwiGLU experts in place of the MLP (the k most probable of N_E per token, weighted by their router probabilities).",
+		c.VocabSize, c.ContextLength, c.Embed, c.Layers)
+	k.Hyper = append(k.Hyper, []card.Hyper{
+		{Symbol: "d_mlp", Value: card.Int(c.FFN), Key: "ffn", Meaning: "width of each expert"},
+		{Symbol: "N_E", Value: card.Int(c.Experts), Key: "experts", Meaning: "experts per layer"},
+		{Symbol: "k", Value: card.Int(c.ExpertsUsed), Key: "experts_used", Meaning: "experts run per token"},
+		{Symbol: "H", Value: card.Int(c.Heads), Key: "heads", Meaning: "query heads"},
+		{Symbol: "H_kv", Value: card.Int(c.KVHeads), Key: "kv_heads", Meaning: "key/value heads (grouped-query attention when < H)"},
+		{Symbol: "d_h", Value: card.Int(c.HeadDim), Key: "head_dim", Meaning: "head width"},
+		{Symbol: "d_rope", Value: card.Int(c.RopeDim), Key: "rope_dim", Meaning: "features rotated per head"},
+		{Symbol: "θ_rope", Value: card.Float(c.RopeBase), Key: "rope_base", Meaning: "RoPE frequency base"},
+		{Symbol: "ε", Value: card.Float(c.NormEps), Key: "norm_eps", Meaning: "RMSNorm epsilon"},
+	}...)
 	per := func(sym, shape, meaning string) card.Param {
 		return card.Param{Symbol: sym, Shape: shape, Meaning: meaning, PerLayer: true}
 	}

@@ -1,16 +1,12 @@
 package olmoe_test
 
 import (
-	"go/parser"
-	"go/token"
 	"math"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/toyml/toy/internal/testmodel"
-	"github.com/toyml/toy/toy/card"
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models/olmoe"
 	"github.com/toyml/toy/toy/tensor"
@@ -93,54 +89,5 @@ func TestDecodeMatchesPrefill(t *testing.T) {
 	}
 	if worst > 1e-4 {
 		t.Fatalf("decode and prefill logits differ by up to %.2e", worst)
-	}
-}
-
-// The round trip: describe → parse → the same Config as the loader reads →
-// a model built from it renders the same card → Go code that parses.
-func TestCardRoundTrip(t *testing.T) {
-	path := write(t, spec(tensor.Q8_0))
-	c, err := card.Describe(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := c.Render()
-	cfg, err := card.Parse(text)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, text)
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := olmoe.Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(cfg, m.Config) {
-		t.Fatalf("parsed config %+v, loader's %+v", cfg, m.Config)
-	}
-	built, loaded := olmoe.New(cfg.(olmoe.Config)).Card(), m.Card()
-	built.Name, built.Quant, loaded.Name = c.Name, c.Quant, c.Name
-	if got := built.Render(); got != text {
-		t.Errorf("card of the built model differs:\n%s\nwant\n%s", got, text)
-	}
-	if got := loaded.Render(); got != text {
-		t.Errorf("card of the loaded model differs:\n%s\nwant\n%s", got, text)
-	}
-	var n int64
-	for _, w := range m.Weights() {
-		n += int64(w.T.Len())
-	}
-	if c.ParamCount != n || !strings.Contains(text, "Q8_0") {
-		t.Errorf("card counts %d parameters, the model holds %d; quantization %q", c.ParamCount, n, c.Quant)
-	}
-	code, err := card.Code(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := parser.ParseFile(token.NewFileSet(), "config.go", code, 0); err != nil || !strings.Contains(code, "olmoe.Config{") {
-		t.Fatalf("%v\n%s", err, code)
 	}
 }

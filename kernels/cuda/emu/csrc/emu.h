@@ -108,6 +108,7 @@ static inline float __fsub_rn(float a, float b) { return a - b; }
 static inline float __fdiv_rn(float a, float b) { return a / b; }
 static inline double __dmul_rn(double a, double b) { return a * b; }
 static inline double __dadd_rn(double a, double b) { return a + b; }
+static inline double __ddiv_rn(double a, double b) { return a / b; }
 
 // __float2int_rn: round half to even; NaN gives 0, out of range saturates
 // (cvt.rni.s32.f32).

@@ -1,0 +1,233 @@
+// The BERT forward pass, top to bottom: embeddings, post-norm blocks, pooling.
+
+package bert
+
+import (
+	"fmt"
+
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/nn"
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// Model is a BERT-family encoder. Weights are tagged with their GGUF tensor
+// names; blocks are named "blk.N.".
+type Model struct {
+	Config Config
+
+	Embed     *nn.Embedding `gguf:"token_embd"`             // [V, D]
+	Types     *nn.Embedding `gguf:"token_types,optional"`   // [TT, D]; nil when the file has none
+	Pos       *nn.Embedding `gguf:"position_embd,optional"` // [P, D]; nil for nomic-bert (RoPE)
+	EmbedNorm *nn.LayerNorm `gguf:"token_embd_norm"`        // [D]
+	Blocks    []Block       // L post-norm encoder blocks
+}
+
+// Block is one post-LayerNorm encoder block:
+//
+//	x = LN₁(x + Attn(x))
+//	x = LN₂(x + FFN(x))
+type Block struct {
+	Attn     nn.Attention  // Bidirectional; Q, K, V (bert) or QKV (nomic-bert), O "attn_output"
+	AttnNorm *nn.LayerNorm `gguf:"attn_output_norm"` // [D], LN₁
+	FFN      nn.Layer      // *MLP (bert) or *nn.SwiGLU (nomic-bert)
+	OutNorm  *nn.LayerNorm `gguf:"layer_output_norm"` // [D], LN₂
+}
+
+// MLP is BERT's feed-forward layer: Down(GELU(Up(x))), both with biases,
+// GELU the exact x·Φ(x) unless Approx (llama.cpp's tanh form).
+type MLP struct {
+	Up     *nn.Linear `gguf:"ffn_up"`   // [F, D] and bias [F]
+	Down   *nn.Linear `gguf:"ffn_down"` // [D, F] and bias [D]
+	Approx bool
+}
+
+// Load builds the model from a GGUF file; the weights view the file's memory,
+// which must stay open while the model is used.
+func Load(f *gguf.File) (*Model, error) {
+	c, err := ConfigFromGGUF(f)
+	if err != nil {
+		return nil, err
+	}
+	m := New(c)
+	if err := nn.Load(f, "", m); err != nil {
+		return nil, err
+	}
+	for i := range m.Blocks {
+		if err := nn.Load(f, fmt.Sprintf("blk.%d.", i), &m.Blocks[i]); err != nil {
+			return nil, err
+		}
+	}
+	return m, m.check()
+}
+
+// New returns a model with the shape of c and no weights yet.
+func New(c Config) *Model {
+	m := &Model{Config: c, EmbedNorm: &nn.LayerNorm{Eps: c.NormEps}}
+	m.Blocks = make([]Block, c.Layers)
+	for i := range m.Blocks {
+		b := &m.Blocks[i]
+		b.Attn = nn.Attention{Heads: c.Heads, KVHeads: c.Heads, HeadDim: c.HeadDim(), Bidirectional: !c.Causal}
+		b.AttnNorm, b.OutNorm = &nn.LayerNorm{Eps: c.NormEps}, &nn.LayerNorm{Eps: c.NormEps}
+		b.FFN = &MLP{Approx: c.ApproxGELU}
+		if c.Nomic() {
+			b.Attn.RoPE = &nn.RoPE{Dim: c.HeadDim(), Base: c.RopeBase, NeoX: true}
+			b.FFN = &nn.SwiGLU{}
+		}
+	}
+	return m
+}
+
+// Hidden runs the encoder over one sequence ids [T] (usually [CLS] … [SEP])
+// and returns its final states [T, D]. It panics on an empty sequence or one
+// longer than the position table.
+func (m *Model) Hidden(ids []int32) *tensor.Tensor {
+	T := len(ids)
+	if T == 0 || (m.Pos != nil && T > m.Pos.W.Rows()) {
+		panic(fmt.Sprintf("bert.Hidden: %d tokens, want 1 … %d", T, m.Config.ContextLength))
+	}
+	x := m.Embed.Forward(ids) // [T, D]
+	if m.Types != nil {
+		x = tensor.Add(x, m.Types.Forward(make([]int32, T))) // token type 0 everywhere: one text, "sentence A"
+	}
+	if m.Pos != nil {
+		x = tensor.Add(x, m.Pos.Forward(positions(T))) // absolute positions 0 … T−1
+	}
+	x = m.EmbedNorm.Forward(x) // [T, D]
+	for i := range m.Blocks {
+		x = m.Blocks[i].Forward(x)
+	}
+	return x
+}
+
+// Vector runs ids [T] and pools their final states as the config says
+// (Pool): the embedding [D], not normalised.
+func (m *Model) Vector(ids []int32) []float32 { return Pool(m.Hidden(ids), m.Config.Pooling) }
+
+// Forward runs the block on x [T, D]: post-norm, the residual added before
+// each LayerNorm.
+func (b *Block) Forward(x *tensor.Tensor) *tensor.Tensor {
+	x = b.AttnNorm.Forward(tensor.Add(x, b.Attn.Forward(x, nil))) // LN₁(x + Attn(x))
+	return b.OutNorm.Forward(tensor.Add(x, b.FFN.Forward(x)))     // LN₂(x + FFN(x))
+}
+
+// Forward maps x [T, D] to [T, D].
+func (f *MLP) Forward(x *tensor.Tensor) *tensor.Tensor {
+	h := f.Up.Forward(x) // [T, F]
+	if f.Approx {
+		h = tensor.GELU(h)
+	} else {
+		h = tensor.GELUErf(h)
+	}
+	return f.Down.Forward(h)
+}
+
+// Pool makes one vector of the states h [T, D]:
+//
+//	mean:  e = (1/T)·Σ_t h[t]
+//	cls:   e = h[0]
+//	last:  e = h[T−1]
+//
+// It panics for PoolNone and PoolRank, which make no single vector here.
+func Pool(h *tensor.Tensor, p Pooling) []float32 {
+	T, D := h.Rows(), h.Cols()
+	rows := h.Float32s()
+	e := make([]float32, D)
+	switch p {
+	case PoolMean:
+		sum := make([]float64, D)
+		for t := 0; t < T; t++ {
+			for j, v := range rows[t*D : (t+1)*D] {
+				sum[j] += float64(v)
+			}
+		}
+		for j := range e {
+			e[j] = float32(sum[j] / float64(T))
+		}
+	case PoolCLS:
+		copy(e, rows[:D])
+	case PoolLast:
+		copy(e, rows[(T-1)*D:])
+	default:
+		panic(fmt.Sprintf("bert.Pool: pooling %v makes no single vector", p))
+	}
+	return e
+}
+
+// VocabSize returns V.
+func (m *Model) VocabSize() int { return m.Config.VocabSize }
+
+// ContextLength returns the most tokens a sequence may hold.
+func (m *Model) ContextLength() int { return m.Config.ContextLength }
+
+// positions returns 0, 1, …, T−1.
+func positions(T int) []int32 {
+	p := make([]int32, T)
+	for i := range p {
+		p[i] = int32(i)
+	}
+	return p
+}
+
+// check verifies every weight's shape against the config, so that a file
+// whose tensors disagree with its metadata fails at load, not mid-forward.
+func (m *Model) check() error {
+	c := m.Config
+	D, F := c.Embed, c.FFN
+	errs := []error{
+		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
+		checkNorm("token_embd_norm", m.EmbedNorm, D),
+	}
+	if m.Types != nil {
+		errs = append(errs, nn.CheckShape("token_types.weight", m.Types.W, c.TokenTypes, D))
+	}
+	switch {
+	case c.Nomic() && m.Pos != nil:
+		errs = append(errs, fmt.Errorf("a nomic-bert file with position_embd.weight (its positions are rotary)"))
+	case !c.Nomic() && m.Pos == nil:
+		errs = append(errs, fmt.Errorf("tensor position_embd.weight is missing"))
+	case !c.Nomic():
+		errs = append(errs, nn.CheckShape("position_embd.weight", m.Pos.W, c.ContextLength, D))
+	}
+	for i := range m.Blocks {
+		b := &m.Blocks[i]
+		a := &b.Attn
+		p := fmt.Sprintf("blk.%d.", i)
+		if a.QKV != nil {
+			errs = append(errs, nn.CheckLinear(p+"attn_qkv", a.QKV, 3*D, D))
+		} else {
+			errs = append(errs, nn.CheckLinear(p+"attn_q", a.Q, D, D), nn.CheckLinear(p+"attn_k", a.K, D, D), nn.CheckLinear(p+"attn_v", a.V, D, D))
+		}
+		errs = append(errs, nn.CheckLinear(p+"attn_output", a.O, D, D), a.Check(),
+			checkNorm(p+"attn_output_norm", b.AttnNorm, D), checkNorm(p+"layer_output_norm", b.OutNorm, D))
+		switch ffn := b.FFN.(type) {
+		case *MLP:
+			errs = append(errs, nn.CheckLinear(p+"ffn_up", ffn.Up, F, D), nn.CheckLinear(p+"ffn_down", ffn.Down, D, F))
+		case *nn.SwiGLU:
+			errs = append(errs, nn.CheckLinear(p+"ffn_gate", ffn.Gate, F, D), nn.CheckLinear(p+"ffn_up", ffn.Up, F, D),
+				nn.CheckLinear(p+"ffn_down", ffn.Down, D, F))
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("bert: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkNorm checks a LayerNorm's weight and bias, both [d].
+func checkNorm(name string, n *nn.LayerNorm, d int) error {
+	if err := nn.CheckShape(name+".weight", n.W, d); err != nil {
+		return err
+	}
+	return nn.CheckShape(name+".bias", n.B, d)
+}
+
+// Weights returns every weight tensor under its GGUF name, in file order.
+func (m *Model) Weights() []nn.Named {
+	all := nn.Collect("", m)
+	for i := range m.Blocks {
+		all = append(all, nn.Collect(fmt.Sprintf("blk.%d.", i), &m.Blocks[i])...)
+	}
+	return all
+}

@@ -1,0 +1,203 @@
+// Multi-head latent attention, built from toy's tensor ops.
+
+package deepseek2
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/toyml/toy/toy/nn"
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// Attention is DeepSeek's multi-head latent attention (MLA; DeepSeek-AI
+// 2024, "DeepSeek-V2", arXiv:2405.04434, §2.1). Keys and values come from
+// one latent c of width R per token that all heads share, and every query
+// and key head ends in Dr rotated features; the key's are one k_r per
+// token, shared by the heads too:
+//
+//	q = x·W_qᵀ   or   q = RMSNorm(x·W_qaᵀ)·W_qbᵀ              [T, H·Dk]
+//	[c, k_r] = x·W_kvaᵀ;  c ← RMSNorm(c);  k_r ← RoPE(k_r)     [T, R], [T, Dr]
+//	q_h = [q_h^n, RoPE(q_h^r)]                                  Dn + Dr = Dk
+//	k_h = [c·K_hᵀ, k_r],  v_h = c·V_hᵀ                         K_h [Dn, R], V_h [Dv, R]
+//	o_h = softmax(s·q_h·k_hᵀ + mask)·v_h;   y = [o_1 … o_H]·W_oᵀ
+//
+// with s = Config.AttnScale and RoPE on adjacent pairs. Older files hold
+// K_h and V_h as one attn_kv_b, [K_1; V_1; …; K_H; V_H]; then k_h and v_h
+// are decompressed for every head and cached, and the attention is
+// multi-head. Newer files split it into attn_k_b (K_hᵀ per head) and
+// attn_v_b (V_h), for the "absorbed" form: as q_h·k_hᵀ = [q_h^n·K_h,
+// q_h^r]·[c, k_r]ᵀ, the queries absorb K_h and attend over [c, k_r] as one
+// key head shared by all (multi-query attention), only [c, k_r] is cached,
+// and V_h applies after: o_h = (softmax(·)·c)·V_hᵀ.
+//
+// The op set has no concatenation: pieces are joined by multiplying with
+// 0/1 placement matrices (see move), and the per-head products of the
+// absorbed form are put back in place with tensor.ScatterAdd; all of it is
+// differentiable.
+type Attention struct {
+	Q       *nn.Linear     `gguf:"attn_q,optional"`          // [H·Dk, D]: queries straight from x (V2-Lite)
+	QA      *nn.Linear     `gguf:"attn_q_a,optional"`        // [Rq, D]: or through a bottleneck (V2)
+	QANorm  *nn.RMSNorm    `gguf:"attn_q_a_norm,optional"`   // [Rq]
+	QB      *nn.Linear     `gguf:"attn_q_b,optional"`        // [H·Dk, Rq]
+	KVA     *nn.Linear     `gguf:"attn_kv_a_mqa"`            // [R+Dr, D]: c and k_r
+	KVANorm *nn.RMSNorm    `gguf:"attn_kv_a_norm"`           // [R]
+	KVB     *nn.Linear     `gguf:"attn_kv_b,optional"`       // [H·(Dn+Dv), R]: K_1; V_1; …
+	KB      *tensor.Tensor `gguf:"attn_k_b.weight,optional"` // [H, R, Dn]: K_hᵀ
+	VB      *tensor.Tensor `gguf:"attn_v_b.weight,optional"` // [H, Dv, R]: V_h
+	O       *nn.Linear     `gguf:"attn_output"`              // [D, H·Dv]
+
+	Heads, Rank, KeyDim, ValueDim int // H, R, Dk, Dv
+	RoPE                          *nn.RoPE
+	Scale                         float32 // on the scores q·k
+
+	mu     sync.Mutex
+	heads  [][2]*tensor.Tensor       // views K_hᵀ, V_h of frozen KB and VB
+	viewOf [2]*tensor.Tensor         // the KB and VB they view
+	places map[[6]int]*tensor.Tensor // move's placement matrices
+}
+
+// Forward attends x [T, D] over the cache's past positions and itself and
+// appends this call's keys and values to the cache (a nil cache: the whole
+// sequence, for training). It returns [T, D].
+func (a *Attention) Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor {
+	T, H, Dk, R, Dr := x.Rows(), a.Heads, a.KeyDim, a.Rank, a.RoPE.Dim
+	Dn := Dk - Dr
+	past := 0
+	if cache != nil {
+		past = cache.Len
+	}
+	// rope rotates y [T, n·Dr], n heads of Dr features, at positions past ….
+	rope := func(y *tensor.Tensor) *tensor.Tensor {
+		return tensor.RoPEWith(y, past, tensor.RoPEOptions{HeadDim: Dr, Dim: Dr, Base: a.RoPE.Base, Scaling: a.RoPE.Scaling})
+	}
+	var q *tensor.Tensor
+	if a.Q != nil {
+		q = a.Q.Forward(x) // [T, H·Dk]
+	} else {
+		q = a.QB.Forward(a.QANorm.Forward(a.QA.Forward(x))) // [T, Rq] → [T, H·Dk]
+	}
+	qh := tensor.Reshape(q, T*H, Dk)                                                         // row t·H + h: q_h of token t
+	qr := tensor.Reshape(rope(tensor.Reshape(tensor.Columns(qh, Dn, Dk), T, H*Dr)), T*H, Dr) // [T·H, Dr]: RoPE(q_h^r)
+
+	ckr := a.KVA.Forward(x)                           // [T, R+Dr]
+	c := a.KVANorm.Forward(tensor.Columns(ckr, 0, R)) // [T, R]
+	kr := rope(tensor.Columns(ckr, R, R+Dr))          // [T, Dr]
+
+	opt := tensor.AttentionOptions{Scale: a.Scale}
+	if a.KVB == nil {
+		return a.O.Forward(a.absorbed(q, qr, c, kr, cache, past, opt))
+	}
+
+	// Decompressed: every head's key and value, in heads of a common
+	// width W = max(Dk, Dv) (the attention op wants one): zeros in q and
+	// k add nothing to the scores, and the output's columns past Dv are
+	// dropped.
+	Dv := a.ValueDim
+	W := max(Dk, Dv)
+	kv := tensor.Reshape(a.KVB.Forward(c), T*H, Dn+Dv)                        // [T·H, Dn+Dv]: [c·K_hᵀ, c·V_hᵀ]
+	qw := tensor.Add(a.move(qh, 0, Dn, W, 0, 1), a.move(qr, 0, Dr, W, Dn, 1)) // [T·H, W]: [q_h^n, RoPE(q_h^r), 0]
+	kw := tensor.Add(a.move(kv, 0, Dn, W, 0, 1), a.move(kr, 0, Dr, W, Dn, H)) // [T·H, W]: [c·K_hᵀ, k_r, 0]
+	vw := tensor.Reshape(a.move(kv, Dn, Dv, W, 0, 1), T, H*W)                 // [T, H·W]: [c·V_hᵀ, 0]
+	qw, kw = tensor.Reshape(qw, T, H*W), tensor.Reshape(kw, T, H*W)           // [T, H·W]
+	keys, values := kw, vw
+	if cache != nil {
+		keys, values = cache.Append(kw, vw)
+	}
+	o := tensor.AttentionWith(qw, keys, values, H, H, past, opt)                                  // [T, H·W]
+	return a.O.Forward(tensor.Reshape(tensor.Columns(tensor.Reshape(o, T*H, W), 0, Dv), T, H*Dv)) // [T, H·Dv] → [T, D]
+}
+
+// absorbed is the attention of newer files (see Attention): q [T, H·Dk]
+// the queries, qr [T·H, Dr] their rotated parts, c [T, R] the latent and
+// kr [T, Dr] the rotated key. It returns [o_1·V_1ᵀ … o_H·V_Hᵀ], [T, H·Dv].
+func (a *Attention) absorbed(q, qr, c, kr *tensor.Tensor, cache *nn.KVCache, past int, opt tensor.AttentionOptions) *tensor.Tensor {
+	T, H, Dk, R, Dr, Dv := c.Rows(), a.Heads, a.KeyDim, a.Rank, kr.Cols(), a.ValueDim
+	Dn := Dk - Dr
+	views := a.headViews()
+	qa := tensor.New(T*H, R) // row t·H + h: q_h^n·K_h
+	for h := range H {
+		qn := tensor.Columns(q, h*Dk, h*Dk+Dn)                                             // [T, Dn]: q_h^n
+		qa = tensor.ScatterAdd(qa, headRows(T, H, h), tensor.MatMul(qn, views[h][0]), nil) // [T, R]
+	}
+	qw := tensor.Add(a.move(qa, 0, R, R+Dr, 0, 1), a.move(qr, 0, Dr, R+Dr, R, 1)) // [T·H, R+Dr]: [q_h^n·K_h, RoPE(q_h^r)]
+	k := tensor.Add(a.move(c, 0, R, R+Dr, 0, 1), a.move(kr, 0, Dr, R+Dr, R, 1))   // [T, R+Dr]: [c, k_r], one head for all
+	// The values are the keys: each head's output is then [softmax·c,
+	// softmax·k_r], of which the first R features are o_h.
+	keys := k
+	if cache != nil {
+		keys, _ = cache.Append(k, k)
+	}
+	o := tensor.AttentionWith(tensor.Reshape(qw, T, H*(R+Dr)), keys, keys, H, 1, past, opt) // [T, H·(R+Dr)]
+	y := tensor.New(T*H, Dv)
+	for h := range H {
+		oh := tensor.Columns(o, h*(R+Dr), h*(R+Dr)+R)                                    // [T, R]: o_h = softmax(·)·c
+		y = tensor.ScatterAdd(y, headRows(T, H, h), tensor.MatMul(oh, views[h][1]), nil) // [T, Dv]: o_h·V_hᵀ
+	}
+	return tensor.Reshape(y, T, H*Dv)
+}
+
+// headViews returns each head's K_hᵀ [R, Dn] and V_h [Dv, R], views of KB
+// and VB (tensor.Select). Frozen weights are viewed once, so that a device
+// backend uploads each view once; trainable ones afresh, on the tape, so
+// that gradients reach the stacks.
+func (a *Attention) headViews() [][2]*tensor.Tensor {
+	build := func() [][2]*tensor.Tensor {
+		out := make([][2]*tensor.Tensor, a.Heads)
+		for h := range out {
+			out[h] = [2]*tensor.Tensor{tensor.Select(a.KB, h), tensor.Select(a.VB, h)}
+		}
+		return out
+	}
+	if a.KB.RequiresGrad() || a.VB.RequiresGrad() {
+		return build()
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if w := [2]*tensor.Tensor{a.KB, a.VB}; a.heads == nil || a.viewOf != w {
+		a.heads, a.viewOf = build(), w
+	}
+	return a.heads
+}
+
+// headRows returns the rows t·H + h, t = 0 … T−1: head h of every token in
+// a [T·H, ·] tensor.
+func headRows(T, H, h int) []int32 {
+	rows := make([]int32, T)
+	for t := range rows {
+		rows[t] = int32(t*H + h)
+	}
+	return rows
+}
+
+// move returns columns [from, from+n) of x [N, C] placed at columns
+// [at, at+n) of a [N, width] whose other columns are zero — or, with
+// repeat > 1, of each of repeat width-wide blocks, as [N·repeat, width]
+// (one row per block). toy has no concatenation op, so pieces are joined
+// by adding moved copies: x·Pᵀ with P a 0/1 placement matrix, exact (every
+// output is one x or 0) and differentiable. P is a constant made once per
+// shape and kept, so that a device backend uploads it once.
+func (a *Attention) move(x *tensor.Tensor, from, n, width, at, repeat int) *tensor.Tensor {
+	N, C := x.Rows(), x.Cols()
+	if from < 0 || from+n > C || at < 0 || at+n > width || repeat < 1 {
+		panic(fmt.Sprintf("move: columns [%d, %d) of %v to [%d, %d) of %d (×%d)", from, from+n, x.Shape(), at, at+n, width, repeat))
+	}
+	key := [6]int{C, from, n, width, at, repeat}
+	a.mu.Lock()
+	p := a.places[key]
+	if p == nil {
+		v := make([]float32, repeat*width*C)
+		for r := range repeat {
+			for j := range n {
+				v[(r*width+at+j)*C+from+j] = 1
+			}
+		}
+		p = tensor.FromFloat32(v, repeat*width, C)
+		if a.places == nil {
+			a.places = map[[6]int]*tensor.Tensor{}
+		}
+		a.places[key] = p
+	}
+	a.mu.Unlock()
+	return tensor.Reshape(tensor.MatMul(x, p), N*repeat, width)
+}

@@ -1,0 +1,180 @@
+// The Phi-3 forward pass, top to bottom.
+
+package phi3
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/nn"
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// Model is a Phi-3-family transformer. Weights are tagged with their GGUF
+// tensor names; blocks are named "blk.N.", each with an *MLP as its
+// feed-forward layer. Each block's Attn.RoPE is the rotation without
+// LongRoPE's factors: Hidden rotates with the factors of its call's context.
+type Model struct {
+	Config Config
+
+	Embed      *nn.Embedding `gguf:"token_embd"` // [V, D]
+	Blocks     []nn.Block    // L pre-norm blocks
+	OutputNorm *nn.RMSNorm   `gguf:"output_norm"`     // [D]
+	Output     *nn.Linear    `gguf:"output,optional"` // [V, D]; nil when tied to Embed
+
+	// LongRoPE's frequency divisors [R/2], both nil without LongRoPE:
+	// constants of the architecture, not trained weights.
+	RopeShort *tensor.Tensor `gguf:"rope_factors_short.weight,optional"`
+	RopeLong  *tensor.Tensor `gguf:"rope_factors_long.weight,optional"`
+}
+
+// MLP is Phi-3's SwiGLU with the gate and up projections fused in one
+// matrix: [g; u] = x·W_upᵀ, y = (SiLU(g) ⊙ u)·W_downᵀ.
+type MLP struct {
+	GateUp *nn.Linear `gguf:"ffn_up"`   // [2F, D]: the gate's F rows, then the up projection's
+	Down   *nn.Linear `gguf:"ffn_down"` // [D, F]
+}
+
+// Forward maps x [T, D] to [T, D].
+func (m *MLP) Forward(x *tensor.Tensor) *tensor.Tensor {
+	gu := m.GateUp.Forward(x) // [T, 2F]
+	F := gu.Cols() / 2
+	return m.Down.Forward(tensor.SwiGLU(tensor.Columns(gu, 0, F), tensor.Columns(gu, F, 2*F)))
+}
+
+// Load builds the model from a GGUF file; the weights view the file's memory.
+func Load(f *gguf.File) (*Model, error) {
+	c, err := ConfigFromGGUF(f)
+	if err != nil {
+		return nil, err
+	}
+	m := New(c)
+	if err := nn.LoadModel(f, m, m.Blocks); err != nil {
+		return nil, err
+	}
+	if m.Output == nil {
+		m.Output = &nn.Linear{W: m.Embed.W}
+	}
+	return m, m.check()
+}
+
+// New returns a model with the shape of c and no weights yet.
+func New(c Config) *Model {
+	m := &Model{Config: c, OutputNorm: &nn.RMSNorm{Eps: c.NormEps}}
+	m.Blocks = make([]nn.Block, c.Layers)
+	for i := range m.Blocks {
+		m.Blocks[i] = nn.Block{
+			AttnNorm: &nn.RMSNorm{Eps: c.NormEps},
+			Attn: nn.Attention{
+				Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
+				RoPE: &nn.RoPE{Dim: c.RopeDim, Base: c.RopeBase, NeoX: true, Scaling: c.RoPEScaling()},
+			},
+			FFNNorm: &nn.RMSNorm{Eps: c.NormEps},
+			FFN:     &MLP{},
+		}
+	}
+	return m
+}
+
+// RoPE returns the rotation for a context of n positions: with LongRoPE,
+// the long factors when c.LongFactors(n), else the short ones.
+func (m *Model) RoPE(n int) *nn.RoPE {
+	c := m.Config
+	r := &nn.RoPE{Dim: c.RopeDim, Base: c.RopeBase, NeoX: true, Scaling: c.RoPEScaling(), Factors: m.RopeShort}
+	if c.LongFactors(n) {
+		r.Factors = m.RopeLong
+	}
+	return r
+}
+
+// Forward runs ids [T] at positions cache.Len() … and returns logits [T, V].
+func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
+	return m.Logits(m.Hidden(ids, cache))
+}
+
+// Hidden runs the transformer and returns the final normalised states [T, D].
+// A nil cache runs ids as one whole sequence from position 0 (training). The
+// context that picks LongRoPE's factors is the cache's capacity, or without
+// a cache the sequence's length.
+func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
+	n := len(ids)
+	if cache != nil {
+		n = cache.Capacity()
+	}
+	rope := m.RoPE(n)
+	x := m.Embed.Forward(ids) // [T, D]
+	for i := range m.Blocks {
+		// x = x + Attn(RMSNorm(x)), [q; k; v] fused, q and k rotated by this context's RoPE
+		// x = x + Down(SiLU(g) ⊙ u), [g; u] = Up(RMSNorm(x))
+		b := m.Blocks[i] // a copy: the context's RoPE belongs to this call, not to the model
+		b.Attn.RoPE = rope
+		x = b.Forward(x, cache.Layer(i))
+	}
+	return m.OutputNorm.Forward(x)
+}
+
+// Logits projects hidden states [T, D] to vocabulary logits [T, V].
+func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor { return m.Output.Forward(h) }
+
+// NewCache returns an empty KV cache for up to capacity positions; the
+// capacity is the context that picks LongRoPE's factors.
+func (m *Model) NewCache(capacity int) *nn.Cache {
+	return nn.NewCache(m.Config.Layers, capacity, m.Config.KVHeads*m.Config.HeadDim)
+}
+
+// VocabSize returns V.
+func (m *Model) VocabSize() int { return m.Config.VocabSize }
+
+// ContextLength returns the trained context length.
+func (m *Model) ContextLength() int { return m.Config.ContextLength }
+
+// check verifies every weight's shape against the config, so that a file
+// whose tensors disagree with its metadata fails at load, not mid-forward.
+func (m *Model) check() error {
+	c := m.Config
+	D, F, q, kv := c.Embed, c.FFN, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	errs := []error{
+		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
+		nn.CheckShape("output_norm.weight", m.OutputNorm.W, D),
+		nn.CheckShape("output.weight", m.Output.W, c.VocabSize, D),
+	}
+	switch {
+	case (m.RopeShort == nil) != (m.RopeLong == nil):
+		errs = append(errs, errors.New("LongRoPE needs both rope_factors_short.weight and rope_factors_long.weight"))
+	case m.RopeLong != nil:
+		errs = append(errs, nn.CheckShape("rope_factors_short.weight", m.RopeShort, c.RopeDim/2),
+			nn.CheckShape("rope_factors_long.weight", m.RopeLong, c.RopeDim/2))
+	case c.RopeFactors:
+		errs = append(errs, errors.New("the configuration asks for LongRoPE factors, and there are none"))
+	}
+	for i := range m.Blocks {
+		b := &m.Blocks[i]
+		a, mlp := &b.Attn, b.FFN.(*MLP)
+		p := fmt.Sprintf("blk.%d.", i)
+		errs = append(errs,
+			nn.CheckShape(p+"attn_norm.weight", b.AttnNorm.(*nn.RMSNorm).W, D),
+			nn.CheckShape(p+"ffn_norm.weight", b.FFNNorm.(*nn.RMSNorm).W, D),
+			nn.CheckLinear(p+"attn_output", a.O, D, q),
+			nn.CheckLinear(p+"ffn_up", mlp.GateUp, 2*F, D),
+			nn.CheckLinear(p+"ffn_down", mlp.Down, D, F),
+		)
+		if a.QKV != nil {
+			errs = append(errs, nn.CheckLinear(p+"attn_qkv", a.QKV, q+2*kv, D))
+		} else {
+			errs = append(errs, nn.CheckLinear(p+"attn_q", a.Q, q, D), nn.CheckLinear(p+"attn_k", a.K, kv, D),
+				nn.CheckLinear(p+"attn_v", a.V, kv, D))
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("phi3: %w", err)
+		}
+	}
+	return nil
+}
+
+// Weights returns every weight tensor under its GGUF name, each once (a tied
+// output head is listed as token_embd.weight only; LongRoPE's factors, when
+// present, too).
+func (m *Model) Weights() []nn.Named { return nn.ModelWeights(m, m.Blocks) }

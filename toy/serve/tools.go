@@ -1,0 +1,411 @@
+// tools.go: tool calling — the tools a request offers, the formats chat
+// templates teach models to call them in, and reading the calls back out of
+// a reply.
+
+package serve
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+
+	"github.com/toyml/toy/toy/chat"
+	"github.com/toyml/toy/toy/tokenizer"
+)
+
+// toolFormat is the way a model family writes a tool call, as its chat
+// template shows it the calls of earlier turns.
+type toolFormat int
+
+const (
+	unknownFormat toolFormat = iota
+	// hermesFormat: Qwen2.5, Qwen3 and the Hermes models, one call per
+	// tag, content before the first:
+	//	<tool_call>\n{"name": "get_weather", "arguments": {"place": "Paris"}}\n</tool_call>
+	hermesFormat
+	// llama3Format: Llama 3.1 and 3.2, a bare JSON object as the whole
+	// reply (or after <|python_tag|>); "parameters" holds the arguments:
+	//	{"name": "get_weather", "parameters": {"place": "Paris"}}
+	llama3Format
+	// mistralFormat: Mistral v0.3, a list after the [TOOL_CALLS] token:
+	//	[TOOL_CALLS] [{"name": "get_weather", "arguments": {"place": "Paris"}, "id": "a1b2c3d4e"}]
+	mistralFormat
+)
+
+func (f toolFormat) String() string {
+	return [...]string{"unknown", "hermes", "llama3", "mistral"}[f]
+}
+
+// detectToolFormat reads the format off the chat template's source: what it
+// writes around the tool calls of an assistant message.
+func detectToolFormat(tmpl *chat.Template) toolFormat {
+	if tmpl == nil {
+		return unknownFormat
+	}
+	src := tmpl.Source()
+	switch {
+	case strings.Contains(src, "<tool_call>"):
+		return hermesFormat
+	case strings.Contains(src, "[TOOL_CALLS]"):
+		return mistralFormat
+	case strings.Contains(src, "<|start_header_id|>") && strings.Contains(src, `"parameters": `) && strings.Contains(src, "tool_call"):
+		return llama3Format
+	}
+	return unknownFormat
+}
+
+// markers are the texts of a format that may be control tokens, which a
+// decoder would drop: they are kept in the reply so that it can be parsed.
+func (f toolFormat) markers() []string {
+	switch f {
+	case hermesFormat:
+		return []string{"<tool_call>", "</tool_call>"}
+	case llama3Format:
+		return []string{"<|python_tag|>"}
+	case mistralFormat:
+		return []string{"[TOOL_CALLS]"}
+	}
+	return nil
+}
+
+// opening is the start of a call to name ("" for any function): the text a
+// forced call (tool_choice "required" or a named function) begins the reply
+// with, as the template writes earlier calls.
+func (f toolFormat) opening(name string) string {
+	open := map[toolFormat]string{
+		hermesFormat:  "<tool_call>\n{\"name\": \"",
+		llama3Format:  "{\"name\": \"",
+		mistralFormat: "[TOOL_CALLS] [{\"name\": \"",
+	}[f]
+	if name == "" {
+		return open
+	}
+	args := map[toolFormat]string{hermesFormat: "arguments", llama3Format: "parameters", mistralFormat: "arguments"}[f]
+	return open + name + "\", \"" + args + "\": "
+}
+
+// toolCalls reads the tool calls of replies to one request.
+type toolCalls struct {
+	format toolFormat
+	names  map[string]bool // the functions offered; a call to another is not one
+	single bool            // parallel_tool_calls false: only the first call counts
+}
+
+// toolCall is one parsed call; Arguments is the JSON text of an object.
+type toolCall struct {
+	ID, Name, Arguments string
+}
+
+// isMarker reports whether id is a control token of the format.
+func (t *toolCalls) isMarker(tok *tokenizer.Tokenizer, id int32) bool {
+	return tok.Type(id) == tokenizer.TypeControl && slices.Contains(t.format.markers(), tok.Piece(id))
+}
+
+// holdFrom is where streaming must pause in text: at the opening of a tool
+// call, or a tail that may become one, so that a call is never shown as
+// content. Trailing white space waits too (a call may follow it).
+func (t *toolCalls) holdFrom(text string) int {
+	end := len(text)
+	for _, o := range t.format.markers()[:min(1, len(t.format.markers()))] { // the opening one
+		if i := strings.Index(text, o); i >= 0 {
+			end = min(end, i)
+			continue
+		}
+		for k := min(len(o)-1, len(text)); k > 0; k-- {
+			if strings.HasSuffix(text, o[:k]) {
+				end = min(end, len(text)-k)
+				break
+			}
+		}
+	}
+	if t.format == llama3Format { // a reply that is (so far) one JSON object
+		if s := strings.TrimLeft(text, " \t\r\n"); s == "" || s[0] == '{' {
+			end = 0
+		}
+	}
+	return len(strings.TrimRight(text[:end], " \t\r\n"))
+}
+
+// parse reads the calls out of a whole reply. ok is false when the reply
+// holds none, or anything that is not one well-formed call to an offered
+// function where a call should be: then the reply is content as it stands.
+func (t *toolCalls) parse(text string) (calls []toolCall, content string, ok bool) {
+	switch t.format {
+	case hermesFormat:
+		calls, content, ok = parseHermes(text)
+	case llama3Format:
+		calls, content, ok = parseLlama3(text)
+	case mistralFormat:
+		calls, content, ok = parseMistral(text)
+	}
+	if !ok || len(calls) == 0 {
+		return nil, text, false
+	}
+	for _, c := range calls {
+		if t.names != nil && !t.names[c.Name] {
+			return nil, text, false
+		}
+	}
+	if t.single {
+		calls = calls[:1]
+	}
+	return calls, content, true
+}
+
+func parseHermes(text string) ([]toolCall, string, bool) {
+	const open, close = "<tool_call>", "</tool_call>"
+	i := strings.Index(text, open)
+	if i < 0 {
+		return nil, "", false
+	}
+	content, rest := strings.TrimRight(text[:i], " \t\r\n"), text[i:]
+	var calls []toolCall
+	for {
+		rest = strings.TrimLeft(rest, " \t\r\n")
+		if rest == "" {
+			return calls, content, true
+		}
+		body, ok := strings.CutPrefix(rest, open)
+		if !ok {
+			return nil, "", false
+		}
+		body, rest, _ = strings.Cut(body, close) // the last may lack its closing tag
+		c, ok := callFromJSON(body, "arguments")
+		if !ok {
+			return nil, "", false
+		}
+		calls = append(calls, c)
+	}
+}
+
+func parseLlama3(text string) ([]toolCall, string, bool) {
+	const tag = "<|python_tag|>"
+	content, rest := "", text
+	if i := strings.Index(text, tag); i >= 0 {
+		content, rest = strings.TrimRight(text[:i], " \t\r\n"), text[i+len(tag):]
+	}
+	// One object, or several separated by ";" (as Llama 3.2 sometimes writes).
+	var calls []toolCall
+	for {
+		rest = strings.TrimLeft(rest, " \t\r\n;")
+		if rest == "" {
+			return calls, content, len(calls) > 0
+		}
+		v, after, ok := nextJSON(rest)
+		if !ok {
+			return nil, "", false
+		}
+		c, ok := callFromJSON(v, "parameters", "arguments")
+		if !ok {
+			return nil, "", false
+		}
+		calls, rest = append(calls, c), after
+	}
+}
+
+func parseMistral(text string) ([]toolCall, string, bool) {
+	const tag = "[TOOL_CALLS]"
+	i := strings.Index(text, tag)
+	if i < 0 {
+		return nil, "", false
+	}
+	content := strings.TrimRight(text[:i], " \t\r\n")
+	v, after, ok := nextJSON(strings.TrimLeft(text[i+len(tag):], " \t\r\n"))
+	if !ok || strings.TrimSpace(after) != "" {
+		return nil, "", false
+	}
+	var list []json.RawMessage
+	if json.Unmarshal([]byte(v), &list) != nil || len(list) == 0 {
+		return nil, "", false
+	}
+	var calls []toolCall
+	for _, raw := range list {
+		c, ok := callFromJSON(string(raw), "arguments")
+		if !ok {
+			return nil, "", false
+		}
+		calls = append(calls, c)
+	}
+	return calls, content, true
+}
+
+// nextJSON cuts one JSON value off the front of s.
+func nextJSON(s string) (value, rest string, ok bool) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	var v json.RawMessage
+	if dec.Decode(&v) != nil {
+		return "", "", false
+	}
+	n := int(dec.InputOffset())
+	return s[:n], s[n:], true
+}
+
+// callFromJSON reads {"name": …, <argsKey>: {…}, "id"?: …}. Arguments may
+// be an object or a string holding one (some models write that).
+func callFromJSON(s string, argsKeys ...string) (toolCall, bool) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(strings.TrimSpace(s)), &obj) != nil {
+		return toolCall{}, false
+	}
+	var c toolCall
+	if json.Unmarshal(obj["name"], &c.Name) != nil || c.Name == "" {
+		return toolCall{}, false
+	}
+	var args json.RawMessage
+	for _, k := range argsKeys {
+		if a, ok := obj[k]; ok {
+			args = a
+			break
+		}
+	}
+	var str string
+	if json.Unmarshal(args, &str) == nil {
+		args = json.RawMessage(str)
+	}
+	var m map[string]any
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	} else if json.Unmarshal(args, &m) != nil {
+		return toolCall{}, false
+	}
+	var b bytes.Buffer
+	json.Compact(&b, args)
+	c.Arguments = b.String()
+	var id string
+	if json.Unmarshal(obj["id"], &id) == nil && validCallID(id) {
+		c.ID = id
+	}
+	return c, true
+}
+
+// newCallID returns a tool call id: nine letters and digits, the one form
+// every template accepts (Mistral's raises an error on any other, OpenAI's
+// "call_…" ids included).
+func newCallID() string {
+	const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	b := make([]byte, 9)
+	for i := range b {
+		n, _ := rand.Int(rand.Reader, big.NewInt(int64(len(alnum))))
+		b[i] = alnum[n.Int64()]
+	}
+	return string(b)
+}
+
+func validCallID(id string) bool {
+	if len(id) != 9 {
+		return false
+	}
+	for _, r := range id {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// offeredTools checks a request's tools (OpenAI's shape, which Ollama
+// shares): a list of {"type": "function", "function": {"name", …}}. It
+// returns them as a template value and the names they offer.
+func offeredTools(raw json.RawMessage) (any, map[string]bool, *apiError) {
+	if len(raw) == 0 || string(raw) == "null" || string(raw) == "[]" {
+		return nil, nil, nil
+	}
+	var tools []struct {
+		Type     string `json:"type"`
+		Function *struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &tools); err != nil {
+		return nil, nil, badRequest("tools", "tools must be a list of {\"type\": \"function\", \"function\": {\"name\": …, \"parameters\": …}}")
+	}
+	names := map[string]bool{}
+	for i, t := range tools {
+		if t.Type != "function" || t.Function == nil || t.Function.Name == "" {
+			return nil, nil, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d] must be {\"type\": \"function\", \"function\": {\"name\": …}}", i)
+		}
+		names[t.Function.Name] = true
+	}
+	v, err := chat.FromJSON(raw)
+	if err != nil {
+		return nil, nil, badRequest("tools", "%v", err)
+	}
+	return v, names, nil
+}
+
+// toolChoice is OpenAI's tool_choice: "auto" (the default), "none",
+// "required", or {"type": "function", "function": {"name": …}}.
+type toolChoice struct {
+	mode string // "auto", "none", "required" or "function"
+	name string // for "function"
+}
+
+func parseToolChoice(raw json.RawMessage) (toolChoice, *apiError) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return toolChoice{mode: "auto"}, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if s == "auto" || s == "none" || s == "required" {
+			return toolChoice{mode: s}, nil
+		}
+	} else {
+		var f struct {
+			Type     string `json:"type"`
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		}
+		if json.Unmarshal(raw, &f) == nil && f.Type == "function" && f.Function.Name != "" {
+			return toolChoice{mode: "function", name: f.Function.Name}, nil
+		}
+	}
+	return toolChoice{}, badRequest("tool_choice", `tool_choice must be "auto", "none", "required" or {"type": "function", "function": {"name": …}}`)
+}
+
+// toolSetup is what a chat request's tools come to.
+type toolSetup struct {
+	vars    any        // the tools for the template; nil: none
+	calls   *toolCalls // how to read calls out of the reply; nil: do not
+	prefill string     // the opening of a forced call
+}
+
+// setupTools decides how a chat request's tools are offered and read back.
+// With "none" the template is not shown them; "required" and a named
+// function start the reply with the opening of a call (there is no grammar
+// to constrain the arguments: they are the model's).
+func (s *Server) setupTools(rawTools json.RawMessage, choice toolChoice, parallel *bool) (toolSetup, *apiError) {
+	vars, names, e := offeredTools(rawTools)
+	if e != nil {
+		return toolSetup{}, e
+	}
+	if vars == nil {
+		if choice.mode == "required" || choice.mode == "function" {
+			return toolSetup{}, badRequest("tool_choice", "tool_choice %q needs tools", choice.mode)
+		}
+		return toolSetup{}, nil
+	}
+	if choice.mode == "none" {
+		return toolSetup{}, nil
+	}
+	f := detectToolFormat(s.tmpl)
+	setup := toolSetup{vars: vars}
+	if f != unknownFormat {
+		setup.calls = &toolCalls{format: f, names: names, single: parallel != nil && !*parallel}
+	}
+	switch choice.mode {
+	case "required", "function":
+		if f == unknownFormat {
+			return toolSetup{}, badRequest("tool_choice", "tool_choice %q needs a chat template whose tool-call format toy reads (Qwen/Hermes <tool_call>, Llama 3.1/3.2 JSON, Mistral [TOOL_CALLS]); this model's is not one", choice.mode)
+		}
+		if choice.mode == "function" && !names[choice.name] {
+			return toolSetup{}, badRequest("tool_choice", "tool_choice names %q, which is not among the tools", choice.name)
+		}
+		setup.prefill = f.opening(choice.name)
+	}
+	return setup, nil
+}
