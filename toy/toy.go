@@ -24,6 +24,7 @@ import (
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models/bert"
+	"github.com/toyml/toy/toy/models/cohere"
 	"github.com/toyml/toy/toy/models/deepseek2"
 	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
@@ -57,7 +58,10 @@ var loaders = map[string]func(*gguf.File) (engine.Model, error){
 	"granitemoe": func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
 	"smollm3":    func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
 	"exaone":     func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"mistral3":   func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
 	"olmoe":      func(f *gguf.File) (engine.Model, error) { return olmoe.Load(f) },
+	"command-r":  func(f *gguf.File) (engine.Model, error) { return cohere.Load(f) },
+	"cohere2":    func(f *gguf.File) (engine.Model, error) { return cohere.Load(f) },
 	"olmo2":      func(f *gguf.File) (engine.Model, error) { return olmo2.Load(f) },
 	"starcoder2": func(f *gguf.File) (engine.Model, error) { return starcoder2.Load(f) },
 	"deepseek2":  func(f *gguf.File) (engine.Model, error) { return deepseek2.Load(f) },

@@ -140,6 +140,8 @@ func Specs() []Spec {
 	out = append(out, graniteSpecs()...)
 	out = append(out, smollm3Specs()...)
 	out = append(out, exaoneSpecs()...)
+	out = append(out, cohereSpecs()...)
+	out = append(out, mistral3Specs()...)
 	out = append(out, starcoder2Specs()...)
 	out = append(out, olmo2Specs()...)
 	// Q4_K_M: k-quant super-blocks need widths that are multiples of 256.
@@ -358,7 +360,7 @@ func build(s Spec) (*gguf.Writer, error) {
 		phiMetadata(w, s, hd)
 	} else {
 		w.SetUint32(a+".attention.head_count_kv", uint32(s.KVHeads))
-		if a == "starcoder2" {
+		if a == "starcoder2" || a == "command-r" || a == "cohere2" {
 			w.SetFloat32(a+".attention.layer_norm_epsilon", 1e-5)
 		} else {
 			w.SetFloat32(a+".attention.layer_norm_rms_epsilon", 1e-6)
@@ -368,7 +370,7 @@ func build(s Spec) (*gguf.Writer, error) {
 			w.SetUint32(a+".attention.key_length", uint32(hd))
 			w.SetUint32(a+".attention.value_length", uint32(hd))
 		}
-		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000, "granite": 10000, "granitemoe": 10000, "starcoder2": 100000, "olmo2": 500000, "smollm3": 2000000, "exaone": 1000000}[a]
+		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000, "granite": 10000, "granitemoe": 10000, "starcoder2": 100000, "olmo2": 500000, "smollm3": 2000000, "exaone": 1000000, "command-r": 8000000, "cohere2": 50000, "mistral3": 1000000}[a]
 		if s.RopeFreqs {
 			base = 500000
 		}
@@ -392,6 +394,12 @@ func build(s Spec) (*gguf.Writer, error) {
 	}
 	if a == "olmo2" {
 		olmo2Metadata(w, s)
+	}
+	if a == "command-r" || a == "cohere2" {
+		cohereMetadata(w, s)
+	}
+	if a == "mistral3" {
+		mistral3Metadata(w, s)
 	}
 	w.SetString("tokenizer.ggml.model", v.Model)
 	if v.Model == "gpt2" {
@@ -449,6 +457,10 @@ func build(s Spec) (*gguf.Writer, error) {
 		}
 		if a == "olmo2" {
 			errs = append(errs, olmo2Layer(s, p, hd, mat, vec)...)
+			continue
+		}
+		if a == "command-r" || a == "cohere2" {
+			errs = append(errs, cohereLayer(s, p, hd, mat, vec)...)
 			continue
 		}
 		errs = append(errs, vec(p+"attn_norm.weight", D, 1, 0.2), vec(p+"ffn_norm.weight", D, 1, 0.2))

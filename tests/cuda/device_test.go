@@ -322,6 +322,9 @@ func referenceModels(t *testing.T, b *cuda.Backend, toyGemm bool) {
 			if spec.Arch == "gpt2" {
 				perStep = 2 // and the position id
 			}
+			if spec.Arch == "mistral3" {
+				perStep += int64(spec.Layers) // each layer's query temperatures (nn.Temperature)
+			}
 			if spec.Arch == "deepseek2" {
 				perStep, perStepDown = deepseekTransfers(spec)
 			} else if spec.Experts > 0 {

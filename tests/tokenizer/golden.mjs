@@ -119,7 +119,17 @@ const configs = [
   { name: 'gpt2-deepseek-coder', vocab: 'gpt2', pre: 'deepseek-coder', hf: null },
   { name: 'gpt2-deepseek-v3', vocab: 'gpt2', pre: 'deepseek-v3', hf: null },
   { name: 'gpt2-falcon', vocab: 'gpt2', pre: 'falcon', hf: null },
+  // Tekken's and GPT-4o's case-splitting pre-tokenizers; llama.cpp runs
+  // rewritten expressions (upper = a letter not a-z, lower = not A-Z) that
+  // Hugging Face's original ones do not match on non-ASCII letters, so they
+  // are compared with llama.cpp only. Tekken skips merges for a word that is
+  // a token, which only a vocabulary whose merges differ from its ranks
+  // (Llama 3's) shows.
+  { name: 'gpt2-tekken', vocab: 'gpt2', pre: 'tekken', hf: null },
+  { name: 'gpt2-gpt-4o', vocab: 'gpt2', pre: 'gpt-4o', hf: null },
   { name: 'llama3', vocab: 'llama3', pre: 'llama-bpe', hf: () => ({ type: 'Sequence', pretokenizers: [split(LLAMA3), byteLevel(false)] }), ignoreMerges: true },
+  { name: 'llama3-tekken', vocab: 'llama3', pre: 'tekken', hf: null },
+  { name: 'llama3-gpt-4o', vocab: 'llama3', pre: 'gpt-4o', hf: null },
   { name: 'llama2', vocab: 'llama2', hf: () => null },
 ];
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/cohere"
 	"github.com/toyml/toy/toy/models/deepseek2"
 	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
@@ -91,6 +92,10 @@ func Cases() []Case {
 	// OLMo 2: norms after the sublayers, whole-projection q/k norms.
 	oc := olmo2.Config{VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64, Heads: 4, KVHeads: 2,
 		RopeBase: 5e5, NormEps: 1e-6}
+	// Command R7B: layers 0–2 of 4 windowed (4 positions of the 12) with
+	// RoPE, 3 global without; a parallel block; logits × 0.25.
+	cc := cohere.Config{Arch: "cohere2", VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, Heads: 4,
+		KVHeads: 2, RopeBase: 50000, NormEps: 1e-5, LogitScale: 0.25, Window: 4, SlidingPattern: 4}
 	return []Case{
 		{"llama", llama.NewRandom(lc, 1), lc.SetMetadata},
 		{"qwen2", llama.NewRandom(qc, 2), qc.SetMetadata},
@@ -102,6 +107,7 @@ func Cases() []Case {
 		{"phi3", phi3.NewRandom(pc, 8), pc.SetMetadata},
 		{"starcoder2", starcoder2.NewRandom(sc, 9), sc.SetMetadata},
 		{"olmo2", olmo2.NewRandom(oc, 12), oc.SetMetadata},
+		{"cohere2", cohere.NewRandom(cc, 13), cc.SetMetadata},
 		{"deepseek2-lite", deepseek2.NewRandom(dl, 10), dl.SetMetadata},
 		{"deepseek2", deepseek2.NewRandom(dv, 11), dv.SetMetadata},
 	}

@@ -343,6 +343,36 @@ def olmo2_forward(meta, W, ids):
     return x @ W["output.weight"].T
 
 
+def cohere_forward(meta, W, ids):
+    """Command R / R7B: attention and a SwiGLU side by side on one LayerNorm
+    without a bias, adjacent-pair RoPE, a tied head times logit_scale; R7B's
+    layers l mod 4 < 3 windowed with RoPE, the others global without."""
+    a = meta["general.architecture"] + "."
+    L, H, KV = meta[a + "block_count"], meta[a + "attention.head_count"], meta[a + "attention.head_count_kv"]
+    eps, base = meta[a + "attention.layer_norm_epsilon"], meta[a + "rope.freq_base"]
+    window, pattern = meta.get(a + "attention.sliding_window", 0), meta.get(a + "attention.sliding_window_pattern", 4)
+
+    def ln(x, w):
+        return F.layer_norm(x, x.shape[-1:], w, None, eps)
+
+    x = W["token_embd.weight"][ids]
+    T, D = len(ids), x.shape[1]
+    d = D // H
+    for l in range(L):
+        p = f"blk.{l}."
+        local = window > 0 and l % pattern < pattern - 1
+        h = ln(x, W[p + "attn_norm.weight"])
+        q, k = (h @ W[p + "attn_q.weight"].T).reshape(T, H, d), (h @ W[p + "attn_k.weight"].T).reshape(T, KV, d)
+        if window == 0 or local:
+            q, k = rope(q, base, False), rope(k, base, False)
+        v = (h @ W[p + "attn_v.weight"].T).reshape(T, KV, d)
+        y = attention(q, k, v, H, KV, window=window if local else 0) @ W[p + "attn_output.weight"].T
+        f = (F.silu(h @ W[p + "ffn_gate.weight"].T) * (h @ W[p + "ffn_up.weight"].T)) @ W[p + "ffn_down.weight"].T
+        x = (f + x) + y
+    x = ln(x, W["output_norm.weight"])
+    return x @ W["token_embd.weight"].T * meta.get(a + "logit_scale", 1.0)
+
+
 def batch():
     a = [(i * 7 + 3) % VOCAB for i in range(13)]
     b = [(i * i + 5) % VOCAB for i in range(13)]
@@ -353,7 +383,7 @@ def batch():
 def loss_of(meta, W):
     fwd = {"gpt2": gpt2_forward, "gemma2": gemma_forward, "gemma3": gemma_forward, "phi3": phi3_forward,
            "starcoder2": starcoder2_forward, "deepseek2": deepseek2_forward,
-           "olmo2": olmo2_forward}.get(meta["general.architecture"], llama_forward)
+           "olmo2": olmo2_forward, "command-r": cohere_forward, "cohere2": cohere_forward}.get(meta["general.architecture"], llama_forward)
     logits, targets = [], []
     for s in batch():
         ids = [0 if t == PAD else t for t in s[:-1]]
@@ -364,7 +394,7 @@ def loss_of(meta, W):
 
 def main(src, dst):
     os.makedirs(dst, exist_ok=True)
-    for name in sys.argv[3:] or ["llama", "qwen2", "gpt2", "gemma2", "gemma3", "mixtral", "granite", "phi3", "starcoder2", "olmo2",
+    for name in sys.argv[3:] or ["llama", "qwen2", "gpt2", "gemma2", "gemma3", "mixtral", "granite", "phi3", "starcoder2", "olmo2", "cohere2",
                                        "deepseek2-lite", "deepseek2"]:
         meta, W, sha = read_gguf(os.path.join(src, name + ".gguf"))
         loss = loss_of(meta, W)

@@ -17,6 +17,7 @@ import (
 	"github.com/toyml/toy/toy"
 	"github.com/toyml/toy/toy/card"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/cohere"
 	"github.com/toyml/toy/toy/models/deepseek2"
 	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
@@ -76,6 +77,7 @@ func TestRoundTrip(t *testing.T) {
 	for _, s := range []testmodel.Spec{
 		gates["olmoe-q8_0"], gates["phi2-f32"], gates["phi2-q8_0"], gates["phi3-long-f32"], gates["phi4-q8_0"],
 		gates["deepseek2-f32"], gates["deepseek2-lite-q8_0"], gates["deepseek2-v3-f32"],
+		gates["command-r-q8_0"], gates["cohere2-f32"], gates["mistral3-f32"], gates["mistral3-temp-f32"],
 		g2, g3, g1, yarn, linear, mix, q3moe, q2moe, gmoe,
 		spec("granite", "granite", tensor.F32, true),
 		smollm3,
@@ -112,6 +114,8 @@ func TestRoundTrip(t *testing.T) {
 				loaded, built, fromFile = net.Config, gpt2.New(cfg.(gpt2.Config)).Card(), net.Card()
 			case *gemma.Model:
 				loaded, built, fromFile = net.Config, gemma.New(cfg.(gemma.Config)).Card(), net.Card()
+			case *cohere.Model:
+				loaded, built, fromFile = net.Config, cohere.New(cfg.(cohere.Config)).Card(), net.Card()
 			case *olmoe.Model:
 				loaded, built, fromFile = net.Config, olmoe.New(cfg.(olmoe.Config)).Card(), net.Card()
 			case *phi2.Model:

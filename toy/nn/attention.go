@@ -59,6 +59,32 @@ type Attention struct {
 	// Bidirectional drops the causal mask: every position sees every
 	// other (encoders such as ViT).
 	Bidirectional bool
+	// Temperature sharpens the attention of positions far into a long
+	// context (Llama 4, Ministral 3); its zero value is off.
+	Temperature Temperature
+}
+
+// Temperature multiplies each query at position p, after RoPE, by
+// 1 + Scale·ln(⌊p/Floor⌋ + 1): 1 for the first Floor positions, then
+// growing with the log of the distance. Scale 0 is off.
+type Temperature struct {
+	Scale float32
+	Floor int
+}
+
+// apply scales the rows of q [T, C], at positions pos0 …, by their
+// temperature, as llama.cpp computes it: the quotient in float32, the
+// logarithm in float64, rounded once.
+func (tp Temperature) apply(q *tensor.Tensor, pos0 int) *tensor.Tensor {
+	T, C := q.Rows(), q.Cols()
+	f := make([]float32, T*C)
+	for t := range T {
+		s := float32(math.Log(math.Floor(float64(float32(pos0+t)/float32(tp.Floor)))+1)*float64(tp.Scale) + 1)
+		for j := range C {
+			f[t*C+j] = s
+		}
+	}
+	return tensor.Mul(q, tensor.FromFloat32(f, T, C))
 }
 
 // Check verifies that the weights and head counts fit together.
@@ -68,6 +94,9 @@ func (a *Attention) Check() error {
 	}
 	if !(a.Scale >= 0) || !(a.SoftCap >= 0) || a.Window < 0 {
 		return fmt.Errorf("attention: scale %g, soft cap %g, window %d", a.Scale, a.SoftCap, a.Window)
+	}
+	if tp := a.Temperature; tp.Scale != 0 && (tp.Floor <= 0 || !(tp.Scale > -1e3 && tp.Scale < 1e3)) {
+		return fmt.Errorf("attention: temperature scale %g over %d positions", tp.Scale, tp.Floor)
 	}
 	q, kv := a.Heads*a.HeadDim, a.KVHeads*a.HeadDim
 	rows := func(l *Linear) int { return l.W.Dim(0) }
@@ -118,6 +147,9 @@ func (a *Attention) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 	if r := a.RoPE; r != nil {
 		o := tensor.RoPEOptions{HeadDim: a.HeadDim, Dim: r.Dim, Base: r.Base, NeoX: r.NeoX, Factors: r.Factors, Scaling: r.Scaling}
 		q, k = tensor.RoPEWith(q, past, o), tensor.RoPEWith(k, past, o)
+	}
+	if a.Temperature.Scale != 0 {
+		q = a.Temperature.apply(q, past)
 	}
 	keys, values := k, v // [S, KV·Dh] each; without a cache (training) S = T
 	if cache != nil {

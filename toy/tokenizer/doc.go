@@ -36,7 +36,11 @@
 // pretokenize.go that makes the same splits, one alternative per branch;
 // DeepSeek's (deepseek-llm, deepseek-coder, deepseek-v3) are sequences of
 // such scanners, each splitting the pieces the one before left
-// (pretokenize_deepseek.go).
+// (pretokenize_deepseek.go). Tekken's (tekken: Mistral Nemo, Ministral,
+// Pixtral) and GPT-4o's (gpt-4o, llama4: gpt-oss, Llama 4) split letters
+// where case changes, as llama.cpp's rewrite of their expressions does: a
+// letter not a-z may start a word, a letter not A-Z continue it, so a
+// non-ASCII letter of either case is both (pretokenize_tekken.go).
 //
 // # Where toy differs from llama.cpp, on purpose
 //

@@ -79,6 +79,13 @@ var preTokenizers = map[string]struct {
 	"deepseek-v3":    {split: deepseekV3},
 	"hunyuan-dense":  {split: deepseekV3},
 	"joyai-llm":      {split: deepseekV3},
+	// letters split where case changes (pretokenize_tekken.go)
+	"tekken":     {split: []splitter{splitTekken}, ignoreMerges: true},
+	"gpt-4o":     {split: []splitter{splitGPT4o}},
+	"llama4":     {split: []splitter{splitGPT4o}},
+	"kanana2":    {split: []splitter{splitGPT4o}},
+	"talkie":     {split: []splitter{splitGPT4o}},
+	"minimax-m2": {split: []splitter{splitGPT4o}},
 }
 
 func preTokenizer(pre string) ([]splitter, bool, error) {
@@ -87,7 +94,7 @@ func preTokenizer(pre string) ([]splitter, bool, error) {
 	}
 	p, ok := preTokenizers[pre]
 	if !ok {
-		return nil, false, fmt.Errorf("%w: %q (supported: gpt-2, llama-bpe, qwen2, smollm, default, falcon, deepseek-llm, deepseek-coder, deepseek-v3, and aliases)", ErrUnknownPre, pre)
+		return nil, false, fmt.Errorf("%w: %q (supported: gpt-2, llama-bpe, qwen2, smollm, default, falcon, deepseek-llm, deepseek-coder, deepseek-v3, tekken, gpt-4o, and aliases)", ErrUnknownPre, pre)
 	}
 	return p.split, p.ignoreMerges, nil
 }

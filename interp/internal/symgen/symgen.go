@@ -42,6 +42,7 @@ var ToyPackages = []string{
 	"github.com/toyml/toy/toy/models/olmo2",
 	"github.com/toyml/toy/toy/models/starcoder2",
 	"github.com/toyml/toy/toy/models/deepseek2",
+	"github.com/toyml/toy/toy/models/cohere",
 	"github.com/toyml/toy/toy/display",
 	"github.com/toyml/toy/toy/optim",
 	"github.com/toyml/toy/toy/recipes",

@@ -65,6 +65,8 @@ func (c Config) Card() *card.Card {
 		summary = "Granite-MoE: the Granite transformer with a mixture of SwiGLU experts in place of the MLP."
 	case moe:
 		summary = "Mixtral: the Llama transformer with a mixture of SwiGLU experts in place of the MLP."
+	case c.Arch == "mistral3":
+		summary = "Ministral 3: the Llama transformer with YaRN's magnitude set by its log multiplier and queries sharpened far into a long context."
 	case c.Arch == "exaone":
 		summary = "EXAONE: the Llama transformer with half-split RoPE pairs."
 	case c.Arch == "smollm3":
@@ -196,6 +198,25 @@ func (c Config) Card() *card.Card {
 		k.Hyper = append(k.Hyper, card.Hyper{Symbol: "s_a", Value: card.Float(c.AttnScale), Key: "attention_scale", Meaning: "the attention scores are multiplied by s_a (in place of 1/√d_h)"})
 		score = "· s_a"
 	}
+	for _, h := range []struct {
+		sym, key, meaning string
+		v                 float32
+	}{
+		{"β_fast", "yarn_beta_fast", "YaRN keeps pairs turning more than β_fast times over ℓ_orig (0: 32)", c.YarnBetaFast},
+		{"β_slow", "yarn_beta_slow", "YaRN divides pairs turning fewer than β_slow times by s_rope (0: 1)", c.YarnBetaSlow},
+		{"m_log", "yarn_log_mul", "cos, sin × (1 + 0.1 ln s_rope)/(1 + 0.1·m_log·ln s_rope) in place of YaRN's magnitude", c.YarnLogMul},
+		{"τ", "attn_temperature", "queries at position p × (1 + τ·ln(⌊p/ℓ_orig⌋ + 1)), after RoPE", c.AttnTemperature},
+	} {
+		if h.v != 0 {
+			k.Hyper = append(k.Hyper, card.Hyper{Symbol: h.sym, Value: card.Float(h.v), Key: h.key, Meaning: h.meaning})
+		}
+	}
+	if c.AttnTemperature != 0 {
+		rope += "; then Q[:, t] ← (1 + τ·ln(⌊t/ℓ_orig⌋ + 1)) Q[:, t]"
+		if c.RopeScaling != "yarn" {
+			k.Hyper = append(k.Hyper, card.Hyper{Symbol: "ℓ_orig", Value: card.Int(c.RopeOrigContext), Key: "rope_orig_context", Meaning: "the temperature's step, in positions"})
+		}
+	}
 	if c.LogitScale != 0 {
 		k.Hyper = append(k.Hyper, card.Hyper{Symbol: "s_u", Value: card.Float(c.LogitScale), Key: "logit_scale", Meaning: "the logits are divided by s_u"})
 		logits = "W_u X / s_u"
@@ -290,7 +311,8 @@ func ConfigFromCard(k *card.Card) (any, error) {
 		r.Int("shared_ffn", &c.SharedFFN)
 	}
 	for key, v := range map[string]*float32{"embedding_scale": &c.EmbedScale, "residual_scale": &c.ResidualScale,
-		"attention_scale": &c.AttnScale, "logit_scale": &c.LogitScale} {
+		"attention_scale": &c.AttnScale, "logit_scale": &c.LogitScale, "yarn_beta_fast": &c.YarnBetaFast,
+		"yarn_beta_slow": &c.YarnBetaSlow, "yarn_log_mul": &c.YarnLogMul, "attn_temperature": &c.AttnTemperature} {
 		if r.Has(key) {
 			r.Float(key, v)
 		}

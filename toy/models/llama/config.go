@@ -5,6 +5,7 @@ package llama
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/toyml/toy/toy/gguf"
@@ -53,10 +54,18 @@ type Config struct {
 	// AttnScale in place of 1/√Dh, and the logits are divided by
 	// LogitScale.
 	EmbedScale, ResidualScale, AttnScale, LogitScale float32
+
+	// Ministral 3 (mistral3): YaRN's ramp from YarnBetaFast down to
+	// YarnBetaSlow rotations (0: llama.cpp's 32 and 1); YarnLogMul, when
+	// not 0, divides the magnitude by 1 + 0.1·YarnLogMul·ln s (the
+	// mscale_all_dim of Hugging Face's config); AttnTemperature, when not
+	// 0, multiplies each query at position p by 1 + AttnTemperature·ln(⌊p/n⌋
+	// + 1), n the original context (Llama 4's attention scaling).
+	YarnBetaFast, YarnBetaSlow, YarnLogMul, AttnTemperature float32
 }
 
 // Archs lists the GGUF architectures this package loads.
-var Archs = []string{"llama", "qwen2", "qwen2moe", "qwen3", "qwen3moe", "granite", "granitemoe", "smollm3", "exaone"}
+var Archs = []string{"llama", "qwen2", "qwen2moe", "qwen3", "qwen3moe", "granite", "granitemoe", "smollm3", "exaone", "mistral3"}
 
 // ErrUnsupported marks files of this family that use features toy lacks.
 var ErrUnsupported = errors.New("llama: unsupported model feature")
@@ -85,7 +94,7 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		return c, nil, fmt.Errorf("llama: architecture %q is not one of %v", arch, Archs)
 	}
 	c.Arch = arch
-	c.RopeNeoX = arch != "llama" && arch != "smollm3" && !c.Granite()
+	c.RopeNeoX = arch != "llama" && arch != "smollm3" && arch != "mistral3" && !c.Granite()
 	m := f.Meta(arch)
 	c.ContextLength = m.Uint("context_length")
 	c.Embed = m.Uint("embedding_length")
@@ -110,8 +119,17 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		c.SharedFFN = m.UintOr("expert_shared_feed_forward_length", 0)
 	}
 	lacking := readRopeScaling(m, &c)
-	if c.Arch == "smollm3" {
+	if c.Arch == "smollm3" || c.Arch == "mistral3" {
 		c.AttnScale = m.FloatOr("attention.scale", 0)
+	}
+	if c.Arch == "mistral3" {
+		c.AttnTemperature = m.FloatOr("attention.temperature_scale", 0)
+		c.YarnBetaFast = m.FloatOr("rope.scaling.yarn_beta_fast", 0)
+		c.YarnBetaSlow = m.FloatOr("rope.scaling.yarn_beta_slow", 0)
+		c.YarnLogMul = m.FloatOr("rope.scaling.yarn_log_multiplier", 0)
+		if c.AttnTemperature != 0 && c.RopeOrigContext == 0 {
+			c.RopeOrigContext = m.UintOr("rope.scaling.original_context_length", c.ContextLength)
+		}
 	}
 	if c.Granite() {
 		c.LogitScale = m.Float("logit_scale")
@@ -170,6 +188,23 @@ func (c Config) RoPEScaling() tensor.RoPEScaling {
 	}
 	if c.RopeScaling == "yarn" {
 		s.ExtFactor, s.BetaFast, s.BetaSlow, s.OrigContext = 1, 32, 1, c.RopeOrigContext
+		if c.YarnBetaFast != 0 {
+			s.BetaFast = c.YarnBetaFast
+		}
+		if c.YarnBetaSlow != 0 {
+			s.BetaSlow = c.YarnBetaSlow
+		}
+		if c.YarnLogMul != 0 && c.RopeScaleFactor > 1 {
+			// llama.cpp: mscale(s, 1)/mscale(s, m) · 1/(1 + 0.1 ln s) · attn_factor,
+			// mscale(s, m) = 1 + 0.1·m·ln s, in float32.
+			ln := float32(math.Log(float64(c.RopeScaleFactor)))
+			f := (0.1*ln + 1) / (0.1*c.YarnLogMul*ln + 1)
+			f *= 1 / (1 + 0.1*ln)
+			if c.RopeAttnFactor != 0 {
+				f *= c.RopeAttnFactor
+			}
+			s.AttnFactor = f
+		}
 	}
 	return s
 }
@@ -227,6 +262,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("llama: a %s model without experts", c.Arch)
 	case c.SharedFFN < 0 || c.SharedFFN > big || (c.SharedFFN > 0 && c.Experts == 0):
 		return fmt.Errorf("llama: shared expert of width %d with %d experts", c.SharedFFN, c.Experts)
+	case !(c.YarnBetaFast >= 0 && c.YarnBetaFast < 1e4 && c.YarnBetaSlow >= 0 && c.YarnBetaSlow < 1e4) ||
+		!(c.YarnLogMul >= 0 && c.YarnLogMul < 100) || !(c.AttnTemperature > -1e3 && c.AttnTemperature < 1e3):
+		return fmt.Errorf("llama: YaRN β %g, %g, log multiplier %g, attention temperature %g", c.YarnBetaFast, c.YarnBetaSlow, c.YarnLogMul, c.AttnTemperature)
+	case c.AttnTemperature != 0 && c.RopeOrigContext <= 0:
+		return fmt.Errorf("llama: attention temperature over an original context of %d", c.RopeOrigContext)
 	case !validScale(c.EmbedScale) || !validScale(c.ResidualScale) || !validScale(c.AttnScale) || !validScale(c.LogitScale):
 		return fmt.Errorf("llama: multipliers: embedding %g, residual %g, attention %g, logit %g", c.EmbedScale, c.ResidualScale, c.AttnScale, c.LogitScale)
 	case c.Granite() && c.LogitScale == 0:
@@ -278,7 +318,9 @@ func (c Config) SetMetadata(w *gguf.Writer) {
 	for _, kv := range []struct {
 		key string
 		v   float32
-	}{{"logit_scale", c.LogitScale}, {"embedding_scale", c.EmbedScale}, {"residual_scale", c.ResidualScale}, {"attention.scale", c.AttnScale}} {
+	}{{"logit_scale", c.LogitScale}, {"embedding_scale", c.EmbedScale}, {"residual_scale", c.ResidualScale}, {"attention.scale", c.AttnScale},
+		{"attention.temperature_scale", c.AttnTemperature}, {"rope.scaling.yarn_beta_fast", c.YarnBetaFast},
+		{"rope.scaling.yarn_beta_slow", c.YarnBetaSlow}, {"rope.scaling.yarn_log_multiplier", c.YarnLogMul}} {
 		if kv.v != 0 {
 			w.SetFloat32(a+"."+kv.key, kv.v)
 		}

@@ -1,6 +1,6 @@
 // Package llama is the Llama family of decoder-only transformers: Llama 2 and
 // 3.x, SmolLM2, TinyLlama, Mistral, Mixtral, Qwen2.5, Qwen2-MoE, Qwen3,
-// Qwen3-MoE, Granite, Granite-MoE, SmolLM3 and EXAONE 3.5 share one architecture
+// Qwen3-MoE, Granite, Granite-MoE, SmolLM3, EXAONE 3.5 and Ministral 3 share one architecture
 // (RMSNorm, rotary positions, grouped-query attention, SwiGLU) and differ only
 // in the numbers of a flat Config, read from GGUF metadata.
 //
@@ -11,7 +11,7 @@
 //	H  query heads               KV key/value heads
 //	Dh head width                L  layers
 //
-// Nine GGUF architectures load here. "llama" files store Q and K rows
+// Ten GGUF architectures load here. "llama" files store Q and K rows
 // permuted for rotary embeddings on adjacent feature pairs (llama.cpp's
 // converter does this), so RoPE pairs (2i, 2i+1); Llama 3.1 and later add
 // rope_freqs.weight, frequency factors that divide each pair's angle.
@@ -27,5 +27,6 @@
 // (Config.EmbedScale, ResidualScale, AttnScale, LogitScale);
 // "granitemoe" adds a renormalised mixture as Mixtral's. "smollm3" is llama
 // without RoPE in every fourth layer; "exaone" (LG's EXAONE 3.5) is llama
-// with half-split pairs.
+// with half-split pairs; "mistral3" (Ministral 3) is llama with YaRN's
+// betas and magnitude from its metadata and Llama 4's query temperature.
 package llama

@@ -60,6 +60,9 @@ func New(c Config) *Model {
 			ResidualScale: c.ResidualScale,
 		}
 		m.Blocks[i].Attn.Scale = c.AttnScale
+		if c.AttnTemperature != 0 {
+			m.Blocks[i].Attn.Temperature = nn.Temperature{Scale: c.AttnTemperature, Floor: c.RopeOrigContext}
+		}
 		if c.NoRoPE(i) {
 			m.Blocks[i].Attn.RoPE = nil
 		}

@@ -1,0 +1,31 @@
+// Fresh random weights, for training from scratch.
+
+package cohere
+
+import (
+	"math"
+
+	"github.com/toyml/toy/toy/nn"
+)
+
+// NewRandom returns a model of shape c with GPT-2-style initial weights:
+// N(0, 0.02²) everywhere, the projections into the residual stream
+// (attention output, feed-forward down) scaled by 1/√(2L), LayerNorm gains
+// 1. The same seed gives the same model.
+func NewRandom(c Config, seed uint64) *Model {
+	in := nn.NewInit(seed)
+	const std = 0.02
+	resid := std / math.Sqrt(2*float64(c.Layers))
+	D, F, kv := c.Embed, c.FFN, c.KVHeads*c.HeadDim()
+	m := New(c)
+	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, D)}
+	for i := range m.Blocks {
+		b := &m.Blocks[i]
+		b.Norm.W = in.Fill(1, D)
+		b.Attn.Q, b.Attn.K, b.Attn.V = in.Linear(D, D, std, false), in.Linear(kv, D, std, false), in.Linear(kv, D, std, false)
+		b.Attn.O = in.Linear(D, D, resid, false)
+		b.FFN = nn.SwiGLU{Gate: in.Linear(F, D, std, false), Up: in.Linear(F, D, std, false), Down: in.Linear(D, F, resid, false)}
+	}
+	m.OutputNorm.W = in.Fill(1, D)
+	return m
+}

@@ -1,0 +1,66 @@
+package cohere
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/toyml/toy/internal/testmodel"
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// edited writes a tiny Command R7B, applies edit to its metadata, and
+// returns the parsed result.
+func edited(t *testing.T, edit func(w *gguf.Writer)) *gguf.File {
+	return testmodel.Edited(t, testmodel.Spec{Name: "m", Arch: "cohere2", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300,
+		Embed: 64, Layers: 4, FFN: 96, Heads: 4, KVHeads: 2, Context: 64, Tied: true, Seed: 5, Window: 3}, edit)
+}
+
+// Decoding one token at a time gives the logits of the whole prompt, past
+// the window.
+func TestDecodeMatchesPrefill(t *testing.T) {
+	m, err := Load(edited(t, func(*gguf.Writer) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []int32{5, 17, 200, 3, 9, 41}
+	whole := m.Forward(ids, m.NewCache(8)).Float32s()
+	cache := m.NewCache(8)
+	for i, id := range ids {
+		row := m.Forward([]int32{id}, cache).Float32s()
+		for j, v := range row {
+			if d := v - whole[i*len(row)+j]; d > 1e-4 || d < -1e-4 {
+				t.Fatalf("position %d, logit %d: %g one at a time, %g at once", i, j, v, whole[i*len(row)+j])
+			}
+		}
+	}
+}
+
+// Metadata that disagrees with the tensors, or asks for what toy lacks, is
+// an error at load that names the problem.
+func TestLyingMetadata(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(w *gguf.Writer)
+		want string
+	}{
+		{"layers", func(w *gguf.Writer) { w.SetUint32("cohere2.block_count", 5) }, "blk.4."},
+		{"heads", func(w *gguf.Writer) { w.SetUint32("cohere2.attention.head_count_kv", 3) }, "4 heads with 3 KV heads"},
+		{"ffn", func(w *gguf.Writer) { w.SetUint32("cohere2.feed_forward_length", 128) }, "ffn_gate.weight has shape"},
+		{"no window", func(w *gguf.Writer) { w.SetUint32("cohere2.attention.sliding_window", 0) }, "window 0"},
+		{"rope width", func(w *gguf.Writer) { w.SetUint32("cohere2.rope.dimension_count", 8) }, "RoPE over 8 features"},
+		{"scaling", func(w *gguf.Writer) {
+			w.SetString("cohere2.rope.scaling.type", "yarn")
+			w.SetFloat32("cohere2.rope.scaling.factor", 4)
+		}, "unsupported"},
+	} {
+		_, err := Load(edited(t, c.edit))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want it to mention %q", c.name, err, c.want)
+		}
+		if c.name == "scaling" && !errors.Is(err, ErrUnsupported) {
+			t.Errorf("%s: %v is not ErrUnsupported", c.name, err)
+		}
+	}
+}
