@@ -284,6 +284,6 @@ func TestQuantize(t *testing.T) {
 		}
 	}
 	if _, err := Quantize(f, tensor.Q4_K); err == nil {
-		t.Error("Quantize to Q4_K: no error (toy's k-quant quantizer is not llama.cpp's; not offered)")
+		t.Error("Quantize to Q4_K: no error (the plain Quantize takes the block types; k-quants and their mixes go through QuantizeModel)")
 	}
 }

@@ -164,9 +164,9 @@ func TestGoldenBenchText(t *testing.T) {
 
 // cleanSpacesConfigs are the golden configs whose pre-tokenizer makes
 // llama.cpp's detokenize "clean up" spaces (gpt-2, llama-bpe, default,
-// falcon; not qwen2, smollm or the deepseek ones). Decode keeps the text as it
-// was, so the test applies the clean-up to Decode's result to show that it is
-// the only difference.
+// falcon; not qwen2, smollm, the deepseek ones, tekken or gpt-4o). Decode
+// keeps the text as it was, so the test applies the clean-up to Decode's
+// result to show that it is the only difference.
 var cleanSpacesConfigs = map[string]bool{"gpt2": true, "gpt2-default": true, "gpt2-falcon": true, "llama3": true}
 
 // cleanSpaces is llama.cpp's lossy clean-up of decoded text: " ?", " !", " .",
