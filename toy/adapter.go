@@ -8,10 +8,6 @@ import (
 	"strings"
 
 	"github.com/toyml/toy/toy/gguf"
-	"github.com/toyml/toy/toy/models/gemma"
-	"github.com/toyml/toy/toy/models/gpt2"
-	"github.com/toyml/toy/toy/models/llama"
-	"github.com/toyml/toy/toy/models/olmoe"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
@@ -43,18 +39,7 @@ func (m *Model) LoadAdapter(path string, scale float32) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrAdapter, path, err)
 	}
-	var blocks []nn.Block
-	switch n := m.Net.(type) {
-	case *llama.Model:
-		blocks = n.Blocks
-	case *gpt2.Model:
-		blocks = n.Blocks
-	case *olmoe.Model:
-		blocks = n.Blocks
-	case *gemma.Model:
-		blocks = n.Blocks
-	}
-	linears := nn.BlockLinears(blocks)
+	linears := nn.BlockLinears(m.Net)
 	applied := 0
 	for _, ti := range f.Tensors {
 		base, ok := strings.CutSuffix(ti.Name, ".weight.lora_a")

@@ -4,6 +4,7 @@
 package nn
 
 import (
+	"maps"
 	"reflect"
 	"strconv"
 	"strings"
@@ -127,14 +128,28 @@ func ModelWeights(top any, blocks []Block) []Named {
 	return out
 }
 
-// BlockLinears returns every projection of the blocks by GGUF base name
-// ("blk.N.attn_q", …).
-func BlockLinears(blocks []Block) map[string]*Linear {
-	out := map[string]*Linear{}
-	for i := range blocks {
-		for k, v := range Linears(blockPrefix(i), &blocks[i]) {
-			out[k] = v
+// BlockLinears returns every projection of model m's blocks by GGUF base
+// name ("blk.N.attn_q", …): the blocks are the elements of m's exported
+// field Blocks, a slice of Block or of a family's own block struct. A model
+// without one has none.
+func BlockLinears(m any) map[string]*Linear {
+	v := reflect.ValueOf(m)
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return nil
 		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return nil
+	}
+	blocks := v.FieldByName("Blocks")
+	if !blocks.IsValid() || blocks.Kind() != reflect.Slice {
+		return nil
+	}
+	out := map[string]*Linear{}
+	for i := range blocks.Len() {
+		maps.Copy(out, Linears(blockPrefix(i), blocks.Index(i).Addr().Interface()))
 	}
 	return out
 }

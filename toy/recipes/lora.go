@@ -11,10 +11,6 @@ import (
 	"strings"
 
 	"github.com/toyml/toy/toy/gguf"
-	"github.com/toyml/toy/toy/models/gemma"
-	"github.com/toyml/toy/toy/models/gpt2"
-	"github.com/toyml/toy/toy/models/llama"
-	"github.com/toyml/toy/toy/models/olmoe"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/optim"
 	"github.com/toyml/toy/toy/tensor"
@@ -37,20 +33,6 @@ func NewLoRA(path string, o Options) (*Recipe, error) { return newAdapter("lora"
 // gradients flow through them to the adapters.
 func NewQLoRA(path string, o Options) (*Recipe, error) { return newAdapter("qlora", path, o, true) }
 
-func blocksOf(m Model) []nn.Block {
-	switch m := m.(type) {
-	case *llama.Model:
-		return m.Blocks
-	case *gpt2.Model:
-		return m.Blocks
-	case *olmoe.Model:
-		return m.Blocks
-	case *gemma.Model:
-		return m.Blocks
-	}
-	return nil
-}
-
 func newAdapter(kind, path string, o Options, quantize bool) (*Recipe, error) {
 	if o.LR == NewOptions(0).LR {
 		o.LR = 1e-3 // adapters take a larger step than full fine-tuning
@@ -67,7 +49,7 @@ func newAdapter(kind, path string, o Options, quantize bool) (*Recipe, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
 	}
-	linears := nn.BlockLinears(blocksOf(m))
+	linears := nn.BlockLinears(m)
 	if quantize {
 		for _, l := range linears {
 			if l.W.DType().BlockSize() == 1 && l.W.Cols()%tensor.Q8BlockSize == 0 { // not already quantized

@@ -9,11 +9,16 @@ import (
 
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/cohere"
 	"github.com/toyml/toy/toy/models/deepseek2"
 	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
 	"github.com/toyml/toy/toy/models/llama"
+	"github.com/toyml/toy/toy/models/olmo2"
 	"github.com/toyml/toy/toy/models/olmoe"
+	"github.com/toyml/toy/toy/models/phi2"
+	"github.com/toyml/toy/toy/models/phi3"
+	"github.com/toyml/toy/toy/models/starcoder2"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/optim"
 	"github.com/toyml/toy/toy/tensor"
@@ -29,7 +34,7 @@ type Model interface {
 type Recipe struct {
 	Kind     string // "from-scratch", "warm-start", "lora", "qlora"
 	Model    Model
-	Config   any // llama.Config, gpt2.Config, gemma.Config, olmoe.Config or deepseek2.Config
+	Config   any // the family's Config (llama.Config, gpt2.Config, …)
 	Options  Options
 	Params   []optim.Param
 	Opt      *optim.AdamW
@@ -44,8 +49,9 @@ type Recipe struct {
 	basePath string     // the base model file of a LoRA recipe
 }
 
-// NewFromScratch starts from fresh random weights for cfg (a llama.Config,
-// gpt2.Config, gemma.Config, olmoe.Config or deepseek2.Config).
+// NewFromScratch starts from fresh random weights for cfg: the Config of
+// llama, gpt2, gemma, olmoe, deepseek2, phi2, phi3, starcoder2, olmo2 or
+// cohere.
 func NewFromScratch(cfg any, o Options) (*Recipe, error) {
 	if err := o.validate(false); err != nil {
 		return nil, err
@@ -77,8 +83,33 @@ func NewFromScratch(cfg any, o Options) (*Recipe, error) {
 			return nil, err
 		}
 		m = deepseek2.NewRandom(c, o.Seed)
+	case phi2.Config:
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+		m = phi2.NewRandom(c, o.Seed)
+	case phi3.Config:
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+		m = phi3.NewRandom(c, o.Seed)
+	case starcoder2.Config:
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+		m = starcoder2.NewRandom(c, o.Seed)
+	case olmo2.Config:
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+		m = olmo2.NewRandom(c, o.Seed)
+	case cohere.Config:
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+		m = cohere.NewRandom(c, o.Seed)
 	default:
-		return nil, fmt.Errorf("recipes: config %T is not llama.Config, gpt2.Config, gemma.Config, olmoe.Config or deepseek2.Config", cfg)
+		return nil, fmt.Errorf("recipes: config %T is not the Config of a family toy trains (llama, gpt2, gemma, olmoe, deepseek2, phi2, phi3, starcoder2, olmo2, cohere)", cfg)
 	}
 	return newRecipe("from-scratch", m, cfg, o, allWeights(m))
 }
@@ -119,8 +150,9 @@ func newRecipe(kind string, m Model, cfg any, o Options, params []optim.Param) (
 }
 
 // constants are tensors a model file holds that are not trained: RoPE's
-// frequency factors (PyTorch keeps them as the inv_freq buffer).
-var constants = map[string]bool{"rope_freqs.weight": true}
+// frequency factors, Llama 3.1's and LongRoPE's (PyTorch keeps them as the
+// inv_freq buffer).
+var constants = map[string]bool{"rope_freqs.weight": true, "rope_factors_short.weight": true, "rope_factors_long.weight": true}
 
 // allWeights lists every weight as a parameter, decaying matrices only.
 func allWeights(m Model) []optim.Param {
@@ -146,7 +178,7 @@ func build(f *gguf.File) (Model, any, error) {
 			return nil, nil, err
 		}
 		return m, m.Config, nil
-	case "llama", "qwen2", "qwen2moe", "qwen3", "qwen3moe":
+	case "llama", "qwen2", "qwen2moe", "qwen3", "qwen3moe", "granite", "granitemoe", "smollm3", "exaone", "mistral3":
 		m, err := llama.Load(f)
 		if err != nil {
 			return nil, nil, err
@@ -166,6 +198,36 @@ func build(f *gguf.File) (Model, any, error) {
 		return m, m.Config, nil
 	case deepseek2.Arch:
 		m, err := deepseek2.Load(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m.Config, nil
+	case "phi2":
+		m, err := phi2.Load(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m.Config, nil
+	case "phi3":
+		m, err := phi3.Load(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m.Config, nil
+	case starcoder2.Arch:
+		m, err := starcoder2.Load(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m.Config, nil
+	case olmo2.Arch:
+		m, err := olmo2.Load(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m.Config, nil
+	case "command-r", "cohere2":
+		m, err := cohere.Load(f)
 		if err != nil {
 			return nil, nil, err
 		}
