@@ -59,6 +59,7 @@ func init() {
 		"TypeUint8":          reflect.ValueOf(gguf.TypeUint8),
 
 		// type definitions
+		"Decoder":         reflect.ValueOf((*gguf.Decoder)(nil)),
 		"File":            reflect.ValueOf((*gguf.File)(nil)),
 		"FileType":        reflect.ValueOf((*gguf.FileType)(nil)),
 		"KV":              reflect.ValueOf((*gguf.KV)(nil)),

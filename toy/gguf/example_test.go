@@ -72,3 +72,28 @@ func ExampleParse() {
 	// tokenizer.ggml.tokens = [3 × string]
 	// 64 Q8_0
 }
+
+// Meta reads one architecture's keys; Decoder, the shape every decoder has.
+func ExampleMeta_Decoder() {
+	w := gguf.NewWriter()
+	w.SetString("general.architecture", "llama")
+	for key, v := range map[string]uint32{"context_length": 2048, "embedding_length": 576, "block_count": 30,
+		"feed_forward_length": 1536, "attention.head_count": 9, "attention.head_count_kv": 3} {
+		w.SetUint32("llama."+key, v)
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		panic(err)
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		panic(err)
+	}
+	d, err := f.Meta("llama").Decoder()
+	fmt.Printf("%+v %v\n", d, err)
+	_, err = f.Meta("qwen2").Decoder()
+	fmt.Println(errors.Is(err, gguf.ErrMissingKey))
+	// Output:
+	// {Context:2048 Embed:576 Layers:30 FFN:1536 Heads:9 KVHeads:3} <nil>
+	// true
+}

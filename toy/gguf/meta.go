@@ -2,6 +2,8 @@
 
 package gguf
 
+import "fmt"
+
 // Meta reads the metadata keys of one architecture ("llama.context_length"
 // as Uint("context_length")) and keeps the first error, so that a model's
 // configuration reads its keys one after another and checks Err once:
@@ -85,4 +87,27 @@ func (m *Meta) BoolOr(key string, def bool) bool {
 	v, err := m.f.Bool(m.Key(key))
 	m.err = err
 	return v
+}
+
+// Decoder is the shape every decoder's metadata gives.
+type Decoder struct {
+	Context, Embed, Layers, FFN, Heads, KVHeads int
+}
+
+// Decoder reads the shape every decoder's metadata gives: arch.
+// context_length, embedding_length, block_count, feed_forward_length and
+// attention.head_count, all required, and attention.head_count_kv (the
+// head count when absent). A width or head count below 1 is an error, so
+// that callers may divide by them.
+func (m *Meta) Decoder() (Decoder, error) {
+	d := Decoder{Context: m.Uint("context_length"), Embed: m.Uint("embedding_length"), Layers: m.Uint("block_count"),
+		FFN: m.Uint("feed_forward_length"), Heads: m.Uint("attention.head_count")}
+	if err := m.Err(); err != nil {
+		return d, err
+	}
+	if d.Heads <= 0 || d.Embed <= 0 {
+		return d, fmt.Errorf("gguf: %s: %d heads, width %d", m.arch, d.Heads, d.Embed)
+	}
+	d.KVHeads = m.UintOr("attention.head_count_kv", d.Heads)
+	return d, m.Err()
 }

@@ -54,18 +54,11 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	}
 	c.Arch = arch
 	m := f.Meta(arch)
-	c.ContextLength = m.Uint("context_length")
-	c.Embed = m.Uint("embedding_length")
-	c.Layers = m.Uint("block_count")
-	c.FFN = m.Uint("feed_forward_length")
-	c.Heads = m.Uint("attention.head_count")
-	if err := m.Err(); err != nil {
+	d, err := m.Decoder()
+	if err != nil {
 		return c, err
 	}
-	if c.Heads <= 0 || c.Embed <= 0 {
-		return c, fmt.Errorf("gemma: %d heads, width %d", c.Heads, c.Embed)
-	}
-	c.KVHeads = m.UintOr("attention.head_count_kv", c.Heads)
+	c.ContextLength, c.Embed, c.Layers, c.FFN, c.Heads, c.KVHeads = d.Context, d.Embed, d.Layers, d.FFN, d.Heads, d.KVHeads
 	c.HeadDim = m.UintOr("attention.key_length", c.Embed/c.Heads)
 	c.RopeBase = m.FloatOr("rope.freq_base", 10000)
 	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")

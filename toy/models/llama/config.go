@@ -96,18 +96,11 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	c.Arch = arch
 	c.RopeNeoX = arch != "llama" && arch != "smollm3" && arch != "mistral3" && !c.Granite()
 	m := f.Meta(arch)
-	c.ContextLength = m.Uint("context_length")
-	c.Embed = m.Uint("embedding_length")
-	c.Layers = m.Uint("block_count")
-	c.FFN = m.Uint("feed_forward_length")
-	c.Heads = m.Uint("attention.head_count")
-	if err := m.Err(); err != nil {
+	d, err := m.Decoder()
+	if err != nil {
 		return c, nil, err
 	}
-	if c.Heads <= 0 || c.Embed <= 0 {
-		return c, nil, fmt.Errorf("llama: %d heads, width %d", c.Heads, c.Embed)
-	}
-	c.KVHeads = m.UintOr("attention.head_count_kv", c.Heads)
+	c.ContextLength, c.Embed, c.Layers, c.FFN, c.Heads, c.KVHeads = d.Context, d.Embed, d.Layers, d.FFN, d.Heads, d.KVHeads
 	c.HeadDim = m.UintOr("attention.key_length", c.Embed/c.Heads)
 	c.RopeDim = m.UintOr("rope.dimension_count", c.HeadDim)
 	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")

@@ -91,19 +91,12 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		return c, nil, fmt.Errorf("olmo2: architecture %q, want %q", arch, Arch)
 	}
 	m := f.Meta(arch)
-	c.ContextLength = m.Uint("context_length")
-	c.Embed = m.Uint("embedding_length")
-	c.Layers = m.Uint("block_count")
-	c.FFN = m.Uint("feed_forward_length")
-	c.Heads = m.Uint("attention.head_count")
-	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")
-	if err := m.Err(); err != nil {
+	d, err := m.Decoder()
+	if err != nil {
 		return c, nil, err
 	}
-	if c.Heads <= 0 || c.Embed <= 0 {
-		return c, nil, fmt.Errorf("olmo2: %d heads, width %d", c.Heads, c.Embed)
-	}
-	c.KVHeads = m.UintOr("attention.head_count_kv", c.Heads)
+	c.ContextLength, c.Embed, c.Layers, c.FFN, c.Heads, c.KVHeads = d.Context, d.Embed, d.Layers, d.FFN, d.Heads, d.KVHeads
+	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")
 	c.RopeBase = m.FloatOr("rope.freq_base", 10000)
 	rot := m.UintOr("rope.dimension_count", c.HeadDim())
 	c.Window = m.UintOr("attention.sliding_window", 0)

@@ -52,18 +52,11 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		return c, nil, fmt.Errorf("phi2: architecture %q is not phi2", arch)
 	}
 	m := f.Meta(Arch)
-	c.ContextLength = m.Uint("context_length")
-	c.Embed = m.Uint("embedding_length")
-	c.Layers = m.Uint("block_count")
-	c.FFN = m.Uint("feed_forward_length")
-	c.Heads = m.Uint("attention.head_count")
-	if err := m.Err(); err != nil {
+	d, err := m.Decoder()
+	if err != nil {
 		return c, nil, err
 	}
-	if c.Heads <= 0 || c.Embed <= 0 {
-		return c, nil, fmt.Errorf("phi2: %d heads, width %d", c.Heads, c.Embed)
-	}
-	c.KVHeads = m.UintOr("attention.head_count_kv", c.Heads)
+	c.ContextLength, c.Embed, c.Layers, c.FFN, c.Heads, c.KVHeads = d.Context, d.Embed, d.Layers, d.FFN, d.Heads, d.KVHeads
 	c.HeadDim = m.UintOr("attention.key_length", c.Embed/c.Heads)
 	c.RopeDim = m.UintOr("rope.dimension_count", c.HeadDim)
 	c.RopeBase = m.FloatOr("rope.freq_base", 10000)
