@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,8 +141,11 @@ func TestIsComplete(t *testing.T) {
 func TestCompleteAndDoc(t *testing.T) {
 	in, _ := newTest(t)
 	eval(t, in, `tt := tensor.New(2, 3)`)
-	if m, _, _ := in.Complete("tensor.MatM", 11); len(m) != 1 || m[0] != "tensor.MatMul" {
+	if m, _, _ := in.Complete("tensor.MatM", 11); !slices.Equal(m, []string{"tensor.MatMul", "tensor.MatMulID"}) {
 		t.Errorf("Complete(tensor.MatM) = %v", m)
+	}
+	if m, _, _ := in.Complete("tensor.Softm", 12); len(m) != 1 || m[0] != "tensor.Softmax" {
+		t.Errorf("Complete(tensor.Softm) = %v", m)
 	}
 	if m, _, _ := in.Complete("tt.Resh", 7); len(m) != 1 || m[0] != "tt.Reshape" {
 		t.Errorf("Complete(tt.Resh) = %v", m)

@@ -19,6 +19,7 @@ func init() {
 		"BF16":              reflect.ValueOf(tensor.BF16),
 		"BF16ToF32":         reflect.ValueOf(tensor.BF16ToF32),
 		"Columns":           reflect.ValueOf(tensor.Columns),
+		"ConcatColumns":     reflect.ValueOf(tensor.ConcatColumns),
 		"CrossEntropy":      reflect.ValueOf(tensor.CrossEntropy),
 		"DecodeRow":         reflect.ValueOf(tensor.DecodeRow),
 		"DequantizeIQ4XS":   reflect.ValueOf(tensor.DequantizeIQ4XS),
@@ -41,11 +42,15 @@ func init() {
 		"FromFloat32":       reflect.ValueOf(tensor.FromFloat32),
 		"GELU":              reflect.ValueOf(tensor.GELU),
 		"GELUErf":           reflect.ValueOf(tensor.GELUErf),
+		"GatherColumns":     reflect.ValueOf(tensor.GatherColumns),
 		"I32":               reflect.ValueOf(tensor.I32),
 		"IQ4_NL":            reflect.ValueOf(tensor.IQ4_NL),
 		"IQ4_XS":            reflect.ValueOf(tensor.IQ4_XS),
 		"LayerNorm":         reflect.ValueOf(tensor.LayerNorm),
 		"MatMul":            reflect.ValueOf(tensor.MatMul),
+		"MatMulID":          reflect.ValueOf(tensor.MatMulID),
+		"MaxExperts":        reflect.ValueOf(constant.MakeFromLiteral("1024", token.INT, 0)),
+		"MaxGroups":         reflect.ValueOf(constant.MakeFromLiteral("64", token.INT, 0)),
 		"Mul":               reflect.ValueOf(tensor.Mul),
 		"New":               reflect.ValueOf(tensor.New),
 		"NewTape":           reflect.ValueOf(tensor.NewTape),
@@ -95,14 +100,18 @@ func init() {
 		"SwiGLU":            reflect.ValueOf(tensor.SwiGLU),
 		"Tanh":              reflect.ValueOf(tensor.Tanh),
 		"Threads":           reflect.ValueOf(tensor.Threads),
+		"TopK":              reflect.ValueOf(tensor.TopK),
+		"WeightedSum":       reflect.ValueOf(tensor.WeightedSum),
 
 		// type definitions
 		"AttentionOptions":  reflect.ValueOf((*tensor.AttentionOptions)(nil)),
 		"Backend":           reflect.ValueOf((*tensor.Backend)(nil)),
 		"ColumnsBackend":    reflect.ValueOf((*tensor.ColumnsBackend)(nil)),
+		"ConcatBackend":     reflect.ValueOf((*tensor.ConcatBackend)(nil)),
 		"DType":             reflect.ValueOf((*tensor.DType)(nil)),
 		"DeviceBackend":     reflect.ValueOf((*tensor.DeviceBackend)(nil)),
 		"DeviceStorage":     reflect.ValueOf((*tensor.DeviceStorage)(nil)),
+		"ExpertsBackend":    reflect.ValueOf((*tensor.ExpertsBackend)(nil)),
 		"GELUErfBackend":    reflect.ValueOf((*tensor.GELUErfBackend)(nil)),
 		"Go":                reflect.ValueOf((*tensor.Go)(nil)),
 		"RoPEOptions":       reflect.ValueOf((*tensor.RoPEOptions)(nil)),
@@ -115,8 +124,10 @@ func init() {
 		// interface wrapper definitions
 		"_Backend":           reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_Backend)(nil)),
 		"_ColumnsBackend":    reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ColumnsBackend)(nil)),
+		"_ConcatBackend":     reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ConcatBackend)(nil)),
 		"_DeviceBackend":     reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeviceBackend)(nil)),
 		"_DeviceStorage":     reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeviceStorage)(nil)),
+		"_ExpertsBackend":    reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ExpertsBackend)(nil)),
 		"_GELUErfBackend":    reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_GELUErfBackend)(nil)),
 		"_ScatterAddBackend": reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ScatterAddBackend)(nil)),
 	}
@@ -202,6 +213,16 @@ func (W _github_com_toyml_toy_toy_tensor_ColumnsBackend) Columns(out *tensor.Ten
 	W.WColumns(out, x, from)
 }
 
+// _github_com_toyml_toy_toy_tensor_ConcatBackend is an interface wrapper for ConcatBackend type
+type _github_com_toyml_toy_toy_tensor_ConcatBackend struct {
+	IValue        interface{}
+	WPlaceColumns func(out *tensor.Tensor, src *tensor.Tensor, at int)
+}
+
+func (W _github_com_toyml_toy_toy_tensor_ConcatBackend) PlaceColumns(out *tensor.Tensor, src *tensor.Tensor, at int) {
+	W.WPlaceColumns(out, src, at)
+}
+
 // _github_com_toyml_toy_toy_tensor_DeviceBackend is an interface wrapper for DeviceBackend type
 type _github_com_toyml_toy_toy_tensor_DeviceBackend struct {
 	IValue     interface{}
@@ -284,6 +305,28 @@ type _github_com_toyml_toy_toy_tensor_DeviceStorage struct {
 
 func (W _github_com_toyml_toy_toy_tensor_DeviceStorage) CopyToHost(dst []byte, off int) {
 	W.WCopyToHost(dst, off)
+}
+
+// _github_com_toyml_toy_toy_tensor_ExpertsBackend is an interface wrapper for ExpertsBackend type
+type _github_com_toyml_toy_toy_tensor_ExpertsBackend struct {
+	IValue         interface{}
+	WGatherColumns func(out *tensor.Tensor, x *tensor.Tensor, ids *tensor.Tensor)
+	WMatMulID      func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, ids *tensor.Tensor)
+	WTopK          func(ids *tensor.Tensor, scores *tensor.Tensor, k int, groups int, groupsUsed int)
+	WWeightedSum   func(out *tensor.Tensor, h *tensor.Tensor, w *tensor.Tensor)
+}
+
+func (W _github_com_toyml_toy_toy_tensor_ExpertsBackend) GatherColumns(out *tensor.Tensor, x *tensor.Tensor, ids *tensor.Tensor) {
+	W.WGatherColumns(out, x, ids)
+}
+func (W _github_com_toyml_toy_toy_tensor_ExpertsBackend) MatMulID(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, ids *tensor.Tensor) {
+	W.WMatMulID(out, x, w, ids)
+}
+func (W _github_com_toyml_toy_toy_tensor_ExpertsBackend) TopK(ids *tensor.Tensor, scores *tensor.Tensor, k int, groups int, groupsUsed int) {
+	W.WTopK(ids, scores, k, groups, groupsUsed)
+}
+func (W _github_com_toyml_toy_toy_tensor_ExpertsBackend) WeightedSum(out *tensor.Tensor, h *tensor.Tensor, w *tensor.Tensor) {
+	W.WWeightedSum(out, h, w)
 }
 
 // _github_com_toyml_toy_toy_tensor_GELUErfBackend is an interface wrapper for GELUErfBackend type

@@ -276,6 +276,31 @@ func syntheticVocab(n int) *vocab {
 	return v
 }
 
+// SetSyntheticVocab writes the tokenizer metadata of the benchmark models'
+// synthetic SentencePiece vocabulary of n pieces, for models built
+// elsewhere (tests/cuda writes its speed models with it, so that llama.cpp
+// can load the same files).
+func SetSyntheticVocab(w *gguf.Writer, n int) { setVocab(w, syntheticVocab(n), "default") }
+
+// setVocab writes vocabulary v as GGUF tokenizer metadata.
+func setVocab(w *gguf.Writer, v *vocab, pre string) {
+	w.SetString("tokenizer.ggml.model", v.Model)
+	w.SetString("tokenizer.ggml.pre", pre)
+	w.SetStrings("tokenizer.ggml.tokens", v.Tokens)
+	if v.Scores != nil {
+		w.SetFloat32s("tokenizer.ggml.scores", v.Scores)
+	}
+	w.SetInt32s("tokenizer.ggml.token_type", v.TokenType)
+	if v.Merges != nil {
+		w.SetStrings("tokenizer.ggml.merges", v.Merges)
+	}
+	w.SetUint32("tokenizer.ggml.bos_token_id", uint32(v.BOS))
+	w.SetUint32("tokenizer.ggml.eos_token_id", uint32(v.EOS))
+	if v.UNK != nil {
+		w.SetUint32("tokenizer.ggml.unknown_token_id", uint32(*v.UNK))
+	}
+}
+
 // rng is splitmix64: tiny, and fully specified here, so the weights never
 // change with the Go version.
 type rng struct{ s uint64 }
@@ -401,26 +426,11 @@ func build(s Spec) (*gguf.Writer, error) {
 	if a == "mistral3" {
 		mistral3Metadata(w, s)
 	}
-	w.SetString("tokenizer.ggml.model", v.Model)
+	pre := "default"
 	if v.Model == "gpt2" {
-		pre := map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2", "qwen2moe": "qwen2", "qwen3moe": "qwen2", "starcoder2": "starcoder", "phi2": "phi-2", "phi3": "gpt-2"}[a]
-		w.SetString("tokenizer.ggml.pre", pre)
-	} else {
-		w.SetString("tokenizer.ggml.pre", "default")
+		pre = map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2", "qwen2moe": "qwen2", "qwen3moe": "qwen2", "starcoder2": "starcoder", "phi2": "phi-2", "phi3": "gpt-2"}[a]
 	}
-	w.SetStrings("tokenizer.ggml.tokens", v.Tokens)
-	if v.Scores != nil {
-		w.SetFloat32s("tokenizer.ggml.scores", v.Scores)
-	}
-	w.SetInt32s("tokenizer.ggml.token_type", v.TokenType)
-	if v.Merges != nil {
-		w.SetStrings("tokenizer.ggml.merges", v.Merges)
-	}
-	w.SetUint32("tokenizer.ggml.bos_token_id", uint32(v.BOS))
-	w.SetUint32("tokenizer.ggml.eos_token_id", uint32(v.EOS))
-	if v.UNK != nil {
-		w.SetUint32("tokenizer.ggml.unknown_token_id", uint32(*v.UNK))
-	}
+	setVocab(w, v, pre)
 
 	add := func(name string, dt tensor.DType, scale float32, mean float32, shape ...int) error {
 		r := seedFor(s.Seed, name)

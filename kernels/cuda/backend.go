@@ -46,6 +46,8 @@ type Backend struct {
 var (
 	_ tensor.DeviceBackend     = (*Backend)(nil)
 	_ tensor.ColumnsBackend    = (*Backend)(nil)
+	_ tensor.ConcatBackend     = (*Backend)(nil)
+	_ tensor.ExpertsBackend    = (*Backend)(nil)
 	_ tensor.ScatterAddBackend = (*Backend)(nil)
 	_ tensor.GELUErfBackend    = (*Backend)(nil)
 )
@@ -238,59 +240,154 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 			gx, gy := rowGrid()
 			b.launch("toy_matmul_half", gx, gy, 128, pArg(wp), pArg(xh), pArg(op), iArg(M), iArg(K), iArg(N), bArg(bf))
 		}
-	case tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.IQ4_NL:
-		nb := M * K / tensor.Q8BlockSize
-		xq, cq := b.take(M * K)
-		defer b.give(xq, cq)
-		xd, cd := b.take(4 * nb)
-		defer b.give(xd, cd)
-		b.launch("toy_quantize_q8", (nb+3)/4, 1, 128, pArg(xp), pArg(xq), pArg(xd), iArg(nb))
+	default:
+		acts, release := b.quantizeActivations(xp, M, K, w.DType())
+		defer release()
 		gx, gy := rowGrid()
-		if w.DType() == tensor.Q8_0 {
-			b.launch("toy_matmul_q8", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N))
-		} else {
-			kind := map[tensor.DType]int{tensor.Q4_0: 0, tensor.Q5_0: 1, tensor.IQ4_NL: 2}[w.DType()]
-			b.launch("toy_matmul_q32", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N), iArg(kind))
+		name, extra := quantKernel(w.DType())
+		args := append([]uint64{pArg(wp)}, acts...)
+		args = append(args, pArg(op), iArg(M), iArg(K), iArg(N))
+		b.launch(name, gx, gy, 128, append(args, extra...)...)
+	}
+}
+
+// quantizeActivations quantizes x [M, K] (at xp) as the products with
+// weights of type dt read it, into pooled buffers: Q8_0 blocks
+// (toy_quantize_q8) for Q8_0, Q4_0, Q5_0 and IQ4_NL; those and their Q8_1
+// sums (toy_q8_1_sums) for Q4_1 and Q5_1; Q8_K super-blocks with their
+// 16-element sums (toy_quantize_q8k) for the k-quants and IQ4_XS. It
+// returns the kernel arguments that follow the weights (xq, xd, and the
+// sums where the kernel takes them) and a function that returns the
+// buffers to the pool.
+func (b *Backend) quantizeActivations(xp uintptr, M, K int, dt tensor.DType) (acts []uint64, release func()) {
+	type buf struct {
+		p uintptr
+		c int
+	}
+	var bufs []buf
+	take := func(n int) uintptr {
+		p, c := b.take(n)
+		bufs = append(bufs, buf{p, c})
+		return p
+	}
+	release = func() {
+		for _, t := range bufs {
+			b.give(t.p, t.c)
 		}
-	case tensor.Q4_1, tensor.Q5_1:
-		nb := M * K / 32
-		xq, cq := b.take(M * K)
-		defer b.give(xq, cq)
-		xd, cd := b.take(4 * nb)
-		defer b.give(xd, cd)
-		xs, cs := b.take(4 * nb)
-		defer b.give(xs, cs)
+	}
+	switch dt {
+	case tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.IQ4_NL, tensor.Q4_1, tensor.Q5_1:
+		nb := M * K / tensor.Q8BlockSize
+		xq, xd := take(M*K), take(4*nb)
 		b.launch("toy_quantize_q8", (nb+3)/4, 1, 128, pArg(xp), pArg(xq), pArg(xd), iArg(nb))
+		if dt != tensor.Q4_1 && dt != tensor.Q5_1 {
+			return []uint64{pArg(xq), pArg(xd)}, release
+		}
+		xs := take(4 * nb)
 		b.launch("toy_q8_1_sums", (nb+3)/4, 1, 128, pArg(xp), pArg(xq), pArg(xs), iArg(nb))
-		gx, gy := rowGrid()
-		b.launch("toy_matmul_q41", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(xs), pArg(op), iArg(M), iArg(K), iArg(N),
-			bArg(w.DType() == tensor.Q5_1))
+		return []uint64{pArg(xq), pArg(xd), pArg(xs)}, release
 	case tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K, tensor.IQ4_XS:
 		nb := M * K / tensor.QK
-		xq, cq := b.take(M * K)
-		defer b.give(xq, cq)
-		xd, cd := b.take(4 * nb)
-		defer b.give(xd, cd)
-		xs, cs := b.take(4 * 16 * nb)
-		defer b.give(xs, cs)
+		xq, xd, xs := take(M*K), take(4*nb), take(4*16*nb)
 		b.launch("toy_quantize_q8k", (nb+3)/4, 1, 128, pArg(xp), pArg(xq), pArg(xd), pArg(xs), iArg(nb))
-		gx, gy := rowGrid()
-		switch w.DType() {
-		case tensor.Q4_K:
-			b.launch("toy_matmul_q4k", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(xs), pArg(op), iArg(M), iArg(K), iArg(N))
-		case tensor.Q6_K:
-			b.launch("toy_matmul_q6k", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N))
-		case tensor.Q5_K:
-			b.launch("toy_matmul_q5k", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(xs), pArg(op), iArg(M), iArg(K), iArg(N))
-		case tensor.IQ4_XS:
-			b.launch("toy_matmul_iq4xs", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(op), iArg(M), iArg(K), iArg(N))
-		default:
-			b.launch("toy_matmul_q32k", gx, gy, 128, pArg(wp), pArg(xq), pArg(xd), pArg(xs), pArg(op), iArg(M), iArg(K), iArg(N),
-				bArg(w.DType() == tensor.Q3_K))
+		if dt == tensor.Q6_K || dt == tensor.IQ4_XS { // their kernels need no sums
+			return []uint64{pArg(xq), pArg(xd)}, release
 		}
-	default:
-		panic(fmt.Sprintf("cuda MatMul: weight type %v is not supported", w.DType()))
+		return []uint64{pArg(xq), pArg(xd), pArg(xs)}, release
 	}
+	release()
+	panic(fmt.Sprintf("cuda MatMul: weight type %v is not supported", dt))
+}
+
+// quantKernel names the product kernel for quantized weights of type dt,
+// and the arguments it takes after N (which variant).
+func quantKernel(dt tensor.DType) (string, []uint64) {
+	switch dt {
+	case tensor.Q8_0:
+		return "toy_matmul_q8", nil
+	case tensor.Q4_0, tensor.Q5_0, tensor.IQ4_NL:
+		return "toy_matmul_q32", []uint64{iArg(map[tensor.DType]int{tensor.Q4_0: 0, tensor.Q5_0: 1, tensor.IQ4_NL: 2}[dt])}
+	case tensor.Q4_1, tensor.Q5_1:
+		return "toy_matmul_q41", []uint64{bArg(dt == tensor.Q5_1)}
+	case tensor.Q4_K:
+		return "toy_matmul_q4k", nil
+	case tensor.Q6_K:
+		return "toy_matmul_q6k", nil
+	case tensor.Q5_K:
+		return "toy_matmul_q5k", nil
+	case tensor.IQ4_XS:
+		return "toy_matmul_iq4xs", nil
+	default: // Q3_K, Q2_K
+		return "toy_matmul_q32k", []uint64{bArg(dt == tensor.Q3_K)}
+	}
+}
+
+// MatMulID: the chosen experts' products (tensor.MatMulID). The
+// activations are rounded or quantized as MatMul does it, then the *_id
+// form of MatMul's row kernel runs one block row per chosen expert of each
+// token, finding the expert's matrix from ids on the device; each row is
+// what MatMul's row kernel gives for it. F32 and F16/BF16 stacks take toy's
+// row kernels, not cuBLAS.
+func (b *Backend) MatMulID(out, x, w, ids *tensor.Tensor) {
+	X, K := x.Rows(), x.Cols()
+	S, N := out.Rows(), out.Cols()
+	if S == 0 || N == 0 {
+		return
+	}
+	defer b.enter()()
+	xp, wp, ip, op := b.in(x), b.in(w), b.in(ids), b.out(out)
+	rowBytes, _ := w.DType().RowBytes(K)
+	run := func(name string, acts []uint64, extra ...uint64) {
+		args := append([]uint64{pArg(wp)}, acts...)
+		args = append(args, pArg(op), pArg(ip), lArg(N*rowBytes), iArg(S/X), iArg(K), iArg(N))
+		b.launch(name, (N+3)/4, S, 128, append(args, extra...)...)
+	}
+	switch dt := w.DType(); dt {
+	case tensor.F32:
+		run("toy_matmul_f32_id", []uint64{pArg(xp)})
+	case tensor.F16, tensor.BF16:
+		xh, c := b.take(2 * X * K)
+		defer b.give(xh, c)
+		b.launch("toy_round_half", (X*K+255)/256, 1, 256, pArg(xp), pArg(xh), iArg(X*K), bArg(dt == tensor.BF16))
+		run("toy_matmul_half_id", []uint64{pArg(xh)}, bArg(dt == tensor.BF16))
+	default:
+		acts, release := b.quantizeActivations(xp, X, K, dt)
+		defer release()
+		name, extra := quantKernel(dt)
+		run(name+"_id", acts, extra...)
+	}
+}
+
+// TopK: each token's k best experts (tensor.TopK), one thread a token.
+func (b *Backend) TopK(ids, scores *tensor.Tensor, k, groups, groupsUsed int) {
+	T, E := scores.Rows(), scores.Cols()
+	if T == 0 {
+		return
+	}
+	defer b.enter()()
+	sp, ip := b.in(scores), b.out(ids)
+	b.launch("toy_topk", (T+31)/32, 1, 32, pArg(sp), pArg(ip), iArg(T), iArg(E), iArg(k), iArg(groups), iArg(groupsUsed))
+}
+
+// GatherColumns: the chosen experts' scores (tensor.GatherColumns).
+func (b *Backend) GatherColumns(out, x, ids *tensor.Tensor) {
+	if out.Len() == 0 {
+		return
+	}
+	defer b.enter()()
+	xp, ip, op := b.in(x), b.in(ids), b.out(out)
+	b.elementwise("toy_gather_cols", out.Len(), pArg(op), pArg(xp), pArg(ip), iArg(x.Rows()), iArg(x.Cols()), iArg(ids.Cols()))
+}
+
+// WeightedSum: the chosen experts' outputs added back to their tokens
+// (tensor.WeightedSum), one thread an output element.
+func (b *Backend) WeightedSum(out, h, w *tensor.Tensor) {
+	if out.Len() == 0 {
+		return
+	}
+	defer b.enter()()
+	hp, wp, op := b.in(h), b.in(w), b.out(out)
+	b.elementwise("toy_weighted_sum", out.Len(), pArg(op), pArg(hp), pArg(wp), iArg(w.Rows()), iArg(w.Cols()), iArg(h.Cols()))
 }
 
 func (b *Backend) broadcast(name string, out, a, c *tensor.Tensor) {
@@ -494,6 +591,17 @@ func (b *Backend) Columns(out, x *tensor.Tensor, from int) {
 	defer b.enter()()
 	xp, op := b.in(x), b.out(out)
 	b.elementwise("toy_columns", out.Len(), pArg(op), pArg(xp), iArg(x.Rows()), iArg(x.Cols()), iArg(from), iArg(out.Cols()))
+}
+
+// PlaceColumns copies src [R, n] into columns [at, at+n) of out (joining
+// per-head results, tensor.ConcatColumns) on the device.
+func (b *Backend) PlaceColumns(out, src *tensor.Tensor, at int) {
+	if src.Len() == 0 {
+		return
+	}
+	defer b.enter()()
+	sp, op := b.in(src), b.out(out)
+	b.elementwise("toy_place_columns", src.Len(), pArg(op), pArg(sp), iArg(src.Rows()), iArg(src.Cols()), iArg(at), iArg(out.Cols()))
 }
 
 // ScatterAdd copies dst into out, then adds scale[j]·src[j] to row ids[j] of

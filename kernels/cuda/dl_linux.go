@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -69,7 +70,8 @@ func openLibs() (*libs, error) {
 
 // cublasCandidates lists where cuBLAS may be: the sonames the dynamic
 // loader finds, then the copies that the CUDA toolkit, PyTorch's pip
-// wheels (nvidia-cublas-cu12), conda and Ollama install outside its path.
+// wheels (nvidia-cublas-cu12 in nvidia/cublas/lib, CUDA 13's nvidia-cublas
+// in nvidia/cu13/lib), conda and Ollama install outside its path.
 func cublasCandidates() []string {
 	names := slices.Clone(libcublasNames)
 	var dirs []string
@@ -83,7 +85,7 @@ func cublasCandidates() []string {
 	}
 	dirs = append(dirs, "/usr/local/cuda/lib64")
 	patterns := []string{"/usr/local/cuda-*/lib64",
-		"/usr/lib/ollama/cuda_v1[12]", "/usr/local/lib/ollama/cuda_v1[12]", "/usr/lib/ollama", "/usr/local/lib/ollama"}
+		"/usr/lib/ollama/cuda_v1[1-9]", "/usr/local/lib/ollama/cuda_v1[1-9]", "/usr/lib/ollama", "/usr/local/lib/ollama"}
 	sitePackages := []string{"/usr/lib/python3*/*-packages", "/usr/local/lib/python3*/*-packages"}
 	if h, err := os.UserHomeDir(); err == nil {
 		sitePackages = append(sitePackages, filepath.Join(h, ".local/lib/python3*/site-packages"))
@@ -92,7 +94,7 @@ func cublasCandidates() []string {
 		sitePackages = append(sitePackages, filepath.Join(d, "lib/python3*/site-packages"))
 	}
 	for _, sp := range sitePackages {
-		patterns = append(patterns, filepath.Join(sp, "nvidia/cublas/lib"))
+		patterns = append(patterns, filepath.Join(sp, "nvidia/cu1[3-9]/lib"), filepath.Join(sp, "nvidia/cublas/lib"))
 	}
 	for _, p := range patterns {
 		m, _ := filepath.Glob(p)
@@ -101,7 +103,7 @@ func cublasCandidates() []string {
 		dirs = append(dirs, m...)
 	}
 	for _, d := range dirs {
-		for _, n := range libcublasNames[:2] { // the versioned sonames
+		for _, n := range libcublasNames[:versionedCublas] {
 			if p := filepath.Join(d, n); fileExists(p) && !slices.Contains(names, p) {
 				names = append(names, p)
 			}
@@ -120,12 +122,15 @@ func fileExists(p string) bool {
 // which is not on the loader's path either (the loader then reuses the
 // loaded one by its soname).
 func dlopenCublas(names []string) (uintptr, string, error) {
+	if len(names) == 0 {
+		return 0, "", errors.New("no cuBLAS as new as the driver")
+	}
 	var errs []error
 	for _, n := range names {
 		if strings.Contains(n, "/") {
-			lt, _ := filepath.Glob(filepath.Join(filepath.Dir(n), "libcublasLt.so.1[12]"))
-			for _, p := range lt {
-				purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL) // on failure, cuBLAS's own error says more
+			if v := cublasMajor(n); v > 0 {
+				lt := filepath.Join(filepath.Dir(n), fmt.Sprintf("libcublasLt.so.%d", v))
+				purego.Dlopen(lt, purego.RTLD_NOW|purego.RTLD_GLOBAL) // on failure, cuBLAS's own error says more
 			}
 		}
 		h, err := purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_GLOBAL)
@@ -157,6 +162,9 @@ func openLibsFrom(cuNames, blasNames []string, required bool) (*libs, error) {
 		l.noBlas = "not used"
 		return l, nil
 	}
+	if !required {
+		blasNames = forDriver(l, blasNames)
+	}
 	hb, bname, err := dlopenCublas(blasNames)
 	if err == nil {
 		err = resolve(hb, l.blas.symbols())
@@ -166,11 +174,44 @@ func openLibsFrom(cuNames, blasNames []string, required bool) (*libs, error) {
 		l.blasLib = bname
 	case required:
 		return nil, loadError("cuBLAS at "+blasNames[0]+" (named by TOY_CUBLAS)",
-			"point TOY_CUBLAS at libcublas.so.12 or .11, or unset it (toy then finds cuBLAS, or uses its own GEMM kernels)", err)
+			"point TOY_CUBLAS at libcublas.so.13, .12 or .11 (as new as the driver), or unset it (toy then finds cuBLAS, or uses its own GEMM kernels)", err)
 	default:
-		l.noBlas = "not found (" + libcublasNames[0] + " or .11, e.g. pip install nvidia-cublas-cu12)"
+		l.noBlas = "not found (libcublas.so.13, .12 or .11 as new as the driver allows, e.g. pip install nvidia-cublas for CUDA 13, nvidia-cublas-cu12 for 12)"
 	}
 	return l, nil
+}
+
+// cublasMajor is the CUDA major version in a cuBLAS library's name
+// (libcublas.so.13 → 13), 0 when the name has none.
+func cublasMajor(name string) int {
+	_, v, ok := strings.Cut(filepath.Base(name), ".so.")
+	if !ok {
+		return 0
+	}
+	v, _, _ = strings.Cut(v, ".")
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// forDriver drops the cuBLAS libraries newer than the driver supports:
+// cuBLAS 13 on a CUDA 12 driver loads but fails at cublasCreate, so a
+// machine with both would lose the one that works. An unversioned name, or
+// a driver that does not say, keeps every candidate.
+func forDriver(l *libs, names []string) []string {
+	var ver int32
+	if l.call("cuDriverGetVersion", l.cu.driverGetVersion, uintptr(unsafe.Pointer(&ver))) != nil || ver <= 0 {
+		return names
+	}
+	var kept []string
+	for _, n := range names {
+		if cublasMajor(n) <= int(ver)/1000 {
+			kept = append(kept, n)
+		}
+	}
+	return kept
 }
 
 // call calls a driver function and turns a non-zero CUresult into an error.

@@ -1,6 +1,6 @@
 // Package cuda is toy's NVIDIA GPU backend, with no cgo and no CUDA toolkit
 // at run time: the driver API (libcuda.so.1, installed with the NVIDIA
-// driver) and, where the machine has it, cuBLAS (libcublas.so.12 or .11, on
+// driver) and, where the machine has it, cuBLAS (libcublas.so.13, .12 or .11, on
 // the loader's path or in the CUDA toolkit, PyTorch's pip wheels, conda or
 // Ollama) are opened with purego when Load is called, and toy's kernels
 // (csrc/*.cu) ship as PTX embedded in the binary, which the driver
@@ -20,7 +20,12 @@
 // too; Q4_1 and Q5_1 against Q8_1 activations; the k-quants and IQ4_XS
 // against Q8_K activations; their float scaling in the CPU's order, so those products
 // are bit-identical to it); F16/BF16 products
-// round the activations to the weight's type. All ops run in order on one
+// round the activations to the weight's type. A mixture of experts routes a
+// decode step on the device too (tensor.ExpertsBackend: the top-k choice,
+// and each chosen expert's product found from the ids there), so a decode
+// step uploads its token id and downloads its logits, nothing else (but
+// for DeepSeek-V3's router, whose sigmoid scores divided by their sum take
+// the grouped path, with a read-back per layer). All ops run in order on one
 // stream; device memory is pooled by size class and returned to the pool
 // when the tensors holding it are garbage collected.
 //

@@ -1,6 +1,6 @@
 // The CUDA driver API and cuBLAS functions toy calls, resolved at run time
 // from libcuda.so.1 (installed with the NVIDIA driver) and, when the machine
-// has it, libcublas.so.12 or .11 (the CUDA runtime libraries), and the
+// has it, libcublas.so.13, .12 or .11 (the CUDA runtime libraries), and the
 // result codes they return.
 
 package cuda
@@ -14,8 +14,13 @@ import (
 // libcudaNames are the driver library's names, tried in order.
 var libcudaNames = []string{"libcuda.so.1", "libcuda.so"}
 
-// libcublasNames are the cuBLAS sonames toy can use, newest first.
-var libcublasNames = []string{"libcublas.so.12", "libcublas.so.11", "libcublas.so"}
+// libcublasNames are the cuBLAS sonames toy can use, newest first; the
+// versioned ones come first, and a machine's driver rules out those newer
+// than it (cuBLAS 13 needs a CUDA 13 driver).
+var libcublasNames = []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}
+
+// versionedCublas is how many of libcublasNames carry a major version.
+const versionedCublas = 3
 
 // driverAPI holds the addresses of the driver functions. The _v2 names are
 // the ones cuda.h maps the plain names to since CUDA 3.2/4.0 (64-bit sizes).

@@ -495,6 +495,28 @@ func TestCublasOptional(t *testing.T) {
 	if c := cublasCandidates(); !slices.Contains(c, lib) || c[0] != libcublasNames[0] {
 		t.Errorf("cublasCandidates with CUDA_HOME=%s: %v, want the sonames first, then %s", dir, c, lib)
 	}
+	// CUDA 13's wheel (nvidia-cublas) in a virtual environment, and the
+	// driver's version deciding between it and cuBLAS 12.
+	venv := t.TempDir()
+	lib13 := filepath.Join(venv, "lib", "python3.12", "site-packages", "nvidia", "cu13", "lib", "libcublas.so.13")
+	os.MkdirAll(filepath.Dir(lib13), 0o755)
+	os.WriteFile(lib13, nil, 0o644)
+	t.Setenv("VIRTUAL_ENV", venv)
+	if c := cublasCandidates(); !slices.Contains(c, lib13) {
+		t.Errorf("cublasCandidates with VIRTUAL_ENV=%s: %v, want %s", venv, c, lib13)
+	}
+	if got, want := forDriver(l, []string{lib13, lib, "libcublas.so"}), []string{lib, "libcublas.so"}; !slices.Equal(got, want) {
+		t.Errorf("forDriver on the emulator's CUDA 12.2 driver: %v, want %v", got, want)
+	}
+	l13, err := openLibsFrom([]string{emuLib}, []string{lib13}, false)
+	if err != nil || l13.blasLib != "" || !strings.Contains(l13.noBlas, "not found") {
+		t.Errorf("only a cuBLAS newer than the driver: libs %+v, err %v: want no cuBLAS and a reason", l13, err)
+	}
+	for name, want := range map[string]int{"libcublas.so.13": 13, "/a/b/libcublas.so.12.4.5": 12, "libcublas.so": 0, "cublas.so.x": 0} {
+		if got := cublasMajor(name); got != want {
+			t.Errorf("cublasMajor(%q) = %d, want %d", name, got, want)
+		}
+	}
 	t.Setenv("TOY_CUDA_DRIVER", emuLib)
 	t.Setenv("TOY_CUBLAS", "none")
 	l, err = openLibs()

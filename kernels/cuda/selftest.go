@@ -4,6 +4,7 @@
 package cuda
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -154,6 +155,83 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 		cases = append(cases, OpCase{fmt.Sprintf("MatMul %v %v", c.dt, [3]int{c.M, c.K, c.N}), 0, nil,
 			op([]int{c.M, c.N}, func(b tensor.Backend, out *tensor.Tensor) { b.MatMul(out, fresh(x), fresh(w)) })})
 	}
+	// The routed products (optional, tensor.ExpertsBackend): 2 tokens, 3
+	// of 4 experts each, x a row per token and a row per chosen expert; the
+	// reference is MatMul of each row with its expert's matrix, and the
+	// tolerances are MatMul's.
+	idsT, err := tensor.FromBytes(tensor.I32, int32Bytes(3, 0, 2, 1, 3, 0), 2, 3)
+	if err != nil {
+		panic(err)
+	}
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q5_0,
+		tensor.IQ4_NL, tensor.Q4_1, tensor.Q5_1, tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K, tensor.IQ4_XS} {
+		const E, N, K = 4, 17, 256
+		wf := randT(E, N, K)
+		w, err := tensor.FromBytes(dt, tensor.EncodeRow(nil, wf.Data(), dt), E, N, K)
+		if err != nil {
+			panic(err)
+		}
+		for _, rows := range []int{2, 6} {
+			x := randT(rows, K)
+			tol, slack := 0.0, []float64(nil)
+			if dt == tensor.F32 || dt == tensor.F16 || dt == tensor.BF16 || dt == tensor.Q8_0 { // as MatMul's cases
+				tol, slack = 1e-5, make([]float64, 6*N)
+				for s, e := range []int{3, 0, 2, 1, 3, 0} {
+					copy(slack[s*N:], productSlack(x.Row(s*rows/6), wf.Data()[e*N*K:(e+1)*N*K], 1, K, N))
+				}
+			}
+			cases = append(cases, OpCase{fmt.Sprintf("MatMulID %v, %d rows of x", dt, rows), tol, slack,
+				op([]int{6, N}, func(b tensor.Backend, out *tensor.Tensor) {
+					if eb, ok := b.(tensor.ExpertsBackend); ok {
+						eb.MatMulID(out, fresh(x), fresh(w), fresh(idsT))
+						return
+					}
+					for s, e := range []int{3, 0, 2, 1, 3, 0} {
+						r := s * rows / 6
+						o := tensor.New(1, N)
+						b.MatMul(o, fresh(x).Slice(r, r+1), tensor.Select(fresh(w), e))
+						copy(out.Row(s), o.Data())
+					}
+				})})
+		}
+	}
+	// TopK, GatherColumns and WeightedSum against their host forms in
+	// toy/tensor (what the tensor functions run without the interface).
+	scores := randT(5, 16)
+	scores.Data()[3], scores.Data()[9] = scores.Data()[7], scores.Data()[7] // ties
+	for _, g := range [][3]int{{4, 1, 1}, {3, 4, 2}, {2, 8, 3}} {
+		k, groups, used := g[0], g[1], g[2]
+		cases = append(cases, OpCase{fmt.Sprintf("TopK %d in %d groups, %d used", k, groups, used), 0, nil, func(b tensor.Backend) []float32 {
+			var ids []int32
+			if eb, ok := b.(tensor.ExpertsBackend); ok {
+				t, _ := tensor.FromBytes(tensor.I32, make([]byte, 4*5*k), 5, k)
+				eb.TopK(t, fresh(scores), k, groups, used)
+				ids = t.Int32s()
+			} else {
+				onHost(func() { ids = tensor.TopK(fresh(scores), k, groups, used).Int32s() })
+			}
+			out := make([]float32, len(ids))
+			for i, id := range ids {
+				out[i] = float32(id)
+			}
+			return out
+		}})
+	}
+	hs, ws := randT(6, D), randT(2, 3)
+	cases = append(cases, OpCase{"GatherColumns", 0, nil, op([]int{2, 3}, func(b tensor.Backend, out *tensor.Tensor) {
+		if eb, ok := b.(tensor.ExpertsBackend); ok {
+			eb.GatherColumns(out, fresh(scores).Slice(0, 2), fresh(idsT))
+			return
+		}
+		onHost(func() { copy(out.Data(), tensor.GatherColumns(fresh(scores).Slice(0, 2), idsT).Data()) })
+	})})
+	cases = append(cases, OpCase{"WeightedSum", 0, nil, op([]int{2, D}, func(b tensor.Backend, out *tensor.Tensor) {
+		if eb, ok := b.(tensor.ExpertsBackend); ok {
+			eb.WeightedSum(out, fresh(hs), fresh(ws))
+			return
+		}
+		onHost(func() { copy(out.Data(), tensor.WeightedSum(fresh(hs), fresh(ws)).Data()) })
+	})})
 	R := 5
 	x, y, row, w, bias := randT(R, D), randT(R, D), randT(D), randT(D), randT(D)
 	shape := []int{R, D}
@@ -257,6 +335,24 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 			copy(o.Row(r), xs.Row(r)[8:32])
 		}
 	})})
+	// PlaceColumns (optional, tensor.ConcatBackend): x's 24 columns from 8
+	// and then its first 8, side by side.
+	cases = append(cases, OpCase{"PlaceColumns", 0, nil, op([]int{R, 32}, func(b tensor.Backend, out *tensor.Tensor) {
+		left, right := tensor.New(R, 24), tensor.New(R, 8)
+		for r := 0; r < R; r++ {
+			copy(left.Row(r), x.Row(r)[8:32])
+			copy(right.Row(r), x.Row(r)[:8])
+		}
+		if cb, ok := b.(tensor.ConcatBackend); ok {
+			cb.PlaceColumns(out, fresh(left), 0)
+			cb.PlaceColumns(out, fresh(right), 24)
+			return
+		}
+		for r := 0; r < R; r++ {
+			copy(out.Row(r), left.Row(r))
+			copy(out.Row(r)[24:], right.Row(r))
+		}
+	})})
 	// ScatterAdd (optional, tensor.ScatterAddBackend): row 2 gets two rows,
 	// in order; the reference is scatterAdd's loop.
 	ids, rows, wts := []int32{2, 0, 2, 5}, randT(4, D), randT(4, 1)
@@ -283,4 +379,22 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 		})})
 	}
 	return cases
+}
+
+// onHost runs f with pure Go active: the reference forms of the ops that
+// tensor's functions dispatch themselves.
+func onHost(f func()) {
+	old := tensor.ActiveBackend()
+	tensor.SetBackend(tensor.Go{})
+	defer tensor.SetBackend(old)
+	f()
+}
+
+// int32Bytes returns v's elements as little-endian bytes (an I32 tensor's).
+func int32Bytes(v ...int32) []byte {
+	b := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, uint32(x))
+	}
+	return b
 }

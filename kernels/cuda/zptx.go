@@ -4,7 +4,7 @@ package cuda
 
 // sourcesSHA256 is the SHA-256 of build.sh and the CUDA sources,
 // concatenated in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "6ce6bbd7ac233eb51d7f2486710cc83712b92995935c0e3f63a30023ed72333c"
+const sourcesSHA256 = "1e68ebd5ad62d9072d94a5e9f05fc6baa994b704c64328f15880cc0e0008e414"
 
 var sourceFiles = []string{"build.sh", "csrc/matmul.cu", "csrc/moe.cu", "csrc/ops.cu", "csrc/quant.cu", "csrc/toy.cuh"}
 
@@ -13,8 +13,8 @@ const nvccVersion = "release 11.8, V11.8.89"
 
 // ptxSHA256 maps each embedded PTX module to the SHA-256 build.sh recorded.
 var ptxSHA256 = map[string]string{
-	"matmul.ptx": "33ff4338be01a6c48e62464f89dff263b856c1ff55d4e0c42a376af6e1369937",
-	"moe.ptx":    "7b889d68b0bc849a5c2c4594ae6b59ac0fa405481709370360bcbfdd57d85322",
-	"ops.ptx":    "9310e1723e8ffbcdb8f155428e280b1681c0ed2143bf7839ffcde2ed331f7208",
-	"quant.ptx":  "05fbe59a5e32c2dc35b5fba8add89c74f65eaa9efe4fa79b6be93c657a81d3fd",
+	"matmul.ptx": "f8c7408634c79f48b0f34deab1ea91c1813f68a78143ffd1f07e99c6d8792fa9",
+	"moe.ptx":    "84027537a935f989efedd8dd70a7170ae00682249367d274074bfd224650e720",
+	"ops.ptx":    "f018852f9cade3869a2fc71961945e4b251afe25ceabd2f57c65181d162efacc",
+	"quant.ptx":  "fed5b782d9b4fd46e7a75924827f0803ba437f541c4f1f1302070594f5de2d67",
 }

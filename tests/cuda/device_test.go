@@ -32,6 +32,7 @@ import (
 	"github.com/toyml/toy/kernels/cuda/emu"
 	"github.com/toyml/toy/toy"
 	"github.com/toyml/toy/toy/engine"
+	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models/llama"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
@@ -40,6 +41,7 @@ import (
 var (
 	bench   = flag.Bool("cuda.bench", false, "run the prefill/decode speed test (SmolLM2-135M- and 7B-shaped random Q8_0 models, and a 7B Q4_K)")
 	big     = flag.Bool("cuda.7b", true, "include the 7B-shaped model in -cuda.bench")
+	benchTo = flag.String("cuda.bench.dir", "", "also write -cuda.bench's models to this directory as GGUF files, for llama.cpp to run the same weights (tests/cuda/llamacpp.sh)")
 	goldens = flag.String("goldens", "../reference/testdata", "directory of the llama.cpp golden files")
 	emuMode = flag.String("cuda.emu", "auto", "run on the emulated device (kernels/cuda/emu, needs g++): auto (when there is no GPU), on, off")
 	emuFull = flag.Bool("cuda.emu.full", false, "on the emulator, run every gate in full (minutes) rather than the shortened set")
@@ -323,28 +325,13 @@ func referenceModels(t *testing.T, b *cuda.Backend, toyGemm bool) {
 				perStep = 2 // and the position id
 			}
 			if spec.Arch == "mistral3" {
-				perStep += int64(spec.Layers) // each layer's query temperatures (nn.Temperature)
+				perStep++ // the step's query temperatures (nn.Temperature), shared by every layer
 			}
 			if spec.Arch == "deepseek2" {
 				perStep, perStepDown = deepseekTransfers(spec)
-			} else if spec.Experts > 0 {
-				// Routing runs on the host. In each layer the router's
-				// probabilities come down; the zeros the experts' outputs
-				// are added to go up, and each of the k chosen experts sends
-				// three id lists up (the rows it gathers, their weights, where
-				// ScatterAdd puts them back). Renormalising mixtures (Mixtral,
-				// Qwen3-MoE, Granite-MoE) also send up the chosen logits' rows; a shared
-				// expert (Qwen2-MoE), the rows ScatterAdd adds it to.
-				L, k := int64(spec.Layers), int64(spec.ExpertsUsed)
-				perStep += L * (1 + 3*k)
-				if spec.Arch != "olmoe" && spec.Arch != "qwen2moe" { // they do not renormalise
-					perStep += L
-				}
-				if spec.SharedFFN > 0 {
-					perStep += L
-				}
-				perStepDown += L
 			}
+			// A mixture of experts routes a decode step on the device
+			// (nn.MoE's routed products): nothing more moves.
 			if up != perStep*int64(steps) || down != perStepDown*int64(steps) {
 				t.Errorf("%d decode steps made %d uploads and %d downloads, want %d and %d (ids up, logits down)",
 					steps, up, down, perStep*int64(steps), perStepDown*int64(steps))
@@ -428,17 +415,26 @@ func TestSpeed(t *testing.T) {
 		name string
 		c    llama.Config
 		dt   tensor.DType
+		file string // its name under -cuda.bench.dir
 	}
 	smol := llama.Config{Arch: "llama", VocabSize: 49152, ContextLength: 2048, Embed: 576, Layers: 30, FFN: 1536,
 		Heads: 9, KVHeads: 3, HeadDim: 64, RopeDim: 64, RopeBase: 100000, NormEps: 1e-5}
 	llama7B := llama.Config{Arch: "llama", VocabSize: 32000, ContextLength: 4096, Embed: 4096, Layers: 32, FFN: 11008,
 		Heads: 32, KVHeads: 32, HeadDim: 128, RopeDim: 128, RopeBase: 10000, NormEps: 1e-5}
-	shapes := []shape{{"SmolLM2-135M-shaped", smol, tensor.Q8_0}}
+	shapes := []shape{{"SmolLM2-135M-shaped", smol, tensor.Q8_0, "smollm2-135m-shape-q8_0.gguf"}}
 	if *big {
-		shapes = append(shapes, shape{"7B-shaped (Llama 2)", llama7B, tensor.Q8_0}, shape{"7B-shaped (Llama 2)", llama7B, tensor.Q4_K})
+		shapes = append(shapes, shape{"7B-shaped (Llama 2)", llama7B, tensor.Q8_0, "llama2-7b-shape-q8_0.gguf"},
+			shape{"7B-shaped (Llama 2)", llama7B, tensor.Q4_K, "llama2-7b-shape-q4_k.gguf"})
 	}
 	for _, s := range shapes {
 		m := quantModel(s.c, 1, s.dt)
+		if *benchTo != "" {
+			path := filepath.Join(*benchTo, s.file)
+			if err := writeModel(m, s.c, path); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("wrote %s", path)
+		}
 		prompt := make([]int32, 512)
 		for i := range prompt {
 			prompt[i] = int32(i*7919) % int32(s.c.VocabSize)
@@ -455,6 +451,7 @@ func TestSpeed(t *testing.T) {
 			prefill := time.Since(start)
 			start = time.Now()
 			const n = 128
+			var ids []int32
 			for i := 0; i < n; i++ {
 				best := 0
 				for j, v := range logits {
@@ -462,14 +459,63 @@ func TestSpeed(t *testing.T) {
 						best = j
 					}
 				}
+				ids = append(ids, int32(best))
 				if logits, err = sess.Next([]int32{int32(best)}); err != nil {
 					t.Fatal(err)
 				}
 			}
 			dec := time.Since(start)
-			t.Logf("%s %v on %s: prefill %.0f tok/s (512 tokens in %v), decode %.1f tok/s (%d tokens)",
-				s.name, s.dt, b.Device(), 512/prefill.Seconds(), prefill.Round(time.Millisecond), n/dec.Seconds(), n)
+			t.Logf("%s %v on %s: prefill %.0f tok/s (512 tokens in %v), decode %.1f tok/s (%d tokens); greedy ids %v…",
+				s.name, s.dt, b.Device(), 512/prefill.Seconds(), prefill.Round(time.Millisecond), n/dec.Seconds(), n, ids[:16])
 		})
+	}
+}
+
+// writeModel saves a speed-test model as a GGUF file llama.cpp loads: c's
+// metadata, a synthetic vocabulary and m's weights, as they are.
+func writeModel(m *llama.Model, c llama.Config, path string) error {
+	w := gguf.NewWriter()
+	c.SetMetadata(w)
+	testmodel.SetSyntheticVocab(w, c.VocabSize)
+	for _, p := range m.Weights() {
+		if err := w.AddTensor(p.Name, p.T.DType(), p.T.HostBytes(), p.T.Shape()...); err != nil {
+			return err
+		}
+	}
+	return w.WriteFile(path)
+}
+
+// TestWriteModel: the file -cuda.bench.dir writes for llama.cpp is the model
+// the speed test runs (a small model of each speed-test type, same logits
+// on the CPU after loading it back, bit for bit).
+func TestWriteModel(t *testing.T) {
+	c := llama.Config{Arch: "llama", VocabSize: 300, ContextLength: 64, Embed: 256, Layers: 2, FFN: 512,
+		Heads: 4, KVHeads: 2, HeadDim: 64, RopeDim: 64, RopeBase: 10000, NormEps: 1e-5}
+	prompt := []int32{1, 17, 42, 299, 5}
+	for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_K} {
+		m := quantModel(c, 1, dt)
+		path := filepath.Join(t.TempDir(), "speed.gguf")
+		if err := writeModel(m, c, path); err != nil {
+			t.Fatal(err)
+		}
+		loaded, err := toy.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, got [][]float32
+		on(tensor.Go{}, func() {
+			_, want, _, _, err = decode(m, prompt, 4, nil)
+			if err == nil {
+				_, got, _, _, err = decode(loaded.Net, prompt, 4, nil)
+			}
+		})
+		loaded.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("%v: the written file's logits differ from the model's", dt)
+		}
 	}
 }
 

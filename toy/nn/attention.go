@@ -5,6 +5,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/toyml/toy/toy/tensor"
 )
@@ -76,7 +77,32 @@ type Temperature struct {
 // temperature, as llama.cpp computes it: the quotient in float32, the
 // logarithm in float64, rounded once.
 func (tp Temperature) apply(q *tensor.Tensor, pos0 int) *tensor.Tensor {
-	T, C := q.Rows(), q.Cols()
+	return tensor.Mul(q, tp.factors(pos0, q.Rows(), q.Cols()))
+}
+
+// lastTemperatures is the factor matrix factors made last. Every layer of a
+// model asks for the same one in a forward pass, so keeping it means that a
+// device backend uploads it once a pass rather than once a layer.
+var lastTemperatures struct {
+	sync.Mutex
+	key struct {
+		tp         Temperature
+		pos0, T, C int
+	}
+	f *tensor.Tensor
+}
+
+// factors returns the [T, C] matrix whose row t is the temperature of
+// position pos0+t (a constant: it has no gradient).
+func (tp Temperature) factors(pos0, T, C int) *tensor.Tensor {
+	lt := &lastTemperatures
+	lt.Lock()
+	defer lt.Unlock()
+	key := lt.key
+	key.tp, key.pos0, key.T, key.C = tp, pos0, T, C
+	if lt.f != nil && key == lt.key {
+		return lt.f
+	}
 	f := make([]float32, T*C)
 	for t := range T {
 		s := float32(math.Log(math.Floor(float64(float32(pos0+t)/float32(tp.Floor)))+1)*float64(tp.Scale) + 1)
@@ -84,7 +110,8 @@ func (tp Temperature) apply(q *tensor.Tensor, pos0 int) *tensor.Tensor {
 			f[t*C+j] = s
 		}
 	}
-	return tensor.Mul(q, tensor.FromFloat32(f, T, C))
+	lt.key, lt.f = key, tensor.FromFloat32(f, T, C)
+	return lt.f
 }
 
 // Check verifies that the weights and head counts fit together.

@@ -5,7 +5,6 @@ package nn
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 
@@ -35,13 +34,18 @@ import (
 // one 3-D tensor per projection, expert e's [F, D] (or [D, F]) matrix at
 // index e, in any weight type.
 //
-// Forward groups the tokens by expert: each expert runs once on the rows
-// routed to it (gathered with tensor.Embedding), and tensor.ScatterAdd adds
-// its weighted outputs back to their tokens. The routing itself — the top-k
-// choice — reads the router's probabilities back to the host (one [T, E]
-// download per layer on a device backend). Gradients flow to the router
-// through the weights p_e, and to the experts' stacks and the input through
-// the chosen experts; the choice itself has no gradient.
+// Forward chooses the experts with tensor.TopK and then runs them one of
+// two ways, with the same result. A long batch, or any pass that trains,
+// groups the tokens by expert: each expert runs once on the rows routed to
+// it (gathered with tensor.Embedding), and tensor.ScatterAdd adds its
+// weighted outputs back to their tokens; the row lists are made on the
+// host, so a device backend reads the choice back (one [T, k] download per
+// layer). Decode and short batches route instead: tensor.MatMulID runs each
+// token's chosen experts from the ids where they are and
+// tensor.WeightedSum adds their outputs, so on a device the choice never
+// leaves it. Gradients flow to the router through the weights p_e, and to
+// the experts' stacks and the input through the chosen experts; the choice
+// itself has no gradient.
 type MoE struct {
 	Router *Linear        `gguf:"ffn_gate_inp"`         // [E, D]
 	Gate   *tensor.Tensor `gguf:"ffn_gate_exps.weight"` // [E, F, D]
@@ -139,6 +143,13 @@ func (m *MoE) Check(d int) error {
 	return nil
 }
 
+// routedTokens is the most tokens a forward pass routes with the routed
+// products (MoE.routed) rather than grouped ones: decode and short
+// batches, where each expert sees a row or two, so nothing is lost by
+// running each chosen expert per token, and the routing stays where the
+// router ran.
+const routedTokens = 8
+
 // Forward maps x [T, D] to [T, D].
 func (m *MoE) Forward(x *tensor.Tensor) *tensor.Tensor {
 	T, E := x.Rows(), m.Router.W.Dim(0)
@@ -152,20 +163,65 @@ func (m *MoE) Forward(x *tensor.Tensor) *tensor.Tensor {
 	} else {
 		probs = tensor.Softmax(logits, -1)
 	}
-	p := probs.Float32s() // on the host, for the routing
-	scores := p           // what the routing compares: p, plus the bias if any
+	scores := probs // what the routing compares: p, plus the bias if any
 	if m.Bias != nil {
-		b := m.Bias.Float32s()
-		scores = slices.Clone(p)
-		for i := range scores {
-			scores[i] += b[i%E]
+		scores = tensor.Add(probs, m.Bias)
+	}
+	var y *tensor.Tensor // [T, D]
+	if T <= routedTokens && !(m.Normalize && m.Sigmoid) && !m.trains(x) {
+		y = m.routed(x, logits, probs, scores)
+	} else {
+		y = m.grouped(x, logits, probs, scores)
+	}
+	return m.addShared(x, y)
+}
+
+// trains reports whether a gradient must reach the layer's weights or x.
+func (m *MoE) trains(x *tensor.Tensor) bool {
+	for _, t := range []*tensor.Tensor{x, m.Router.W, m.Router.B, m.Gate, m.Up, m.Down} {
+		if t != nil && t.RequiresGrad() {
+			return true
 		}
 	}
-	tokens, slots := route(scores, T, E, m.Used, m.Groups, m.GroupsUsed)
+	return false
+}
+
+// routed runs the chosen experts token by token, the choice staying a
+// tensor (tensor.TopK, MatMulID): on a device the routing is never read
+// back. It gives what grouped gives, in the same order of operations:
+// weights gathered per token in ascending expert order, products row by
+// row, the weighted outputs added in ascending expert order from zero. No
+// gradient (inference; training takes grouped).
+func (m *MoE) routed(x, logits, probs, scores *tensor.Tensor) *tensor.Tensor {
+	ids := tensor.TopK(scores, m.Used, m.Groups, m.GroupsUsed) // [T, k], ascending
+	var w *tensor.Tensor                                       // [T, k]
+	if m.Normalize {
+		w = tensor.Softmax(tensor.GatherColumns(logits, ids), -1) // softmax of the k chosen logits
+	} else {
+		w = tensor.GatherColumns(probs, ids) // p[t, e]
+	}
+	if m.Scale != 0 && m.Scale != 1 {
+		w = tensor.Scale(w, m.Scale)
+	}
+	g := tensor.MatMulID(x, m.Gate, ids)                   // [T·k, F]: Gate_e(x_t)
+	u := tensor.MatMulID(x, m.Up, ids)                     // [T·k, F]: Up_e(x_t)
+	h := tensor.MatMulID(tensor.SwiGLU(g, u), m.Down, ids) // [T·k, D]: SwiGLU_e(x_t)
+	return tensor.WeightedSum(h, w)                        // y[t] = Σ_e p[t, e] · SwiGLU_e(x_t)
+}
+
+// grouped runs each expert once on the rows routed to it (gathered with
+// tensor.Embedding) and adds its weighted outputs back to their tokens
+// (tensor.ScatterAdd): one product per expert however many tokens chose
+// it, and differentiable. The per-expert row lists are built on the host,
+// so on a device the chosen experts come back (one [T, k] download).
+func (m *MoE) grouped(x, logits, probs, scores *tensor.Tensor) *tensor.Tensor {
+	T, E := x.Rows(), m.Router.W.Dim(0)
+	ids := tensor.TopK(scores, m.Used, m.Groups, m.GroupsUsed)
+	tokens, slots := route(ids.Int32s(), T, E, m.Used)
 	flat := tensor.Reshape(probs, T*E, 1) // p[t, e] at row t·E + e
 	switch {
 	case m.Normalize && m.Sigmoid:
-		flat, slots = m.divided(probs, p, slots, T, E, m.Used)
+		flat, slots = m.divided(probs, slots, T, E, m.Used)
 	case m.Normalize:
 		flat, slots = renormalised(logits, slots, T, E, m.Used)
 	}
@@ -183,21 +239,22 @@ func (m *MoE) Forward(x *tensor.Tensor) *tensor.Tensor {
 		pe := tensor.Embedding(flat, slots[e])      // [n, 1]: their weights p[t, e]
 		y = tensor.ScatterAdd(y, tokens[e], he, pe) // y[t] += p[t, e] · SwiGLU_e(x[t])
 	}
-	if m.SharedDown != nil && m.SharedUngated {
-		s := (&SwiGLU{Gate: m.SharedGate, Up: m.SharedUp, Down: m.SharedDown}).Forward(x) // [T, D]
-		y = tensor.Add(y, s)                                                              // y[t] += SwiGLU_s(x[t])
-	} else if m.SharedDown != nil {
-		row, one := m.sharedGate()
-		s := (&SwiGLU{Gate: m.SharedGate, Up: m.SharedUp, Down: m.SharedDown}).Forward(x) // [T, D]
-		g := tensor.MatMul(x, row)                                                        // [T, 1]
-		sg := tensor.Scale(tensor.Add(tensor.Tanh(tensor.Scale(g, 0.5)), one), 0.5)       // σ(g) = (1 + tanh(g/2))/2
-		all := make([]int32, T)
-		for t := range all {
-			all[t] = int32(t)
-		}
-		y = tensor.ScatterAdd(y, all, s, sg) // y[t] += σ(g_t) · SwiGLU_s(x[t])
-	}
 	return y
+}
+
+// addShared adds the shared expert's output to y, gated or not.
+func (m *MoE) addShared(x, y *tensor.Tensor) *tensor.Tensor {
+	if m.SharedDown == nil {
+		return y
+	}
+	s := (&SwiGLU{Gate: m.SharedGate, Up: m.SharedUp, Down: m.SharedDown}).Forward(x) // [T, D]
+	if m.SharedUngated {
+		return tensor.Add(y, s) // y[t] += SwiGLU_s(x[t])
+	}
+	row, one := m.sharedGate()
+	g := tensor.MatMul(x, row)                                                  // [T, 1]
+	sg := tensor.Scale(tensor.Add(tensor.Tanh(tensor.Scale(g, 0.5)), one), 0.5) // σ(g) = (1 + tanh(g/2))/2
+	return tensor.Add(y, tensor.WeightedSum(s, sg))                             // y[t] += σ(g_t) · SwiGLU_s(x[t])
 }
 
 // sharedGate returns the shared expert's gate weights as a [1, D] matrix and
@@ -275,19 +332,19 @@ func (m *MoE) sigmoid(x *tensor.Tensor) *tensor.Tensor {
 
 // divided returns the chosen experts' scores divided by their sum per
 // token, p_e / Σ_{top-k} p, as a column [T·k, 1] ordered as renormalised
-// orders it, and slots re-pointed at its rows; p [T·E] is probs on the
-// host. toy has no division op: 1/s is one Newton step from r₀ = 1/s
-// computed on the host, r = r₀(2 − s·r₀), which is 1/s to rounding and has
+// orders it, and slots re-pointed at its rows. toy has no division op: 1/s
+// is one Newton step from r₀ = 1/s computed on the host (from the chosen
+// scores, read back), r = r₀(2 − s·r₀), which is 1/s to rounding and has
 // its derivative, −r₀² = −1/s², so the gradient reaches every chosen score.
 // (llama.cpp also clamps s to at least 6.1e-5, which k sigmoid scores reach
 // only when all are that small; toy does not.)
-func (m *MoE) divided(probs *tensor.Tensor, p []float32, slots [][]int32, T, E, k int) (*tensor.Tensor, [][]int32) {
+func (m *MoE) divided(probs *tensor.Tensor, slots [][]int32, T, E, k int) (*tensor.Tensor, [][]int32) {
 	chosen, out := tokenMajor(slots, T, E, k)
 	w := tensor.Reshape(tensor.Embedding(tensor.Reshape(probs, T*E, 1), chosen), T, k) // [T, k]
 	s := tensor.MatMul(w, m.onesOf(1, k))                                              // [T, 1]: Σ_k w
 	r0 := make([]float32, T)
-	for i, slot := range chosen { // token-major: token i/k's experts
-		r0[i/k] += p[slot]
+	for i, p := range w.Float32s() { // token-major: token i/k's experts
+		r0[i/k] += p
 	}
 	for t := range r0 {
 		r0[t] = 1 / r0[t]
@@ -298,72 +355,17 @@ func (m *MoE) divided(probs *tensor.Tensor, p []float32, slots [][]int32, T, E, 
 	return tensor.Reshape(wn, T*k, 1), out
 }
 
-// route picks the k best-scoring experts of each of T tokens from p [T·E]
-// (ties to the lower index), among the experts of the groupsUsed best of
-// groups groups when groups > 1, and returns, per expert, the tokens routed
-// to it in order and the positions t·E + e of their scores in p.
-func route(p []float32, T, E, k, groups, groupsUsed int) (tokens, slots [][]int32) {
+// route turns the chosen experts ids [T·k] (tensor.TopK's, ascending per
+// token) into, per expert, the tokens routed to it in order and the
+// positions t·E + e of their scores in a [T, E] matrix.
+func route(ids []int32, T, E, k int) (tokens, slots [][]int32) {
 	tokens, slots = make([][]int32, E), make([][]int32, E)
-	chosen, barred := make([]bool, E), make([]bool, E)
-	for t := range T {
-		row := p[t*E : (t+1)*E]
-		clear(chosen)
-		clear(barred)
-		if groups > 1 {
-			barGroups(row, barred, groups, groupsUsed)
-		}
-		for range k {
-			best := -1
-			for e, v := range row {
-				if !chosen[e] && !barred[e] && (best < 0 || v > row[best]) {
-					best = e
-				}
-			}
-			chosen[best] = true
-		}
-		for e, c := range chosen {
-			if c {
-				tokens[e] = append(tokens[e], int32(t))
-				slots[e] = append(slots[e], int32(t*E+e))
-			}
-		}
+	for i, e := range ids {
+		t := i / k
+		tokens[e] = append(tokens[e], int32(t))
+		slots[e] = append(slots[e], int32(t*E)+e)
 	}
 	return tokens, slots
-}
-
-// barGroups marks in barred the experts of all but the used best of groups
-// groups of consecutive experts in row, a group scoring the sum of its two
-// best scores (ties to the lower index).
-func barGroups(row []float32, barred []bool, groups, used int) {
-	n := len(row) / groups
-	score := make([]float32, groups)
-	for g := range score {
-		a, b := float32(math.Inf(-1)), float32(math.Inf(-1)) // the best two
-		for _, v := range row[g*n : (g+1)*n] {
-			if v > a {
-				a, b = v, a
-			} else if v > b {
-				b = v
-			}
-		}
-		if n == 1 {
-			b = 0
-		}
-		score[g] = a + b
-	}
-	keep := make([]bool, groups)
-	for range used {
-		best := -1
-		for g, v := range score {
-			if !keep[g] && (best < 0 || v > score[best]) {
-				best = g
-			}
-		}
-		keep[best] = true
-	}
-	for e := range barred {
-		barred[e] = !keep[e/n]
-	}
 }
 
 // expertViews returns expert e's SwiGLU at index e, its matrices views of the
@@ -389,6 +391,9 @@ func (m *MoE) expertViews() []SwiGLU {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if stacks := [3]*tensor.Tensor{m.Gate, m.Up, m.Down}; m.experts == nil || m.viewOf != stacks {
+		for _, s := range stacks {
+			s.ShareStorage() // the routed products read the stacks whole: one copy on a device
+		}
 		m.experts, m.viewOf = build(), stacks
 	}
 	return m.experts

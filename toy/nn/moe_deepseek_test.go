@@ -18,12 +18,9 @@ import (
 func TestRouteGroupLimited(t *testing.T) {
 	p := []float32{0.1, 0.5, 0.3, 0.3, 0.9, 0.0, 0.2, 0.2}
 	chosen := func(groups, used int) []int {
-		tokens, _ := route(p, 1, 8, 3, groups, used)
 		var out []int
-		for e, ts := range tokens {
-			if len(ts) > 0 {
-				out = append(out, e)
-			}
+		for _, e := range tensor.TopK(tensor.FromFloat32(p, 1, 8), 3, groups, used).Int32s() {
+			out = append(out, int(e))
 		}
 		return out
 	}

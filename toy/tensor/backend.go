@@ -6,6 +6,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -430,6 +431,69 @@ func Columns(x *Tensor, from, to int) *Tensor {
 		}
 		return []*Tensor{d}
 	}, x)
+	return out
+}
+
+// ConcatBackend is an optional Backend op: PlaceColumns(out, src, at)
+// copies src [R, n] into columns [at, at+n) of out [R, C]. ConcatColumns
+// calls it once for each part, on an out it has just allocated, so a
+// backend may treat out as written only: the columns no call places are
+// undefined. Device backends offer it so that joining per-head results
+// stays on the device; without it ConcatColumns copies on the host.
+type ConcatBackend interface {
+	PlaceColumns(out, src *Tensor, at int)
+}
+
+// ConcatColumns returns parts [R, C_i] side by side, as one [R, ΣC_i]
+// (torch.cat along the last dimension): row r is part 0's row r, then
+// part 1's, and so on.
+func ConcatColumns(parts ...*Tensor) *Tensor {
+	if len(parts) == 0 {
+		panic("ConcatColumns: no parts")
+	}
+	parts = slices.Clone(parts) // the caller's slice may be reused; the tape keeps these
+	R, C := parts[0].Rows(), 0
+	for i, p := range parts {
+		mustF32("ConcatColumns", fmt.Sprintf("part %d", i), p)
+		if len(p.shape) != 2 || p.Rows() != R {
+			panic(fmt.Sprintf("ConcatColumns: part %d is %v, part 0 has %d rows", i, p.shape, R))
+		}
+		C += p.Cols()
+	}
+	var out *Tensor
+	b := be()
+	if cb, ok := b.(ConcatBackend); ok && isDeviceBackend(b) {
+		out = newOut(b, R, C)
+		at := 0
+		for _, p := range parts {
+			cb.PlaceColumns(out, p, at)
+			at += p.Cols()
+		}
+	} else {
+		out = New(R, C)
+		at := 0
+		for _, p := range parts {
+			p.hostRead()
+			n := p.Cols()
+			for r := range R {
+				copy(out.f32[r*C+at:r*C+at+n], p.f32[r*n:(r+1)*n])
+			}
+			at += n
+		}
+	}
+	record("ConcatColumns", out, func(g *Tensor) []*Tensor {
+		grads := make([]*Tensor, len(parts))
+		at := 0
+		for i, p := range parts {
+			n := p.Cols()
+			d := New(R, n)
+			for r := range R {
+				copy(d.f32[r*n:(r+1)*n], g.f32[r*C+at:r*C+at+n])
+			}
+			grads[i], at = d, at+n
+		}
+		return grads
+	}, parts...)
 	return out
 }
 

@@ -213,6 +213,24 @@ func (t *Tensor) SetDevice(s DeviceStorage, written bool) {
 	}
 }
 
+// ShareStorage makes the views taken of t from now on (Slice, Select,
+// Reshape) share its storage on a device: the first op that needs any of
+// them on a device backend uploads the whole of t, once, and t itself and
+// every view then use that one copy, where views of a host tensor would
+// each get their own. A mixture of experts calls it on its stacked experts,
+// which it reads both per expert (views) and whole. It changes nothing on
+// the host, and nothing for a tensor already on a device.
+func (t *Tensor) ShareStorage() {
+	if t.dev != nil {
+		return
+	}
+	d := &devState{size: t.storageLen(), host: t.ownBytes(), hostCurrent: true}
+	if d.host == nil && d.size > 0 {
+		d.host = make([]byte, d.size)
+	}
+	t.dev, t.devOff = d, 0
+}
+
 // DeviceWritten records that a device op wrote t's storage (attached with
 // SetDevice): the host copy is stale until the next host read.
 func (t *Tensor) DeviceWritten() {

@@ -36,6 +36,7 @@ type nullDevice struct {
 
 var _ tensor.DeviceBackend = (*nullDevice)(nil)
 var _ tensor.ColumnsBackend = (*nullDevice)(nil)
+var _ tensor.ConcatBackend = (*nullDevice)(nil)
 
 func (d *nullDevice) Name() string   { return "null" }
 func (d *nullDevice) Device() string { return "null device" }
@@ -160,6 +161,20 @@ func (d *nullDevice) Columns(out, x *tensor.Tensor, from int) {
 		}
 	})
 }
+func (d *nullDevice) PlaceColumns(out, src *tensor.Tensor, at int) {
+	src = d.in(src)
+	s, off, _ := out.Device()
+	if s == nil { // a fresh result: device memory, nothing to upload
+		d.allocs++
+		s = &nullBuf{mem: make([]byte, out.StorageSize()), d: d}
+		out.SetDevice(s, true)
+	}
+	C, n := out.Cols(), src.Cols()
+	for r := 0; r < src.Rows(); r++ {
+		copy(s.(*nullBuf).mem[off+4*(r*C+at):], src.HostBytes()[4*r*n:4*(r+1)*n])
+	}
+	out.DeviceWritten()
+}
 func (d *nullDevice) SetRows(dst *tensor.Tensor, at int, src *tensor.Tensor) {
 	b, off := d.resident(dst)
 	s := d.in(src)
@@ -270,6 +285,29 @@ func TestNullDeviceResidency(t *testing.T) {
 		}
 		if d.downloads-down != 5 {
 			t.Errorf("5 decode steps downloaded %d tensors, want 5 (one per token)", d.downloads-down)
+		}
+	})
+}
+
+// TestNullDeviceConcat: ConcatColumns joins device-resident parts on the
+// device (nothing comes down until the result is read) into what pure Go
+// gives.
+func TestNullDeviceConcat(t *testing.T) {
+	a := tensor.FromFloat32([]float32{1, 2, 3, 4}, 2, 2)
+	b := tensor.FromFloat32([]float32{5, 6, 7, 8, 9, 10}, 2, 3)
+	want := tensor.ConcatColumns(a, b, a).Float32s()
+	if !slices.Equal(want, []float32{1, 2, 5, 6, 7, 1, 2, 3, 4, 8, 9, 10, 3, 4}) {
+		t.Fatalf("ConcatColumns on the host: %v", want)
+	}
+	d := &nullDevice{}
+	on(d, func() {
+		x, y := tensor.Scale(a, 1), tensor.Scale(b, 1) // device-resident parts
+		out := tensor.ConcatColumns(x, y, x)
+		if d.downloads != 0 {
+			t.Errorf("ConcatColumns downloaded %d tensors, want 0", d.downloads)
+		}
+		if got := out.Float32s(); !slices.Equal(got, want) {
+			t.Errorf("ConcatColumns on the device: %v, want %v", got, want)
 		}
 	})
 }

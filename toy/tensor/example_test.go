@@ -85,3 +85,25 @@ func ExampleCrossEntropy() {
 	// Output:
 	// 0.5494
 }
+
+// A mixture of experts' decode step, routed: each token's 2 best of 3
+// experts, their products, and the outputs weighted by the scores.
+func ExampleTopK() {
+	scores := tensor.FromFloat32([]float32{0.5, 0.2, 0.3}, 1, 3)
+	ids := tensor.TopK(scores, 2, 1, 1) // experts 0 and 2, in ascending order
+	experts := tensor.FromFloat32([]float32{
+		1, 0, 0, 1, // expert 0: identity
+		2, 0, 0, 2, // expert 1: doubles
+		0, 1, 1, 0, // expert 2: swaps
+	}, 3, 2, 2)
+	x := tensor.FromFloat32([]float32{1, 10}, 1, 2)
+	h := tensor.MatMulID(x, experts, ids)  // [2, 2]: x·W_0ᵀ, x·W_2ᵀ
+	w := tensor.GatherColumns(scores, ids) // [1, 2]: 0.5, 0.3
+	fmt.Println(ids.Int32s(), h.Data(), w.Data())
+	fmt.Println(tensor.WeightedSum(h, w).Data()) // 0.5·[1 10] + 0.3·[10 1]
+	fmt.Println(tensor.ConcatColumns(x, w).Data())
+	// Output:
+	// [0 2] [1 10 10 1] [0.5 0.3]
+	// [3.5 5.3]
+	// [1 10 0.5 0.3]
+}

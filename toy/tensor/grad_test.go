@@ -86,6 +86,9 @@ func TestGradients(t *testing.T) {
 		{"SwiGLU", func(in []*Tensor) *Tensor { return SwiGLU(in[0], in[1]) }, []*Tensor{x(2, 5), x(2, 5)}},
 		{"Embedding", func(in []*Tensor) *Tensor { return Embedding(in[0], []int32{2, 0, 2}) }, []*Tensor{x(4, 3)}},
 		{"Columns", func(in []*Tensor) *Tensor { return Columns(in[0], 1, 3) }, []*Tensor{x(3, 4)}},
+		{"ConcatColumns", func(in []*Tensor) *Tensor { return ConcatColumns(in[0], in[1], in[0]) }, []*Tensor{x(3, 2), x(3, 4)}},
+		{"GatherColumns", func(in []*Tensor) *Tensor { return GatherColumns(in[0], idsOf(2, 2, 1, 4, 0, 1)) }, []*Tensor{x(2, 5)}},
+		{"WeightedSum", func(in []*Tensor) *Tensor { return WeightedSum(in[0], in[1]) }, []*Tensor{x(6, 3), x(2, 3)}},
 		{"Attention GQA", func(in []*Tensor) *Tensor { return Attention(in[0], in[1], in[2], 4, 2, 0, 0.5) }, []*Tensor{x(3, 8), x(3, 4), x(3, 4)}},
 		{"Attention soft cap, window", func(in []*Tensor) *Tensor {
 			return AttentionWith(in[0], in[1], in[2], 4, 2, 0, AttentionOptions{Scale: 2, SoftCap: 1.5, Window: 2})

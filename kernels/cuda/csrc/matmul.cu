@@ -36,11 +36,10 @@ __device__ __forceinline__ int load4(const uint8_t *p) {
 
 // toy_matmul_q8: w [N, K/32 blocks of 34 bytes], xq [M, K] int8, xd [M, K/32].
 // Block: 128 threads = 4 warps = 4 columns n; grid (⌈N/4⌉, ⌈M/MT⌉).
-extern "C" __global__ void toy_matmul_q8(const uint8_t *w, const int8_t *xq, const float *xd, float *out,
-                                         int M, int K, int N) {
+__device__ __forceinline__ void matmul_q8(const uint8_t *w, const int8_t *xq, const float *xd, float *out, int M,
+                                          int K, int N, int m0) {
 	int n = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
 	int lane = threadIdx.x % WARP;
-	int m0 = blockIdx.y * MT;
 	if (n >= N) return;
 	int nb = K / QK, mt = min(MT, M - m0);
 	float acc[MT];
@@ -76,6 +75,20 @@ extern "C" __global__ void toy_matmul_q8(const uint8_t *w, const int8_t *xq, con
 	}
 }
 
+extern "C" __global__ void toy_matmul_q8(const uint8_t *w, const int8_t *xq, const float *xd, float *out, int M, int K,
+                                         int N) {
+	matmul_q8(w, xq, xd, out, M, K, N, blockIdx.y * MT);
+}
+
+// toy_matmul_q8_id: row s of out [S, N] is x_r·w[ids[s]]ᵀ for the mixture's
+// stacked weights w [E, N, K] (estride bytes an expert), r = s / xdiv
+// (tensor.MatMulID); grid (⌈N/4⌉, S), one activation row a block row.
+extern "C" __global__ void toy_matmul_q8_id(const uint8_t *w, const int8_t *xq, const float *xd, float *out,
+                                            const int *ids, long long estride, int xdiv, int K, int N) {
+	size_t s = blockIdx.y, r = s / xdiv;
+	matmul_q8(w + ids[s] * estride, xq + r * K, xd + r * (K / QK), out + s * N, 1, K, N, 0);
+}
+
 // toy_round_half: xh[i] = x[i] as fp16 (bf16 when bf16 != 0), stored as bits.
 extern "C" __global__ void toy_round_half(const float *x, uint16_t *xh, int n, int bf16) {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -97,10 +110,9 @@ template <int T> __device__ __forceinline__ float load_elem(const void *p, size_
 // up to MT activation rows, its lanes striding over k so that each step
 // reads 32 consecutive weights. Block: 128 threads = 4 columns; grid
 // (⌈N/4⌉, ⌈M/MT⌉). For decode and short prompts.
-template <int T> __device__ void matmul_rows(const void *w, const void *x, float *out, int M, int K, int N) {
+template <int T> __device__ void matmul_rows(const void *w, const void *x, float *out, int M, int K, int N, int m0) {
 	int n = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
 	int lane = threadIdx.x % WARP;
-	int m0 = blockIdx.y * MT;
 	if (n >= N) return;
 	int mt = min(MT, M - m0);
 	float acc[MT];
@@ -129,14 +141,35 @@ template <int T> __device__ void matmul_rows(const void *w, const void *x, float
 extern "C" __global__ void toy_matmul_half(const uint16_t *w, const uint16_t *xh, float *out,
                                            int M, int K, int N, int bf16) {
 	if (bf16)
-		matmul_rows<T_BF16>(w, xh, out, M, K, N);
+		matmul_rows<T_BF16>(w, xh, out, M, K, N, blockIdx.y * MT);
 	else
-		matmul_rows<T_F16>(w, xh, out, M, K, N);
+		matmul_rows<T_F16>(w, xh, out, M, K, N, blockIdx.y * MT);
+}
+
+// toy_matmul_half_id: toy_matmul_half for a mixture's chosen experts (see
+// toy_matmul_q8_id).
+extern "C" __global__ void toy_matmul_half_id(const uint16_t *w, const uint16_t *xh, float *out, const int *ids,
+                                              long long estride, int xdiv, int K, int N, int bf16) {
+	size_t s = blockIdx.y, r = s / xdiv;
+	const uint8_t *we = (const uint8_t *)w + ids[s] * estride;
+	if (bf16)
+		matmul_rows<T_BF16>(we, xh + r * K, out + s * N, 1, K, N, 0);
+	else
+		matmul_rows<T_F16>(we, xh + r * K, out + s * N, 1, K, N, 0);
 }
 
 // toy_matmul_f32: w [N, K], x [M, K] float32; without cuBLAS.
 extern "C" __global__ void toy_matmul_f32(const float *w, const float *x, float *out, int M, int K, int N) {
-	matmul_rows<T_F32>(w, x, out, M, K, N);
+	matmul_rows<T_F32>(w, x, out, M, K, N, blockIdx.y * MT);
+}
+
+// toy_matmul_f32_id: toy_matmul_f32 for a mixture's chosen experts (see
+// toy_matmul_q8_id).
+extern "C" __global__ void toy_matmul_f32_id(const float *w, const float *x, float *out, const int *ids,
+                                             long long estride,
+                                             int xdiv, int K, int N) {
+	size_t s = blockIdx.y, r = s / xdiv;
+	matmul_rows<T_F32>((const uint8_t *)w + ids[s] * estride, x + r * K, out + s * N, 1, K, N, 0);
 }
 
 // The tiled GEMM for prompts when there is no cuBLAS (a machine with only the
@@ -194,7 +227,8 @@ extern "C" __global__ void toy_gemm_f32(const float *w, const float *x, float *o
 	gemm_tiles<T_F32>(w, x, out, M, K, N);
 }
 
-extern "C" __global__ void toy_gemm_half(const uint16_t *w, const uint16_t *xh, float *out, int M, int K, int N, int bf16) {
+extern "C" __global__ void toy_gemm_half(const uint16_t *w, const uint16_t *xh, float *out, int M, int K, int N,
+                                         int bf16) {
 	if (bf16)
 		gemm_tiles<T_BF16>(w, xh, out, M, K, N);
 	else

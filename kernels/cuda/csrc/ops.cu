@@ -376,3 +376,9 @@ extern "C" __global__ void toy_embed_q8(float *out, const uint8_t *table, const 
 extern "C" __global__ void toy_columns(float *out, const float *x, int R, int C, int from, int n) {
 	GRID_STRIDE(e, (long)R * n) out[e] = x[(e / n) * C + from + e % n];
 }
+
+// toy_place_columns: columns [at, at+n) of out [R, C] = x [R, n]; out's
+// other columns are left as they are (ConcatColumns, one part a launch).
+extern "C" __global__ void toy_place_columns(float *out, const float *x, int R, int n, int at, int C) {
+	GRID_STRIDE(e, (long)R * n) out[(e / n) * C + at + e % n] = x[e];
+}

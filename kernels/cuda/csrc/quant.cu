@@ -124,11 +124,10 @@ extern "C" __global__ void toy_quantize_q8k(const float *x, int8_t *q, float *d,
 // toy_matmul_q4k: w [N, K/256 super-blocks of 144 bytes], xq/xd/xs from
 // toy_quantize_q8k. Block 128 threads = 4 columns; grid (⌈N/4⌉, ⌈M/MT⌉).
 // Lane l reads the 8 quants 8·(l%4) … of sub-block l/4.
-extern "C" __global__ void toy_matmul_q4k(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs, float *out,
-                                          int M, int K, int N) {
+__device__ __forceinline__ void matmul_q4k(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs,
+                                           float *out, int M, int K, int N, int m0) {
 	int n = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
 	int lane = threadIdx.x % WARP;
-	int m0 = blockIdx.y * MT;
 	if (n >= N) return;
 	int nb = K / QKK, mt = min(MT, M - m0), j = lane / 4, part = lane % 4;
 	float acc[MT];
@@ -151,7 +150,8 @@ extern "C" __global__ void toy_matmul_q4k(const uint8_t *w, const int8_t *xq, co
 				const int *bs = xs + (row * nb + b) * 16;
 				int mins = warp_sum_i(part == 0 ? m * (bs[2 * j] + bs[2 * j + 1]) : 0);
 				float dx = xd[row * nb + b];
-				acc[i] = __fadd_rn(acc[i], __fsub_rn(__fmul_rn(__fmul_rn(dw, dx), (float)dots), __fmul_rn(__fmul_rn(dmin, dx), (float)mins)));
+				acc[i] = __fadd_rn(acc[i], __fsub_rn(__fmul_rn(__fmul_rn(dw, dx), (float)dots),
+		__fmul_rn(__fmul_rn(dmin, dx), (float)mins)));
 			}
 		}
 	}
@@ -160,13 +160,26 @@ extern "C" __global__ void toy_matmul_q4k(const uint8_t *w, const int8_t *xq, co
 		if (i < mt && lane == 0) out[(size_t)(m0 + i) * N + n] = acc[i];
 }
 
+extern "C" __global__ void toy_matmul_q4k(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs,
+                                          float *out, int M, int K, int N) {
+	matmul_q4k(w, xq, xd, xs, out, M, K, N, blockIdx.y * MT);
+}
+
+// toy_matmul_q4k_id: toy_matmul_q4k for a mixture's chosen experts (see
+// toy_matmul_q8_id).
+extern "C" __global__ void toy_matmul_q4k_id(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs,
+                                             float *out, const int *ids, long long estride, int xdiv, int K, int N) {
+	size_t s = blockIdx.y, r = s / xdiv;
+	matmul_q4k(w + ids[s] * estride, xq + r * K, xd + r * (K / QKK), xs + r * (K / QKK) * 16, out + s * N, 1, K, N, 0);
+}
+
 // toy_matmul_q6k: w [N, K/256 super-blocks of 210 bytes], activations as
 // toy_matmul_q4k. Lane l reads weights 8l … 8l+7: 8 low-nibble bytes, 8 bytes
 // of high bits, all in sub-block l/2.
-extern "C" __global__ void toy_matmul_q6k(const uint8_t *w, const int8_t *xq, const float *xd, float *out, int M, int K, int N) {
+__device__ __forceinline__ void matmul_q6k(const uint8_t *w, const int8_t *xq, const float *xd, float *out, int M,
+                                           int K, int N, int m0) {
 	int n = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
 	int lane = threadIdx.x % WARP;
-	int m0 = blockIdx.y * MT;
 	if (n >= N) return;
 	int nb = K / QKK, mt = min(MT, M - m0);
 	int i0 = 8 * lane, half = i0 / 128, k = i0 % 128 / 32, l = i0 % 32;
@@ -197,6 +210,19 @@ extern "C" __global__ void toy_matmul_q6k(const uint8_t *w, const int8_t *xq, co
 #pragma unroll
 	for (int i = 0; i < MT; i++)
 		if (i < mt && lane == 0) out[(size_t)(m0 + i) * N + n] = acc[i];
+}
+
+extern "C" __global__ void toy_matmul_q6k(const uint8_t *w, const int8_t *xq, const float *xd, float *out, int M,
+                                          int K, int N) {
+	matmul_q6k(w, xq, xd, out, M, K, N, blockIdx.y * MT);
+}
+
+// toy_matmul_q6k_id: toy_matmul_q6k for a mixture's chosen experts (see
+// toy_matmul_q8_id).
+extern "C" __global__ void toy_matmul_q6k_id(const uint8_t *w, const int8_t *xq, const float *xd, float *out,
+                                             const int *ids, long long estride, int xdiv, int K, int N) {
+	size_t s = blockIdx.y, r = s / xdiv;
+	matmul_q6k(w + ids[s] * estride, xq + r * K, xd + r * (K / QKK), out + s * N, 1, K, N, 0);
 }
 
 // q32_dot: the integer dot of one Q4_0 (kind 0), Q5_0 (kind 1) or IQ4_NL
@@ -230,11 +256,10 @@ __device__ __forceinline__ int q32_dot(const uint8_t *blk, const int *xi, int ki
 // toy_quantize_q8. Lane l takes blocks l, l+32, …; each block's term
 // (float)dot·(d_w·d_x) is then added in block order, all lanes alike.
 // Grid and blocks as toy_matmul_q4k.
-extern "C" __global__ void toy_matmul_q32(const uint8_t *w, const int8_t *xq, const float *xd, float *out,
-                                          int M, int K, int N, int kind) {
+__device__ __forceinline__ void matmul_q32(const uint8_t *w, const int8_t *xq, const float *xd, float *out, int M,
+                                           int K, int N, int kind, int m0) {
 	int n = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
 	int lane = threadIdx.x % WARP;
-	int m0 = blockIdx.y * MT;
 	if (n >= N) return;
 	int nb = K / 32, mt = min(MT, M - m0), bytes = kind == 1 ? Q5_0_BYTES : Q4_0_BYTES; // IQ4_NL's as Q4_0's
 	float acc[MT];
@@ -262,14 +287,26 @@ extern "C" __global__ void toy_matmul_q32(const uint8_t *w, const int8_t *xq, co
 		if (i < mt && lane == 0) out[(size_t)(m0 + i) * N + n] = acc[i];
 }
 
+extern "C" __global__ void toy_matmul_q32(const uint8_t *w, const int8_t *xq, const float *xd, float *out, int M,
+                                          int K, int N, int kind) {
+	matmul_q32(w, xq, xd, out, M, K, N, kind, blockIdx.y * MT);
+}
+
+// toy_matmul_q32_id: toy_matmul_q32 for a mixture's chosen experts (see
+// toy_matmul_q8_id).
+extern "C" __global__ void toy_matmul_q32_id(const uint8_t *w, const int8_t *xq, const float *xd, float *out,
+                                             const int *ids, long long estride, int xdiv, int K, int N, int kind) {
+	size_t s = blockIdx.y, r = s / xdiv;
+	matmul_q32(w + ids[s] * estride, xq + r * K, xd + r * (K / QK), out + s * N, 1, K, N, kind, 0);
+}
+
 // toy_matmul_q5k: w [N, K/256 super-blocks of 176 bytes], activations as
 // toy_matmul_q4k. Lane l reads the 8 quants 8·(l%4) … of sub-block l/4:
 // their nibbles as Q4_K's, their fifth bits bit l/4 of 8 high bytes.
-extern "C" __global__ void toy_matmul_q5k(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs, float *out,
-                                          int M, int K, int N) {
+__device__ __forceinline__ void matmul_q5k(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs,
+                                           float *out, int M, int K, int N, int m0) {
 	int n = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
 	int lane = threadIdx.x % WARP;
-	int m0 = blockIdx.y * MT;
 	if (n >= N) return;
 	int nb = K / QKK, mt = min(MT, M - m0), j = lane / 4, part = lane % 4;
 	float acc[MT];
@@ -293,13 +330,27 @@ extern "C" __global__ void toy_matmul_q5k(const uint8_t *w, const int8_t *xq, co
 				const int *bs = xs + (row * nb + b) * 16;
 				int mins = warp_sum_i(part == 0 ? m * (bs[2 * j] + bs[2 * j + 1]) : 0);
 				float dx = xd[row * nb + b];
-				acc[i] = __fadd_rn(acc[i], __fsub_rn(__fmul_rn(__fmul_rn(dw, dx), (float)dots), __fmul_rn(__fmul_rn(dmin, dx), (float)mins)));
+				acc[i] = __fadd_rn(acc[i], __fsub_rn(__fmul_rn(__fmul_rn(dw, dx), (float)dots),
+		__fmul_rn(__fmul_rn(dmin, dx), (float)mins)));
 			}
 		}
 	}
 #pragma unroll
 	for (int i = 0; i < MT; i++)
 		if (i < mt && lane == 0) out[(size_t)(m0 + i) * N + n] = acc[i];
+}
+
+extern "C" __global__ void toy_matmul_q5k(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs,
+                                          float *out, int M, int K, int N) {
+	matmul_q5k(w, xq, xd, xs, out, M, K, N, blockIdx.y * MT);
+}
+
+// toy_matmul_q5k_id: toy_matmul_q5k for a mixture's chosen experts (see
+// toy_matmul_q8_id).
+extern "C" __global__ void toy_matmul_q5k_id(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs,
+                                             float *out, const int *ids, long long estride, int xdiv, int K, int N) {
+	size_t s = blockIdx.y, r = s / xdiv;
+	matmul_q5k(w + ids[s] * estride, xq + r * K, xd + r * (K / QKK), xs + r * (K / QKK) * 16, out + s * N, 1, K, N, 0);
 }
 
 // q3k_scale: Q3_K group g's six-bit scale minus 32 from the 12 bytes s.
@@ -312,11 +363,10 @@ __device__ __forceinline__ int q3k_scale(int g, const uint8_t *s) {
 // of 110 or 84 bytes], activations as toy_matmul_q4k. Lane l reads weights
 // 8l … 8l+7, all in group l/2: 8 bytes of bit pairs (and Q3_K's 8 bytes of
 // high bits, its quants as q + 4 in 0 … 7, the 4 taken off as 4·Σx).
-extern "C" __global__ void toy_matmul_q32k(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs, float *out,
-                                           int M, int K, int N, int q3) {
+__device__ __forceinline__ void matmul_q32k(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs,
+                                            float *out, int M, int K, int N, int q3, int m0) {
 	int n = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
 	int lane = threadIdx.x % WARP;
-	int m0 = blockIdx.y * MT;
 	if (n >= N) return;
 	int nb = K / QKK, mt = min(MT, M - m0), bytes = q3 ? Q3K_BYTES : Q2K_BYTES;
 	int i0 = 8 * lane, half = i0 / 128, k = i0 % 128 / 32, l = i0 % 32;
@@ -353,7 +403,8 @@ extern "C" __global__ void toy_matmul_q32k(const uint8_t *w, const int8_t *xq, c
 				} else {
 					const int *bs = xs + (row * nb + b) * 16;
 					int mins = warp_sum_i(lane % 2 == 0 ? mn * bs[lane / 2] : 0);
-					acc[i] = __fadd_rn(acc[i], __fsub_rn(__fmul_rn(__fmul_rn(dw, dx), (float)dots), __fmul_rn(__fmul_rn(dmin, dx), (float)mins)));
+					acc[i] = __fadd_rn(acc[i], __fsub_rn(__fmul_rn(__fmul_rn(dw, dx), (float)dots),
+		__fmul_rn(__fmul_rn(dmin, dx), (float)mins)));
 				}
 			}
 		}
@@ -363,16 +414,30 @@ extern "C" __global__ void toy_matmul_q32k(const uint8_t *w, const int8_t *xq, c
 		if (i < mt && lane == 0) out[(size_t)(m0 + i) * N + n] = acc[i];
 }
 
+extern "C" __global__ void toy_matmul_q32k(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs,
+                                           float *out, int M, int K, int N, int q3) {
+	matmul_q32k(w, xq, xd, xs, out, M, K, N, q3, blockIdx.y * MT);
+}
+
+// toy_matmul_q32k_id: toy_matmul_q32k for a mixture's chosen experts (see
+// toy_matmul_q8_id).
+extern "C" __global__ void toy_matmul_q32k_id(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs,
+                                              float *out, const int *ids, long long estride, int xdiv, int K, int N,
+                                              int q3) {
+	size_t s = blockIdx.y, r = s / xdiv;
+	matmul_q32k(w + ids[s] * estride, xq + r * K, xd + r * (K / QKK), xs + r * (K / QKK) * 16, out + s * N, 1, K, N,
+		q3, 0);
+}
+
 // toy_matmul_iq4xs: w [N, K/256 super-blocks of 136 bytes], activations as
 // toy_matmul_q4k. Lane l reads weights 8·(l%4) … of sub-block j = l/4: the
 // low (l%4 < 2) or high nibbles of 8 of its 16 index bytes, their levels by
 // iq4_levels4; dots = Σ_j (ls_j − 32)·dot_j over the warp, then
 // acc += (d_w·d_x)·dots, as dotIQ4XS.
-extern "C" __global__ void toy_matmul_iq4xs(const uint8_t *w, const int8_t *xq, const float *xd, float *out, int M, int K,
-                                            int N) {
+__device__ __forceinline__ void matmul_iq4xs(const uint8_t *w, const int8_t *xq, const float *xd, float *out, int M,
+                                             int K, int N, int m0) {
 	int n = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
 	int lane = threadIdx.x % WARP;
-	int m0 = blockIdx.y * MT;
 	if (n >= N) return;
 	int nb = K / QKK, mt = min(MT, M - m0), j = lane / 4, part = lane % 4;
 	float acc[MT];
@@ -400,6 +465,19 @@ extern "C" __global__ void toy_matmul_iq4xs(const uint8_t *w, const int8_t *xq, 
 		if (i < mt && lane == 0) out[(size_t)(m0 + i) * N + n] = acc[i];
 }
 
+extern "C" __global__ void toy_matmul_iq4xs(const uint8_t *w, const int8_t *xq, const float *xd, float *out, int M,
+                                            int K, int N) {
+	matmul_iq4xs(w, xq, xd, out, M, K, N, blockIdx.y * MT);
+}
+
+// toy_matmul_iq4xs_id: toy_matmul_iq4xs for a mixture's chosen experts (see
+// toy_matmul_q8_id).
+extern "C" __global__ void toy_matmul_iq4xs_id(const uint8_t *w, const int8_t *xq, const float *xd, float *out,
+                                               const int *ids, long long estride, int xdiv, int K, int N) {
+	size_t s = blockIdx.y, r = s / xdiv;
+	matmul_iq4xs(w + ids[s] * estride, xq + r * K, xd + r * (K / QKK), out + s * N, 1, K, N, 0);
+}
+
 // toy_q8_1_sums: the s of Q8_1 blocks, from x and the q toy_quantize_q8
 // wrote: s = fp16(amax/127 · Σq), as float. One warp per block.
 extern "C" __global__ void toy_q8_1_sums(const float *x, const int8_t *q, float *s, int nblocks) {
@@ -415,11 +493,10 @@ extern "C" __global__ void toy_q8_1_sums(const float *x, const int8_t *q, float 
 // toy_quantize_q8 and xs from toy_q8_1_sums. Lane l takes blocks l, l+32, …;
 // each block's terms (float)dot·(d_w·d_x) and m_w·s_x are then added in
 // block order, all lanes alike. Grid and blocks as toy_matmul_q4k.
-extern "C" __global__ void toy_matmul_q41(const uint8_t *w, const int8_t *xq, const float *xd, const float *xs, float *out,
-                                          int M, int K, int N, int bits5) {
+__device__ __forceinline__ void matmul_q41(const uint8_t *w, const int8_t *xq, const float *xd, const float *xs,
+                                           float *out, int M, int K, int N, int bits5, int m0) {
 	int n = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
 	int lane = threadIdx.x % WARP;
-	int m0 = blockIdx.y * MT;
 	if (n >= N) return;
 	int nb = K / 32, mt = min(MT, M - m0), bytes = bits5 ? Q5_1_BYTES : Q4_1_BYTES;
 	float acc[MT];
@@ -466,6 +543,20 @@ extern "C" __global__ void toy_matmul_q41(const uint8_t *w, const int8_t *xq, co
 		if (i < mt && lane == 0) out[(size_t)(m0 + i) * N + n] = acc[i];
 }
 
+extern "C" __global__ void toy_matmul_q41(const uint8_t *w, const int8_t *xq, const float *xd, const float *xs,
+                                          float *out, int M, int K, int N, int bits5) {
+	matmul_q41(w, xq, xd, xs, out, M, K, N, bits5, blockIdx.y * MT);
+}
+
+// toy_matmul_q41_id: toy_matmul_q41 for a mixture's chosen experts (see
+// toy_matmul_q8_id).
+extern "C" __global__ void toy_matmul_q41_id(const uint8_t *w, const int8_t *xq, const float *xd, const float *xs,
+                                             float *out, const int *ids, long long estride, int xdiv, int K, int N,
+                                             int bits5) {
+	size_t s = blockIdx.y, r = s / xdiv;
+	matmul_q41(w + ids[s] * estride, xq + r * K, xd + r * (K / QK), xs + r * (K / QK), out + s * N, 1, K, N, bits5, 0);
+}
+
 // quant_weight returns weight i of a row of the given type, as toy/tensor's
 // DecodeRow computes it.
 __device__ float quant_weight(const uint8_t *row, int i, int type) {
@@ -476,7 +567,8 @@ __device__ float quant_weight(const uint8_t *row, int i, int type) {
 		q4k_scale_min(j, blk + 4, &sc, &m);
 		int q = blk[16 + r / 64 * 32 + r % 32];
 		q = r % 64 >= 32 ? q >> 4 : q & 0xF;
-		return __fsub_rn(__fmul_rn(__fmul_rn(ld_half(blk), (float)sc), (float)q), __fmul_rn(ld_half(blk + 2), (float)m));
+		return __fsub_rn(__fmul_rn(__fmul_rn(ld_half(blk), (float)sc), (float)q), __fmul_rn(ld_half(blk + 2),
+		(float)m));
 	}
 	case TYPE_Q6_K: {
 		const uint8_t *blk = row + (size_t)(i / QKK) * Q6K_BYTES;
@@ -491,7 +583,8 @@ __device__ float quant_weight(const uint8_t *row, int i, int type) {
 		q4k_scale_min(j, blk + 4, &sc, &m);
 		int q = blk[48 + r / 64 * 32 + r % 32];
 		q = (r % 64 >= 32 ? q >> 4 : q & 0xF) | ((blk[16 + r % 32] >> j) & 1) << 4;
-		return __fsub_rn(__fmul_rn(__fmul_rn(ld_half(blk), (float)sc), (float)q), __fmul_rn(ld_half(blk + 2), (float)m));
+		return __fsub_rn(__fmul_rn(__fmul_rn(ld_half(blk), (float)sc), (float)q), __fmul_rn(ld_half(blk + 2),
+		(float)m));
 	}
 	case TYPE_Q3_K: {
 		const uint8_t *blk = row + (size_t)(i / QKK) * Q3K_BYTES;
@@ -539,7 +632,8 @@ __device__ float quant_weight(const uint8_t *row, int i, int type) {
 
 // toy_embed_quant: out[t] = row ids[t] of table [V, D] in type, as float32.
 // One block per token.
-extern "C" __global__ void toy_embed_quant(float *out, const uint8_t *table, const int *ids, int D, int rowBytes, int type) {
+extern "C" __global__ void toy_embed_quant(float *out, const uint8_t *table, const int *ids, int D, int rowBytes,
+                                           int type) {
 	const uint8_t *row = table + (size_t)ids[blockIdx.x] * rowBytes;
 	for (int i = threadIdx.x; i < D; i += blockDim.x) out[(size_t)blockIdx.x * D + i] = quant_weight(row, i, type);
 }

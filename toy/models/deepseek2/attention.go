@@ -112,14 +112,15 @@ func (a *Attention) Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor 
 // the queries, qr [T·H, Dr] their rotated parts, c [T, R] the latent and
 // kr [T, Dr] the rotated key. It returns [o_1·V_1ᵀ … o_H·V_Hᵀ], [T, H·Dv].
 func (a *Attention) absorbed(q, qr, c, kr *tensor.Tensor, cache *nn.KVCache, past int, opt tensor.AttentionOptions) *tensor.Tensor {
-	T, H, Dk, R, Dr, Dv := c.Rows(), a.Heads, a.KeyDim, a.Rank, kr.Cols(), a.ValueDim
+	T, H, Dk, R, Dr := c.Rows(), a.Heads, a.KeyDim, a.Rank, kr.Cols()
 	Dn := Dk - Dr
 	views := a.headViews()
-	qa := tensor.New(T*H, R) // row t·H + h: q_h^n·K_h
+	parts := make([]*tensor.Tensor, H)
 	for h := range H {
-		qn := tensor.Columns(q, h*Dk, h*Dk+Dn)                                             // [T, Dn]: q_h^n
-		qa = tensor.ScatterAdd(qa, headRows(T, H, h), tensor.MatMul(qn, views[h][0]), nil) // [T, R]
+		qn := tensor.Columns(q, h*Dk, h*Dk+Dn)    // [T, Dn]: q_h^n
+		parts[h] = tensor.MatMul(qn, views[h][0]) // [T, R]: q_h^n·K_h
 	}
+	qa := tensor.Reshape(tensor.ConcatColumns(parts...), T*H, R)                  // row t·H + h: q_h^n·K_h
 	qw := tensor.Add(a.move(qa, 0, R, R+Dr, 0, 1), a.move(qr, 0, Dr, R+Dr, R, 1)) // [T·H, R+Dr]: [q_h^n·K_h, RoPE(q_h^r)]
 	k := tensor.Add(a.move(c, 0, R, R+Dr, 0, 1), a.move(kr, 0, Dr, R+Dr, R, 1))   // [T, R+Dr]: [c, k_r], one head for all
 	// The values are the keys: each head's output is then [softmax·c,
@@ -129,12 +130,12 @@ func (a *Attention) absorbed(q, qr, c, kr *tensor.Tensor, cache *nn.KVCache, pas
 		keys, _ = cache.Append(k, k)
 	}
 	o := tensor.AttentionWith(tensor.Reshape(qw, T, H*(R+Dr)), keys, keys, H, 1, past, opt) // [T, H·(R+Dr)]
-	y := tensor.New(T*H, Dv)
+	parts = make([]*tensor.Tensor, H)
 	for h := range H {
-		oh := tensor.Columns(o, h*(R+Dr), h*(R+Dr)+R)                                    // [T, R]: o_h = softmax(·)·c
-		y = tensor.ScatterAdd(y, headRows(T, H, h), tensor.MatMul(oh, views[h][1]), nil) // [T, Dv]: o_h·V_hᵀ
+		oh := tensor.Columns(o, h*(R+Dr), h*(R+Dr)+R) // [T, R]: o_h = softmax(·)·c
+		parts[h] = tensor.MatMul(oh, views[h][1])     // [T, Dv]: o_h·V_hᵀ
 	}
-	return tensor.Reshape(y, T, H*Dv)
+	return tensor.ConcatColumns(parts...) // [T, H·Dv]
 }
 
 // headViews returns each head's K_hᵀ [R, Dn] and V_h [Dv, R], views of KB
@@ -158,16 +159,6 @@ func (a *Attention) headViews() [][2]*tensor.Tensor {
 		a.heads, a.viewOf = build(), w
 	}
 	return a.heads
-}
-
-// headRows returns the rows t·H + h, t = 0 … T−1: head h of every token in
-// a [T·H, ·] tensor.
-func headRows(T, H, h int) []int32 {
-	rows := make([]int32, T)
-	for t := range rows {
-		rows[t] = int32(t*H + h)
-	}
-	return rows
 }
 
 // move returns columns [from, from+n) of x [N, C] placed at columns
