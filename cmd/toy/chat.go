@@ -25,6 +25,7 @@ var chatInput io.Reader = os.Stdin
 
 type chatOpts struct {
 	system, device, template string
+	format                   string
 	n, ctx, threads          int
 	p                        sample.Params
 }
@@ -36,6 +37,7 @@ func chatFlagSet() (*flag.FlagSet, *chatOpts) {
 	fs.IntVar(&o.n, "n", 1024, "most tokens in one reply")
 	fs.IntVar(&o.ctx, "ctx", 4096, "context size in tokens, the whole conversation (at most the model's)")
 	fs.StringVar(&o.template, "chat-template-file", "", "use this Jinja2 chat template instead of the model's")
+	fs.StringVar(&o.format, "format", "", formatFlagHelp)
 	fs.Func("temperature", "sampling temperature (0: greedy; default 0.8)", floatFlag(&o.p.Temperature))
 	fs.IntVar(&o.p.TopK, "top-k", 40, "keep the k most likely tokens (0: all)")
 	fs.Func("top-p", "nucleus sampling threshold (default 0.95)", floatFlag(&o.p.TopP))
@@ -61,6 +63,9 @@ func runChat(args []string, stdout io.Writer) error {
 	}
 	if o.n <= 0 || o.ctx <= 0 {
 		return fmt.Errorf("--n and --ctx must be > 0, got %d and %d", o.n, o.ctx)
+	}
+	if err := checkFormat(o.format); err != nil {
+		return err
 	}
 	if o.threads > 0 {
 		tensor.SetThreads(o.threads)
@@ -150,7 +155,7 @@ func chatTurn(m *toy.Model, s *engine.Session, tmpl *chat.Template, history []ch
 	var text strings.Builder
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	r, err := engine.Generate(ctx, s, ids[keep:], engine.Options{
+	gen := engine.Options{
 		MaxTokens: min(o.n, s.Capacity()-len(ids)),
 		Sample:    o.p,
 		Stop:      m.Tokenizer.IsEOG,
@@ -161,7 +166,11 @@ func chatTurn(m *toy.Model, s *engine.Session, tmpl *chat.Template, history []ch
 				fmt.Fprint(os.Stderr, piece)
 			}
 		},
-	})
+	}
+	if err := constrainFormat(o.format, m, &gen.Constrain, &gen.OnToken); err != nil {
+		return chatReply{}, err
+	}
+	r, err := engine.Generate(ctx, s, ids[keep:], gen)
 	if err != nil && r.Reason != "canceled" {
 		return chatReply{}, err
 	}

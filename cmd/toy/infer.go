@@ -36,6 +36,7 @@ type inferOpts struct {
 	device            string
 	p                 sample.Params
 	asJSON            bool
+	format            string
 }
 
 // stringList is a flag that may be repeated.
@@ -61,6 +62,7 @@ func inferFlagSet() (*flag.FlagSet, *inferOpts) {
 	fs.IntVar(&o.threads, "threads", 0, "worker threads (0: all cores)")
 	deviceFlag(fs, &o.device)
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+	fs.StringVar(&o.format, "format", "", formatFlagHelp)
 	return fs, o
 }
 
@@ -72,6 +74,9 @@ func runInfer(args []string, stdout io.Writer) error {
 	}
 	if o.n < 0 {
 		return fmt.Errorf("--n must be ≥ 0, got %d", o.n)
+	}
+	if err := checkFormat(o.format); err != nil {
+		return err
 	}
 	if o.threads > 0 {
 		tensor.SetThreads(o.threads)
@@ -129,6 +134,12 @@ func runInfer(args []string, stdout io.Writer) error {
 			}
 			return false
 		}
+	}
+	if o.format != "" && opts.Stop == nil {
+		opts.Stop = m.Tokenizer.IsEOG // the object may end the reply
+	}
+	if err := constrainFormat(o.format, m, &opts.Constrain, &opts.OnToken); err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/grammar"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -212,5 +213,24 @@ func TestDefaultModel(t *testing.T) {
 	status, out, _ = runToy("tokenize", "if err != nil {", "--json")
 	if status != 0 || !strings.Contains(out, `"pieces":["if"," err"," !="," nil"," {"]`) {
 		t.Fatalf("tokenize with the default model: %s", out)
+	}
+}
+
+// TestInferFormatJSON: --format json keeps the reply a JSON object, for
+// greedy and sampled decoding; an unknown format is a usage error.
+func TestInferFormatJSON(t *testing.T) {
+	model := tinyModel(t)
+	for _, args := range [][]string{{"--temperature", "0"}, {"--temperature", "1", "--seed", "7"}, {"--temperature", "1.5", "--seed", "9"}} {
+		status, out, errs := runToy(append([]string{"infer", model, "--prompt", "x", "--n", "40", "--format", "json"}, args...)...)
+		if status != 0 {
+			t.Fatalf("%v: status %d: %s", args, status, errs)
+		}
+		out = strings.TrimSuffix(out, "\n") // infer ends the streamed text with a newline
+		if out == "" || grammar.NewJSON().Accept(out) != nil {
+			t.Errorf("%v: %q is not the start of a JSON object", args, out)
+		}
+	}
+	if status, _, errs := runToy("infer", model, "--prompt", "x", "--format", "yaml"); status != 2 || !strings.Contains(errs, "want json") {
+		t.Errorf("--format yaml: status %d, %q", status, errs)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/toyml/toy/toy/nn"
@@ -110,6 +112,11 @@ type Options struct {
 	Stop func(id int32) bool
 	// OnToken, if set, sees each generated token as it is produced.
 	OnToken func(id int32)
+	// Constrain, if set, may change each step's logits before sampling
+	// (a copy): a grammar sets the tokens that may not come next to −∞
+	// (grammar.JSON.Mask, which then follows the tokens through OnToken).
+	// Generation stops, with Reason "stop", when it leaves no token.
+	Constrain func(logits []float32)
 }
 
 // Result is what Generate produced.
@@ -149,6 +156,13 @@ func Generate(ctx context.Context, s *Session, prompt []int32, opts Options) (Re
 			r.Reason = "canceled"
 			return r, err
 		}
+		if opts.Constrain != nil {
+			logits = slices.Clone(logits)
+			if opts.Constrain(logits); !anyFinite(logits) {
+				r.Reason = "stop"
+				break
+			}
+		}
 		id := sampler.Sample(logits, history)
 		r.IDs = append(r.IDs, id)
 		history = append(history, id)
@@ -181,4 +195,14 @@ func Generate(ctx context.Context, s *Session, prompt []int32, opts Options) (Re
 		r.DecodeTime = time.Since(start)
 	}
 	return r, nil
+}
+
+// anyFinite reports whether some logit is not −∞.
+func anyFinite(logits []float32) bool {
+	for _, v := range logits {
+		if !math.IsInf(float64(v), -1) {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"testing"
 
@@ -51,6 +52,30 @@ func TestGenerate(t *testing.T) {
 	r, _ = Generate(context.Background(), NewSession(m, 4), []int32{3}, Options{MaxTokens: 10})
 	if !slices.Equal(r.IDs, []int32{4, 5, 6, 7}) || r.Reason != "context" {
 		t.Fatalf("full context: %v %q", r.IDs, r.Reason)
+	}
+	// Constrain: a mask that allows only even ids from 6 on picks the best of
+	// those (the counter model prefers the next id, then the ones after it);
+	// one that allows nothing stops.
+	even := func(l []float32) {
+		for i := range l {
+			if i%2 == 1 || i < 6 {
+				l[i] = float32(math.Inf(-1))
+			}
+		}
+	}
+	r, _ = Generate(context.Background(), NewSession(m, 100), []int32{3}, Options{MaxTokens: 3, Constrain: even})
+	for _, id := range r.IDs {
+		if id%2 == 1 || id < 6 {
+			t.Fatalf("constrained to even ids from 6: %v", r.IDs)
+		}
+	}
+	none := func(l []float32) {
+		for i := range l {
+			l[i] = float32(math.Inf(-1))
+		}
+	}
+	if r, _ = Generate(context.Background(), NewSession(m, 100), []int32{3}, Options{MaxTokens: 3, Constrain: none}); len(r.IDs) != 0 || r.Reason != "stop" {
+		t.Fatalf("nothing allowed: %v %q", r.IDs, r.Reason)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -51,7 +51,7 @@ type chatRequest struct {
 	Tools               json.RawMessage        `json:"tools"`
 	ToolChoice          json.RawMessage        `json:"tool_choice"`
 	ParallelToolCalls   *bool                  `json:"parallel_tool_calls"`   // false: at most one call
-	ResponseFormat      *struct{ Type string } `json:"response_format"`       // only {"type": "text"}
+	ResponseFormat      *struct{ Type string } `json:"response_format"`       // {"type": "text"} or "json_object"
 	ChatTemplateKwargs  map[string]any         `json:"chat_template_kwargs"`  // more template variables (enable_thinking …)
 	Logprobs            *bool                  `json:"logprobs"`              // log-probs of the reply's tokens
 	TopLogprobs         *int                   `json:"top_logprobs"`          // 0 … 20 most likely tokens at each position

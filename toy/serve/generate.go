@@ -6,11 +6,13 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/toyml/toy/toy/grammar"
 	"github.com/toyml/toy/toy/sample"
 	"github.com/toyml/toy/toy/tokenizer"
 )
@@ -36,6 +38,9 @@ type job struct {
 	logprobs    bool
 	topLogprobs int
 	tools       *toolCalls // nil: the reply is text only
+	// json keeps each reply a JSON object (grammar.JSON: Ollama's format
+	// "json", OpenAI's response_format json_object).
+	json bool
 	// prefill is text the reply starts with that the prompt already holds
 	// (a forced tool call's opening): part of the reply to parse, not
 	// generated, not streamed until it is known what it became.
@@ -97,13 +102,28 @@ func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, erro
 		sampler := sample.New(p)
 		history := slices.Clone(j.prompt)
 		logits := first
+		var gram *grammar.JSON
+		if j.json {
+			gram = grammar.NewJSON()
+		}
 		out.start(i)
 		for len(c.ids) < j.maxTokens {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+			if gram != nil {
+				logits = slices.Clone(logits)
+				if gram.Mask(logits, tok); !anyFinite(logits) {
+					break // no token continues the object (a vocabulary without '{'?)
+				}
+			}
 			id := sampler.Sample(logits, history)
 			history = append(history, id)
+			if gram != nil && !tok.IsEOG(id) {
+				if err := gram.Accept(tok.Piece(id)); err != nil {
+					return nil, fmt.Errorf("serve: the JSON mask let through a token it refuses: %w", err)
+				}
+			}
 			c.push(id, logits)
 			if text, lps := c.ready(); text != "" || len(lps) > 0 {
 				out.text(i, text, lps)
@@ -122,6 +142,16 @@ func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, erro
 	}
 	res.decodeTime = time.Since(start) - res.prefillTime
 	return res, nil
+}
+
+// anyFinite reports whether some logit is not −∞: a token may still come.
+func anyFinite(logits []float32) bool {
+	for _, v := range logits {
+		if !math.IsInf(float64(v), -1) {
+			return true
+		}
+	}
+	return false
 }
 
 func commonPrefix(a, b []int32) int {

@@ -177,12 +177,19 @@ func (s *Server) ollamaJob(o *ollamaOptions, prompt []int32) (*job, *apiError) {
 	return &job{prompt: prompt, choices: 1, maxTokens: n, sample: p, stops: stops}, nil
 }
 
-// refuseFormat refuses structured outputs: toy has no constrained decoding.
-func refuseFormat(raw json.RawMessage) *apiError {
-	if len(raw) == 0 || string(raw) == "null" || string(raw) == `""` {
-		return nil
+// jsonFormat reads format: absent or "" for text, "json" for a JSON object
+// (grammar.JSON); a JSON schema is refused.
+func jsonFormat(raw json.RawMessage) (bool, *apiError) {
+	switch string(raw) {
+	case "", "null", `""`:
+		return false, nil
+	case `"json"`:
+		return true, nil
 	}
-	return badRequest("format", "format (JSON mode, schemas) is not supported: toy has no constrained decoding; ask for JSON in the prompt")
+	if len(raw) > 0 && raw[0] == '{' {
+		return false, badRequest("format", `format as a JSON schema is not supported yet: format "json" keeps the reply a JSON object; describe the fields in the prompt`)
+	}
+	return false, badRequest("format", `format %s: want "json" (or a JSON schema, not supported yet)`, raw)
 }
 
 // thinkVar reads think: a boolean, passed to the template as enable_thinking.
@@ -219,7 +226,8 @@ func (s *Server) handleOllamaChat(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) ollamaChatJob(req *ollamaChatRequest) (*job, *apiError) {
-	if e := refuseFormat(req.Format); e != nil {
+	asJSON, e := jsonFormat(req.Format)
+	if e != nil {
 		return nil, e
 	}
 	opts := s.model.ChatOptions(true)
@@ -243,7 +251,10 @@ func (s *Server) ollamaChatJob(req *ollamaChatRequest) (*job, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	j.tools = tools.calls
+	if asJSON && tools.calls != nil {
+		return nil, badRequest("format", `format "json" with tools is not supported: a tool call is not the JSON object the format asks for`)
+	}
+	j.tools, j.json = tools.calls, asJSON
 	return j, nil
 }
 
@@ -324,7 +335,8 @@ func (s *Server) ollamaGenerateJob(req *ollamaGenerateRequest) (*job, *apiError)
 	case req.Template != "":
 		return nil, badRequest("template", "template is not supported: toy renders the model's own Jinja chat template (toy serve --chat-template-file replaces it)")
 	}
-	if e := refuseFormat(req.Format); e != nil {
+	asJSON, e := jsonFormat(req.Format)
+	if e != nil {
 		return nil, e
 	}
 	for _, id := range req.Context {
@@ -359,7 +371,11 @@ func (s *Server) ollamaGenerateJob(req *ollamaGenerateRequest) (*job, *apiError)
 	if len(prompt) == 0 {
 		return nil, badRequest("prompt", "the prompt is empty")
 	}
-	return s.ollamaJob(req.Options, prompt)
+	j, e := s.ollamaJob(req.Options, prompt)
+	if e == nil {
+		j.json = asJSON
+	}
+	return j, e
 }
 
 // answerOllama runs j and writes Ollama's answer, streamed as

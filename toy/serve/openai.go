@@ -32,8 +32,17 @@ func (s *Server) chatJob(req *chatRequest) (*job, *apiError) {
 	if e := req.check(); e != nil {
 		return nil, e
 	}
-	if req.ResponseFormat != nil && req.ResponseFormat.Type != "text" {
-		return nil, badRequest("response_format", "response_format %q is not supported: toy has no constrained decoding; ask for JSON in the prompt", req.ResponseFormat.Type)
+	asJSON := false
+	if rf := req.ResponseFormat; rf != nil {
+		switch rf.Type {
+		case "text":
+		case "json_object":
+			asJSON = true
+		case "json_schema":
+			return nil, badRequest("response_format", `response_format "json_schema" is not supported yet: "json_object" keeps the reply a JSON object; describe the fields in the prompt`)
+		default:
+			return nil, badRequest("response_format", `response_format %q: want "text" or "json_object"`, rf.Type)
+		}
 	}
 	logp, top, e := req.logprobs()
 	if e != nil {
@@ -65,7 +74,10 @@ func (s *Server) chatJob(req *chatRequest) (*job, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	j.logprobs, j.topLogprobs = logp, top
+	if asJSON && tools.calls != nil {
+		return nil, badRequest("response_format", `response_format "json_object" with tools is not supported: a tool call is not the JSON object it asks for`)
+	}
+	j.logprobs, j.topLogprobs, j.json = logp, top, asJSON
 	j.tools, j.prefill = tools.calls, tools.prefill
 	return j, nil
 }

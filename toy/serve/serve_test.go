@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	"github.com/toyml/toy/toy/chat"
 	"github.com/toyml/toy/toy/defaultmodel"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/grammar"
 )
 
 // chatML is the ChatML template (OpenHermes 2.5's; SmolLM2's and Qwen's add
@@ -310,7 +312,8 @@ func TestBadInput(t *testing.T) {
 		{"/v1/chat/completions", `{` + userMsg + `, "tools": {}}`, 400, "tools must be a list"},
 		{"/v1/chat/completions", `{` + userMsg + `, "tool_choice": "always"}`, 400, "tool_choice must be"},
 		{"/v1/chat/completions", `{` + userMsg + `, "tool_choice": "required"}`, 400, "needs tools"},
-		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "json_object"}}`, 400, "constrained decoding"},
+		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "json_schema"}}`, 400, "not supported yet"},
+		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "yaml"}}`, 400, `want "text" or "json_object"`},
 		{"/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]}`, 400, "only assistant messages"},
 		{"/v1/chat/completions", `{"messages": [{"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function", "function": {"arguments": "{}"}}]}]}`, 400, "function.name"},
 		{"/v1/completions", `{"prompt": "a", "logprobs": 21}`, 400, "logprobs must be an integer between 0 and 20"},
@@ -426,4 +429,46 @@ func TestCancel(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the model stayed busy after its client went away")
 	}
+}
+
+// TestJSONMode: response_format json_object (OpenAI) and format "json"
+// (Ollama) keep every reply a JSON object as far as it goes — greedy and
+// sampled with several seeds — and a reply that ends by itself is a whole
+// one. (tests/reference checks the mask token for token against llama.cpp.)
+func TestJSONMode(t *testing.T) {
+	m := modelWithTemplate(t)
+	s := newServer(t, m, Options{})
+	whole := 0
+	check := func(what, content string, ended bool) {
+		t.Helper()
+		g := grammar.NewJSON()
+		if err := g.Accept(content); err != nil && content != "" {
+			t.Errorf("%s: %q is not the start of a JSON object: %v", what, content, err)
+		}
+		if ended {
+			whole++
+			if !json.Valid([]byte(content)) {
+				t.Errorf("%s: the reply ended at %q, not a whole JSON object", what, content)
+			}
+		}
+	}
+	for seed := range 6 {
+		temp := 1.0
+		if seed == 0 {
+			temp = 0
+		}
+		code, out := post(t, s, "/v1/chat/completions", fmt.Sprintf(`{"model": "x", %s, "max_tokens": 60, "temperature": %g, "seed": %d, "response_format": {"type": "json_object"}}`, userMsg, temp, seed))
+		if code != 200 {
+			t.Fatalf("status %d: %v", code, out)
+		}
+		content, _ := field(out, "choices", 0, "message", "content").(string)
+		check(fmt.Sprintf("OpenAI, seed %d", seed), content, field(out, "choices", 0, "finish_reason") == "stop")
+		code, out = post(t, s, "/api/chat", fmt.Sprintf(`{"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": false, "format": "json", "options": {"num_predict": 60, "temperature": %g, "seed": %d}}`, temp, seed))
+		if code != 200 {
+			t.Fatalf("status %d: %v", code, out)
+		}
+		content, _ = field(out, "message", "content").(string)
+		check(fmt.Sprintf("Ollama, seed %d", seed), content, field(out, "done_reason") == "stop")
+	}
+	t.Logf("%d of 12 replies ended by themselves", whole)
 }

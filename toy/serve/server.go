@@ -66,8 +66,12 @@
 //     schema. parallel_tool_calls: false keeps the first call. Assistant
 //     messages may carry tool_calls and "tool" messages tool_call_id; call
 //     ids are nine letters and digits, the form Mistral's template insists on.
-//   - Refused with a clear error: response_format other than text
-//     (no constrained decoding), echo, suffix, images.
+//   - JSON mode: response_format {"type": "json_object"} masks every step
+//     with grammar.JSON, so the reply is a JSON object (llama.cpp's json
+//     grammar: what llama-server's json_object and Ollama's format "json"
+//     give); with tools it is refused.
+//   - Refused with a clear error: response_format json_schema (not yet),
+//     echo, suffix, images.
 //   - GET /v1/models: the one model. GET /health: {"status": "ok"}.
 //   - POST /v1/embeddings, and Ollama's POST /api/embed, when
 //     Options.Embedder is set (toy serve --embed MODEL): see embed.go.
@@ -89,8 +93,10 @@
 //     template as one user turn; raw: true sends the prompt as it is),
 //     context (the token ids a previous reply returned, prepended), images
 //     and suffix refused, template refused (toy renders the model's Jinja
-//     template), format refused (no constrained decoding). Replies carry
-//     response and, unless raw, context.
+//     template). Replies carry response and, unless raw, context.
+//   - format (both): "json" keeps the reply a JSON object (grammar.JSON, as
+//     response_format json_object above); a JSON schema is refused (not
+//     yet), and so is "json" with tools.
 //   - options: temperature, top_k, top_p, min_p, num_predict (−1, −2:
 //     until the context is full), seed, stop, repeat_penalty, repeat_last_n,
 //     presence_penalty, frequency_penalty, num_ctx (a limit on prompt plus

@@ -26,6 +26,7 @@ var ToyPackages = []string{
 	"github.com/toyml/toy/toy",
 	"github.com/toyml/toy/toy/tensor",
 	"github.com/toyml/toy/toy/sample",
+	"github.com/toyml/toy/toy/grammar",
 	"github.com/toyml/toy/toy/engine",
 	"github.com/toyml/toy/toy/gguf",
 	"github.com/toyml/toy/toy/nn",

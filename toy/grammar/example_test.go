@@ -1,0 +1,38 @@
+package grammar_test
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/toyml/toy/toy/grammar"
+)
+
+// pieces is a five-token vocabulary; token 0 ends the generation.
+type pieces []string
+
+func (p pieces) Piece(id int32) string { return p[id] }
+func (p pieces) IsEOG(id int32) bool   { return id == 0 }
+
+func ExampleJSON() {
+	vocab := pieces{"</s>", `{"a":`, "1", "}", "]"}
+	g := grammar.NewJSON()
+	for _, piece := range []string{`{"a":`, "1"} {
+		if err := g.Accept(piece); err != nil {
+			fmt.Println(err)
+		}
+	}
+	logits := []float32{0, 0, 0, 0, 0}
+	g.Mask(logits, vocab) // what may follow {"a":1
+	for id, l := range logits {
+		fmt.Printf("%q allowed: %v\n", vocab[id], !math.IsInf(float64(l), -1))
+	}
+	g.Accept("}")
+	fmt.Println("complete:", g.Complete())
+	// Output:
+	// "</s>" allowed: false
+	// "{\"a\":" allowed: false
+	// "1" allowed: true
+	// "}" allowed: true
+	// "]" allowed: false
+	// complete: true
+}

@@ -1,0 +1,456 @@
+// The JSON grammar: llama.cpp's grammars/json.gbnf as a deterministic
+// automaton over code points.
+
+package grammar
+
+import (
+	"fmt"
+	"math"
+)
+
+// JSON keeps a reply a JSON object as llama.cpp's json grammar
+// (grammars/json.gbnf, what format "json" means to Ollama and llama.cpp's
+// server) defines it:
+//
+//	root   ::= object
+//	value  ::= object | array | string | number | ("true" | "false" | "null") ws
+//	object ::= "{" ws ( string ":" ws value ("," ws string ":" ws value)* )? "}" ws
+//	array  ::= "[" ws ( value ("," ws value)* )? "]" ws
+//	string ::= "\"" ( [^"\\\x7F\x00-\x1F] | "\\" (["\\bfnrt] | "u" [0-9a-fA-F]{4}) )* "\"" ws
+//	number ::= ("-"? ([0-9] | [1-9] [0-9]{0,15})) ("." [0-9]+)? ([eE] [-+]? [0-9] [1-9]{0,15})? ws
+//	ws     ::= | " " | "\n" [ \t]{0,20}
+//
+// so stricter than JSON itself: the top level is an object, whitespace
+// comes one run at a time (a space, or a newline and at most 20 spaces or
+// tabs), integers have at most 16 digits, and "\/" is no escape. Tokens are
+// read as llama.cpp reads them (see Accepts), so that masked decoding picks
+// the tokens llama.cpp's grammar sampler picks.
+//
+// A JSON is the state after the text accepted so far; the zero value is not
+// ready: use NewJSON.
+type JSON struct {
+	stack   []byte // open containers, outermost first: '{' or '['
+	at      expect // what comes next
+	n       int    // a counter for at: digits, hex digits, literal bytes
+	lit     string // the literal being read (at == inLiteral)
+	key     bool   // the string being read is an object key
+	ws      wsState
+	wsRun   int  // spaces and tabs after the newline of a ws run
+	partial utf8 // an unfinished UTF-8 sequence at the end of the text
+}
+
+// expect is what the automaton waits for.
+type expect uint8
+
+const (
+	rootObject   expect = iota // the '{' of the root object
+	keyOrClose                 // after '{': a key or '}'
+	key                        // after ',' in an object: a key
+	colon                      // after a key: ':'
+	value                      // after ':' or ',' in an array: a value
+	valueOrEnd                 // after '[': a value or ']'
+	afterValue                 // after a value: ',' or the container's close; at the root, the end
+	inString                   // inside a string
+	inEscape                   // after a backslash
+	inUnicode                  // after "\u": n hex digits read
+	inLiteral                  // inside true, false or null: n bytes of lit read
+	numSign                    // after '-': a digit
+	numInt                     // in an integer of n digits (first not 0), may take more
+	numIntDone                 // after a whole integer: '.', 'e', or the end
+	numFracStart               // after '.': a digit
+	numFrac                    // in a fraction
+	numExpStart                // after 'e': a sign or a digit
+	numExpSign                 // after the exponent's sign: a digit
+	numExp                     // after the exponent's first digit and n−1 more ([1-9] only)
+)
+
+// wsState is where a whitespace run stands: none may start here, one may,
+// a space ended it, or a newline began it.
+type wsState uint8
+
+const (
+	wsNone wsState = iota
+	wsFresh
+	wsSpace
+	wsNewline
+)
+
+// utf8 is an unfinished UTF-8 sequence: the bits so far and the bytes still
+// to come; remain < 0 marks an invalid sequence.
+type utf8 struct {
+	value  uint32
+	remain int
+}
+
+// NewJSON returns the state before any text.
+func NewJSON() *JSON { return &JSON{at: rootObject} }
+
+// Clone returns an independent copy of g.
+func (g *JSON) Clone() *JSON {
+	c := *g
+	c.stack = append([]byte(nil), g.stack...)
+	return &c
+}
+
+// Complete reports whether the text so far is a whole object, so that the
+// reply may end (only whitespace may still follow).
+func (g *JSON) Complete() bool { return len(g.stack) == 0 && g.at == afterValue }
+
+// Accepts reports whether piece, a token's text, may come next. As in
+// llama.cpp: the bytes are decoded to code points, continuing an
+// unfinished sequence from the last token and possibly leaving one
+// unfinished; a NUL byte ends the piece; an empty piece, an invalid lead
+// byte or a continuation the last sequence did not expect is refused; an
+// unfinished sequence at the end is accepted only inside a string (where
+// every character from U+0080 on is), unless it is an overlong 2-byte
+// lead.
+func (g *JSON) Accepts(piece string) bool {
+	c := g.Clone()
+	return c.feed(piece) == nil
+}
+
+// Accept advances g by piece; it returns an error, and leaves g as it was,
+// when Accepts(piece) is false.
+func (g *JSON) Accept(piece string) error {
+	c := g.Clone()
+	if err := c.feed(piece); err != nil {
+		return err
+	}
+	*g = *c
+	return nil
+}
+
+// feed decodes piece and runs its code points, changing g.
+func (g *JSON) feed(piece string) error {
+	if piece == "" || piece[0] == 0 {
+		return fmt.Errorf("grammar: empty token")
+	}
+	cps, partial := decodeUTF8(piece, g.partial)
+	for _, r := range cps {
+		if r == 0 { // llama.cpp's end of the code points
+			break
+		}
+		if !g.step(r) {
+			return fmt.Errorf("grammar: %q does not continue the JSON here", piece)
+		}
+	}
+	if partial.remain != 0 && !g.partialFits(partial) {
+		return fmt.Errorf("grammar: %q ends in a UTF-8 sequence that cannot continue the JSON here", piece)
+	}
+	g.partial = partial
+	return nil
+}
+
+// partialFits reports whether an unfinished sequence could complete to a
+// code point the grammar takes here: only in a string, and not an overlong
+// 2-byte sequence (llama.cpp's match_partial_char).
+func (g *JSON) partialFits(p utf8) bool {
+	if p.remain < 0 || (p.remain == 1 && p.value < 2) {
+		return false
+	}
+	return g.at == inString // string characters are [^"\\\x7F\x00-\x1F]; a sequence of 2+ bytes is ≥ U+0080
+}
+
+// decodeUTF8 decodes piece as llama.cpp's decode_utf8 does, continuing
+// from partial: the code points, then 0, and the unfinished sequence at
+// the end. Bytes after a lead are taken as continuations without checking
+// them (as llama.cpp does), except those that finish the previous token's
+// sequence; an invalid lead, or a bad continuation of that sequence, gives
+// just the terminating 0 and remain −1.
+func decodeUTF8(piece string, partial utf8) ([]rune, utf8) {
+	lookup := [16]int{1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2, 2, 3, 4}
+	var out []rune
+	value, remain := partial.value, partial.remain
+	i := 0
+	for i < len(piece) && piece[i] != 0 && remain > 0 {
+		b := piece[i]
+		if b>>6 != 2 {
+			return []rune{0}, utf8{0, -1}
+		}
+		value = value<<6 + uint32(b&0x3F)
+		i++
+		remain--
+	}
+	if partial.remain > 0 && remain == 0 {
+		out = append(out, rune(value))
+	}
+	for i < len(piece) && piece[i] != 0 {
+		first := piece[i]
+		remain = lookup[first>>4] - 1
+		if remain < 0 {
+			return []rune{0}, utf8{0, remain}
+		}
+		value = uint32(first) & (1<<(7-remain) - 1)
+		i++
+		for i < len(piece) && piece[i] != 0 && remain > 0 {
+			value = value<<6 + uint32(piece[i]&0x3F)
+			i++
+			remain--
+		}
+		if remain == 0 {
+			out = append(out, rune(value))
+		}
+	}
+	return append(out, 0), utf8{value, remain}
+}
+
+// step advances by one code point; false if the grammar refuses it.
+func (g *JSON) step(r rune) bool {
+	// A whitespace run, where one may stand.
+	switch g.ws {
+	case wsFresh:
+		switch r {
+		case ' ':
+			g.ws = wsSpace
+			return true
+		case '\n':
+			g.ws, g.wsRun = wsNewline, 0
+			return true
+		}
+	case wsNewline:
+		if (r == ' ' || r == '\t') && g.wsRun < 20 {
+			g.wsRun++
+			return true
+		}
+	}
+	g.ws = wsNone
+	switch g.at {
+	case rootObject:
+		if r != '{' {
+			return false
+		}
+		g.open('{')
+		return true
+	case keyOrClose, key:
+		switch {
+		case r == '"':
+			g.at, g.key = inString, true
+			return true
+		case r == '}' && g.at == keyOrClose:
+			return g.close('{')
+		}
+		return false
+	case colon:
+		if r != ':' {
+			return false
+		}
+		g.at, g.ws = value, wsFresh
+		return true
+	case value, valueOrEnd:
+		if r == ']' && g.at == valueOrEnd {
+			return g.close('[')
+		}
+		return g.startValue(r)
+	case afterValue:
+		if len(g.stack) == 0 {
+			return false // the root object is complete: only its whitespace
+		}
+		top := g.stack[len(g.stack)-1]
+		switch {
+		case r == ',' && top == '{':
+			g.at, g.ws = key, wsFresh
+			return true
+		case r == ',' && top == '[':
+			g.at, g.ws = value, wsFresh
+			return true
+		case r == '}' && top == '{':
+			return g.close('{')
+		case r == ']' && top == '[':
+			return g.close('[')
+		}
+		return false
+	case inString:
+		switch {
+		case r == '"':
+			g.endString()
+			return true
+		case r == '\\':
+			g.at = inEscape
+			return true
+		}
+		return r >= 0x20 && r != 0x7F
+	case inEscape:
+		switch r {
+		case '"', '\\', 'b', 'f', 'n', 'r', 't':
+			g.at = inString
+			return true
+		case 'u':
+			g.at, g.n = inUnicode, 0
+			return true
+		}
+		return false
+	case inUnicode:
+		if !isHex(r) {
+			return false
+		}
+		if g.n++; g.n == 4 {
+			g.at = inString
+		}
+		return true
+	case inLiteral:
+		if r != rune(g.lit[g.n]) {
+			return false
+		}
+		if g.n++; g.n == len(g.lit) {
+			g.valueDone()
+		}
+		return true
+	case numSign:
+		return g.intDigit(r)
+	case numInt, numIntDone:
+		switch {
+		case isDigit(r) && g.at == numInt && g.n < 16:
+			g.n++
+			return true
+		case r == '.':
+			g.at = numFracStart
+			return true
+		case r == 'e' || r == 'E':
+			g.at = numExpStart
+			return true
+		}
+		return g.endNumber(r)
+	case numFracStart:
+		if !isDigit(r) {
+			return false
+		}
+		g.at = numFrac
+		return true
+	case numFrac:
+		switch {
+		case isDigit(r):
+			return true
+		case r == 'e' || r == 'E':
+			g.at = numExpStart
+			return true
+		}
+		return g.endNumber(r)
+	case numExpStart:
+		if r == '-' || r == '+' {
+			g.at = numExpSign
+			return true
+		}
+		fallthrough
+	case numExpSign:
+		if !isDigit(r) {
+			return false
+		}
+		g.at, g.n = numExp, 1
+		return true
+	case numExp:
+		if r >= '1' && r <= '9' && g.n < 16 {
+			g.n++
+			return true
+		}
+		return g.endNumber(r)
+	}
+	return false
+}
+
+// startValue begins a value with r.
+func (g *JSON) startValue(r rune) bool {
+	switch {
+	case r == '{':
+		g.open('{')
+	case r == '[':
+		g.open('[')
+	case r == '"':
+		g.at, g.key = inString, false
+	case r == 't' || r == 'f' || r == 'n':
+		g.at, g.n, g.lit = inLiteral, 1, map[rune]string{'t': "true", 'f': "false", 'n': "null"}[r]
+	case r == '-':
+		g.at = numSign
+	default:
+		return g.intDigit(r)
+	}
+	return true
+}
+
+// intDigit reads the first digit of an integer: 0 stands alone, 1–9 may be
+// followed by up to 15 more.
+func (g *JSON) intDigit(r rune) bool {
+	switch {
+	case r == '0':
+		g.at = numIntDone
+	case r >= '1' && r <= '9':
+		g.at, g.n = numInt, 1
+	default:
+		return false
+	}
+	return true
+}
+
+// endNumber ends the number before r and lets r continue after it.
+func (g *JSON) endNumber(r rune) bool {
+	g.valueDone()
+	return g.step(r)
+}
+
+// open starts a container.
+func (g *JSON) open(c byte) {
+	g.stack = append(g.stack, c)
+	g.at, g.ws = keyOrClose, wsFresh
+	if c == '[' {
+		g.at = valueOrEnd
+	}
+}
+
+// close ends the innermost container, which must be c.
+func (g *JSON) close(c byte) bool {
+	if len(g.stack) == 0 || g.stack[len(g.stack)-1] != c {
+		return false
+	}
+	g.stack = g.stack[:len(g.stack)-1]
+	g.valueDone()
+	return true
+}
+
+// endString ends a key (a colon follows) or a string value.
+func (g *JSON) endString() {
+	if g.key {
+		g.at, g.ws, g.key = colon, wsFresh, false
+		return
+	}
+	g.valueDone()
+}
+
+// valueDone: a value (or the root object) is complete; whitespace may follow.
+func (g *JSON) valueDone() { g.at, g.ws = afterValue, wsFresh }
+
+func isDigit(r rune) bool { return r >= '0' && r <= '9' }
+
+func isHex(r rune) bool { return isDigit(r) || (r >= 'a' && r <= 'f') || (r >= 'A' && r <= 'F') }
+
+// Vocab is what Mask needs of a tokenizer (*tokenizer.Tokenizer has it):
+// each token's text as llama.cpp's token_to_piece gives it, and which
+// tokens end a generation.
+type Vocab interface {
+	Piece(id int32) string
+	IsEOG(id int32) bool
+}
+
+// Mask sets to −∞ the logits of the tokens that may not come next, as
+// llama.cpp's grammar sampler does: a token that ends the generation only
+// while the object is incomplete, any other that Accepts refuses (an empty
+// piece among them).
+func (g *JSON) Mask(logits []float32, v Vocab) {
+	complete := g.Complete()
+	var scratch JSON
+	var stack []byte // reused: a token's trial runs on a copy of g
+	for id := range logits {
+		if v.IsEOG(int32(id)) {
+			if !complete {
+				logits[id] = negInf
+			}
+			continue
+		}
+		scratch = *g
+		scratch.stack = append(stack[:0], g.stack...)
+		if scratch.feed(v.Piece(int32(id))) != nil {
+			logits[id] = negInf
+		}
+		stack = scratch.stack
+	}
+}
+
+var negInf = float32(math.Inf(-1))
