@@ -10,11 +10,14 @@ import (
 func init() {
 	Symbols["github.com/toyml/toy/toy/grammar/grammar"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"NewJSON": reflect.ValueOf(grammar.NewJSON),
+		"CompileSchema": reflect.ValueOf(grammar.CompileSchema),
+		"NewJSON":       reflect.ValueOf(grammar.NewJSON),
+		"NewJSONSchema": reflect.ValueOf(grammar.NewJSONSchema),
 
 		// type definitions
-		"JSON":  reflect.ValueOf((*grammar.JSON)(nil)),
-		"Vocab": reflect.ValueOf((*grammar.Vocab)(nil)),
+		"JSON":   reflect.ValueOf((*grammar.JSON)(nil)),
+		"Schema": reflect.ValueOf((*grammar.Schema)(nil)),
+		"Vocab":  reflect.ValueOf((*grammar.Vocab)(nil)),
 
 		// interface wrapper definitions
 		"_Vocab": reflect.ValueOf((*_github_com_toyml_toy_toy_grammar_Vocab)(nil)),

@@ -25,7 +25,8 @@ var chatInput io.Reader = os.Stdin
 
 type chatOpts struct {
 	system, device, template string
-	format                   string
+	format, schema           string
+	reply                    replyFormat
 	n, ctx, threads          int
 	p                        sample.Params
 }
@@ -38,6 +39,7 @@ func chatFlagSet() (*flag.FlagSet, *chatOpts) {
 	fs.IntVar(&o.ctx, "ctx", 4096, "context size in tokens, the whole conversation (at most the model's)")
 	fs.StringVar(&o.template, "chat-template-file", "", "use this Jinja2 chat template instead of the model's")
 	fs.StringVar(&o.format, "format", "", formatFlagHelp)
+	fs.StringVar(&o.schema, "schema", "", schemaFlagHelp)
 	fs.Func("temperature", "sampling temperature (0: greedy; default 0.8)", floatFlag(&o.p.Temperature))
 	fs.IntVar(&o.p.TopK, "top-k", 40, "keep the k most likely tokens (0: all)")
 	fs.Func("top-p", "nucleus sampling threshold (default 0.95)", floatFlag(&o.p.TopP))
@@ -64,7 +66,7 @@ func runChat(args []string, stdout io.Writer) error {
 	if o.n <= 0 || o.ctx <= 0 {
 		return fmt.Errorf("--n and --ctx must be > 0, got %d and %d", o.n, o.ctx)
 	}
-	if err := checkFormat(o.format); err != nil {
+	if o.reply, err = readFormat(o.format, o.schema); err != nil {
 		return err
 	}
 	if o.threads > 0 {
@@ -167,7 +169,7 @@ func chatTurn(m *toy.Model, s *engine.Session, tmpl *chat.Template, history []ch
 			}
 		},
 	}
-	if err := constrainFormat(o.format, m, &gen.Constrain, &gen.OnToken); err != nil {
+	if err := o.reply.constrain(m, &gen.Constrain, &gen.OnToken); err != nil {
 		return chatReply{}, err
 	}
 	r, err := engine.Generate(ctx, s, ids[keep:], gen)

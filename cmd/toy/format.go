@@ -1,37 +1,61 @@
-// --format json: replies kept to a JSON object.
+// --format json and --schema FILE: replies kept to a JSON object, or to a
+// value of a JSON schema.
 
 package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/toyml/toy/toy"
 	"github.com/toyml/toy/toy/grammar"
 )
 
-// formatFlagHelp is --format's usage line.
-const formatFlagHelp = `"json": keep the reply a JSON object (llama.cpp's json grammar, Ollama's format "json")`
+// Usage lines of --format and --schema.
+const (
+	formatFlagHelp = `"json": keep the reply a JSON object (llama.cpp's json grammar, Ollama's format "json")`
+	schemaFlagHelp = "keep the reply a value of the JSON schema in this file (Ollama's format with a schema)"
+)
 
-// checkFormat refuses a --format other than "" and "json" before anything
-// is loaded.
-func checkFormat(format string) error {
-	if format != "" && format != "json" {
-		return fmt.Errorf("%w: --format %q: want json", errUsage, format)
-	}
-	return nil
+// replyFormat is what --format and --schema ask of a reply.
+type replyFormat struct {
+	json   bool
+	schema *grammar.Schema
 }
 
-// constrainFormat sets up --format on the generation's hooks: for "json" a
-// grammar.JSON masks each step's logits and follows the sampled tokens,
-// ahead of the onToken the caller had. "" changes nothing.
-func constrainFormat(format string, m *toy.Model, constrain *func([]float32), onToken *func(int32)) error {
-	if err := checkFormat(format); err != nil || format == "" {
-		return err
+// readFormat checks --format and reads --schema, before anything is loaded.
+func readFormat(format, schemaPath string) (replyFormat, error) {
+	if format != "" && format != "json" {
+		return replyFormat{}, fmt.Errorf("%w: --format %q: want json", errUsage, format)
+	}
+	f := replyFormat{json: format == "json"}
+	if schemaPath != "" {
+		raw, err := os.ReadFile(schemaPath)
+		if err != nil {
+			return f, fmt.Errorf("--schema: %w", err)
+		}
+		if f.schema, err = grammar.CompileSchema(raw); err != nil {
+			return f, fmt.Errorf("--schema %s: %w", schemaPath, err)
+		}
+		f.json = true
+	}
+	return f, nil
+}
+
+// constrain sets up the generation's hooks for f: a grammar.JSON masks each
+// step's logits and follows the sampled tokens, ahead of the onToken the
+// caller had. Without --format or --schema it changes nothing.
+func (f replyFormat) constrain(m *toy.Model, constrain *func([]float32), onToken *func(int32)) error {
+	if !f.json {
+		return nil
 	}
 	if m.Tokenizer == nil {
 		return fmt.Errorf("--format json: %w: %v", toy.ErrNoTokenizer, m.TokenizerErr)
 	}
 	g, tok := grammar.NewJSON(), m.Tokenizer
+	if f.schema != nil {
+		g = grammar.NewJSONSchema(f.schema)
+	}
 	*constrain = func(logits []float32) { g.Mask(logits, tok) }
 	next := *onToken
 	*onToken = func(id int32) {

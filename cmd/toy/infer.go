@@ -36,7 +36,7 @@ type inferOpts struct {
 	device            string
 	p                 sample.Params
 	asJSON            bool
-	format            string
+	format, schema    string
 }
 
 // stringList is a flag that may be repeated.
@@ -63,6 +63,7 @@ func inferFlagSet() (*flag.FlagSet, *inferOpts) {
 	deviceFlag(fs, &o.device)
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 	fs.StringVar(&o.format, "format", "", formatFlagHelp)
+	fs.StringVar(&o.schema, "schema", "", schemaFlagHelp)
 	return fs, o
 }
 
@@ -75,7 +76,8 @@ func runInfer(args []string, stdout io.Writer) error {
 	if o.n < 0 {
 		return fmt.Errorf("--n must be ≥ 0, got %d", o.n)
 	}
-	if err := checkFormat(o.format); err != nil {
+	format, err := readFormat(o.format, o.schema)
+	if err != nil {
 		return err
 	}
 	if o.threads > 0 {
@@ -135,10 +137,10 @@ func runInfer(args []string, stdout io.Writer) error {
 			return false
 		}
 	}
-	if o.format != "" && opts.Stop == nil {
+	if format.json && opts.Stop == nil && m.Tokenizer != nil {
 		opts.Stop = m.Tokenizer.IsEOG // the object may end the reply
 	}
-	if err := constrainFormat(o.format, m, &opts.Constrain, &opts.OnToken); err != nil {
+	if err := format.constrain(m, &opts.Constrain, &opts.OnToken); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

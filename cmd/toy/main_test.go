@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -232,5 +233,24 @@ func TestInferFormatJSON(t *testing.T) {
 	}
 	if status, _, errs := runToy("infer", model, "--prompt", "x", "--format", "yaml"); status != 2 || !strings.Contains(errs, "want json") {
 		t.Errorf("--format yaml: status %d, %q", status, errs)
+	}
+	// --schema: the reply follows the schema as far as it goes.
+	schemaFile := filepath.Join(t.TempDir(), "schema.json")
+	schema := `{"type": "object", "properties": {"id": {"type": "integer"}, "tag": {"enum": ["x", "y"]}}, "required": ["id", "tag"]}`
+	os.WriteFile(schemaFile, []byte(schema), 0o644)
+	compiled, err := grammar.CompileSchema([]byte(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := range 4 {
+		status, out, errs := runToy("infer", model, "--prompt", "x", "--n", "40", "--schema", schemaFile, "--temperature", "1", "--seed", fmt.Sprint(seed))
+		out = strings.TrimSuffix(out, "\n")
+		if status != 0 || out == "" || grammar.NewJSONSchema(compiled).Accept(out) != nil {
+			t.Errorf("--schema, seed %d: status %d, %q does not follow the schema (%s)", seed, status, out, errs)
+		}
+	}
+	os.WriteFile(schemaFile, []byte(`{"type": "object", "oneOf": []}`), 0o644)
+	if status, _, errs := runToy("infer", model, "--prompt", "x", "--schema", schemaFile); status == 0 || !strings.Contains(errs, "oneOf not supported") {
+		t.Errorf("--schema with oneOf: status %d, %q", status, errs)
 	}
 }

@@ -35,8 +35,9 @@ type JSON struct {
 	lit     string // the literal being read (at == inLiteral)
 	key     bool   // the string being read is an object key
 	ws      wsState
-	wsRun   int  // spaces and tabs after the newline of a ws run
-	partial utf8 // an unfinished UTF-8 sequence at the end of the text
+	wsRun   int          // spaces and tabs after the newline of a ws run
+	partial partialUTF8  // an unfinished UTF-8 sequence at the end of the text
+	sch     *schemaState // the schema the value must follow; nil: any object
 }
 
 // expect is what the automaton waits for.
@@ -75,9 +76,9 @@ const (
 	wsNewline
 )
 
-// utf8 is an unfinished UTF-8 sequence: the bits so far and the bytes still
+// partialUTF8 is an unfinished UTF-8 sequence: the bits so far and the bytes still
 // to come; remain < 0 marks an invalid sequence.
-type utf8 struct {
+type partialUTF8 struct {
 	value  uint32
 	remain int
 }
@@ -89,6 +90,9 @@ func NewJSON() *JSON { return &JSON{at: rootObject} }
 func (g *JSON) Clone() *JSON {
 	c := *g
 	c.stack = append([]byte(nil), g.stack...)
+	if g.sch != nil {
+		c.sch = g.sch.clone()
+	}
 	return &c
 }
 
@@ -144,11 +148,23 @@ func (g *JSON) feed(piece string) error {
 // partialFits reports whether an unfinished sequence could complete to a
 // code point the grammar takes here: only in a string, and not an overlong
 // 2-byte sequence (llama.cpp's match_partial_char).
-func (g *JSON) partialFits(p utf8) bool {
+func (g *JSON) partialFits(p partialUTF8) bool {
 	if p.remain < 0 || (p.remain == 1 && p.value < 2) {
 		return false
 	}
-	return g.at == inString // string characters are [^"\\\x7F\x00-\x1F]; a sequence of 2+ bytes is ≥ U+0080
+	if g.at != inString { // string characters are [^"\\\x7F\x00-\x1F]; a sequence of 2+ bytes is ≥ U+0080
+		return false
+	}
+	if g.sch == nil {
+		return true
+	}
+	// The code points the sequence can still become, as llama.cpp reckons.
+	low := rune(p.value) << (6 * p.remain)
+	high := low | (1<<(6*p.remain) - 1)
+	if low == 0 {
+		low = map[int]rune{2: 1 << 11, 3: 1 << 16}[p.remain]
+	}
+	return g.sch.partialOK(g.key, low, high)
 }
 
 // decodeUTF8 decodes piece as llama.cpp's decode_utf8 does, continuing
@@ -157,7 +173,7 @@ func (g *JSON) partialFits(p utf8) bool {
 // them (as llama.cpp does), except those that finish the previous token's
 // sequence; an invalid lead, or a bad continuation of that sequence, gives
 // just the terminating 0 and remain −1.
-func decodeUTF8(piece string, partial utf8) ([]rune, utf8) {
+func decodeUTF8(piece string, partial partialUTF8) ([]rune, partialUTF8) {
 	lookup := [16]int{1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2, 2, 3, 4}
 	var out []rune
 	value, remain := partial.value, partial.remain
@@ -165,7 +181,7 @@ func decodeUTF8(piece string, partial utf8) ([]rune, utf8) {
 	for i < len(piece) && piece[i] != 0 && remain > 0 {
 		b := piece[i]
 		if b>>6 != 2 {
-			return []rune{0}, utf8{0, -1}
+			return []rune{0}, partialUTF8{0, -1}
 		}
 		value = value<<6 + uint32(b&0x3F)
 		i++
@@ -178,7 +194,7 @@ func decodeUTF8(piece string, partial utf8) ([]rune, utf8) {
 		first := piece[i]
 		remain = lookup[first>>4] - 1
 		if remain < 0 {
-			return []rune{0}, utf8{0, remain}
+			return []rune{0}, partialUTF8{0, remain}
 		}
 		value = uint32(first) & (1<<(7-remain) - 1)
 		i++
@@ -191,7 +207,7 @@ func decodeUTF8(piece string, partial utf8) ([]rune, utf8) {
 			out = append(out, rune(value))
 		}
 	}
-	return append(out, 0), utf8{value, remain}
+	return append(out, 0), partialUTF8{value, remain}
 }
 
 // step advances by one code point; false if the grammar refuses it.
@@ -216,18 +232,21 @@ func (g *JSON) step(r rune) bool {
 	g.ws = wsNone
 	switch g.at {
 	case rootObject:
-		if r != '{' {
+		if r != '{' && (r != '[' || g.sch == nil) || !(g.sch == nil || g.sch.start(r)) {
 			return false
 		}
-		g.open('{')
+		g.open(byte(r))
 		return true
 	case keyOrClose, key:
 		switch {
 		case r == '"':
+			if s := g.sch; s != nil && !s.keyStart() {
+				return false
+			}
 			g.at, g.key = inString, true
 			return true
 		case r == '}' && g.at == keyOrClose:
-			return g.close('{')
+			return g.closeChecked('{')
 		}
 		return false
 	case colon:
@@ -238,15 +257,17 @@ func (g *JSON) step(r rune) bool {
 		return true
 	case value, valueOrEnd:
 		if r == ']' && g.at == valueOrEnd {
-			return g.close('[')
+			return g.closeChecked('[')
 		}
-		return g.startValue(r)
+		return (g.sch == nil || g.sch.start(r)) && g.startValue(r)
 	case afterValue:
 		if len(g.stack) == 0 {
 			return false // the root object is complete: only its whitespace
 		}
 		top := g.stack[len(g.stack)-1]
 		switch {
+		case r == ',' && g.sch != nil && !g.sch.more():
+			return false
 		case r == ',' && top == '{':
 			g.at, g.ws = key, wsFresh
 			return true
@@ -254,29 +275,38 @@ func (g *JSON) step(r rune) bool {
 			g.at, g.ws = value, wsFresh
 			return true
 		case r == '}' && top == '{':
-			return g.close('{')
+			return g.closeChecked('{')
 		case r == ']' && top == '[':
-			return g.close('[')
+			return g.closeChecked('[')
 		}
 		return false
 	case inString:
 		switch {
+		case r == '"' && g.key:
+			if s := g.sch; s != nil && !s.keyEnd() {
+				return false
+			}
+			g.endString()
+			return true
 		case r == '"':
+			if s := g.sch; s != nil && !(s.char(r, false) && s.end()) {
+				return false
+			}
 			g.endString()
 			return true
 		case r == '\\':
 			g.at = inEscape
-			return true
+			return g.schemaChar(r)
 		}
-		return r >= 0x20 && r != 0x7F
+		return r >= 0x20 && r != 0x7F && g.schemaChar(r)
 	case inEscape:
 		switch r {
 		case '"', '\\', 'b', 'f', 'n', 'r', 't':
 			g.at = inString
-			return true
+			return g.schemaChar(r)
 		case 'u':
 			g.at, g.n = inUnicode, 0
-			return true
+			return g.schemaChar(r)
 		}
 		return false
 	case inUnicode:
@@ -286,28 +316,31 @@ func (g *JSON) step(r rune) bool {
 		if g.n++; g.n == 4 {
 			g.at = inString
 		}
-		return true
+		return g.schemaChar(r)
 	case inLiteral:
-		if r != rune(g.lit[g.n]) {
+		if r != rune(g.lit[g.n]) || !g.schemaChar(r) {
 			return false
 		}
 		if g.n++; g.n == len(g.lit) {
+			if s := g.sch; s != nil && !s.end() {
+				return false
+			}
 			g.valueDone()
 		}
 		return true
 	case numSign:
-		return g.intDigit(r)
+		return g.intDigit(r) && g.schemaChar(r)
 	case numInt, numIntDone:
 		switch {
 		case isDigit(r) && g.at == numInt && g.n < 16:
 			g.n++
-			return true
+			return g.schemaChar(r)
 		case r == '.':
 			g.at = numFracStart
-			return true
+			return g.schemaFraction(r)
 		case r == 'e' || r == 'E':
 			g.at = numExpStart
-			return true
+			return g.schemaFraction(r)
 		}
 		return g.endNumber(r)
 	case numFracStart:
@@ -315,20 +348,20 @@ func (g *JSON) step(r rune) bool {
 			return false
 		}
 		g.at = numFrac
-		return true
+		return g.schemaChar(r)
 	case numFrac:
 		switch {
 		case isDigit(r):
-			return true
+			return g.schemaChar(r)
 		case r == 'e' || r == 'E':
 			g.at = numExpStart
-			return true
+			return g.schemaChar(r)
 		}
 		return g.endNumber(r)
 	case numExpStart:
 		if r == '-' || r == '+' {
 			g.at = numExpSign
-			return true
+			return g.schemaChar(r)
 		}
 		fallthrough
 	case numExpSign:
@@ -336,11 +369,11 @@ func (g *JSON) step(r rune) bool {
 			return false
 		}
 		g.at, g.n = numExp, 1
-		return true
+		return g.schemaChar(r)
 	case numExp:
 		if r >= '1' && r <= '9' && g.n < 16 {
 			g.n++
-			return true
+			return g.schemaChar(r)
 		}
 		return g.endNumber(r)
 	}
@@ -382,8 +415,29 @@ func (g *JSON) intDigit(r rune) bool {
 
 // endNumber ends the number before r and lets r continue after it.
 func (g *JSON) endNumber(r rune) bool {
+	if s := g.sch; s != nil && !s.end() {
+		return false
+	}
 	g.valueDone()
 	return g.step(r)
+}
+
+// schemaChar passes r, read inside a key or a scalar, to the schema (if
+// any).
+func (g *JSON) schemaChar(r rune) bool { return g.sch == nil || g.sch.char(r, g.key) }
+
+// schemaFraction: r, '.' or 'e', makes the number a non-integer.
+func (g *JSON) schemaFraction(r rune) bool {
+	return g.sch == nil || g.sch.fraction() && g.sch.char(r, false)
+}
+
+// closeChecked ends the innermost container c, which the schema (if any)
+// must allow to end.
+func (g *JSON) closeChecked(c byte) bool {
+	if s := g.sch; s != nil && !s.close() {
+		return false
+	}
+	return g.close(c)
 }
 
 // open starts a container.
@@ -437,6 +491,8 @@ func (g *JSON) Mask(logits []float32, v Vocab) {
 	complete := g.Complete()
 	var scratch JSON
 	var stack []byte // reused: a token's trial runs on a copy of g
+	var sch schemaState
+	var frames []frame
 	for id := range logits {
 		if v.IsEOG(int32(id)) {
 			if !complete {
@@ -446,10 +502,18 @@ func (g *JSON) Mask(logits []float32, v Vocab) {
 		}
 		scratch = *g
 		scratch.stack = append(stack[:0], g.stack...)
+		if g.sch != nil {
+			sch = *g.sch
+			sch.frames = append(frames[:0], g.sch.frames...)
+			scratch.sch = &sch
+		}
 		if scratch.feed(v.Piece(int32(id))) != nil {
 			logits[id] = negInf
 		}
 		stack = scratch.stack
+		if scratch.sch != nil {
+			frames = scratch.sch.frames
+		}
 	}
 }
 

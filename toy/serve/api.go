@@ -44,18 +44,31 @@ type samplingRequest struct {
 	CachePrompt *bool `json:"cache_prompt"` // llama.cpp's; the prompt cache is always on
 }
 
+// responseFormat is chat's response_format: {"type": "text"},
+// {"type": "json_object"} or {"type": "json_schema", "json_schema":
+// {"name", "schema", "strict"}}.
+type responseFormat struct {
+	Type       string `json:"type"`
+	JSONSchema *struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Schema      json.RawMessage `json:"schema"`
+		Strict      *bool           `json:"strict"`
+	} `json:"json_schema"`
+}
+
 // chatRequest is the body of POST /v1/chat/completions.
 type chatRequest struct {
 	samplingRequest
-	Messages            []chatMessage          `json:"messages"`
-	Tools               json.RawMessage        `json:"tools"`
-	ToolChoice          json.RawMessage        `json:"tool_choice"`
-	ParallelToolCalls   *bool                  `json:"parallel_tool_calls"`   // false: at most one call
-	ResponseFormat      *struct{ Type string } `json:"response_format"`       // {"type": "text"} or "json_object"
-	ChatTemplateKwargs  map[string]any         `json:"chat_template_kwargs"`  // more template variables (enable_thinking …)
-	Logprobs            *bool                  `json:"logprobs"`              // log-probs of the reply's tokens
-	TopLogprobs         *int                   `json:"top_logprobs"`          // 0 … 20 most likely tokens at each position
-	AddGenerationPrompt *bool                  `json:"add_generation_prompt"` // default true
+	Messages            []chatMessage   `json:"messages"`
+	Tools               json.RawMessage `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`   // false: at most one call
+	ResponseFormat      *responseFormat `json:"response_format"`       // text, json_object or json_schema
+	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"`  // more template variables (enable_thinking …)
+	Logprobs            *bool           `json:"logprobs"`              // log-probs of the reply's tokens
+	TopLogprobs         *int            `json:"top_logprobs"`          // 0 … 20 most likely tokens at each position
+	AddGenerationPrompt *bool           `json:"add_generation_prompt"` // default true
 }
 
 // chatMessage is one message; content is a string or a list of text parts.

@@ -39,8 +39,10 @@ type job struct {
 	topLogprobs int
 	tools       *toolCalls // nil: the reply is text only
 	// json keeps each reply a JSON object (grammar.JSON: Ollama's format
-	// "json", OpenAI's response_format json_object).
-	json bool
+	// "json", OpenAI's response_format json_object); schema, when set, a
+	// value of that schema (format as a schema, json_schema).
+	json   bool
+	schema *grammar.Schema
 	// prefill is text the reply starts with that the prompt already holds
 	// (a forced tool call's opening): part of the reply to parse, not
 	// generated, not streamed until it is known what it became.
@@ -103,7 +105,10 @@ func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, erro
 		history := slices.Clone(j.prompt)
 		logits := first
 		var gram *grammar.JSON
-		if j.json {
+		switch {
+		case j.schema != nil:
+			gram = grammar.NewJSONSchema(j.schema)
+		case j.json:
 			gram = grammar.NewJSON()
 		}
 		out.start(i)

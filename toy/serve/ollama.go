@@ -16,6 +16,7 @@ import (
 
 	"github.com/toyml/toy/toy/chat"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/grammar"
 )
 
 // ollamaVersion is the Ollama release whose API shapes these endpoints
@@ -178,18 +179,22 @@ func (s *Server) ollamaJob(o *ollamaOptions, prompt []int32) (*job, *apiError) {
 }
 
 // jsonFormat reads format: absent or "" for text, "json" for a JSON object
-// (grammar.JSON); a JSON schema is refused.
-func jsonFormat(raw json.RawMessage) (bool, *apiError) {
+// (grammar.JSON), a JSON schema for a value of it (grammar.Schema).
+func jsonFormat(raw json.RawMessage) (asJSON bool, schema *grammar.Schema, e *apiError) {
 	switch string(raw) {
 	case "", "null", `""`:
-		return false, nil
+		return false, nil, nil
 	case `"json"`:
-		return true, nil
+		return true, nil, nil
 	}
 	if len(raw) > 0 && raw[0] == '{' {
-		return false, badRequest("format", `format as a JSON schema is not supported yet: format "json" keeps the reply a JSON object; describe the fields in the prompt`)
+		s, err := grammar.CompileSchema(raw)
+		if err != nil {
+			return false, nil, badRequest("format", "format: %v", err)
+		}
+		return true, s, nil
 	}
-	return false, badRequest("format", `format %s: want "json" (or a JSON schema, not supported yet)`, raw)
+	return false, nil, badRequest("format", `format %s: want "json" or a JSON schema`, raw)
 }
 
 // thinkVar reads think: a boolean, passed to the template as enable_thinking.
@@ -226,7 +231,7 @@ func (s *Server) handleOllamaChat(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) ollamaChatJob(req *ollamaChatRequest) (*job, *apiError) {
-	asJSON, e := jsonFormat(req.Format)
+	asJSON, schema, e := jsonFormat(req.Format)
 	if e != nil {
 		return nil, e
 	}
@@ -254,7 +259,7 @@ func (s *Server) ollamaChatJob(req *ollamaChatRequest) (*job, *apiError) {
 	if asJSON && tools.calls != nil {
 		return nil, badRequest("format", `format "json" with tools is not supported: a tool call is not the JSON object the format asks for`)
 	}
-	j.tools, j.json = tools.calls, asJSON
+	j.tools, j.json, j.schema = tools.calls, asJSON, schema
 	return j, nil
 }
 
@@ -335,7 +340,7 @@ func (s *Server) ollamaGenerateJob(req *ollamaGenerateRequest) (*job, *apiError)
 	case req.Template != "":
 		return nil, badRequest("template", "template is not supported: toy renders the model's own Jinja chat template (toy serve --chat-template-file replaces it)")
 	}
-	asJSON, e := jsonFormat(req.Format)
+	asJSON, schema, e := jsonFormat(req.Format)
 	if e != nil {
 		return nil, e
 	}
@@ -373,7 +378,7 @@ func (s *Server) ollamaGenerateJob(req *ollamaGenerateRequest) (*job, *apiError)
 	}
 	j, e := s.ollamaJob(req.Options, prompt)
 	if e == nil {
-		j.json = asJSON
+		j.json, j.schema = asJSON, schema
 	}
 	return j, e
 }

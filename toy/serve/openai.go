@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toyml/toy/toy/chat"
+	"github.com/toyml/toy/toy/grammar"
 )
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
@@ -32,16 +33,23 @@ func (s *Server) chatJob(req *chatRequest) (*job, *apiError) {
 	if e := req.check(); e != nil {
 		return nil, e
 	}
-	asJSON := false
+	asJSON, schema := false, (*grammar.Schema)(nil)
 	if rf := req.ResponseFormat; rf != nil {
 		switch rf.Type {
 		case "text":
 		case "json_object":
 			asJSON = true
 		case "json_schema":
-			return nil, badRequest("response_format", `response_format "json_schema" is not supported yet: "json_object" keeps the reply a JSON object; describe the fields in the prompt`)
+			if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
+				return nil, badRequest("response_format", `response_format "json_schema" needs json_schema.schema`)
+			}
+			s, err := grammar.CompileSchema(rf.JSONSchema.Schema)
+			if err != nil {
+				return nil, badRequest("response_format", "response_format.json_schema.schema: %v", err)
+			}
+			asJSON, schema = true, s
 		default:
-			return nil, badRequest("response_format", `response_format %q: want "text" or "json_object"`, rf.Type)
+			return nil, badRequest("response_format", `response_format %q: want "text", "json_object" or "json_schema"`, rf.Type)
 		}
 	}
 	logp, top, e := req.logprobs()
@@ -77,7 +85,7 @@ func (s *Server) chatJob(req *chatRequest) (*job, *apiError) {
 	if asJSON && tools.calls != nil {
 		return nil, badRequest("response_format", `response_format "json_object" with tools is not supported: a tool call is not the JSON object it asks for`)
 	}
-	j.logprobs, j.topLogprobs, j.json = logp, top, asJSON
+	j.logprobs, j.topLogprobs, j.json, j.schema = logp, top, asJSON, schema
 	j.tools, j.prefill = tools.calls, tools.prefill
 	return j, nil
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/toyml/toy/toy/defaultmodel"
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/grammar"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // chatML is the ChatML template (OpenHermes 2.5's; SmolLM2's and Qwen's add
@@ -312,8 +314,9 @@ func TestBadInput(t *testing.T) {
 		{"/v1/chat/completions", `{` + userMsg + `, "tools": {}}`, 400, "tools must be a list"},
 		{"/v1/chat/completions", `{` + userMsg + `, "tool_choice": "always"}`, 400, "tool_choice must be"},
 		{"/v1/chat/completions", `{` + userMsg + `, "tool_choice": "required"}`, 400, "needs tools"},
-		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "json_schema"}}`, 400, "not supported yet"},
-		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "yaml"}}`, 400, `want "text" or "json_object"`},
+		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "json_schema"}}`, 400, "needs json_schema.schema"},
+		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object", "$ref": "#/x"}}}}`, 400, "$ref not supported"},
+		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "yaml"}}`, 400, `want "text", "json_object" or "json_schema"`},
 		{"/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]}`, 400, "only assistant messages"},
 		{"/v1/chat/completions", `{"messages": [{"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function", "function": {"arguments": "{}"}}]}]}`, 400, "function.name"},
 		{"/v1/completions", `{"prompt": "a", "logprobs": 21}`, 400, "logprobs must be an integer between 0 and 20"},
@@ -471,4 +474,58 @@ func TestJSONMode(t *testing.T) {
 		check(fmt.Sprintf("Ollama, seed %d", seed), content, field(out, "done_reason") == "stop")
 	}
 	t.Logf("%d of 12 replies ended by themselves", whole)
+
+	// A schema: every reply follows it as far as it goes; one that ends by
+	// itself is valid under an independent validator.
+	const schema = `{"type": "object", "properties": {"ok": {"type": "boolean"}, "n": {"type": "integer"}, "tag": {"enum": ["a", "b"]}}, "required": ["ok"]}`
+	compiled, err := grammar.CompileSchema([]byte(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	doc, _ := jsonschema.UnmarshalJSON(strings.NewReader(schema))
+	c.AddResource("s.json", doc)
+	validator, err := c.Compile("s.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid := 0
+	for seed := range 8 {
+		for _, api := range []string{"openai", "ollama"} {
+			var content string
+			var ended bool
+			if api == "openai" {
+				code, out := post(t, s, "/v1/chat/completions", fmt.Sprintf(`{"model": "x", %s, "max_tokens": 60, "temperature": 1, "seed": %d, "response_format": {"type": "json_schema", "json_schema": {"name": "r", "strict": true, "schema": %s}}}`, userMsg, seed, schema))
+				if code != 200 {
+					t.Fatalf("status %d: %v", code, out)
+				}
+				content, _ = field(out, "choices", 0, "message", "content").(string)
+				ended = field(out, "choices", 0, "finish_reason") == "stop"
+			} else {
+				code, out := post(t, s, "/api/chat", fmt.Sprintf(`{"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": false, "format": %s, "options": {"num_predict": 60, "temperature": 1, "seed": %d}}`, schema, seed))
+				if code != 200 {
+					t.Fatalf("status %d: %v", code, out)
+				}
+				content, _ = field(out, "message", "content").(string)
+				ended = field(out, "done_reason") == "stop"
+			}
+			if err := grammar.NewJSONSchema(compiled).Accept(content); err != nil && content != "" {
+				t.Errorf("%s, seed %d: %q does not follow the schema: %v", api, seed, content, err)
+			}
+			if ended {
+				v, err := jsonschema.UnmarshalJSON(strings.NewReader(content))
+				if err == nil {
+					err = validator.Validate(v)
+				}
+				if err != nil {
+					t.Errorf("%s, seed %d: the reply ended at %q, invalid: %v", api, seed, content, err)
+				}
+				valid++
+			}
+		}
+	}
+	if valid == 0 {
+		t.Error("no reply under the schema ended by itself: the check saw nothing")
+	}
+	t.Logf("%d of 16 replies under the schema ended by themselves, all valid", valid)
 }

@@ -69,9 +69,10 @@
 //   - JSON mode: response_format {"type": "json_object"} masks every step
 //     with grammar.JSON, so the reply is a JSON object (llama.cpp's json
 //     grammar: what llama-server's json_object and Ollama's format "json"
-//     give); with tools it is refused.
-//   - Refused with a clear error: response_format json_schema (not yet),
-//     echo, suffix, images.
+//     give); {"type": "json_schema", "json_schema": {"schema"}} narrows it
+//     to the schema's values (grammar.Schema: the keywords structured
+//     outputs use; others are refused). With tools either is refused.
+//   - Refused with a clear error: echo, suffix, images.
 //   - GET /v1/models: the one model. GET /health: {"status": "ok"}.
 //   - POST /v1/embeddings, and Ollama's POST /api/embed, when
 //     Options.Embedder is set (toy serve --embed MODEL): see embed.go.
@@ -95,8 +96,8 @@
 //     and suffix refused, template refused (toy renders the model's Jinja
 //     template). Replies carry response and, unless raw, context.
 //   - format (both): "json" keeps the reply a JSON object (grammar.JSON, as
-//     response_format json_object above); a JSON schema is refused (not
-//     yet), and so is "json" with tools.
+//     response_format json_object above), a JSON schema a value of it (as
+//     json_schema); with tools it is refused.
 //   - options: temperature, top_k, top_p, min_p, num_predict (−1, −2:
 //     until the context is full), seed, stop, repeat_penalty, repeat_last_n,
 //     presence_penalty, frequency_penalty, num_ctx (a limit on prompt plus
