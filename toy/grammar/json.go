@@ -38,6 +38,8 @@ type JSON struct {
 	wsRun   int          // spaces and tabs after the newline of a ws run
 	partial partialUTF8  // an unfinished UTF-8 sequence at the end of the text
 	sch     *schemaState // the schema the value must follow; nil: any object
+	tail    bool         // text may follow the value (AllowTail)
+	ended   bool         // the value is complete and tail is set: the rest is free
 }
 
 // expect is what the automaton waits for.
@@ -100,6 +102,15 @@ func (g *JSON) Clone() *JSON {
 // reply may end (only whitespace may still follow).
 func (g *JSON) Complete() bool { return len(g.stack) == 0 && g.at == afterValue }
 
+// AllowTail lets any text follow the value: once it is complete — perhaps
+// in the middle of a token, as in `"}}` — the rest of that token and every
+// later one are free (Ended), and Mask masks nothing. A forced tool call's
+// arguments are such a value: the call's closing follows them.
+func (g *JSON) AllowTail() { g.tail = true }
+
+// Ended reports whether the value is complete under AllowTail.
+func (g *JSON) Ended() bool { return g.ended }
+
 // Accepts reports whether piece, a token's text, may come next. As in
 // llama.cpp: the bytes are decoded to code points, continuing an
 // unfinished sequence from the last token and possibly leaving one
@@ -129,6 +140,9 @@ func (g *JSON) feed(piece string) error {
 	if piece == "" || piece[0] == 0 {
 		return fmt.Errorf("grammar: empty token")
 	}
+	if g.ended {
+		return nil
+	}
 	cps, partial := decodeUTF8(piece, g.partial)
 	for _, r := range cps {
 		if r == 0 { // llama.cpp's end of the code points
@@ -136,6 +150,10 @@ func (g *JSON) feed(piece string) error {
 		}
 		if !g.step(r) {
 			return fmt.Errorf("grammar: %q does not continue the JSON here", piece)
+		}
+		if g.tail && g.Complete() {
+			g.ended, g.partial = true, partialUTF8{}
+			return nil
 		}
 	}
 	if partial.remain != 0 && !g.partialFits(partial) {
@@ -488,6 +506,9 @@ type Vocab interface {
 // while the object is incomplete, any other that Accepts refuses (an empty
 // piece among them).
 func (g *JSON) Mask(logits []float32, v Vocab) {
+	if g.ended {
+		return
+	}
 	complete := g.Complete()
 	var scratch JSON
 	var stack []byte // reused: a token's trial runs on a copy of g

@@ -259,3 +259,29 @@ func FuzzJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestJSONAllowTail: with AllowTail the value may end inside a token and
+// anything may follow; without, nothing but whitespace.
+func TestJSONAllowTail(t *testing.T) {
+	g := NewJSON()
+	g.AllowTail()
+	if err := g.Accept(`{"a":"b`); err != nil || g.Ended() {
+		t.Fatalf("the value so far: %v, ended %v", err, g.Ended())
+	}
+	if err := g.Accept("\"}}\n</tool_call>"); err != nil || !g.Ended() {
+		t.Fatalf(`"}} and the call's closing in one token: %v, ended %v`, err, g.Ended())
+	}
+	if err := g.Accept("anything \x00 at all"); err != nil {
+		t.Errorf("after the end: %v", err)
+	}
+	logits := []float32{1, 2}
+	g.Mask(logits, vocab{"</s>", "x"})
+	if logits[0] != 1 || logits[1] != 2 {
+		t.Errorf("Mask after the end changed %v", logits)
+	}
+	h := NewJSON()
+	h.Accept(`{"a":"b`)
+	if h.Accepts("\"}}") {
+		t.Error(`without AllowTail, "}} was accepted`)
+	}
+}

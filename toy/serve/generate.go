@@ -43,6 +43,9 @@ type job struct {
 	// value of that schema (format as a schema, json_schema).
 	json   bool
 	schema *grammar.Schema
+	// args constrains the arguments a forced call starts the reply with;
+	// the call's closing after them is free (grammar.JSON.AllowTail).
+	args *forcedArgs
 	// prefill is text the reply starts with that the prompt already holds
 	// (a forced tool call's opening): part of the reply to parse, not
 	// generated, not streamed until it is known what it became.
@@ -110,6 +113,12 @@ func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, erro
 			gram = grammar.NewJSONSchema(j.schema)
 		case j.json:
 			gram = grammar.NewJSON()
+		case j.args != nil && j.args.schema != nil:
+			gram = grammar.NewJSONSchema(j.args.schema)
+			gram.AllowTail()
+		case j.args != nil:
+			gram = grammar.NewJSON()
+			gram.AllowTail()
 		}
 		out.start(i)
 		for len(c.ids) < j.maxTokens {

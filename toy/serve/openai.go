@@ -86,7 +86,7 @@ func (s *Server) chatJob(req *chatRequest) (*job, *apiError) {
 		return nil, badRequest("response_format", `response_format "json_object" with tools is not supported: a tool call is not the JSON object it asks for`)
 	}
 	j.logprobs, j.topLogprobs, j.json, j.schema = logp, top, asJSON, schema
-	j.tools, j.prefill = tools.calls, tools.prefill
+	j.tools, j.prefill, j.args = tools.calls, tools.prefill, tools.args
 	return j, nil
 }
 

@@ -62,8 +62,9 @@
 //     delta.tool_calls chunk. tool_choice "auto" (default); "none" leaves
 //     the tools out of the prompt; "required" and {"type": "function",
 //     "function": {"name"}} start the reply with the opening of a call (of
-//     that function) — the arguments are the model's, not constrained by the
-//     schema. parallel_tool_calls: false keeps the first call. Assistant
+//     that function, whose arguments are then kept to its parameters schema
+//     by grammar.Schema, or to a JSON object where the schema uses keywords
+//     it lacks). parallel_tool_calls: false keeps the first call. Assistant
 //     messages may carry tool_calls and "tool" messages tool_call_id; call
 //     ids are nine letters and digits, the form Mistral's template insists on.
 //   - JSON mode: response_format {"type": "json_object"} masks every step

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/toyml/toy/toy/chat"
+	"github.com/toyml/toy/toy/grammar"
 	"github.com/toyml/toy/toy/tokenizer"
 )
 
@@ -372,12 +373,41 @@ type toolSetup struct {
 	vars    any        // the tools for the template; nil: none
 	calls   *toolCalls // how to read calls out of the reply; nil: do not
 	prefill string     // the opening of a forced call
+	// args, for a call to a named function, constrains its arguments, which
+	// the reply starts with: a JSON object of the function's parameters
+	// schema when toy's schemas cover it (grammar.Schema), else any object.
+	args *forcedArgs
+}
+
+// forcedArgs is the constraint on a forced call's arguments.
+type forcedArgs struct {
+	schema *grammar.Schema // nil: any JSON object
+}
+
+// parametersOf returns the parameters schema of the function name among
+// the tools (nil if it has none).
+func parametersOf(raw json.RawMessage, name string) json.RawMessage {
+	var tools []struct {
+		Function struct {
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	}
+	json.Unmarshal(raw, &tools) // offeredTools checked it
+	for _, t := range tools {
+		if t.Function.Name == name {
+			return t.Function.Parameters
+		}
+	}
+	return nil
 }
 
 // setupTools decides how a chat request's tools are offered and read back.
 // With "none" the template is not shown them; "required" and a named
-// function start the reply with the opening of a call (there is no grammar
-// to constrain the arguments: they are the model's).
+// function start the reply with the opening of a call. A named function's
+// arguments are then kept to its parameters schema (or, when the schema
+// uses keywords toy's schemas lack, to a JSON object); the name "required"
+// leaves to the model is not constrained.
 func (s *Server) setupTools(rawTools json.RawMessage, choice toolChoice, parallel *bool) (toolSetup, *apiError) {
 	vars, names, e := offeredTools(rawTools)
 	if e != nil {
@@ -406,6 +436,12 @@ func (s *Server) setupTools(rawTools json.RawMessage, choice toolChoice, paralle
 			return toolSetup{}, badRequest("tool_choice", "tool_choice names %q, which is not among the tools", choice.name)
 		}
 		setup.prefill = f.opening(choice.name)
+		if choice.mode == "function" {
+			setup.args = &forcedArgs{}
+			if params := parametersOf(rawTools, choice.name); len(params) > 0 {
+				setup.args.schema, _ = grammar.CompileSchema(params) // nil when not covered: any object
+			}
+		}
 	}
 	return setup, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/toyml/toy/toy/chat"
 	"github.com/toyml/toy/toy/defaultmodel"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/grammar"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 	"github.com/toyml/toy/toy/tokenizer"
@@ -444,5 +445,34 @@ func TestForcedToolChoice(t *testing.T) {
 	}
 	if code, out := post(t, s, "/v1/chat/completions", ask(`{"type": "function", "function": {"name": "nope"}}`)); code != 400 || !strings.Contains(field(out, "error", "message").(string), "not among the tools") {
 		t.Errorf("a function not offered: %d %v", code, out)
+	}
+}
+
+// TestForcedCallArguments: a call forced by name has its arguments kept to
+// the function's parameters schema — a scripted model that would write a
+// number for the string "place" is turned aside — while the call's closing
+// after them stays free.
+func TestForcedCallArguments(t *testing.T) {
+	g, err := golden()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := toolServer(t, "qwen2.5")
+	params := parametersOf(g.Tools, "get_weather")
+	schema, err := grammar.CompileSchema(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	say(s, `{"place": 5}}`+"\n</tool_call>")
+	_, out := post(t, s, "/v1/chat/completions", `{"messages": [{"role": "user", "content": "Oslo?"}], "tools": `+string(g.Tools)+
+		`, "tool_choice": {"type": "function", "function": {"name": "get_weather"}}, "temperature": 0, "max_tokens": 24}`)
+	args, _ := field(out, "choices", 0, "message", "tool_calls", 0, "function", "arguments").(string)
+	if args == "" {
+		content, _ := field(out, "choices", 0, "message", "content").(string)
+		_, args, _ = strings.Cut(content, `"arguments": `)
+	}
+	t.Logf("arguments: %q", args)
+	if args == "" || strings.HasPrefix(args, `{"place": 5`) || grammar.NewJSONSchema(schema).Accept(args) != nil {
+		t.Errorf("arguments %q do not follow the parameters schema (reply %v)", args, out)
 	}
 }
