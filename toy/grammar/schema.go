@@ -14,17 +14,20 @@ import (
 )
 
 // Schema is a compiled JSON schema: the subset of JSON Schema that
-// structured outputs use (Ollama's format, OpenAI's json_schema). Per
-// value: type (one or a list of object, array, string, integer, number,
-// boolean, null), enum and const (of strings, numbers, booleans and null),
-// for objects properties, required and additionalProperties (false or a
-// schema; when absent, only the listed properties may appear, as
-// structured outputs mean, and an object without properties takes any), and
-// for arrays items, minItems and maxItems. Keys come as the schema spells
-// them, each at most once, in any order; an enum value as the schema
-// writes it. Titles, descriptions, defaults and examples are read past;
-// any other keyword (anyOf, $ref, pattern, minimum …) is refused by
-// CompileSchema, rather than ignored.
+// structured outputs use (Ollama's format, OpenAI's json_schema, the
+// schemas Pydantic writes). Per value: type (one or a list of object,
+// array, string, integer, number, boolean, null), enum and const (of
+// strings, numbers, booleans and null), for objects properties, required
+// and additionalProperties (false or a schema; when absent, only the listed
+// properties may appear, as structured outputs mean, and an object without
+// properties takes any), for arrays items, minItems and maxItems; "$ref"
+// into the schema's own $defs (recursion included); anyOf and oneOf whose
+// schemas take different types of value (Optional[X]: X or null), and an
+// allOf of one schema. Keys come as the schema spells them, each at most
+// once, in any order; an enum value as the schema writes it. Titles,
+// descriptions, defaults, examples and a string's format are read past
+// (format is not enforced); any other keyword (pattern, minimum,
+// minLength, …) is refused by CompileSchema rather than ignored.
 //
 // A JSON follows a schema when made by NewJSONSchema: its mask allows a
 // token only when the text can still become a value the schema accepts, so
@@ -52,9 +55,12 @@ type node struct {
 	required uint64   // bit i: props[i] is required
 	extra    *node    // the schema of other properties; nil: none may appear
 	items    *node    // the schema of array items
-	minItems int      //
+	minItems int      // at least this many items
 	maxItems int      // −1: no limit
 	enum     []string // the allowed values as JSON text; nil: any of types
+	// alts, for anyOf and oneOf, is the schema of each kind of value (the
+	// kind a value's first character shows; kInteger for numbers).
+	alts map[uint8]*node
 }
 
 type prop struct {
@@ -69,12 +75,14 @@ func init() { anyValue.extra, anyValue.items = anyValue, anyValue }
 
 // annotations are the keywords CompileSchema reads past.
 var annotations = map[string]bool{"title": true, "description": true, "$schema": true, "$id": true, "$comment": true,
-	"default": true, "examples": true, "readOnly": true, "writeOnly": true, "deprecated": true}
+	"default": true, "examples": true, "readOnly": true, "writeOnly": true, "deprecated": true,
+	"format": true} // a string's format ("date-time" …) is read as a description: not enforced
 
 // CompileSchema reads a JSON schema. The top level must be an object or an
 // array (a reply is one).
 func CompileSchema(raw []byte) (*Schema, error) {
-	n, err := compile(raw, "schema")
+	c := &compiler{doc: raw, refs: map[string]*node{}}
+	n, err := c.compile(raw, "schema")
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +92,23 @@ func CompileSchema(raw []byte) (*Schema, error) {
 	return &Schema{root: n}, nil
 }
 
-func compile(raw []byte, at string) (*node, error) {
+// compiler compiles one schema document: refs are JSON pointers into doc,
+// compiled once each (so recursive schemas make cyclic nodes).
+type compiler struct {
+	doc  []byte
+	refs map[string]*node
+}
+
+// keywords are the ones compile reads; the others it refuses.
+var keywords = map[string]bool{"type": true, "properties": true, "required": true, "additionalProperties": true,
+	"items": true, "minItems": true, "maxItems": true, "enum": true, "const": true,
+	"$ref": true, "anyOf": true, "oneOf": true, "allOf": true, "$defs": true, "definitions": true}
+
+func (c *compiler) compile(raw []byte, at string) (*node, error) { return c.compileInto(nil, raw, at) }
+
+// compileInto compiles raw into n (a new node when nil), or returns
+// another node when raw is a reference, a union or true.
+func (c *compiler) compileInto(n *node, raw []byte, at string) (*node, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
 		var b bool
@@ -93,22 +117,48 @@ func compile(raw []byte, at string) (*node, error) {
 		}
 		return nil, fmt.Errorf("grammar: %s: a schema is an object: %v", at, err)
 	}
-	n := &node{types: kAny, maxItems: -1}
-	var unknown []string
+	var unknown, constraints []string
 	for k := range m {
 		switch {
-		case annotations[k]:
-		case k == "type", k == "properties", k == "required", k == "additionalProperties", k == "items",
-			k == "minItems", k == "maxItems", k == "enum", k == "const":
+		case annotations[k], k == "$defs", k == "definitions":
+		case keywords[k]:
+			constraints = append(constraints, k)
 		default:
 			unknown = append(unknown, k)
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return nil, fmt.Errorf("grammar: %s: %s not supported (toy's schemas: type, properties, required, additionalProperties, items, minItems, maxItems, enum, const)",
+		return nil, fmt.Errorf("grammar: %s: %s not supported (toy's schemas: type, properties, required, additionalProperties, items, minItems, maxItems, enum, const, $ref, anyOf, oneOf)",
 			at, strings.Join(unknown, ", "))
 	}
+	// $ref, anyOf/oneOf and a one-schema allOf stand alone (annotations aside).
+	for _, k := range []string{"$ref", "anyOf", "oneOf", "allOf"} {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		if len(constraints) > 1 {
+			sort.Strings(constraints)
+			return nil, fmt.Errorf("grammar: %s: %s beside other constraints (%s) not supported", at, k, strings.Join(constraints, ", "))
+		}
+		switch k {
+		case "$ref":
+			return c.ref(v, at)
+		case "allOf":
+			var list []json.RawMessage
+			if err := json.Unmarshal(v, &list); err != nil || len(list) != 1 {
+				return nil, fmt.Errorf("grammar: %s.allOf: only one schema is supported", at)
+			}
+			return c.compile(list[0], at+".allOf[0]")
+		default:
+			return c.union(v, at+"."+k)
+		}
+	}
+	if n == nil {
+		n = &node{}
+	}
+	*n = node{types: kAny, maxItems: -1}
 	if t, ok := m["type"]; ok {
 		var one string
 		var list []string
@@ -143,12 +193,12 @@ func compile(raw []byte, at string) (*node, error) {
 			if err := dec.Decode(&sub); err != nil {
 				return nil, fmt.Errorf("grammar: %s.properties.%s: %v", at, name, err)
 			}
-			c, err := compile(sub, at+".properties."+name)
+			pn, err := c.compile(sub, at+".properties."+name)
 			if err != nil {
 				return nil, err
 			}
 			order = append(order, name)
-			n.props = append(n.props, prop{key: quoteInner(name), node: c})
+			n.props = append(n.props, prop{key: quoteInner(name), node: pn})
 		}
 		if len(n.props) > 64 {
 			return nil, fmt.Errorf("grammar: %s: %d properties, toy's schemas take at most 64", at, len(n.props))
@@ -177,20 +227,20 @@ func compile(raw []byte, at string) (*node, error) {
 		case json.Unmarshal(a, &b) == nil && !b:
 			n.extra = nil
 		default:
-			c, err := compile(a, at+".additionalProperties")
+			extra, err := c.compile(a, at+".additionalProperties")
 			if err != nil {
 				return nil, err
 			}
-			n.extra = c
+			n.extra = extra
 		}
 	}
 	n.items = anyValue
 	if it, ok := m["items"]; ok {
-		c, err := compile(it, at+".items")
+		items, err := c.compile(it, at+".items")
 		if err != nil {
 			return nil, err
 		}
-		n.items = c
+		n.items = items
 	}
 	for k, dst := range map[string]*int{"minItems": &n.minItems, "maxItems": &n.maxItems} {
 		if v, ok := m[k]; ok {
@@ -238,6 +288,81 @@ func compile(raw []byte, at string) (*node, error) {
 		n.types &= enumKinds // an enum of strings admits no array, say
 	}
 	return n, nil
+}
+
+// ref compiles the schema a "$ref" points to: a JSON pointer into this
+// document ("#/$defs/Pet"), compiled once, so that a recursive schema
+// makes a cycle of nodes.
+func (c *compiler) ref(raw json.RawMessage, at string) (*node, error) {
+	var ref string
+	if err := json.Unmarshal(raw, &ref); err != nil || !strings.HasPrefix(ref, "#") {
+		return nil, fmt.Errorf("grammar: %s.$ref: only references into the schema itself (\"#/$defs/…\") are supported", at)
+	}
+	if n, ok := c.refs[ref]; ok {
+		return n, nil
+	}
+	target := json.RawMessage(c.doc)
+	for _, part := range strings.Split(strings.TrimPrefix(ref, "#"), "/")[1:] {
+		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+		var m map[string]json.RawMessage
+		if json.Unmarshal(target, &m) != nil || m[part] == nil {
+			return nil, fmt.Errorf("grammar: %s.$ref: %q points to nothing", at, ref)
+		}
+		target = m[part]
+	}
+	n := &node{}
+	c.refs[ref] = n // placed before compiling it: a recursive reference finds it, its type already set
+	body, err := c.compileInto(n, target, ref)
+	if err != nil {
+		return nil, err
+	}
+	if body != n { // the target is itself a reference or a union
+		*n = *body
+	}
+	return n, nil
+}
+
+// union compiles anyOf or oneOf. Its schemas must be told apart by the
+// first character of a value — an object, an array, a string, a number, a
+// boolean or null, each in at most one of them (as Optional[X] is, X or
+// null) — so that the value's first character picks its schema, and anyOf
+// and oneOf mean the same.
+func (c *compiler) union(raw json.RawMessage, at string) (*node, error) {
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil || len(list) == 0 {
+		return nil, fmt.Errorf("grammar: %s: a list of schemas", at)
+	}
+	u := &node{alts: map[uint8]*node{}, maxItems: -1}
+	for i, sub := range list {
+		n, err := c.compile(sub, fmt.Sprintf("%s[%d]", at, i))
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range []uint8{kObject, kArray, kString, kInteger, kBoolean, kNull} {
+			if n.types&k == 0 {
+				continue
+			}
+			if u.alts[k] != nil {
+				return nil, fmt.Errorf("grammar: %s: two schemas take values of one type (%s); toy's unions pick a schema by the value's type", at, kindName(k))
+			}
+			u.alts[k] = n
+			u.types |= n.types & (k | kNumber*boolToBit(k == kInteger))
+		}
+	}
+	return u, nil
+}
+
+func boolToBit(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// kindName names a kind for messages.
+func kindName(k uint8) string {
+	return map[uint8]string{kObject: "object", kArray: "array", kString: "string", kInteger: "number",
+		kBoolean: "boolean", kNull: "null"}[k]
 }
 
 // quoteInner is name as JSON writes it between the quotes, HTML characters
@@ -324,6 +449,12 @@ func (s *schemaState) start(r rune) bool {
 	k := kindOf(byte(r))
 	if k == kNumber {
 		k = kInteger // a number starts as an integer; '.' or 'e' make it a number
+	}
+	if n.alts != nil {
+		n = n.alts[k] // a union: the value's kind picks its schema
+		if n == nil {
+			return false
+		}
 	}
 	if n.types&k == 0 {
 		return false

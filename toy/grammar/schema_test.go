@@ -25,6 +25,25 @@ const personSchema = `{
 	"required": ["name", "age"]
 }`
 
+// pydanticSchema is what Pydantic 2 writes for
+//
+//	class Pet(BaseModel): kind: Literal["cat", "dog"]; age: int | None = None
+//	class Person(BaseModel): name: str; pets: list[Pet]; best: Pet | None = None; born: datetime; boss: "Person | None" = None
+const pydanticSchema = `{
+	"$defs": {
+		"Pet": {"properties": {"kind": {"enum": ["cat", "dog"], "title": "Kind", "type": "string"},
+			"age": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": null, "title": "Age"}},
+			"required": ["kind"], "title": "Pet", "type": "object"},
+		"Person": {"properties": {"name": {"title": "Name", "type": "string"},
+			"pets": {"items": {"$ref": "#/$defs/Pet"}, "title": "Pets", "type": "array"},
+			"best": {"anyOf": [{"$ref": "#/$defs/Pet"}, {"type": "null"}], "default": null},
+			"born": {"format": "date-time", "title": "Born", "type": "string"},
+			"boss": {"anyOf": [{"$ref": "#/$defs/Person"}, {"type": "null"}], "default": null}},
+			"required": ["name", "pets", "born"], "title": "Person", "type": "object"}
+	},
+	"$ref": "#/$defs/Person"
+}`
+
 func compileOrFail(t *testing.T, s string) *Schema {
 	t.Helper()
 	c, err := CompileSchema([]byte(s))
@@ -56,6 +75,31 @@ func TestSchemaAccepts(t *testing.T) {
 	} {
 		if ok, complete := acceptsSchema(s, text); !ok || !complete {
 			t.Errorf("%s: accepted %v, complete %v; want both", text, ok, complete)
+		}
+	}
+}
+
+// TestSchemaPydantic: refs (recursive too), Optional fields as anyOf with
+// null, a format read past.
+func TestSchemaPydantic(t *testing.T) {
+	s := compileOrFail(t, pydanticSchema)
+	for _, text := range []string{
+		`{"name":"a","pets":[],"born":"2020"}`,
+		`{"name":"a","pets":[{"kind":"cat","age":null},{"kind":"dog","age":3}],"born":"x","best":{"kind":"dog"}}`,
+		`{"name":"a","pets":[],"born":"x","boss":{"name":"b","pets":[],"born":"y","boss":null}}`,
+	} {
+		if ok, complete := acceptsSchema(s, text); !ok || !complete {
+			t.Errorf("%s: accepted %v, complete %v; want both", text, ok, complete)
+		}
+	}
+	for _, text := range []string{
+		`{"name":"a","pets":[{"kind":"cow"}],"born":"x"}`,
+		`{"name":"a","pets":[],"born":"x","best":[]}`,
+		`{"name":"a","pets":[],"born":"x","boss":{"name":"b"}}`,
+		`{"name":"a","pets":[{"kind":"cat","age":"3"}],"born":"x"}`,
+	} {
+		if ok, _ := acceptsSchema(s, text); ok {
+			t.Errorf("%s accepted", text)
 		}
 	}
 }
@@ -94,13 +138,18 @@ func TestSchemaRefuses(t *testing.T) {
 
 func TestCompileSchemaErrors(t *testing.T) {
 	for schema, want := range map[string]string{
-		`{"type": "object", "anyOf": [{}]}`:                              "anyOf not supported",
-		`{"type": "object", "properties": {"a": {"pattern": "x"}}}`:      "schema.properties.a: pattern not supported",
-		`{"type": "object", "properties": {"a": {}}, "required": ["b"]}`: `"b" is not among`,
-		`{"type": "string"}`: "top level must be an object or an array",
-		`{"type": "objet"}`:  `unknown type "objet"`,
-		`{"type": "object", "properties": {"a": {"type": "string", "enum": [1]}}}`: "not of the schema's type",
-		`{"type": "array", "minItems": 3, "maxItems": 2}`:                          "maxItems 2 < minItems 3",
+		`{"type": "object", "anyOf": [{}]}`:                                          "anyOf beside other constraints",
+		`{"anyOf": [{"type": "object"}, {"type": ["object", "null"]}]}`:              "two schemas take values of one type (object)",
+		`{"$ref": "other.json#/x"}`:                                                  "only references into the schema itself",
+		`{"$ref": "#/$defs/Nope", "$defs": {}}`:                                      "points to nothing",
+		`{"allOf": [{"type": "object"}, {"type": "object"}]}`:                        "only one schema",
+		`{"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}}`: "minimum not supported",
+		`{"type": "object", "properties": {"a": {"pattern": "x"}}}`:                  "schema.properties.a: pattern not supported",
+		`{"type": "object", "properties": {"a": {}}, "required": ["b"]}`:             `"b" is not among`,
+		`{"type": "string"}`:                                                         "top level must be an object or an array",
+		`{"type": "objet"}`:                                                          `unknown type "objet"`,
+		`{"type": "object", "properties": {"a": {"type": "string", "enum": [1]}}}`:   "not of the schema's type",
+		`{"type": "array", "minItems": 3, "maxItems": 2}`:                            "maxItems 2 < minItems 3",
 		`[1]`: "a schema is an object",
 	} {
 		if _, err := CompileSchema([]byte(schema)); err == nil || !strings.Contains(err.Error(), want) {
@@ -125,6 +174,7 @@ func TestSchemaRandomWalks(t *testing.T) {
 	vocab = append(vocab, "\n", "\t", `"name"`, `"age":`, `"kind":"cat"`, "true", "null", "déjà", "b\\\"c", `":`, "\xc3", "\xa9", "99", `"tags":["`, `"k":{}`)
 	for i, schema := range []string{
 		personSchema,
+		pydanticSchema,
 		`{"type": "array", "items": {"type": "object", "properties": {"x": {"type": "number"}, "y": {"enum": [null, true, "n"]}}, "required": ["x"]}, "minItems": 2, "maxItems": 3}`,
 		`{"type": "object", "properties": {"k": {"type": "object", "properties": {}, "additionalProperties": false}}, "required": ["k"], "additionalProperties": {"type": "array", "items": {"type": "integer"}}}`,
 	} {
@@ -201,6 +251,11 @@ func FuzzSchema(f *testing.F) {
 	f.Add([]byte(personSchema), []byte(`{"name":"x","age":1}`))
 	f.Add([]byte(`{"type":"array","items":{"enum":[1,"a",null]},"maxItems":2}`), []byte(`[1,"a"]`))
 	f.Add([]byte(`{"type":"object","additionalProperties":{"type":"integer"}}`), []byte(`{"k":3}`))
+	f.Add([]byte(pydanticSchema), []byte(`{"name":"a","pets":[],"born":"x","boss":null}`))
+	for _, cyclic := range []string{`{"$ref":"#"}`, `{"anyOf":[{"$ref":"#"},{"type":"null"}]}`, `{"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`,
+		`{"type":"array","items":{"$ref":"#"}}`} {
+		f.Add([]byte(cyclic), []byte(`[[[]]]`))
+	}
 	f.Fuzz(func(t *testing.T, schema, text []byte) {
 		s, err := CompileSchema(schema)
 		if err != nil {

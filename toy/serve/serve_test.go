@@ -315,7 +315,7 @@ func TestBadInput(t *testing.T) {
 		{"/v1/chat/completions", `{` + userMsg + `, "tool_choice": "always"}`, 400, "tool_choice must be"},
 		{"/v1/chat/completions", `{` + userMsg + `, "tool_choice": "required"}`, 400, "needs tools"},
 		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "json_schema"}}`, 400, "needs json_schema.schema"},
-		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object", "$ref": "#/x"}}}}`, 400, "$ref not supported"},
+		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object", "properties": {"n": {"type": "integer", "maximum": 3}}}}}}`, 400, "maximum not supported"},
 		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "yaml"}}`, 400, `want "text", "json_object" or "json_schema"`},
 		{"/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]}`, 400, "only assistant messages"},
 		{"/v1/chat/completions", `{"messages": [{"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function", "function": {"arguments": "{}"}}]}]}`, 400, "function.name"},
