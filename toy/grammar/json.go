@@ -40,6 +40,7 @@ type JSON struct {
 	sch     *schemaState // the schema the value must follow; nil: any object
 	tail    bool         // text may follow the value (AllowTail)
 	ended   bool         // the value is complete and tail is set: the rest is free
+	plain   *[]bool      // per token: its piece stays inside a string (Mask's cache; shared by clones)
 }
 
 // expect is what the automaton waits for.
@@ -120,48 +121,101 @@ func (g *JSON) Ended() bool { return g.ended }
 // every character from U+0080 on is), unless it is an overlong 2-byte
 // lead.
 func (g *JSON) Accepts(piece string) bool {
-	c := g.Clone()
-	return c.feed(piece) == nil
+	return g.Clone().feed(piece)
 }
 
 // Accept advances g by piece; it returns an error, and leaves g as it was,
 // when Accepts(piece) is false.
 func (g *JSON) Accept(piece string) error {
 	c := g.Clone()
-	if err := c.feed(piece); err != nil {
-		return err
+	if !c.feed(piece) {
+		return fmt.Errorf("grammar: %q cannot continue the JSON here", piece)
 	}
 	*g = *c
 	return nil
 }
 
-// feed decodes piece and runs its code points, changing g.
-func (g *JSON) feed(piece string) error {
+// feed decodes piece and runs its code points, changing g; false when the
+// grammar refuses it (g is then in no useful state). The decoding is
+// llama.cpp's decode_utf8, done on the fly: bytes after a lead are taken
+// as continuations without checking them, except those that finish the
+// previous token's sequence; an invalid lead, or a bad continuation of that
+// sequence, refuses the whole token. A code point 0 (an overlong NUL) ends
+// what the grammar reads, though the decoding goes on to the end of the
+// piece for the sequence left unfinished.
+func (g *JSON) feed(piece string) bool {
 	if piece == "" || piece[0] == 0 {
-		return fmt.Errorf("grammar: empty token")
+		return false
 	}
 	if g.ended {
-		return nil
+		return true
 	}
-	cps, partial := decodeUTF8(piece, g.partial)
-	for _, r := range cps {
-		if r == 0 { // llama.cpp's end of the code points
-			break
+	reading := true // until a code point 0
+	emit := func(r rune) bool {
+		if !reading {
+			return true
+		}
+		if r == 0 {
+			reading = false
+			return true
 		}
 		if !g.step(r) {
-			return fmt.Errorf("grammar: %q does not continue the JSON here", piece)
+			return false
 		}
 		if g.tail && g.Complete() {
-			g.ended, g.partial = true, partialUTF8{}
-			return nil
+			g.ended = true
+		}
+		return true
+	}
+	value, remain := g.partial.value, g.partial.remain
+	i := 0
+	for i < len(piece) && piece[i] != 0 && remain > 0 { // finish the last token's sequence
+		b := piece[i]
+		if b>>6 != 2 {
+			return false
+		}
+		value = value<<6 + uint32(b&0x3F)
+		i++
+		remain--
+	}
+	if g.partial.remain > 0 && remain == 0 && !emit(rune(value)) {
+		return false
+	}
+	for i < len(piece) && piece[i] != 0 {
+		if g.ended {
+			break // the rest of the token is free
+		}
+		first := piece[i]
+		remain = utf8Lengths[first>>4] - 1
+		if remain < 0 {
+			return false
+		}
+		value = uint32(first) & (1<<(7-remain) - 1)
+		i++
+		for i < len(piece) && piece[i] != 0 && remain > 0 {
+			value = value<<6 + uint32(piece[i]&0x3F)
+			i++
+			remain--
+		}
+		if remain == 0 && !emit(rune(value)) {
+			return false
 		}
 	}
-	if partial.remain != 0 && !g.partialFits(partial) {
-		return fmt.Errorf("grammar: %q ends in a UTF-8 sequence that cannot continue the JSON here", piece)
+	if g.ended {
+		g.partial = partialUTF8{}
+		return true
 	}
-	g.partial = partial
-	return nil
+	p := partialUTF8{value, remain}
+	if remain != 0 && !g.partialFits(p) {
+		return false
+	}
+	g.partial = p
+	return true
 }
+
+// utf8Lengths is the length of a UTF-8 sequence by the high four bits of
+// its first byte, 0 for a continuation byte (llama.cpp's lookup table).
+var utf8Lengths = [16]int{1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2, 2, 3, 4}
 
 // partialFits reports whether an unfinished sequence could complete to a
 // code point the grammar takes here: only in a string, and not an overlong
@@ -183,49 +237,6 @@ func (g *JSON) partialFits(p partialUTF8) bool {
 		low = map[int]rune{2: 1 << 11, 3: 1 << 16}[p.remain]
 	}
 	return g.sch.partialOK(g.key, low, high)
-}
-
-// decodeUTF8 decodes piece as llama.cpp's decode_utf8 does, continuing
-// from partial: the code points, then 0, and the unfinished sequence at
-// the end. Bytes after a lead are taken as continuations without checking
-// them (as llama.cpp does), except those that finish the previous token's
-// sequence; an invalid lead, or a bad continuation of that sequence, gives
-// just the terminating 0 and remain −1.
-func decodeUTF8(piece string, partial partialUTF8) ([]rune, partialUTF8) {
-	lookup := [16]int{1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2, 2, 3, 4}
-	var out []rune
-	value, remain := partial.value, partial.remain
-	i := 0
-	for i < len(piece) && piece[i] != 0 && remain > 0 {
-		b := piece[i]
-		if b>>6 != 2 {
-			return []rune{0}, partialUTF8{0, -1}
-		}
-		value = value<<6 + uint32(b&0x3F)
-		i++
-		remain--
-	}
-	if partial.remain > 0 && remain == 0 {
-		out = append(out, rune(value))
-	}
-	for i < len(piece) && piece[i] != 0 {
-		first := piece[i]
-		remain = lookup[first>>4] - 1
-		if remain < 0 {
-			return []rune{0}, partialUTF8{0, remain}
-		}
-		value = uint32(first) & (1<<(7-remain) - 1)
-		i++
-		for i < len(piece) && piece[i] != 0 && remain > 0 {
-			value = value<<6 + uint32(piece[i]&0x3F)
-			i++
-			remain--
-		}
-		if remain == 0 {
-			out = append(out, rune(value))
-		}
-	}
-	return append(out, 0), partialUTF8{value, remain}
 }
 
 // step advances by one code point; false if the grammar refuses it.
@@ -504,7 +515,8 @@ type Vocab interface {
 // Mask sets to −∞ the logits of the tokens that may not come next, as
 // llama.cpp's grammar sampler does: a token that ends the generation only
 // while the object is incomplete, any other that Accepts refuses (an empty
-// piece among them).
+// piece among them). A reply's state must get the same Vocab every time
+// (it keeps what it learns of the tokens).
 func (g *JSON) Mask(logits []float32, v Vocab) {
 	if g.ended {
 		return
@@ -514,11 +526,37 @@ func (g *JSON) Mask(logits []float32, v Vocab) {
 	var stack []byte // reused: a token's trial runs on a copy of g
 	var sch schemaState
 	var frames []frame
+	// An ASCII first character the grammar refuses here refuses the token:
+	// those are found once, not once a token.
+	var firstRefused [128]bool
+	if g.partial.remain == 0 {
+		for c := 1; c < 128; c++ {
+			firstRefused[c] = !g.Clone().step(rune(c))
+		}
+	}
+	// Inside a string the tokens of plain text stay there: known once per
+	// reply, they need no trial (unless a schema watches the string).
+	var plain []bool
+	if g.at == inString && g.sch == nil && g.partial.remain == 0 {
+		if g.plain == nil {
+			p := plainTokens(len(logits), v)
+			g.plain = &p
+		}
+		plain = *g.plain
+	}
 	for id := range logits {
 		if v.IsEOG(int32(id)) {
 			if !complete {
 				logits[id] = negInf
 			}
+			continue
+		}
+		if id < len(plain) && plain[id] {
+			continue
+		}
+		piece := v.Piece(int32(id))
+		if piece == "" || piece[0] < 128 && firstRefused[piece[0]] {
+			logits[id] = negInf
 			continue
 		}
 		scratch = *g
@@ -528,7 +566,7 @@ func (g *JSON) Mask(logits []float32, v Vocab) {
 			sch.frames = append(frames[:0], g.sch.frames...)
 			scratch.sch = &sch
 		}
-		if scratch.feed(v.Piece(int32(id))) != nil {
+		if !scratch.feed(piece) {
 			logits[id] = negInf
 		}
 		stack = scratch.stack
@@ -539,3 +577,18 @@ func (g *JSON) Mask(logits []float32, v Vocab) {
 }
 
 var negInf = float32(math.Inf(-1))
+
+// plainTokens reports for each of n tokens whether its piece, read inside
+// a string, leaves the string as it found it: whole characters, none of
+// them a quote, a backslash or a control character.
+func plainTokens(n int, v Vocab) []bool {
+	plain := make([]bool, n)
+	for id := range plain {
+		if v.IsEOG(int32(id)) {
+			continue
+		}
+		g := JSON{at: inString}
+		plain[id] = g.feed(v.Piece(int32(id))) && g.at == inString && g.partial.remain == 0
+	}
+	return plain
+}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -268,7 +269,7 @@ func FuzzSchema(f *testing.F) {
 				accepted = append(accepted, text[i])
 			}
 		}
-		if g.Complete() && g.partial.remain == 0 {
+		if g.Complete() && g.partial.remain == 0 && utf8.Valid(accepted) {
 			if _, err := jsonschema.UnmarshalJSON(bytes.NewReader(accepted)); err != nil {
 				t.Fatalf("%q complete under %s but not JSON: %v", accepted, schema, err)
 			}
