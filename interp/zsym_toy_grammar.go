@@ -17,6 +17,7 @@ func init() {
 		// type definitions
 		"JSON":   reflect.ValueOf((*grammar.JSON)(nil)),
 		"Schema": reflect.ValueOf((*grammar.Schema)(nil)),
+		"Tokens": reflect.ValueOf((*grammar.Tokens)(nil)),
 		"Vocab":  reflect.ValueOf((*grammar.Vocab)(nil)),
 
 		// interface wrapper definitions

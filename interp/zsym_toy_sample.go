@@ -14,7 +14,29 @@ func init() {
 		"New":    reflect.ValueOf(sample.New),
 
 		// type definitions
-		"Params":  reflect.ValueOf((*sample.Params)(nil)),
-		"Sampler": reflect.ValueOf((*sample.Sampler)(nil)),
+		"Constraint": reflect.ValueOf((*sample.Constraint)(nil)),
+		"Params":     reflect.ValueOf((*sample.Params)(nil)),
+		"Sampler":    reflect.ValueOf((*sample.Sampler)(nil)),
+
+		// interface wrapper definitions
+		"_Constraint": reflect.ValueOf((*_github_com_toyml_toy_toy_sample_Constraint)(nil)),
 	}
+}
+
+// _github_com_toyml_toy_toy_sample_Constraint is an interface wrapper for Constraint type
+type _github_com_toyml_toy_toy_sample_Constraint struct {
+	IValue  interface{}
+	WAccept func(id int32)
+	WAllows func(id int32) bool
+	WMask   func(logits []float32)
+}
+
+func (W _github_com_toyml_toy_toy_sample_Constraint) Accept(id int32) {
+	W.WAccept(id)
+}
+func (W _github_com_toyml_toy_toy_sample_Constraint) Allows(id int32) bool {
+	return W.WAllows(id)
+}
+func (W _github_com_toyml_toy_toy_sample_Constraint) Mask(logits []float32) {
+	W.WMask(logits)
 }

@@ -247,11 +247,11 @@ func (m *Model) NewSession(capacity int) *engine.Session { return engine.NewSess
 
 // GenerateOptions configures Generate; the zero value generates nothing.
 type GenerateOptions struct {
-	MaxTokens int
-	Sample    sample.Params // zero value: greedy
-	Stop      func(id int32) bool
-	OnToken   func(id int32)
-	Constrain func(logits []float32) // see engine.Options
+	MaxTokens  int
+	Sample     sample.Params // zero value: greedy
+	Stop       func(id int32) bool
+	OnToken    func(id int32)
+	Constraint sample.Constraint // see engine.Options
 }
 
 // Generate continues prompt with up to opts.MaxTokens tokens and returns them.
@@ -264,6 +264,6 @@ func (m *Model) Generate(prompt []int32, opts GenerateOptions) ([]int32, error) 
 func (m *Model) GenerateContext(ctx context.Context, prompt []int32, opts GenerateOptions) (engine.Result, error) {
 	s := engine.NewSession(m.Net, len(prompt)+opts.MaxTokens)
 	return engine.Generate(ctx, s, prompt, engine.Options{
-		MaxTokens: opts.MaxTokens, Sample: opts.Sample, Stop: opts.Stop, OnToken: opts.OnToken, Constrain: opts.Constrain,
+		MaxTokens: opts.MaxTokens, Sample: opts.Sample, Stop: opts.Stop, OnToken: opts.OnToken, Constraint: opts.Constraint,
 	})
 }

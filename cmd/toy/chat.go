@@ -169,7 +169,7 @@ func chatTurn(m *toy.Model, s *engine.Session, tmpl *chat.Template, history []ch
 			}
 		},
 	}
-	if err := o.reply.constrain(m, &gen.Constrain, &gen.OnToken); err != nil {
+	if err := o.reply.constrain(m, &gen.Constraint); err != nil {
 		return chatReply{}, err
 	}
 	r, err := engine.Generate(ctx, s, ids[keep:], gen)

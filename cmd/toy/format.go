@@ -9,6 +9,7 @@ import (
 
 	"github.com/toyml/toy/toy"
 	"github.com/toyml/toy/toy/grammar"
+	"github.com/toyml/toy/toy/sample"
 )
 
 // Usage lines of --format and --schema.
@@ -42,10 +43,10 @@ func readFormat(format, schemaPath string) (replyFormat, error) {
 	return f, nil
 }
 
-// constrain sets up the generation's hooks for f: a grammar.JSON masks each
-// step's logits and follows the sampled tokens, ahead of the onToken the
-// caller had. Without --format or --schema it changes nothing.
-func (f replyFormat) constrain(m *toy.Model, constrain *func([]float32), onToken *func(int32)) error {
+// constrain sets the generation's constraint for f: a grammar.JSON limits
+// each step's tokens and follows the sampled ones. Without --format or
+// --schema it changes nothing.
+func (f replyFormat) constrain(m *toy.Model, constraint *sample.Constraint) error {
 	if !f.json {
 		return nil
 	}
@@ -56,15 +57,6 @@ func (f replyFormat) constrain(m *toy.Model, constrain *func([]float32), onToken
 	if f.schema != nil {
 		g = grammar.NewJSONSchema(f.schema)
 	}
-	*constrain = func(logits []float32) { g.Mask(logits, tok) }
-	next := *onToken
-	*onToken = func(id int32) {
-		if !tok.IsEOG(id) {
-			g.Accept(tok.Piece(id)) // the mask let only accepted tokens through
-		}
-		if next != nil {
-			next(id)
-		}
-	}
+	*constraint = grammar.Tokens{JSON: g, Vocab: tok}
 	return nil
 }

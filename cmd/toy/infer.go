@@ -140,7 +140,7 @@ func runInfer(args []string, stdout io.Writer) error {
 	if format.json && opts.Stop == nil && m.Tokenizer != nil {
 		opts.Stop = m.Tokenizer.IsEOG // the object may end the reply
 	}
-	if err := format.constrain(m, &opts.Constrain, &opts.OnToken); err != nil {
+	if err := format.constrain(m, &opts.Constraint); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -79,6 +80,18 @@ func TestJSONGrammarAgainstLlamaCpp(t *testing.T) {
 			for _, id := range g.Bias.IDs {
 				bias[id] = g.Bias.Value
 			}
+			// Eagerly masked every step, and lazily (SampleConstrained: the
+			// mask only when the favourite is refused), the same ids.
+			var lazy []int32
+			r, err := m.GenerateContext(context.Background(), g.PromptIDs, toy.GenerateOptions{
+				MaxTokens: len(g.IDs), Sample: sample.Params{LogitBias: bias},
+				Constraint: grammar.Tokens{JSON: grammar.NewJSON(), Vocab: m.Tokenizer},
+				Stop:       m.Tokenizer.IsEOG,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lazy = r.IDs
 			sampler := sample.New(sample.Params{LogitBias: bias})
 			gram := grammar.NewJSON()
 			sess := engine.NewSession(m.Net, len(g.PromptIDs)+len(g.IDs)+1)
@@ -106,6 +119,9 @@ func TestJSONGrammarAgainstLlamaCpp(t *testing.T) {
 					n++
 				}
 				t.Fatalf("ids part from llama.cpp's at step %d:\n toy:       %v\n llama.cpp: %v", n, ids, g.IDs)
+			}
+			if !slices.Equal(lazy, g.IDs) {
+				t.Errorf("lazily masked ids differ from llama.cpp's:\n toy:       %v\n llama.cpp: %v", lazy, g.IDs)
 			}
 			if last := ids[len(ids)-1]; m.Tokenizer.IsEOG(last) {
 				text := m.Tokenizer.Decode(ids[:len(ids)-1])

@@ -7,8 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 	"time"
 
 	"github.com/toyml/toy/toy/nn"
@@ -112,11 +110,11 @@ type Options struct {
 	Stop func(id int32) bool
 	// OnToken, if set, sees each generated token as it is produced.
 	OnToken func(id int32)
-	// Constrain, if set, may change each step's logits before sampling
-	// (a copy): a grammar sets the tokens that may not come next to −∞
-	// (grammar.JSON.Mask, which then follows the tokens through OnToken).
-	// Generation stops, with Reason "stop", when it leaves no token.
-	Constrain func(logits []float32)
+	// Constraint, if set, limits the tokens that may come next and follows
+	// the ones drawn (a grammar: grammar.Tokens); see
+	// sample.Sampler.SampleConstrained. Generation stops, with Reason
+	// "stop", when it allows no token.
+	Constraint sample.Constraint
 }
 
 // Result is what Generate produced.
@@ -156,14 +154,15 @@ func Generate(ctx context.Context, s *Session, prompt []int32, opts Options) (Re
 			r.Reason = "canceled"
 			return r, err
 		}
-		if opts.Constrain != nil {
-			logits = slices.Clone(logits)
-			if opts.Constrain(logits); !anyFinite(logits) {
+		var id int32
+		if opts.Constraint != nil {
+			if id = sampler.SampleConstrained(logits, history, opts.Constraint); id < 0 {
 				r.Reason = "stop"
 				break
 			}
+		} else {
+			id = sampler.Sample(logits, history)
 		}
-		id := sampler.Sample(logits, history)
 		r.IDs = append(r.IDs, id)
 		history = append(history, id)
 		if len(r.IDs) == 1 {
@@ -195,14 +194,4 @@ func Generate(ctx context.Context, s *Session, prompt []int32, opts Options) (Re
 		r.DecodeTime = time.Since(start)
 	}
 	return r, nil
-}
-
-// anyFinite reports whether some logit is not −∞.
-func anyFinite(logits []float32) bool {
-	for _, v := range logits {
-		if !math.IsInf(float64(v), -1) {
-			return true
-		}
-	}
-	return false
 }

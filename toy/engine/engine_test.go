@@ -53,28 +53,18 @@ func TestGenerate(t *testing.T) {
 	if !slices.Equal(r.IDs, []int32{4, 5, 6, 7}) || r.Reason != "context" {
 		t.Fatalf("full context: %v %q", r.IDs, r.Reason)
 	}
-	// Constrain: a mask that allows only even ids from 6 on picks the best of
-	// those (the counter model prefers the next id, then the ones after it);
-	// one that allows nothing stops.
-	even := func(l []float32) {
-		for i := range l {
-			if i%2 == 1 || i < 6 {
-				l[i] = float32(math.Inf(-1))
-			}
-		}
-	}
-	r, _ = Generate(context.Background(), NewSession(m, 100), []int32{3}, Options{MaxTokens: 3, Constrain: even})
+	// Constraint: only even ids from 6 on picks the best of those (the
+	// counter model prefers the next id, then the ones after it); one that
+	// allows nothing stops.
+	even := only(func(id int) bool { return id%2 == 0 && id >= 6 })
+	r, _ = Generate(context.Background(), NewSession(m, 100), []int32{3}, Options{MaxTokens: 3, Constraint: even})
 	for _, id := range r.IDs {
 		if id%2 == 1 || id < 6 {
 			t.Fatalf("constrained to even ids from 6: %v", r.IDs)
 		}
 	}
-	none := func(l []float32) {
-		for i := range l {
-			l[i] = float32(math.Inf(-1))
-		}
-	}
-	if r, _ = Generate(context.Background(), NewSession(m, 100), []int32{3}, Options{MaxTokens: 3, Constrain: none}); len(r.IDs) != 0 || r.Reason != "stop" {
+	none := only(func(int) bool { return false })
+	if r, _ = Generate(context.Background(), NewSession(m, 100), []int32{3}, Options{MaxTokens: 3, Constraint: none}); len(r.IDs) != 0 || r.Reason != "stop" {
 		t.Fatalf("nothing allowed: %v %q", r.IDs, r.Reason)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -98,3 +88,16 @@ func TestSessionRejectsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// only is a sample.Constraint that allows the ids it returns true for.
+type only func(id int) bool
+
+func (o only) Mask(l []float32) {
+	for i := range l {
+		if !o(i) {
+			l[i] = float32(math.Inf(-1))
+		}
+	}
+}
+func (o only) Allows(id int32) bool { return o(int(id)) }
+func (o only) Accept(int32)         {}

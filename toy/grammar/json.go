@@ -576,6 +576,34 @@ func (g *JSON) Mask(logits []float32, v Vocab) {
 	}
 }
 
+// Tokens is a JSON state over a vocabulary, as sample.Constraint: what
+// sample.Sampler.SampleConstrained and engine.Options.Constraint take; it
+// follows the tokens drawn itself.
+type Tokens struct {
+	JSON  *JSON
+	Vocab Vocab
+}
+
+// Mask is JSON.Mask over t's vocabulary.
+func (t Tokens) Mask(logits []float32) { t.JSON.Mask(logits, t.Vocab) }
+
+// Accept moves t's state past token id (an end of generation changes
+// nothing). A token Allows refuses leaves it as it was.
+func (t Tokens) Accept(id int32) {
+	if !t.Vocab.IsEOG(id) {
+		t.JSON.Accept(t.Vocab.Piece(id))
+	}
+}
+
+// Allows reports whether token id may come next: an end of generation once
+// the value is complete, any other token that Accepts.
+func (t Tokens) Allows(id int32) bool {
+	if t.Vocab.IsEOG(id) {
+		return t.JSON.Complete() || t.JSON.Ended()
+	}
+	return t.JSON.Ended() || t.JSON.Accepts(t.Vocab.Piece(id))
+}
+
 var negInf = float32(math.Inf(-1))
 
 // plainTokens reports for each of n tokens whether its piece, read inside

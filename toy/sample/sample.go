@@ -73,12 +73,60 @@ func Greedy(logits []float32) int32 {
 // far, prompt included (for the repetition penalty). logits is not modified.
 func (s *Sampler) Sample(logits []float32, history []int32) int32 {
 	id := s.sample(s.adjust(logits, history))
+	s.record(id)
+	return id
+}
+
+// record counts a drawn token for the OpenAI penalties.
+func (s *Sampler) record(id int32) {
 	if s.p.FrequencyPenalty != 0 || s.p.PresencePenalty != 0 {
 		if s.counts == nil {
 			s.counts = map[int32]int{}
 		}
 		s.counts[id]++
 	}
+}
+
+// Constraint limits which tokens may come next (a grammar: grammar.Tokens).
+// Mask sets the logits of the refused tokens to −∞; Allows judges one;
+// Accept moves past the token drawn.
+type Constraint interface {
+	Mask(logits []float32)
+	Allows(id int32) bool
+	Accept(id int32)
+}
+
+// SampleConstrained is Sample under c: the draw from the logits with c's
+// refused tokens at −∞, which c then Accepts. Greedy decoding first takes its pick from the whole
+// vocabulary and keeps it when c allows it — the pick under the mask would
+// be the same token — so the mask is made only when the model's favourite
+// is refused (llama.cpp's sampler does the same). It returns −1 when c
+// refuses every token. logits is not modified.
+func (s *Sampler) SampleConstrained(logits []float32, history []int32, c Constraint) int32 {
+	adj := s.adjust(logits, history)
+	var id int32
+	if s.p.Temperature <= 0 {
+		if id = Greedy(adj); !c.Allows(id) {
+			if len(adj) > 0 && &adj[0] == &logits[0] {
+				adj = slices.Clone(adj)
+			}
+			c.Mask(adj)
+			if id = Greedy(adj); math.IsInf(float64(adj[id]), -1) {
+				return -1
+			}
+		}
+	} else {
+		if len(adj) > 0 && &adj[0] == &logits[0] {
+			adj = slices.Clone(adj)
+		}
+		c.Mask(adj)
+		if id = Greedy(adj); math.IsInf(float64(adj[id]), -1) {
+			return -1
+		}
+		id = s.sample(adj)
+	}
+	s.record(id)
+	c.Accept(id)
 	return id
 }
 

@@ -120,3 +120,55 @@ func TestLogitBias(t *testing.T) {
 		}
 	}
 }
+
+// evenOnly allows even ids and counts its masks.
+type evenOnly struct{ masks, accepted int }
+
+func (e *evenOnly) Mask(l []float32) {
+	e.masks++
+	for i := range l {
+		if i%2 == 1 {
+			l[i] = float32(math.Inf(-1))
+		}
+	}
+}
+func (e *evenOnly) Allows(id int32) bool { return id%2 == 0 }
+func (e *evenOnly) Accept(int32)         { e.accepted++ }
+
+// TestSampleConstrained: greedy takes the favourite without a mask when it
+// is allowed and the best allowed one otherwise — the masked argmax either
+// way; sampling draws only allowed tokens; nothing allowed gives −1.
+func TestSampleConstrained(t *testing.T) {
+	c := &evenOnly{}
+	s := New(Params{})
+	if id := s.SampleConstrained([]float32{0, 1, 5, 2}, nil, c); id != 2 || c.masks != 0 {
+		t.Errorf("favourite 2 allowed: got %d with %d masks, want 2 and none", id, c.masks)
+	}
+	logits := []float32{0, 9, 5, 2}
+	if id := s.SampleConstrained(logits, nil, c); id != 2 || c.masks != 1 || logits[1] != 9 {
+		t.Errorf("favourite 1 refused: got %d with %d masks (logits %v), want 2, one mask, logits unchanged", id, c.masks, logits)
+	}
+	hot := New(Params{Temperature: 2, Seed: 3})
+	for range 200 {
+		if id := hot.SampleConstrained([]float32{3, 3, 1, 3, 0}, nil, c); id%2 == 1 {
+			t.Fatalf("sampling drew the refused %d", id)
+		}
+	}
+	if c.accepted != 202 {
+		t.Errorf("%d tokens accepted, want 202", c.accepted)
+	}
+	if id := s.SampleConstrained([]float32{0, 1}, nil, only{}); id != -1 {
+		t.Errorf("nothing allowed: %d, want -1", id)
+	}
+}
+
+// only allows nothing.
+type only struct{}
+
+func (only) Mask(l []float32) {
+	for i := range l {
+		l[i] = float32(math.Inf(-1))
+	}
+}
+func (only) Allows(int32) bool { return false }
+func (only) Accept(int32)      {}

@@ -125,15 +125,25 @@ func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, erro
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			if gram != nil {
+			var id int32
+			switch {
+			case gram == nil:
+				id = sampler.Sample(logits, history)
+			case j.logprobs:
+				// Log-probs report the distribution drawn from: the masked one.
 				logits = slices.Clone(logits)
-				if gram.Mask(logits, tok); !anyFinite(logits) {
-					break // no token continues the object (a vocabulary without '{'?)
+				id = -1
+				if gram.Mask(logits, tok); anyFinite(logits) {
+					id = sampler.Sample(logits, history)
 				}
+			default:
+				id = sampler.SampleConstrained(logits, history, grammar.Tokens{JSON: gram, Vocab: tok})
 			}
-			id := sampler.Sample(logits, history)
+			if id < 0 {
+				break // no token continues the object (a vocabulary without '{'?)
+			}
 			history = append(history, id)
-			if gram != nil && !tok.IsEOG(id) {
+			if gram != nil && j.logprobs && !tok.IsEOG(id) { // (SampleConstrained accepts by itself)
 				if err := gram.Accept(tok.Piece(id)); err != nil {
 					return nil, fmt.Errorf("serve: the JSON mask let through a token it refuses: %w", err)
 				}
