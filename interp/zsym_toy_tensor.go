@@ -88,6 +88,7 @@ func init() {
 		"RoPEFactors":       reflect.ValueOf(tensor.RoPEFactors),
 		"RoPEWith":          reflect.ValueOf(tensor.RoPEWith),
 		"RoundFP16":         reflect.ValueOf(tensor.RoundFP16),
+		"RowSumReciprocal":  reflect.ValueOf(tensor.RowSumReciprocal),
 		"Scale":             reflect.ValueOf(tensor.Scale),
 		"ScatterAdd":        reflect.ValueOf(tensor.ScatterAdd),
 		"Select":            reflect.ValueOf(tensor.Select),
@@ -309,11 +310,12 @@ func (W _github_com_toyml_toy_toy_tensor_DeviceStorage) CopyToHost(dst []byte, o
 
 // _github_com_toyml_toy_toy_tensor_ExpertsBackend is an interface wrapper for ExpertsBackend type
 type _github_com_toyml_toy_toy_tensor_ExpertsBackend struct {
-	IValue         interface{}
-	WGatherColumns func(out *tensor.Tensor, x *tensor.Tensor, ids *tensor.Tensor)
-	WMatMulID      func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, ids *tensor.Tensor)
-	WTopK          func(ids *tensor.Tensor, scores *tensor.Tensor, k int, groups int, groupsUsed int)
-	WWeightedSum   func(out *tensor.Tensor, h *tensor.Tensor, w *tensor.Tensor)
+	IValue            interface{}
+	WGatherColumns    func(out *tensor.Tensor, x *tensor.Tensor, ids *tensor.Tensor)
+	WMatMulID         func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, ids *tensor.Tensor)
+	WRowSumReciprocal func(out *tensor.Tensor, x *tensor.Tensor)
+	WTopK             func(ids *tensor.Tensor, scores *tensor.Tensor, k int, groups int, groupsUsed int)
+	WWeightedSum      func(out *tensor.Tensor, h *tensor.Tensor, w *tensor.Tensor)
 }
 
 func (W _github_com_toyml_toy_toy_tensor_ExpertsBackend) GatherColumns(out *tensor.Tensor, x *tensor.Tensor, ids *tensor.Tensor) {
@@ -321,6 +323,9 @@ func (W _github_com_toyml_toy_toy_tensor_ExpertsBackend) GatherColumns(out *tens
 }
 func (W _github_com_toyml_toy_toy_tensor_ExpertsBackend) MatMulID(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, ids *tensor.Tensor) {
 	W.WMatMulID(out, x, w, ids)
+}
+func (W _github_com_toyml_toy_toy_tensor_ExpertsBackend) RowSumReciprocal(out *tensor.Tensor, x *tensor.Tensor) {
+	W.WRowSumReciprocal(out, x)
 }
 func (W _github_com_toyml_toy_toy_tensor_ExpertsBackend) TopK(ids *tensor.Tensor, scores *tensor.Tensor, k int, groups int, groupsUsed int) {
 	W.WTopK(ids, scores, k, groups, groupsUsed)

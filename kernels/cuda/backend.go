@@ -379,6 +379,17 @@ func (b *Backend) GatherColumns(out, x, ids *tensor.Tensor) {
 	b.elementwise("toy_gather_cols", out.Len(), pArg(op), pArg(xp), pArg(ip), iArg(x.Rows()), iArg(x.Cols()), iArg(ids.Cols()))
 }
 
+// RowSumReciprocal: 1 / each row's sum (tensor.RowSumReciprocal), a thread
+// a row.
+func (b *Backend) RowSumReciprocal(out, x *tensor.Tensor) {
+	if out.Len() == 0 {
+		return
+	}
+	defer b.enter()()
+	xp, op := b.in(x), b.out(out)
+	b.elementwise("toy_row_sum_recip", x.Rows(), pArg(op), pArg(xp), iArg(x.Rows()), iArg(x.Cols()))
+}
+
 // WeightedSum: the chosen experts' outputs added back to their tokens
 // (tensor.WeightedSum), one thread an output element.
 func (b *Backend) WeightedSum(out, h, w *tensor.Tensor) {

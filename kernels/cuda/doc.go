@@ -23,9 +23,8 @@
 // round the activations to the weight's type. A mixture of experts routes a
 // decode step on the device too (tensor.ExpertsBackend: the top-k choice,
 // and each chosen expert's product found from the ids there), so a decode
-// step uploads its token id and downloads its logits, nothing else (but
-// for DeepSeek-V3's router, whose sigmoid scores divided by their sum take
-// the grouped path, with a read-back per layer). All ops run in order on one
+// step uploads its token id and downloads its logits, nothing else. All ops
+// run in order on one
 // stream; device memory is pooled by size class and returned to the pool
 // when the tensors holding it are garbage collected.
 //

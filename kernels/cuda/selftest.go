@@ -225,6 +225,13 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 		}
 		onHost(func() { copy(out.Data(), tensor.GatherColumns(fresh(scores).Slice(0, 2), idsT).Data()) })
 	})})
+	cases = append(cases, OpCase{"RowSumReciprocal", 0, nil, op([]int{2, 1}, func(b tensor.Backend, out *tensor.Tensor) {
+		if eb, ok := b.(tensor.ExpertsBackend); ok {
+			eb.RowSumReciprocal(out, fresh(ws))
+			return
+		}
+		onHost(func() { copy(out.Data(), tensor.RowSumReciprocal(fresh(ws)).Data()) })
+	})})
 	cases = append(cases, OpCase{"WeightedSum", 0, nil, op([]int{2, D}, func(b tensor.Backend, out *tensor.Tensor) {
 		if eb, ok := b.(tensor.ExpertsBackend); ok {
 			eb.WeightedSum(out, fresh(hs), fresh(ws))

@@ -4,7 +4,7 @@ package cuda
 
 // sourcesSHA256 is the SHA-256 of build.sh and the CUDA sources,
 // concatenated in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "1e68ebd5ad62d9072d94a5e9f05fc6baa994b704c64328f15880cc0e0008e414"
+const sourcesSHA256 = "ae66cfbcc19273ff8157a8f8ab134d9658388dbadaf6cea3c2a94618f35ae193"
 
 var sourceFiles = []string{"build.sh", "csrc/matmul.cu", "csrc/moe.cu", "csrc/ops.cu", "csrc/quant.cu", "csrc/toy.cuh"}
 
@@ -14,7 +14,7 @@ const nvccVersion = "release 11.8, V11.8.89"
 // ptxSHA256 maps each embedded PTX module to the SHA-256 build.sh recorded.
 var ptxSHA256 = map[string]string{
 	"matmul.ptx": "f8c7408634c79f48b0f34deab1ea91c1813f68a78143ffd1f07e99c6d8792fa9",
-	"moe.ptx":    "84027537a935f989efedd8dd70a7170ae00682249367d274074bfd224650e720",
+	"moe.ptx":    "d46b25dbb85edfff6462745b17f8d3d48b4376e90f060d7a602e503849650917",
 	"ops.ptx":    "f018852f9cade3869a2fc71961945e4b251afe25ceabd2f57c65181d162efacc",
 	"quant.ptx":  "fed5b782d9b4fd46e7a75924827f0803ba437f541c4f1f1302070594f5de2d67",
 }

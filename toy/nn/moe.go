@@ -168,7 +168,7 @@ func (m *MoE) Forward(x *tensor.Tensor) *tensor.Tensor {
 		scores = tensor.Add(probs, m.Bias)
 	}
 	var y *tensor.Tensor // [T, D]
-	if T <= routedTokens && !(m.Normalize && m.Sigmoid) && !m.trains(x) {
+	if T <= routedTokens && !m.trains(x) {
 		y = m.routed(x, logits, probs, scores)
 	} else {
 		y = m.grouped(x, logits, probs, scores)
@@ -195,9 +195,13 @@ func (m *MoE) trains(x *tensor.Tensor) bool {
 func (m *MoE) routed(x, logits, probs, scores *tensor.Tensor) *tensor.Tensor {
 	ids := tensor.TopK(scores, m.Used, m.Groups, m.GroupsUsed) // [T, k], ascending
 	var w *tensor.Tensor                                       // [T, k]
-	if m.Normalize {
+	switch {
+	case m.Normalize && m.Sigmoid:
+		p := tensor.GatherColumns(probs, ids)
+		w = m.dividedBy(p, tensor.RowSumReciprocal(p)) // the k chosen scores over their sum
+	case m.Normalize:
 		w = tensor.Softmax(tensor.GatherColumns(logits, ids), -1) // softmax of the k chosen logits
-	} else {
+	default:
 		w = tensor.GatherColumns(probs, ids) // p[t, e]
 	}
 	if m.Scale != 0 && m.Scale != 1 {
@@ -349,10 +353,22 @@ func (m *MoE) divided(probs *tensor.Tensor, slots [][]int32, T, E, k int) (*tens
 	for t := range r0 {
 		r0[t] = 1 / r0[t]
 	}
-	c0 := tensor.FromFloat32(r0, T, 1)
+	return tensor.Reshape(m.dividedByWith(w, s, tensor.FromFloat32(r0, T, 1)), T*k, 1), out
+}
+
+// dividedBy divides each row of w [T, k] by its sum, given c0 [T, 1], the
+// reciprocals of the sums (tensor.RowSumReciprocal): divided's Newton step,
+// as the routed products take it, with c0 made where w is.
+func (m *MoE) dividedBy(w, c0 *tensor.Tensor) *tensor.Tensor {
+	return m.dividedByWith(w, tensor.MatMul(w, m.onesOf(1, w.Cols())), c0)
+}
+
+// dividedByWith is one Newton step for 1/s from c0 ≈ 1/s, s [T, 1] the row
+// sums of w, then w times it: r = 2c₀ − s·c₀², which is 1/s to rounding and
+// has its derivative.
+func (m *MoE) dividedByWith(w, s, c0 *tensor.Tensor) *tensor.Tensor {
 	r := tensor.Add(tensor.Scale(c0, 2), tensor.Scale(tensor.Mul(tensor.Mul(s, c0), c0), -1)) // [T, 1]: 2r₀ − s·r₀² = 1/s
-	wn := tensor.Mul(w, tensor.MatMul(r, m.onesOf(k, 1)))                                     // [T, k]
-	return tensor.Reshape(wn, T*k, 1), out
+	return tensor.Mul(w, tensor.MatMul(r, m.onesOf(w.Cols(), 1)))                             // [T, k]
 }
 
 // route turns the chosen experts ids [T·k] (tensor.TopK's, ascending per

@@ -225,6 +225,10 @@ func TestMoERoutedEqualsGrouped(t *testing.T) {
 			m.Sigmoid, m.Scale, m.Groups, m.GroupsUsed = true, 2.5, 4, 2
 			m.Bias = tensor.FromFloat32([]float32{0, 0.3, 0, 0, -0.2, 0, 0, 0.1}, E)
 		}},
+		{"sigmoid normalised, bias, groups, scale (DeepSeek-V3)", func(m *MoE) {
+			m.Sigmoid, m.Normalize, m.Scale, m.Groups, m.GroupsUsed = true, true, 2.5, 2, 1
+			m.Bias = tensor.FromFloat32([]float32{0, 0.3, 0, 0, -0.2, 0, 0, 0.1}, E)
+		}},
 		{"normalised, scaled, gated shared expert", func(m *MoE) {
 			in := NewInit(5)
 			m.Normalize, m.Scale = true, 0.5

@@ -20,6 +20,7 @@ type ExpertsBackend interface {
 	GatherColumns(out, x, ids *Tensor)
 	MatMulID(out, x, w, ids *Tensor)
 	WeightedSum(out, h, w *Tensor)
+	RowSumReciprocal(out, x *Tensor)
 }
 
 // MaxExperts is the most experts TopK chooses among, in at most MaxGroups
@@ -288,5 +289,29 @@ func WeightedSum(h, w *Tensor) *Tensor {
 		}
 		return []*Tensor{dh, dw}
 	}, h, w)
+	return out
+}
+
+// RowSumReciprocal returns [T, 1] with out[t] = 1 / Σ_j x[t, j] for x [T, k],
+// the sum taken in j order in float32: the first guess of the Newton step
+// with which a mixture divides its chosen scores by their sum (DeepSeek-V3's
+// router). A constant: no gradient flows through it.
+func RowSumReciprocal(x *Tensor) *Tensor {
+	mustF32("RowSumReciprocal", "x", x)
+	T, k := x.Rows(), x.Cols()
+	if b, eb, dev := experts(); dev {
+		out := newOut(b, T, 1)
+		eb.RowSumReciprocal(out, x)
+		return out
+	}
+	out := New(T, 1)
+	xs := x.hostRead().f32
+	for t := range T {
+		var sum float32
+		for _, v := range xs[t*k : (t+1)*k] {
+			sum += v
+		}
+		out.f32[t] = 1 / sum
+	}
 	return out
 }

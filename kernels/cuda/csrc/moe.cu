@@ -92,3 +92,13 @@ extern "C" __global__ void toy_weighted_sum(float *out, const float *h, const fl
 		out[i] = acc;
 	}
 }
+
+// toy_row_sum_recip: out [T, 1], out[t] = 1 / Σ_j x[t, j] for x [T, k], the
+// sum in j order (tensor.RowSumReciprocal).
+extern "C" __global__ void toy_row_sum_recip(float *out, const float *x, int T, int k) {
+	for (long t = blockIdx.x * (long)blockDim.x + threadIdx.x; t < T; t += (long)gridDim.x * blockDim.x) {
+		float sum = 0.0f;
+		for (int j = 0; j < k; j++) sum = __fadd_rn(sum, x[t * k + j]);
+		out[t] = __fdiv_rn(1.0f, sum);
+	}
+}

@@ -39,7 +39,7 @@ const emu_kernel emu_kernels[] = {
 	EMU_KERNEL(toy_gelu), EMU_KERNEL(toy_gelu_erf), EMU_KERNEL(toy_rmsnorm), EMU_KERNEL(toy_layernorm), EMU_KERNEL(toy_rope),
 	EMU_KERNEL(toy_softmax), EMU_KERNEL(toy_attention), EMU_KERNEL(toy_attention_chunk), EMU_KERNEL(toy_attention_combine),
 	EMU_KERNEL(toy_embed_f32), EMU_KERNEL(toy_embed_half), EMU_KERNEL(toy_embed_q8), EMU_KERNEL(toy_columns), EMU_KERNEL(toy_place_columns),
-	EMU_KERNEL(toy_scatter_add), EMU_KERNEL(toy_topk), EMU_KERNEL(toy_gather_cols), EMU_KERNEL(toy_weighted_sum),
+	EMU_KERNEL(toy_scatter_add), EMU_KERNEL(toy_topk), EMU_KERNEL(toy_gather_cols), EMU_KERNEL(toy_weighted_sum), EMU_KERNEL(toy_row_sum_recip),
 	EMU_KERNEL(toy_matmul_q8_id), EMU_KERNEL(toy_matmul_half_id), EMU_KERNEL(toy_matmul_f32_id), EMU_KERNEL(toy_matmul_q4k_id),
 	EMU_KERNEL(toy_matmul_q6k_id), EMU_KERNEL(toy_matmul_q32_id), EMU_KERNEL(toy_matmul_q5k_id), EMU_KERNEL(toy_matmul_q32k_id),
 	EMU_KERNEL(toy_matmul_q41_id), EMU_KERNEL(toy_matmul_iq4xs_id),
