@@ -346,17 +346,13 @@ func (c *compiler) union(raw json.RawMessage, at string) (*node, error) {
 				return nil, fmt.Errorf("grammar: %s: two schemas take values of one type (%s); toy's unions pick a schema by the value's type", at, kindName(k))
 			}
 			u.alts[k] = n
-			u.types |= n.types & (k | kNumber*boolToBit(k == kInteger))
+			u.types |= n.types & k
+			if k == kInteger {
+				u.types |= n.types & kNumber // a number alternative keeps its fractions
+			}
 		}
 	}
 	return u, nil
-}
-
-func boolToBit(b bool) uint8 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // kindName names a kind for messages.

@@ -93,13 +93,12 @@ func TopK(scores *Tensor, k, groups, groupsUsed int) *Tensor {
 		panic(fmt.Sprintf("TopK: %d of %v in %d groups, %d used", k, scores.shape, groups, groupsUsed))
 	}
 	b, eb, dev := experts()
-	if dev {
-		ids := newIDs(b, T, k)
-		eb.TopK(ids, scores, k, groups, groupsUsed)
-		return ids
-	}
 	ids := newIDs(b, T, k)
-	topK(ids.int32s(), scores.hostRead().f32, T, E, k, groups, groupsUsed)
+	if dev {
+		eb.TopK(ids, scores, k, groups, groupsUsed)
+	} else {
+		topK(ids.int32s(), scores.hostRead().f32, T, E, k, groups, groupsUsed)
+	}
 	return ids
 }
 
