@@ -13,16 +13,52 @@ func init() {
 		"CompileSchema": reflect.ValueOf(grammar.CompileSchema),
 		"NewJSON":       reflect.ValueOf(grammar.NewJSON),
 		"NewJSONSchema": reflect.ValueOf(grammar.NewJSONSchema),
+		"NewMatcher":    reflect.ValueOf(grammar.NewMatcher),
+		"ParseGBNF":     reflect.ValueOf(grammar.ParseGBNF),
 
 		// type definitions
-		"JSON":   reflect.ValueOf((*grammar.JSON)(nil)),
-		"Schema": reflect.ValueOf((*grammar.Schema)(nil)),
-		"Tokens": reflect.ValueOf((*grammar.Tokens)(nil)),
-		"Vocab":  reflect.ValueOf((*grammar.Vocab)(nil)),
+		"GBNF":     reflect.ValueOf((*grammar.GBNF)(nil)),
+		"JSON":     reflect.ValueOf((*grammar.JSON)(nil)),
+		"Matcher":  reflect.ValueOf((*grammar.Matcher)(nil)),
+		"Schema":   reflect.ValueOf((*grammar.Schema)(nil)),
+		"State":    reflect.ValueOf((*grammar.State)(nil)),
+		"TokenIDs": reflect.ValueOf((*grammar.TokenIDs)(nil)),
+		"Tokens":   reflect.ValueOf((*grammar.Tokens)(nil)),
+		"Vocab":    reflect.ValueOf((*grammar.Vocab)(nil)),
 
 		// interface wrapper definitions
-		"_Vocab": reflect.ValueOf((*_github_com_toyml_toy_toy_grammar_Vocab)(nil)),
+		"_State":    reflect.ValueOf((*_github_com_toyml_toy_toy_grammar_State)(nil)),
+		"_TokenIDs": reflect.ValueOf((*_github_com_toyml_toy_toy_grammar_TokenIDs)(nil)),
+		"_Vocab":    reflect.ValueOf((*_github_com_toyml_toy_toy_grammar_Vocab)(nil)),
 	}
+}
+
+// _github_com_toyml_toy_toy_grammar_State is an interface wrapper for State type
+type _github_com_toyml_toy_toy_grammar_State struct {
+	IValue       interface{}
+	WAcceptToken func(id int32, v grammar.Vocab) error
+	WAllowsToken func(id int32, v grammar.Vocab) bool
+	WMask        func(logits []float32, v grammar.Vocab)
+}
+
+func (W _github_com_toyml_toy_toy_grammar_State) AcceptToken(id int32, v grammar.Vocab) error {
+	return W.WAcceptToken(id, v)
+}
+func (W _github_com_toyml_toy_toy_grammar_State) AllowsToken(id int32, v grammar.Vocab) bool {
+	return W.WAllowsToken(id, v)
+}
+func (W _github_com_toyml_toy_toy_grammar_State) Mask(logits []float32, v grammar.Vocab) {
+	W.WMask(logits, v)
+}
+
+// _github_com_toyml_toy_toy_grammar_TokenIDs is an interface wrapper for TokenIDs type
+type _github_com_toyml_toy_toy_grammar_TokenIDs struct {
+	IValue interface{}
+	WID    func(text string) int32
+}
+
+func (W _github_com_toyml_toy_toy_grammar_TokenIDs) ID(text string) int32 {
+	return W.WID(text)
 }
 
 // _github_com_toyml_toy_toy_grammar_Vocab is an interface wrapper for Vocab type

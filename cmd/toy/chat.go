@@ -25,8 +25,8 @@ var chatInput io.Reader = os.Stdin
 
 type chatOpts struct {
 	system, device, template string
-	format, schema           string
-	reply                    replyFormat
+	format                   formatFlags
+	reply                    *replyFormat
 	n, ctx, threads          int
 	p                        sample.Params
 }
@@ -38,8 +38,7 @@ func chatFlagSet() (*flag.FlagSet, *chatOpts) {
 	fs.IntVar(&o.n, "n", 1024, "most tokens in one reply")
 	fs.IntVar(&o.ctx, "ctx", 4096, "context size in tokens, the whole conversation (at most the model's)")
 	fs.StringVar(&o.template, "chat-template-file", "", "use this Jinja2 chat template instead of the model's")
-	fs.StringVar(&o.format, "format", "", formatFlagHelp)
-	fs.StringVar(&o.schema, "schema", "", schemaFlagHelp)
+	o.format.register(fs)
 	fs.Func("temperature", "sampling temperature (0: greedy; default 0.8)", floatFlag(&o.p.Temperature))
 	fs.IntVar(&o.p.TopK, "top-k", 40, "keep the k most likely tokens (0: all)")
 	fs.Func("top-p", "nucleus sampling threshold (default 0.95)", floatFlag(&o.p.TopP))
@@ -66,7 +65,7 @@ func runChat(args []string, stdout io.Writer) error {
 	if o.n <= 0 || o.ctx <= 0 {
 		return fmt.Errorf("--n and --ctx must be > 0, got %d and %d", o.n, o.ctx)
 	}
-	if o.reply, err = readFormat(o.format, o.schema); err != nil {
+	if o.reply, err = o.format.read(); err != nil {
 		return err
 	}
 	if o.threads > 0 {

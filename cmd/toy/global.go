@@ -63,9 +63,9 @@ type commandDoc struct {
 // docs lists the commands in the order help shows them. Commands missing from
 // the commands map are left out; commands missing here are shown by name.
 var docs = []commandDoc{
-	{"infer", `toy infer MODEL (--prompt-ids "1 2 3" | --prompt TEXT) [--n 16] [sampling flags] [--format json | --schema FILE] [--threads N] [--json]`,
+	{"infer", `toy infer MODEL (--prompt-ids "1 2 3" | --prompt TEXT) [--n 16] [sampling flags] [--format json | --schema FILE | --grammar-file FILE] [--threads N] [--json]`,
 		"generate tokens after a prompt", inferFlagsDoc},
-	{"chat", "toy chat [MODEL] [--system TEXT] [--n 1024] [--ctx 4096] [sampling flags] [--format json | --schema FILE] [--device cuda]",
+	{"chat", "toy chat [MODEL] [--system TEXT] [--n 1024] [--ctx 4096] [sampling flags] [--format json | --schema FILE | --grammar-file FILE] [--device cuda]",
 		"talk with a model in the terminal, a turn per line, through its chat template (stdout gets the replies)", chatFlagsDoc},
 	{"eval", `toy eval MODEL (--prompt-ids "1 2 3" | --prompt TEXT | --file FILE) [--top-k 5] [--threads N] [--json]`,
 		"log-probabilities of a prompt's tokens with the top-k alternatives, or a file's perplexity", evalFlagsDoc},

@@ -36,7 +36,7 @@ type inferOpts struct {
 	device            string
 	p                 sample.Params
 	asJSON            bool
-	format, schema    string
+	format            formatFlags
 }
 
 // stringList is a flag that may be repeated.
@@ -62,8 +62,7 @@ func inferFlagSet() (*flag.FlagSet, *inferOpts) {
 	fs.IntVar(&o.threads, "threads", 0, "worker threads (0: all cores)")
 	deviceFlag(fs, &o.device)
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
-	fs.StringVar(&o.format, "format", "", formatFlagHelp)
-	fs.StringVar(&o.schema, "schema", "", schemaFlagHelp)
+	o.format.register(fs)
 	return fs, o
 }
 
@@ -76,7 +75,7 @@ func runInfer(args []string, stdout io.Writer) error {
 	if o.n < 0 {
 		return fmt.Errorf("--n must be ≥ 0, got %d", o.n)
 	}
-	format, err := readFormat(o.format, o.schema)
+	format, err := o.format.read()
 	if err != nil {
 		return err
 	}
@@ -137,8 +136,8 @@ func runInfer(args []string, stdout io.Writer) error {
 			return false
 		}
 	}
-	if format.json && opts.Stop == nil && m.Tokenizer != nil {
-		opts.Stop = m.Tokenizer.IsEOG // the object may end the reply
+	if format.constrained() && opts.Stop == nil && m.Tokenizer != nil {
+		opts.Stop = m.Tokenizer.IsEOG // the grammar may end the reply
 	}
 	if err := format.constrain(m, &opts.Constraint); err != nil {
 		return err

@@ -249,6 +249,27 @@ func TestInferFormatJSON(t *testing.T) {
 			t.Errorf("--schema, seed %d: status %d, %q does not follow the schema (%s)", seed, status, out, errs)
 		}
 	}
+	// --grammar and --grammar-file: the reply stays in the grammar.
+	const src = "root ::= (\"ab\" | [0-9]{1,3}) (\",\" (\"ab\" | [0-9]{1,3}))*"
+	g, err := grammar.ParseGBNF(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grammarFile := filepath.Join(t.TempDir(), "list.gbnf")
+	os.WriteFile(grammarFile, []byte(src+"\n"), 0o644)
+	for seed, flags := range [][]string{{"--grammar", src}, {"--grammar-file", grammarFile}, {"--grammar-file", grammarFile, "--temperature", "1"}} {
+		status, out, errs := runToy(append([]string{"infer", model, "--prompt", "x", "--n", "30", "--seed", fmt.Sprint(seed)}, flags...)...)
+		out = strings.TrimSuffix(out, "\n")
+		if status != 0 || out == "" || grammar.NewMatcher(g).Accept(out) != nil {
+			t.Errorf("%v: status %d, %q is not in the grammar (%s)", flags, status, out, errs)
+		}
+	}
+	if status, _, errs := runToy("infer", model, "--prompt", "x", "--grammar", "root ::= [a-"); status == 0 || !strings.Contains(errs, "unterminated character class") {
+		t.Errorf("a bad grammar: status %d, %q", status, errs)
+	}
+	if status, _, errs := runToy("infer", model, "--prompt", "x", "--grammar", src, "--format", "json"); status != 2 || !strings.Contains(errs, "give one of them") {
+		t.Errorf("--grammar with --format json: status %d, %q", status, errs)
+	}
 	os.WriteFile(schemaFile, []byte(`{"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}}`), 0o644)
 	if status, _, errs := runToy("infer", model, "--prompt", "x", "--schema", schemaFile); status == 0 || !strings.Contains(errs, "minimum not supported") {
 		t.Errorf("--schema with minimum: status %d, %q", status, errs)

@@ -1,14 +1,22 @@
-// Package grammar constrains what a model may generate: JSON, a state that
+// Package grammar constrains what a model may generate: a state that
 // follows the text token by token and masks the tokens that cannot come
-// next, so that a reply sampled under it is a JSON object — or, made from a
-// Schema, a value of a JSON schema (structured outputs).
+// next, so that a reply sampled under it is a JSON object (JSON), a value
+// of a JSON schema (Schema: structured outputs), or a text of any grammar
+// written in llama.cpp's GBNF notation (ParseGBNF, Matcher).
 //
-// The grammar is llama.cpp's json.gbnf and a token is judged the way
-// llama.cpp's grammar sampler judges it (UTF-8 decoding, unfinished
-// characters, end-of-generation tokens), so that greedy decoding under the
-// mask picks the tokens llama.cpp picks; tests/reference checks that on the
-// gate models against llama.cpp itself. A schema narrows the same automaton
-// so that the text can always still become a valid value (no dead ends);
-// the tests check what it completes with an independent JSON Schema
-// validator.
+// A token is judged the way llama.cpp's grammar sampler judges it (UTF-8
+// decoding, characters split between tokens, end-of-generation tokens),
+// so that greedy decoding under the mask picks the tokens llama.cpp picks;
+// tests/reference checks that on the gate models against llama.cpp
+// itself, for its json grammar and for GBNF grammars of every construct.
+// JSON is llama.cpp's json.gbnf as a hand-made automaton, the fastest
+// way; Matcher runs any GBNF grammar as llama.cpp does, as a set of
+// pushdown stacks, with the steps memoized and the vocabulary walked in
+// sorted order so that tokens sharing a beginning share its steps. A
+// schema narrows the JSON automaton so that the text can always still
+// become a valid value (no dead ends); the tests check what it completes
+// with an independent JSON Schema validator.
+//
+// Tokens joins a state (JSON or Matcher: State) to a vocabulary as the
+// sample.Constraint the engine's generation takes.
 package grammar

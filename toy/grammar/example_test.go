@@ -36,3 +36,35 @@ func ExampleJSON() {
 	// "]" allowed: false
 	// complete: true
 }
+
+func ExampleMatcher() {
+	g, err := grammar.ParseGBNF(`
+# a yes or a no, then a number of at most three digits
+root ::= ("yes" | "no") " " [1-9] [0-9]{0,2}
+`, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	vocab := pieces{"</s>", "yes", " 4", "2", "no"}
+	m := grammar.NewMatcher(g)
+	for _, piece := range []string{"yes", " 4"} {
+		if err := m.Accept(piece); err != nil {
+			fmt.Println(err)
+		}
+	}
+	logits := []float32{0, 0, 0, 0, 0}
+	m.Mask(logits, vocab) // what may follow "yes 4"
+	for id, l := range logits {
+		fmt.Printf("%q allowed: %v\n", vocab[id], !math.IsInf(float64(l), -1))
+	}
+	_, err = grammar.ParseGBNF(`root ::= "a" [b-`, nil)
+	fmt.Println(err)
+	// Output:
+	// "</s>" allowed: true
+	// "yes" allowed: false
+	// " 4" allowed: false
+	// "2" allowed: true
+	// "no" allowed: false
+	// grammar: line 1 col 14: unterminated character class at "[b-"
+}

@@ -136,13 +136,8 @@ func (g *JSON) Accept(piece string) error {
 }
 
 // feed decodes piece and runs its code points, changing g; false when the
-// grammar refuses it (g is then in no useful state). The decoding is
-// llama.cpp's decode_utf8, done on the fly: bytes after a lead are taken
-// as continuations without checking them, except those that finish the
-// previous token's sequence; an invalid lead, or a bad continuation of that
-// sequence, refuses the whole token. A code point 0 (an overlong NUL) ends
-// what the grammar reads, though the decoding goes on to the end of the
-// piece for the sequence left unfinished.
+// grammar refuses it (g is then in no useful state). Once the value has
+// ended under AllowTail the rest of the piece is free.
 func (g *JSON) feed(piece string) bool {
 	if piece == "" || piece[0] == 0 {
 		return false
@@ -150,45 +145,69 @@ func (g *JSON) feed(piece string) bool {
 	if g.ended {
 		return true
 	}
-	reading := true // until a code point 0
-	emit := func(r rune) bool {
-		if !reading {
-			return true
-		}
-		if r == 0 {
-			reading = false
-			return true
-		}
+	refused := false
+	partial, ok := eachCodePoint(piece, g.partial, func(r rune) bool {
 		if !g.step(r) {
+			refused = true
 			return false
 		}
 		if g.tail && g.Complete() {
 			g.ended = true
+			return false
+		}
+		return true
+	})
+	switch {
+	case !ok || refused:
+		return false
+	case g.ended:
+		g.partial = partialUTF8{}
+		return true
+	case partial.remain != 0 && !g.partialFits(partial):
+		return false
+	}
+	g.partial = partial
+	return true
+}
+
+// eachCodePoint decodes a token's text as llama.cpp's decode_utf8 does,
+// continuing the unfinished sequence p, and calls f with each code point
+// until f returns false (the rest of the piece is then not read). Bytes
+// after a lead are taken as continuations without checking them, except
+// those that finish p; a code point 0 (an overlong NUL) ends what f sees,
+// though the decoding goes on for the sequence left unfinished; a NUL byte
+// ends the piece. It returns that unfinished sequence, and false for an
+// invalid lead byte or a bad continuation of p (the token is refused).
+func eachCodePoint(piece string, p partialUTF8, f func(r rune) bool) (partialUTF8, bool) {
+	reading := true
+	emit := func(r rune) bool {
+		if r == 0 {
+			reading = false
+		}
+		if reading && !f(r) {
+			return false
 		}
 		return true
 	}
-	value, remain := g.partial.value, g.partial.remain
+	value, remain := p.value, p.remain
 	i := 0
 	for i < len(piece) && piece[i] != 0 && remain > 0 { // finish the last token's sequence
 		b := piece[i]
 		if b>>6 != 2 {
-			return false
+			return partialUTF8{}, false
 		}
 		value = value<<6 + uint32(b&0x3F)
 		i++
 		remain--
 	}
-	if g.partial.remain > 0 && remain == 0 && !emit(rune(value)) {
-		return false
+	if p.remain > 0 && remain == 0 && !emit(rune(value)) {
+		return partialUTF8{}, true
 	}
 	for i < len(piece) && piece[i] != 0 {
-		if g.ended {
-			break // the rest of the token is free
-		}
 		first := piece[i]
 		remain = utf8Lengths[first>>4] - 1
 		if remain < 0 {
-			return false
+			return partialUTF8{}, false
 		}
 		value = uint32(first) & (1<<(7-remain) - 1)
 		i++
@@ -198,19 +217,10 @@ func (g *JSON) feed(piece string) bool {
 			remain--
 		}
 		if remain == 0 && !emit(rune(value)) {
-			return false
+			return partialUTF8{}, true
 		}
 	}
-	if g.ended {
-		g.partial = partialUTF8{}
-		return true
-	}
-	p := partialUTF8{value, remain}
-	if remain != 0 && !g.partialFits(p) {
-		return false
-	}
-	g.partial = p
-	return true
+	return partialUTF8{value, remain}, true
 }
 
 // utf8Lengths is the length of a UTF-8 sequence by the high four bits of
@@ -576,32 +586,55 @@ func (g *JSON) Mask(logits []float32, v Vocab) {
 	}
 }
 
-// Tokens is a JSON state over a vocabulary, as sample.Constraint: what
-// sample.Sampler.SampleConstrained and engine.Options.Constraint take; it
-// follows the tokens drawn itself.
+// State is a grammar's state over a vocabulary's tokens: *JSON or
+// *Matcher.
+type State interface {
+	// Mask sets to −∞ the logits of the tokens that may not come next.
+	Mask(logits []float32, v Vocab)
+	// AllowsToken reports whether token id may come next.
+	AllowsToken(id int32, v Vocab) bool
+	// AcceptToken moves the state past token id; a token AllowsToken
+	// refuses is an error and changes nothing.
+	AcceptToken(id int32, v Vocab) error
+}
+
+// Tokens is a grammar's state over a vocabulary, as sample.Constraint:
+// what sample.Sampler.SampleConstrained and engine.Options.Constraint
+// take; it follows the tokens drawn itself.
 type Tokens struct {
-	JSON  *JSON
+	State State
 	Vocab Vocab
 }
 
-// Mask is JSON.Mask over t's vocabulary.
-func (t Tokens) Mask(logits []float32) { t.JSON.Mask(logits, t.Vocab) }
+// Mask is State.Mask over t's vocabulary.
+func (t Tokens) Mask(logits []float32) { t.State.Mask(logits, t.Vocab) }
 
-// Accept moves t's state past token id (an end of generation changes
-// nothing). A token Allows refuses leaves it as it was.
-func (t Tokens) Accept(id int32) {
-	if !t.Vocab.IsEOG(id) {
-		t.JSON.Accept(t.Vocab.Piece(id))
+// Accept moves t's state past token id. A token Allows refuses leaves it
+// as it was.
+func (t Tokens) Accept(id int32) { t.State.AcceptToken(id, t.Vocab) }
+
+// Allows reports whether token id may come next.
+func (t Tokens) Allows(id int32) bool { return t.State.AllowsToken(id, t.Vocab) }
+
+// AllowsToken reports whether token id may come next: an end of
+// generation once the value is complete, any other token that Accepts.
+func (g *JSON) AllowsToken(id int32, v Vocab) bool {
+	if v.IsEOG(id) {
+		return g.Complete() || g.Ended()
 	}
+	return g.Ended() || g.Accepts(v.Piece(id))
 }
 
-// Allows reports whether token id may come next: an end of generation once
-// the value is complete, any other token that Accepts.
-func (t Tokens) Allows(id int32) bool {
-	if t.Vocab.IsEOG(id) {
-		return t.JSON.Complete() || t.JSON.Ended()
+// AcceptToken moves g past token id (an end of generation changes
+// nothing); a token AllowsToken refuses is an error and changes nothing.
+func (g *JSON) AcceptToken(id int32, v Vocab) error {
+	if v.IsEOG(id) {
+		if !g.Complete() && !g.Ended() {
+			return fmt.Errorf("grammar: the JSON is incomplete: token %d cannot end it", id)
+		}
+		return nil
 	}
-	return t.JSON.Ended() || t.JSON.Accepts(t.Vocab.Piece(id))
+	return g.Accept(v.Piece(id))
 }
 
 var negInf = float32(math.Inf(-1))

@@ -42,6 +42,9 @@ type samplingRequest struct {
 	N           *int  `json:"n"`            // 1 … 16 choices, default 1
 	User        any   `json:"user"`         // ignored
 	CachePrompt *bool `json:"cache_prompt"` // llama.cpp's; the prompt cache is always on
+	// Grammar keeps the reply in a GBNF grammar (llama.cpp's extension;
+	// grammar.ParseGBNF).
+	Grammar string `json:"grammar"`
 }
 
 // responseFormat is chat's response_format: {"type": "text"},

@@ -43,6 +43,8 @@ type job struct {
 	// value of that schema (format as a schema, json_schema).
 	json   bool
 	schema *grammar.Schema
+	// gbnf keeps each reply in a grammar (llama.cpp's grammar parameter).
+	gbnf *grammar.GBNF
 	// args constrains the arguments a forced call starts the reply with;
 	// the call's closing after them is free (grammar.JSON.AllowTail).
 	args *forcedArgs
@@ -107,18 +109,21 @@ func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, erro
 		sampler := sample.New(p)
 		history := slices.Clone(j.prompt)
 		logits := first
-		var gram *grammar.JSON
+		var gram grammar.State
 		switch {
+		case j.gbnf != nil:
+			gram = grammar.NewMatcher(j.gbnf)
 		case j.schema != nil:
 			gram = grammar.NewJSONSchema(j.schema)
 		case j.json:
 			gram = grammar.NewJSON()
-		case j.args != nil && j.args.schema != nil:
-			gram = grammar.NewJSONSchema(j.args.schema)
-			gram.AllowTail()
 		case j.args != nil:
-			gram = grammar.NewJSON()
-			gram.AllowTail()
+			g := grammar.NewJSON()
+			if j.args.schema != nil {
+				g = grammar.NewJSONSchema(j.args.schema)
+			}
+			g.AllowTail()
+			gram = g
 		}
 		out.start(i)
 		for len(c.ids) < j.maxTokens {
@@ -137,15 +142,15 @@ func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, erro
 					id = sampler.Sample(logits, history)
 				}
 			default:
-				id = sampler.SampleConstrained(logits, history, grammar.Tokens{JSON: gram, Vocab: tok})
+				id = sampler.SampleConstrained(logits, history, grammar.Tokens{State: gram, Vocab: tok})
 			}
 			if id < 0 {
-				break // no token continues the object (a vocabulary without '{'?)
+				break // no token continues the text (a vocabulary without '{'?)
 			}
 			history = append(history, id)
 			if gram != nil && j.logprobs && !tok.IsEOG(id) { // (SampleConstrained accepts by itself)
-				if err := gram.Accept(tok.Piece(id)); err != nil {
-					return nil, fmt.Errorf("serve: the JSON mask let through a token it refuses: %w", err)
+				if err := gram.AcceptToken(id, tok); err != nil {
+					return nil, fmt.Errorf("serve: the grammar's mask let through a token it refuses: %w", err)
 				}
 			}
 			c.push(id, logits)

@@ -52,6 +52,9 @@ func (s *Server) chatJob(req *chatRequest) (*job, *apiError) {
 			return nil, badRequest("response_format", `response_format %q: want "text", "json_object" or "json_schema"`, rf.Type)
 		}
 	}
+	if asJSON && req.Grammar != "" {
+		return nil, badRequest("grammar", "grammar with response_format json is not supported: give one of them")
+	}
 	logp, top, e := req.logprobs()
 	if e != nil {
 		return nil, e
@@ -84,6 +87,9 @@ func (s *Server) chatJob(req *chatRequest) (*job, *apiError) {
 	}
 	if asJSON && tools.calls != nil {
 		return nil, badRequest("response_format", `response_format "json_object" with tools is not supported: a tool call is not the JSON object it asks for`)
+	}
+	if j.gbnf != nil && tools.calls != nil {
+		return nil, badRequest("grammar", "grammar with tools is not supported: a tool call is not in the grammar")
 	}
 	j.logprobs, j.topLogprobs, j.json, j.schema = logp, top, asJSON, schema
 	j.tools, j.prefill, j.args = tools.calls, tools.prefill, tools.args
@@ -157,11 +163,19 @@ func (s *Server) openaiJob(r *samplingRequest, prompt []int32) (*job, *apiError)
 	if e != nil {
 		return nil, e
 	}
+	var gbnf *grammar.GBNF
+	if r.Grammar != "" {
+		g, err := grammar.ParseGBNF(r.Grammar, s.model.Tokenizer)
+		if err != nil {
+			return nil, badRequest("grammar", "%v", err)
+		}
+		gbnf = g
+	}
 	n, e := s.budget(len(prompt), r.maxTokens(), s.ctxSize, "")
 	if e != nil {
 		return nil, e
 	}
-	return &job{prompt: prompt, choices: r.choices(), maxTokens: n, sample: p, stops: stops}, nil
+	return &job{prompt: prompt, choices: r.choices(), maxTokens: n, sample: p, stops: stops, gbnf: gbnf}, nil
 }
 
 // budget checks that a prompt fits in limit positions and returns how many

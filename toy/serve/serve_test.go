@@ -317,6 +317,9 @@ func TestBadInput(t *testing.T) {
 		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "json_schema"}}`, 400, "needs json_schema.schema"},
 		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object", "properties": {"n": {"type": "integer", "maximum": 3}}}}}}`, 400, "maximum not supported"},
 		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "yaml"}}`, 400, `want "text", "json_object" or "json_schema"`},
+		{"/v1/chat/completions", `{` + userMsg + `, "grammar": "root ::= [a-"}`, 400, "grammar: line 1 col 10: unterminated character class"},
+		{"/v1/completions", `{"prompt": "a", "grammar": "root ::= x"}`, 400, "undefined rule x"},
+		{"/v1/chat/completions", `{` + userMsg + `, "grammar": "root ::= \"a\"", "response_format": {"type": "json_object"}}`, 400, "grammar with response_format"},
 		{"/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]}`, 400, "only assistant messages"},
 		{"/v1/chat/completions", `{"messages": [{"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function", "function": {"arguments": "{}"}}]}]}`, 400, "function.name"},
 		{"/v1/completions", `{"prompt": "a", "logprobs": 21}`, 400, "logprobs must be an integer between 0 and 20"},
@@ -432,6 +435,52 @@ func TestCancel(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the model stayed busy after its client went away")
 	}
+}
+
+// TestGrammarParam: llama.cpp's grammar parameter keeps every reply of
+// both OpenAI endpoints in the grammar, sampled with several seeds and
+// with log-probs (which mask every step); a reply that ends by itself
+// completes it. (tests/reference checks the mask against llama.cpp.)
+func TestGrammarParam(t *testing.T) {
+	m := modelWithTemplate(t)
+	s := newServer(t, m, Options{})
+	const src = `root ::= ("yes" | "no") ", " [a-z ]{1,12} ("." | "!")`
+	g, err := grammar.ParseGBNF(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted, _ := json.Marshal(src)
+	ended := 0
+	for seed := range 6 {
+		for _, ep := range []string{"/v1/chat/completions", "/v1/completions"} {
+			body := fmt.Sprintf(`{"model": "x", %s, "max_tokens": 40, "temperature": 1, "seed": %d, "grammar": %s, "logprobs": %v}`, userMsg, seed, quoted, seed%2 == 1)
+			if ep == "/v1/completions" {
+				body = fmt.Sprintf(`{"prompt": "hi", "max_tokens": 40, "temperature": 1, "seed": %d, "grammar": %s, "logprobs": %d}`, seed, quoted, seed%2)
+			}
+			code, out := post(t, s, ep, body)
+			if code != 200 {
+				t.Fatalf("%s: status %d: %v", ep, code, out)
+			}
+			content, _ := field(out, "choices", 0, "message", "content").(string)
+			if ep == "/v1/completions" {
+				content, _ = field(out, "choices", 0, "text").(string)
+			}
+			m := grammar.NewMatcher(g)
+			if err := m.Accept(content); err != nil && content != "" {
+				t.Errorf("%s seed %d: %q is not in the grammar: %v", ep, seed, content, err)
+			}
+			if field(out, "choices", 0, "finish_reason") == "stop" {
+				ended++
+				if !m.Complete() {
+					t.Errorf("%s seed %d: the reply ended at %q, incomplete", ep, seed, content)
+				}
+			}
+		}
+	}
+	if ended == 0 {
+		t.Error("no reply ended by itself: the check saw nothing")
+	}
+	t.Logf("%d of 12 replies ended by themselves, all complete", ended)
 }
 
 // TestJSONMode: response_format json_object (OpenAI) and format "json"

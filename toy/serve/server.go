@@ -73,6 +73,10 @@
 //     give); {"type": "json_schema", "json_schema": {"schema"}} narrows it
 //     to the schema's values (grammar.Schema: the keywords structured
 //     outputs use; others are refused). With tools either is refused.
+//   - grammar (both endpoints, llama.cpp's extension): a GBNF grammar the
+//     reply is kept to (grammar.ParseGBNF, grammar.Matcher: llama.cpp's
+//     grammar sampler; <name> tokens by the model's vocabulary). Refused
+//     with response_format json or with tools.
 //   - Refused with a clear error: echo, suffix, images.
 //   - GET /v1/models: the one model. GET /health: {"status": "ok"}.
 //   - POST /v1/embeddings, and Ollama's POST /api/embed, when
