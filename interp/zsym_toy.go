@@ -17,6 +17,7 @@ func init() {
 		"Cosine":              reflect.ValueOf(toy.Cosine),
 		"ErrAdapter":          reflect.ValueOf(&toy.ErrAdapter).Elem(),
 		"ErrNoTokenizer":      reflect.ValueOf(&toy.ErrNoTokenizer).Elem(),
+		"ErrNotEmbedding":     reflect.ValueOf(&toy.ErrNotEmbedding).Elem(),
 		"ErrTooLong":          reflect.ValueOf(&toy.ErrTooLong).Elem(),
 		"ErrUnknownArch":      reflect.ValueOf(&toy.ErrUnknownArch).Elem(),
 		"Load":                reflect.ValueOf(toy.Load),

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
@@ -36,6 +37,10 @@ type Embedder struct {
 	// Pooling is the file's ARCH.pooling_type ("none" for most decoders).
 	Pooling bert.Pooling
 }
+
+// ErrNotEmbedding is returned by Embed for a reranker, and by Rank for a
+// model that is not one.
+var ErrNotEmbedding = errors.New("wrong kind of model")
 
 // ErrTooLong is returned for an input with more tokens than the model's
 // context, unless EmbedOptions.Truncate is set.
@@ -186,7 +191,7 @@ func (e *Embedder) EmbedIDs(inputs [][]int32, opts EmbedOptions) ([][]float32, e
 	case bert.PoolNone:
 		pool = bert.PoolLast
 	case bert.PoolRank:
-		return nil, fmt.Errorf("embed: %w", bert.ErrUnsupported) // a reranker: bert.Load refuses it first
+		return nil, fmt.Errorf("embed: %w: the model is a reranker (rank pooling): use Rank", ErrNotEmbedding)
 	}
 	if opts.Normalize != "" && opts.Normalize != "l2" && opts.Normalize != "none" {
 		return nil, fmt.Errorf("embed: normalize %q: want l2 or none", opts.Normalize)
@@ -202,6 +207,126 @@ func (e *Embedder) EmbedIDs(inputs [][]int32, opts EmbedOptions) ([][]float32, e
 			v = Normalize(v)
 		}
 		out[i] = v
+	}
+	return out, nil
+}
+
+// Reranker reports whether e is a reranker: an encoder with rank pooling
+// (bge-reranker, ms-marco cross-encoders), whose Rank scores how well a
+// document answers a query.
+func (e *Embedder) Reranker() bool {
+	_, ok := e.Net.(*bert.Model)
+	return ok && e.Pooling == bert.PoolRank
+}
+
+// RankInput is the token ids a reranker reads for query and doc, laid out
+// as llama.cpp's server lays them out: the file's rerank template
+// (tokenizer.chat_template.rerank) with {query} and {document} replaced
+// and special tokens parsed; otherwise
+//
+//	[BOS] query [EOS] [SEP] doc [EOS]
+//
+// each special token present as the file's add_bos_token, add_eos_token
+// and add_sep_token say, with llama.cpp's defaults (WordPiece: BOS [CLS]
+// and SEP [SEP] added, EOS, which is [SEP] unless the file names another,
+// not). (Every token's type is 0, as in llama.cpp, where Hugging Face
+// gives the document type 1.)
+func (e *Embedder) RankInput(query, doc string) ([]int32, error) {
+	t := e.Tokenizer
+	if t == nil {
+		return nil, ErrNoTokenizer
+	}
+	if tmpl, err := e.File.String("tokenizer.chat_template.rerank"); err == nil {
+		text := strings.ReplaceAll(strings.ReplaceAll(tmpl, "{query}", query), "{document}", doc)
+		return t.Encode(text, tokenizer.EncodeOptions{ParseSpecial: true}), nil
+	}
+	l := e.rankLayout()
+	var ids []int32
+	add := func(ok bool, id int32) {
+		if ok && id >= 0 {
+			ids = append(ids, id)
+		}
+	}
+	add(l.addBOS, l.bos)
+	ids = append(ids, t.Encode(query, tokenizer.EncodeOptions{})...)
+	add(l.addEOS, l.eos)
+	add(l.addSep, l.sep)
+	ids = append(ids, t.Encode(doc, tokenizer.EncodeOptions{})...)
+	add(l.addEOS, l.eos)
+	return ids, nil
+}
+
+// rankLayout is what llama.cpp's vocabulary says of the special tokens
+// around a reranker's query and document.
+type rankLayout struct {
+	bos, eos, sep          int32 // −1: none
+	addBOS, addEOS, addSep bool
+}
+
+func (e *Embedder) rankLayout() rankLayout {
+	t, f := e.Tokenizer, e.File
+	const p = "tokenizer.ggml."
+	id := func(key string, def int32) int32 {
+		if v, err := f.Int(p + key); err == nil && v >= 0 && v < t.VocabSize() {
+			return int32(v)
+		}
+		return def
+	}
+	flag := func(key string, def bool) bool {
+		if v, err := f.Bool(p + key); err == nil {
+			return v
+		}
+		return def
+	}
+	l := rankLayout{bos: t.BOS(), eos: -1, sep: -1, addBOS: t.AddBOS(), addEOS: t.AddEOS()}
+	pre, _ := f.String(p + "pre")
+	addSep := pre == "jina-v1-en" || pre == "jina-v2-code" || pre == "roberta-bpe"
+	if t.Model() == "bert" { // llama.cpp's WordPiece defaults: [SEP] 102, no EOS
+		l.sep = id("seperator_token_id", 102)
+		l.addBOS, l.addEOS, addSep = flag("add_bos_token", true), flag("add_eos_token", false), true
+	} else {
+		l.sep = id("seperator_token_id", -1)
+		l.eos = t.EOS()
+	}
+	l.eos = id("eos_token_id", l.eos)
+	if l.eos < 0 {
+		l.eos = l.sep // llama.cpp's server: SEP stands in for a missing EOS
+	}
+	l.addSep = flag("add_sep_token", addSep)
+	return l
+}
+
+// Rank returns each document's relevance to query: the reranker's score,
+// a logit (σ(s) = 1/(1+e^−s) is the probability that the document is
+// relevant), as llama.cpp's server's /rerank returns it. Only
+// opts.Truncate applies.
+func (e *Embedder) Rank(query string, docs []string, opts EmbedOptions) ([]float32, error) {
+	inputs := make([][]int32, len(docs))
+	for i, d := range docs {
+		ids, err := e.RankInput(query, d)
+		if err != nil {
+			return nil, err
+		}
+		inputs[i] = ids
+	}
+	return e.RankIDs(inputs, opts)
+}
+
+// RankIDs scores inputs laid out as RankInput makes them, each on its
+// own: the first value of the classification head's outputs
+// (bert.Model.Scores).
+func (e *Embedder) RankIDs(inputs [][]int32, opts EmbedOptions) ([]float32, error) {
+	m, ok := e.Net.(*bert.Model)
+	if !ok || e.Pooling != bert.PoolRank {
+		return nil, fmt.Errorf("rank: %w: the model is no reranker (its pooling is %s)", ErrNotEmbedding, e.Pooling)
+	}
+	out := make([]float32, len(inputs))
+	for i, ids := range inputs {
+		ids, err := e.check(ids, opts.Truncate)
+		if err != nil {
+			return nil, fmt.Errorf("rank input %d: %w", i, err)
+		}
+		out[i] = m.Scores(ids)[0]
 	}
 	return out, nil
 }

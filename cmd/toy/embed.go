@@ -63,13 +63,9 @@ func runEmbed(args []string, stdout io.Writer) error {
 	if len(pos) == 0 {
 		return fmt.Errorf("%w: %s", errUsage, embedUsage)
 	}
-	texts := pos[1:]
-	if f.file != "" {
-		more, err := readLines(f.file)
-		if err != nil {
-			return err
-		}
-		texts = append(texts, more...)
+	texts, err := withLines(pos[1:], f.file)
+	if err != nil {
+		return err
 	}
 	if len(texts) == 0 {
 		return fmt.Errorf("%w: no text to embed: %s", errUsage, embedUsage)
@@ -134,6 +130,16 @@ func loadEmbedder(ref string) (*toy.Embedder, error) {
 		return nil, err
 	}
 	return toy.LoadEmbedder(path)
+}
+
+// withLines returns args followed by the non-empty lines of file ("":
+// none; "-": stdin).
+func withLines(args []string, file string) ([]string, error) {
+	if file == "" {
+		return args, nil
+	}
+	more, err := readLines(file)
+	return append(args, more...), err
 }
 
 // readLines returns the non-empty lines of a file, or of stdin for "-".

@@ -83,3 +83,49 @@ func TestEmbed(t *testing.T) {
 		t.Errorf("infer on an encoder: status %d %q", status, e)
 	}
 }
+
+// TestRerank: toy rerank prints the documents best first with their score
+// and σ(score), equal to toy.Embedder.Rank's; a model that is no reranker
+// and a missing query are errors.
+func TestRerank(t *testing.T) {
+	spec := testmodel.RankSpecs()[0]
+	path := filepath.Join(t.TempDir(), spec.File())
+	if _, err := testmodel.Write(spec, path); err != nil {
+		t.Fatal(err)
+	}
+	docs := []string{"a cat sat on the mat", "the stock market fell", "kittens are young cats"}
+	status, out, errs := runToy(append([]string{"rerank", path, "--query", "what is a cat?", "--json"}, docs...)...)
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, errs)
+	}
+	var got rerankOutput
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	e, err := toy.LoadEmbedder(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	want, err := e.Rank("what is a cat?", docs, toy.EmbedOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Results) != len(docs) {
+		t.Fatalf("%d results", len(got.Results))
+	}
+	for k, r := range got.Results {
+		if r.Score != want[r.Index] || r.Document != docs[r.Index] || math.Abs(r.Probability-1/(1+math.Exp(-float64(r.Score)))) > 1e-12 {
+			t.Errorf("result %+v, want score %v for %q", r, want[r.Index], docs[r.Index])
+		}
+		if k > 0 && r.Score > got.Results[k-1].Score {
+			t.Errorf("not sorted best first: %+v", got.Results)
+		}
+	}
+	if status, _, errs := runToy("rerank", embedModel(t), "--query", "q", "a"); status == 0 || !strings.Contains(errs, "no reranker") {
+		t.Errorf("an embedding model: status %d, %q", status, errs)
+	}
+	if status, _, errs := runToy("rerank", path, "a"); status != 2 || !strings.Contains(errs, "--query") {
+		t.Errorf("no query: status %d, %q", status, errs)
+	}
+}

@@ -54,6 +54,7 @@ var commands = map[string]func(args []string, stdout io.Writer) error{
 	"classify": runClassify, // classify.go
 	"convert":  runConvert,  // classify.go
 	"embed":    runEmbed,    // embed.go
+	"rerank":   runRerank,   // rerank.go
 }
 
 func main() {

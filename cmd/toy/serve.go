@@ -14,9 +14,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
+	"github.com/toyml/toy/toy"
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/hub"
+	"github.com/toyml/toy/toy/models/bert"
 	"github.com/toyml/toy/toy/serve"
 	"github.com/toyml/toy/toy/tensor"
 )
@@ -37,12 +42,35 @@ func serveFlagSet() (*flag.FlagSet, *serveOpts) {
 	fs.StringVar(&o.name, "name", "", "model id in OpenAI responses and Ollama's /api/tags (default: the file name)")
 	fs.StringVar(&o.template, "chat-template-file", "", "use this Jinja2 chat template instead of the model's")
 	fs.BoolVar(&o.quiet, "quiet", false, "do not log requests")
-	fs.StringVar(&o.embed, "embed", "", "also serve embeddings (POST /v1/embeddings, /api/embed) from this embedding model (all-MiniLM, bge, nomic-embed-text …)")
+	fs.StringVar(&o.embed, "embed", "", "also serve embeddings (POST /v1/embeddings, /api/embed) from this embedding model (all-MiniLM, bge, nomic-embed-text …), or reranking (POST /rerank) by this reranker")
 	deviceFlag(fs, &o.device)
 	return fs, o
 }
 
 func serveFlagsDoc() *flag.FlagSet { fs, _ := serveFlagSet(); return fs }
+
+// encoderAlone loads the one model named when it is a text encoder (bert,
+// nomic-bert: an embedding model or a reranker), which toy serve serves by
+// itself; nil for any other model.
+func encoderAlone(pos []string) (*toy.Embedder, error) {
+	if len(pos) != 1 {
+		return nil, nil
+	}
+	path, err := hub.Resolve(pos[0])
+	if err != nil {
+		return nil, err
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	arch, _ := f.Architecture()
+	f.Close()
+	if !slices.Contains(bert.Archs, arch) {
+		return nil, nil
+	}
+	return toy.LoadEmbedder(path)
+}
 
 func runServe(args []string, stdout io.Writer) error {
 	fs, o := serveFlagSet()
@@ -73,36 +101,54 @@ func runServe(args []string, stdout io.Writer) error {
 	if !o.quiet {
 		opts.Log = log.New(os.Stderr, "toy serve: ", log.LstdFlags)
 	}
-	if o.embed != "" {
-		e, err := loadEmbedder(o.embed) // embed.go
-		if err != nil {
-			return fmt.Errorf("--embed: %w", err)
-		}
+	var s *serve.Server
+	if e, err := encoderAlone(pos); err != nil {
+		return err
+	} else if e != nil { // an embedding model or a reranker by itself, as llama-server --embedding/--reranking
 		defer e.Close()
-		opts.Embedder = e
-	}
-	m, err := loadModel(pos)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	s, err := serve.New(m, opts)
-	if err != nil {
-		return err
+		if s, err = serve.NewEmbedding(e, opts); err != nil {
+			return err
+		}
+		what := "embeddings (POST /v1/embeddings, /api/embed)"
+		if e.Reranker() {
+			what = "reranking (POST /rerank, /v1/rerank)"
+		}
+		fmt.Fprintf(os.Stderr, "toy serve: %s, %s\n", e, what)
+	} else {
+		if o.embed != "" {
+			e, err := loadEmbedder(o.embed) // embed.go
+			if err != nil {
+				return fmt.Errorf("--embed: %w", err)
+			}
+			defer e.Close()
+			opts.Embedder = e
+		}
+		m, err := loadModel(pos)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		if s, err = serve.New(m, opts); err != nil {
+			return err
+		}
+		template := "the model's chat template"
+		if !s.HasChatTemplate() {
+			template = "no chat template: chat messages are joined one per line"
+		} else if f := s.ToolCallFormat(); f != "" {
+			template += ", tool calls in its " + f + " format"
+		}
+		fmt.Fprintf(os.Stderr, "toy serve: %s, context %d, %s\n", m, s.ContextSize(), template)
+		if e := opts.Embedder; e != nil {
+			what := "embeddings from the %s (POST /v1/embeddings, /api/embed)\n"
+			if e.Reranker() {
+				what = "reranking by the %s (POST /rerank, /v1/rerank)\n"
+			}
+			fmt.Fprintf(os.Stderr, "toy serve: "+what, e)
+		}
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return failure(err)
-	}
-	template := "the model's chat template"
-	if !s.HasChatTemplate() {
-		template = "no chat template: chat messages are joined one per line"
-	} else if f := s.ToolCallFormat(); f != "" {
-		template += ", tool calls in its " + f + " format"
-	}
-	fmt.Fprintf(os.Stderr, "toy serve: %s, context %d, %s\n", m, s.ContextSize(), template)
-	if opts.Embedder != nil {
-		fmt.Fprintf(os.Stderr, "toy serve: embeddings from the %s (POST /v1/embeddings, /api/embed)\n", opts.Embedder)
 	}
 	fmt.Fprintf(os.Stderr, "toy serve: listening on http://%s (OpenAI's API under /v1, Ollama's under /api; Ctrl-C stops)\n", ln.Addr())
 

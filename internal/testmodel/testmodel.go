@@ -70,9 +70,15 @@ type Spec struct {
 	RopeDim     int  `json:"rope_dim,omitempty"`
 	LongRoPE    bool `json:"long_rope,omitempty"`
 	SeparateQKV bool `json:"separate_qkv,omitempty"`
-	// Pooling: an embedding model's pooling, "mean", "cls", "last" or
-	// "none" (bert, nomic-bert: EmbedSpecs in bert.go).
+	// Pooling: an embedding model's pooling, "mean", "cls", "last",
+	// "none" or "rank" (bert, nomic-bert: EmbedSpecs and RankSpecs in
+	// bert.go).
 	Pooling string `json:"pooling,omitempty"`
+	// RankHead: a reranker's classification head (bert with pooling
+	// "rank"): "cls" for cls.weight and cls.bias only (jina-reranker-v1),
+	// "cls+output" for those and cls.output.weight and cls.output.bias (one
+	// label: ms-marco cross-encoders, bge-reranker).
+	RankHead string `json:"rank_head,omitempty"`
 }
 
 // weightType is the type a model of type dt stores matrix name in: a Q4_K

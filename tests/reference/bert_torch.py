@@ -11,6 +11,21 @@ prints the pooled vectors, not normalised, as one JSON object:
 
 Only F32 files (tests/torch_gguf.py reads F32 tensors). gen_embed_goldens.sh
 runs it for bert-f32 and nomic-bert-f32 into testdata/embed/NAME.torch.json.
+
+A reranker (pooling "rank", a cross-encoder) and a ranking golden (rank.mjs,
+with "pairs"): the raw score of each pair's ids, llama.cpp's rank pooling of
+the [CLS] state h: h = tanh(cls.weight h + cls.bias) if the file has
+cls.weight (BertPooler, or the dense layer of a RoBERTa classification head),
+h = cls.output.weight h + cls.output.bias if it has cls.output.weight (the
+classifier, or out_proj), and the score is h[0]; all tokens of token type 0,
+as llama.cpp embeds them (Hugging Face's cross-encoders would give the
+document type 1):
+
+    {"model_sha256": "...", "pooling": "rank", "pairs": [{"ids": [...], "logit": 0.83, "score": 0.70}]}
+
+with score = sigmoid(logit), what rank.mjs's rankAll returns.
+gen_rank_goldens.sh runs it for bert-rank-f32 and bert-rank-jina-f32 into
+testdata/rank/NAME.torch.json.
 """
 import json
 import math
@@ -23,7 +38,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from torch_gguf import read_gguf  # noqa: E402
 
-POOLING = {0: "none", 1: "mean", 2: "cls", 3: "last"}
+POOLING = {0: "none", 1: "mean", 2: "cls", 3: "last", 4: "rank"}
 
 
 def rope_neox(x, base):
@@ -76,20 +91,41 @@ def encode(meta, w, ids):
     return x
 
 
+def rank_head(w, h):
+    """llama.cpp's rank pooling of the [CLS] state h [D]: the raw score."""
+    if "cls.weight" in w:
+        h = torch.tanh(w["cls.weight"] @ h + w.get("cls.bias", 0))
+    if "cls.output.weight" in w:
+        h = w["cls.output.weight"] @ h + w.get("cls.output.bias", 0)
+    return h[0]
+
+
 def main():
     path, golden = sys.argv[1], sys.argv[2]
     meta, w, sha = read_gguf(path)
     w = {k: v.detach() for k, v in w.items()}
     arch = meta["general.architecture"]
     pooling = POOLING[meta.get(arch + ".pooling_type", 0)]
+    golden = json.load(open(golden))
+    ref = {"engine": "PyTorch " + torch.__version__, "dtype": "float64", "gelu": "exact"}
+    if pooling == "rank":
+        pairs = []
+        for p in golden["pairs"]:
+            with torch.no_grad():
+                logit = rank_head(w, encode(meta, w, p["ids"])[0]).item()
+            pairs.append({"ids": p["ids"], "logit": logit, "score": 1 / (1 + math.exp(-logit))})
+        json.dump({"model_sha256": sha, "pooling": pooling, "pairs": pairs,
+                   "reference": {**ref, "token_type": 0, "score": "sigmoid(logit)"}}, sys.stdout)
+        sys.stdout.write("\n")
+        return
     out = []
-    for inp in json.load(open(golden))["inputs"]:
+    for inp in golden["inputs"]:
         with torch.no_grad():
             h = encode(meta, w, inp["ids"])
         e = {"mean": h.mean(dim=0), "cls": h[0], "last": h[-1], "none": h[-1]}[pooling]
         out.append({"ids": inp["ids"], "vector": e.tolist()})
     json.dump({"model_sha256": sha, "pooling": pooling, "inputs": out,
-               "reference": {"engine": "PyTorch " + torch.__version__, "dtype": "float64", "gelu": "exact"}}, sys.stdout)
+               "reference": ref}, sys.stdout)
     sys.stdout.write("\n")
 
 

@@ -117,6 +117,37 @@ func TestEmbeddingsAgainstLlamaCpp(t *testing.T) {
 	if len(specs) != 5 {
 		t.Fatalf("%d embedding specs", len(specs))
 	}
+	eachBackend(t, func(t *testing.T) {
+		for _, spec := range specs {
+			t.Run(spec.Name, func(t *testing.T) { checkEmbedder(t, dir, spec) })
+		}
+	})
+}
+
+// loadGateEncoder writes an encoder gate model into dir, checks that it is
+// the one the golden was made from (SHA-256 sum; gen names the script that
+// remakes the goldens) and loads it, closed when the test ends.
+func loadGateEncoder(t *testing.T, dir string, spec testmodel.Spec, sum, gen string) *toy.Embedder {
+	t.Helper()
+	path := filepath.Join(dir, spec.File())
+	got, err := testmodel.Write(spec, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != sum {
+		t.Fatalf("regenerated model has SHA-256 %s, the golden was made from %s (run tests/reference/%s)", got, sum, gen)
+	}
+	e, err := toy.LoadEmbedder(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// eachBackend runs f as a subtest on the pure-Go backend and on the
+// native one (skipped where it does not load).
+func eachBackend(t *testing.T, f func(t *testing.T)) {
 	for _, backend := range []string{"go", "native"} {
 		t.Run(backend, func(t *testing.T) {
 			prev := toy.BackendName()
@@ -124,28 +155,14 @@ func TestEmbeddingsAgainstLlamaCpp(t *testing.T) {
 				t.Skipf("backend %s: %v", backend, err)
 			}
 			defer toy.UseBackend(prev)
-			for _, spec := range specs {
-				t.Run(spec.Name, func(t *testing.T) { checkEmbedder(t, dir, spec) })
-			}
+			f(t)
 		})
 	}
 }
 
 func checkEmbedder(t *testing.T, dir string, spec testmodel.Spec) {
 	g := readEmbedGolden(t, spec.Name)
-	path := filepath.Join(dir, spec.File())
-	sum, err := testmodel.Write(spec, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum != g.ModelSHA256 {
-		t.Fatalf("regenerated model has SHA-256 %s, the golden was made from %s (run tests/reference/gen_embed_goldens.sh)", sum, g.ModelSHA256)
-	}
-	e, err := toy.LoadEmbedder(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := loadGateEncoder(t, dir, spec, g.ModelSHA256, "gen_embed_goldens.sh")
 	if e.Pooling.String() != g.Pooling {
 		t.Errorf("pooling %s, llama.cpp %s", e.Pooling, g.Pooling)
 	}

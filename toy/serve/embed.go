@@ -47,6 +47,7 @@ type ollamaEmbedRequest struct {
 func (s *Server) registerEmbed(e *toy.Embedder) {
 	s.mux.HandleFunc("POST /v1/embeddings", func(w http.ResponseWriter, r *http.Request) { s.handleEmbeddings(w, r, e) })
 	s.mux.HandleFunc("POST /api/embed", func(w http.ResponseWriter, r *http.Request) { s.handleOllamaEmbed(w, r, e) })
+	s.registerRerank(e)
 }
 
 // NewEmbedding returns a server for an embedding model alone: POST
@@ -240,6 +241,9 @@ func (s *Server) embed(r *http.Request, e *toy.Embedder, inputs [][]int32, trunc
 		status := 500
 		if errors.Is(err, toy.ErrTooLong) || errors.Is(err, engine.ErrTokenRange) || errors.Is(err, engine.ErrEmptyPrompt) {
 			status = 400
+		}
+		if errors.Is(err, toy.ErrNotEmbedding) {
+			status = 501 // a reranker: POST /rerank
 		}
 		return nil, 0, &apiError{Status: status, Message: err.Error(), Type: "invalid_request_error", Param: "input"}
 	}

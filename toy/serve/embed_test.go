@@ -16,9 +16,11 @@ import (
 
 // embedder writes the gate's F32 BERT test model (bert-base-uncased's
 // vocabulary, mean pooling, 128 positions) and loads it.
-func embedder(t *testing.T) *toy.Embedder {
+func embedder(t *testing.T) *toy.Embedder { return loadEncoder(t, testmodel.EmbedSpecs()[0]) }
+
+// loadEncoder writes a gate encoder model and loads it.
+func loadEncoder(t *testing.T, spec testmodel.Spec) *toy.Embedder {
 	t.Helper()
-	spec := testmodel.EmbedSpecs()[0]
 	path := filepath.Join(t.TempDir(), spec.File())
 	if _, err := testmodel.Write(spec, path); err != nil {
 		t.Fatal(err)

@@ -81,6 +81,12 @@
 //   - GET /v1/models: the one model. GET /health: {"status": "ok"}.
 //   - POST /v1/embeddings, and Ollama's POST /api/embed, when
 //     Options.Embedder is set (toy serve --embed MODEL): see embed.go.
+//   - POST /rerank (also /v1/rerank, /reranking, /v1/reranking: llama.cpp's
+//     routes) when that model is a reranker (rank pooling: bge-reranker,
+//     ms-marco cross-encoders): {query, documents, top_n} answers Jina's
+//     {results: [{index, relevance_score}], usage}, best first; with
+//     "texts" instead of documents, TEI's [{index, score, text}]. Scores
+//     are the reranker's logits, as llama.cpp's server gives them.
 //
 // # Ollama endpoints
 //

@@ -5,6 +5,7 @@
 //	go run ./tests/reference/genmodels -out tests/reference/models
 //	go run ./tests/reference/genmodels -bench -out /tmp/bench
 //	go run ./tests/reference/genmodels -embed -out tests/reference/models/embed
+//	go run ./tests/reference/genmodels -rank -out tests/reference/models/rank
 package main
 
 import (
@@ -37,6 +38,7 @@ func main() {
 	out := flag.String("out", "tests/reference/models", "output directory")
 	bench := flag.Bool("bench", false, "write the SmolLM2-135M-shaped benchmark models instead")
 	embed := flag.Bool("embed", false, "write the embedding models (BERT, nomic-bert) of embed.mjs instead")
+	rank := flag.Bool("rank", false, "write the reranker models (BERT cross-encoders) of rank.mjs instead")
 	flag.Parse()
 	specs := testmodel.Specs()
 	if *bench {
@@ -44,6 +46,9 @@ func main() {
 	}
 	if *embed {
 		specs = testmodel.EmbedSpecs()
+	}
+	if *rank {
+		specs = testmodel.RankSpecs()
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		fail(err)
@@ -61,7 +66,7 @@ func main() {
 		manifest.Models = append(manifest.Models, entry{Spec: s, File: s.File(), DType: s.DType.String(), SHA256: sum})
 		fmt.Fprintf(os.Stderr, "%s  %s\n", sum, path)
 	}
-	if !*bench && !*embed {
+	if !*bench && !*embed && !*rank {
 		byName := map[string]testmodel.Spec{}
 		for _, s := range specs {
 			byName[s.Name] = s

@@ -69,6 +69,14 @@ func (c Config) Card() *card.Card {
 			{Symbol: "causal", Value: card.Bool(c.Causal), Key: "causal", Meaning: "causal mask (false for every BERT)"},
 		},
 	}
+	if c.Pooling == PoolRank {
+		k.Summary += " With rank pooling a reranker: a classification head on the [CLS] state scores a query and a document read together."
+		k.Outputs = []string{fmt.Sprintf("s ∈ ℝ^{N_C}, the scores of x, a query and a document; s[1] is the relevance logit")}
+		k.Hyper = append(k.Hyper,
+			card.Hyper{Symbol: "N_C", Value: card.Int(c.Labels), Key: "labels", Meaning: "classifier outputs"},
+			card.Hyper{Symbol: "pooler", Value: card.Bool(c.Pooler), Key: "pooler", Meaning: "the head has the pooler W_h (tensor cls)"},
+			card.Hyper{Symbol: "classifier", Value: card.Bool(c.Classifier), Key: "classifier", Meaning: "the head has the classifier W_c (tensor cls.output)"})
+	}
 	if c.Nomic() {
 		k.Title = "ETransformer (nomic-bert)"
 		k.Summary = "nomic-bert: a bidirectional post-LayerNorm encoder with rotary positions, a fused QKV projection " +
@@ -117,6 +125,12 @@ func (c Config) Card() *card.Card {
 			per("W_down^l, b_down^l", "d_e × d_mlp, d_e", "MLP down projection"),
 			per("γ²_l, β²_l", "d_e", "output LayerNorm"))
 	}
+	if c.Pooler {
+		k.Params = append(k.Params, card.Param{Symbol: "W_h, b_h", Shape: "d_e × d_e, d_e", Meaning: "reranker pooler"})
+	}
+	if c.Classifier {
+		k.Params = append(k.Params, card.Param{Symbol: "W_c, b_c", Shape: "N_C × d_e, N_C", Meaning: "reranker classifier"})
+	}
 	k.Steps = []card.Step{
 		{Text: "ℓ ← length(x)"},
 		{Text: "for t ∈ [ℓ]: " + embed, Shape: col("d_e", D)},
@@ -141,6 +155,15 @@ func (c Config) Card() *card.Card {
 		k.Steps = append(k.Steps, card.Step{Text: "return e = X[:, 1], the [CLS] token's state", Shape: fmt.Sprintf("d_e = %d", D)})
 	case PoolLast:
 		k.Steps = append(k.Steps, card.Step{Text: "return e = X[:, ℓ]", Shape: fmt.Sprintf("d_e = %d", D)})
+	case PoolRank:
+		k.Steps = append(k.Steps, card.Step{Text: "s ← X[:, 1], the [CLS] token's state", Shape: fmt.Sprintf("d_e = %d", D)})
+		if c.Pooler {
+			k.Steps = append(k.Steps, card.Step{Text: "s ← tanh(W_h s + b_h)", Shape: fmt.Sprintf("d_e = %d", D)})
+		}
+		if c.Classifier {
+			k.Steps = append(k.Steps, card.Step{Text: "s ← W_c s + b_c", Shape: fmt.Sprintf("N_C = %d", c.Labels)})
+		}
+		k.Steps = append(k.Steps, card.Step{Text: "return s[1 : N_C]", Shape: fmt.Sprintf("N_C = %d", c.Labels)})
 	default:
 		k.Steps = append(k.Steps, card.Step{Text: "return X, one state per token", Shape: col("d_e", D)})
 	}
@@ -178,6 +201,11 @@ func ConfigFromCard(k *card.Card) (any, error) {
 		return nil, fmt.Errorf("%w: %w", card.ErrSyntax, err)
 	}
 	c.Pooling = p
+	if p == PoolRank {
+		r.Int("labels", &c.Labels)
+		r.Bool("pooler", &c.Pooler)
+		r.Bool("classifier", &c.Classifier)
+	}
 	return r.Config(c, c.Validate())
 }
 

@@ -28,7 +28,7 @@ const (
 	PoolMean Pooling = 1 // the mean of the T states
 	PoolCLS  Pooling = 2 // the first state, the [CLS] token's
 	PoolLast Pooling = 3 // the last state
-	PoolRank Pooling = 4 // a reranker's score from the [CLS] state (not run by toy)
+	PoolRank Pooling = 4 // a reranker's scores from the [CLS] state (Model.Scores)
 )
 
 var poolingNames = []string{"none", "mean", "cls", "last", "rank"}
@@ -61,6 +61,11 @@ type Config struct {
 	TokenTypes    int     // TT: rows of token_types (0: the file has none)
 	NormEps       float32 // LayerNorm ε
 	Pooling       Pooling // how Embed makes one vector of the T states
+	// A reranker's head (rank pooling): the pooler (tensor cls) and the
+	// classifier (cls.output) it has, and its C outputs
+	// (ARCH.classifier.output_labels; 1 when absent).
+	Pooler, Classifier bool
+	Labels             int // 0 unless the pooling is rank
 	// Causal masks each token's view of the tokens after it, as in a
 	// decoder. No BERT is trained so; it is llama.cpp's reading of a file
 	// without ARCH.attention.causal.
@@ -124,8 +129,15 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		lacking = append(lacking, "a mixture of experts (nomic-bert-moe)")
 	}
 	if c.Pooling == PoolRank {
-		lacking = append(lacking, "rank pooling (a reranker's classification head)")
+		c.Labels = 1
+		if labels, err := f.Strings(arch + ".classifier.output_labels"); err == nil && len(labels) > 0 {
+			c.Labels = len(labels)
+		}
 	}
+	_, err = f.Info("cls.weight")
+	c.Pooler = err == nil
+	_, err = f.Info("cls.output.weight")
+	c.Classifier = err == nil
 	emb, err := f.Info("token_embd.weight")
 	if err != nil {
 		return c, nil, err
@@ -161,6 +173,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bert: LayerNorm epsilon %g", c.NormEps)
 	case c.Pooling < PoolNone || c.Pooling > PoolRank:
 		return fmt.Errorf("bert: pooling type %d", int(c.Pooling))
+	case c.Labels < 0 || c.Labels > 1<<16 || (c.Pooling == PoolRank && c.Labels == 0):
+		return fmt.Errorf("bert: %d classifier labels", c.Labels)
+	case (c.Pooler || c.Classifier) && c.Pooling != PoolRank:
+		return fmt.Errorf("bert: a classification head (cls) with pooling %v: a reranker's pooling is rank", c.Pooling)
 	case c.Nomic() != (c.RopeBase != 0) || !(c.RopeBase >= 0 && c.RopeBase < 1e9):
 		return fmt.Errorf("bert: RoPE base %g for architecture %s", c.RopeBase, c.Arch)
 	}
@@ -180,6 +196,13 @@ func (c Config) SetMetadata(w *gguf.Writer) {
 	w.SetFloat32(a+"attention.layer_norm_epsilon", c.NormEps)
 	w.SetBool(a+"attention.causal", c.Causal)
 	w.SetUint32(a+"pooling_type", uint32(c.Pooling))
+	if c.Classifier && c.Labels > 0 {
+		labels := make([]string, c.Labels)
+		for i := range labels {
+			labels[i] = fmt.Sprintf("LABEL_%d", i)
+		}
+		w.SetStrings(a+"classifier.output_labels", labels)
+	}
 	if c.Nomic() {
 		w.SetFloat32(a+"rope.freq_base", c.RopeBase)
 	}
@@ -189,10 +212,17 @@ func (c Config) SetMetadata(w *gguf.Writer) {
 func (c Config) ParamCount() int64 {
 	V, D, F, TT, P := int64(c.VocabSize), int64(c.Embed), int64(c.FFN), int64(c.TokenTypes), int64(c.ContextLength)
 	norms := 4 * D // two LayerNorms, weight and bias
+	var head int64
+	if c.Pooler {
+		head += D*D + D
+	}
+	if c.Classifier {
+		head += int64(c.Labels) * (D + 1)
+	}
 	if c.Nomic() {
 		layer := 3*D*D + D*D + 3*F*D + norms // fused QKV, output, gate/up/down: no biases
-		return V*D + TT*D + 2*D + int64(c.Layers)*layer
+		return V*D + TT*D + 2*D + int64(c.Layers)*layer + head
 	}
 	layer := 4*(D*D+D) + (F*D + F) + (D*F + D) + norms
-	return V*D + TT*D + P*D + 2*D + int64(c.Layers)*layer
+	return V*D + TT*D + P*D + 2*D + int64(c.Layers)*layer + head
 }

@@ -20,6 +20,12 @@ type Model struct {
 	Pos       *nn.Embedding `gguf:"position_embd,optional"` // [P, D]; nil for nomic-bert (RoPE)
 	EmbedNorm *nn.LayerNorm `gguf:"token_embd_norm"`        // [D]
 	Blocks    []Block       // L post-norm encoder blocks
+
+	// A reranker's classification head (rank pooling), each part optional
+	// as in llama.cpp: the pooler Head [D, D] with tanh, and the classifier
+	// Out [C, D] (C: the labels, ARCH.classifier.output_labels).
+	Head *nn.Linear `gguf:"cls,optional"`
+	Out  *nn.Linear `gguf:"cls.output,optional"`
 }
 
 // Block is one post-LayerNorm encoder block:
@@ -102,6 +108,28 @@ func (m *Model) Hidden(ids []int32) *tensor.Tensor {
 // Vector runs ids [T] and pools their final states as the config says
 // (Pool): the embedding [D], not normalised.
 func (m *Model) Vector(ids []int32) []float32 { return Pool(m.Hidden(ids), m.Config.Pooling) }
+
+// Scores runs a reranker over ids [T] (a query and a document: see
+// toy.Embedder.RankInput) and returns its classification head's C outputs
+// from the first state, as llama.cpp's rank pooling does:
+//
+//	s = Out(tanh(Head(h[0])))
+//
+// where a missing part is skipped; without Out the first C values of what
+// is left are returned. The relevance score is s[0], a logit (σ(s[0]) is a
+// probability).
+func (m *Model) Scores(ids []int32) []float32 {
+	x := m.Hidden(ids)
+	x = x.Slice(0, 1) // [1, D]: the [CLS] state
+	if m.Head != nil {
+		x = tensor.Tanh(m.Head.Forward(x))
+	}
+	if m.Out != nil {
+		x = m.Out.Forward(x)
+	}
+	C := min(m.Config.Labels, x.Cols())
+	return append([]float32(nil), x.Data()[:C]...)
+}
 
 // Forward runs the block on x [T, D]: post-norm, the residual added before
 // each LayerNorm.
@@ -206,6 +234,15 @@ func (m *Model) check() error {
 			errs = append(errs, nn.CheckLinear(p+"ffn_gate", ffn.Gate, F, D), nn.CheckLinear(p+"ffn_up", ffn.Up, F, D),
 				nn.CheckLinear(p+"ffn_down", ffn.Down, D, F))
 		}
+	}
+	if (m.Head != nil) != c.Pooler || (m.Out != nil) != c.Classifier {
+		errs = append(errs, fmt.Errorf("the classification head's tensors (cls, cls.output) disagree with the config"))
+	}
+	if m.Head != nil {
+		errs = append(errs, nn.CheckLinear("cls", m.Head, D, D))
+	}
+	if m.Out != nil {
+		errs = append(errs, nn.CheckLinear("cls.output", m.Out, c.Labels, D))
 	}
 	for _, err := range errs {
 		if err != nil {

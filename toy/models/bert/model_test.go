@@ -116,7 +116,6 @@ func TestLyingMetadata(t *testing.T) {
 		{b, func(w *gguf.Writer) { w.SetUint32("bert.embedding_length", 32) }, "token_embd.weight has shape [30522 64], want [30522 32]"},
 		{b, func(w *gguf.Writer) { w.SetUint32("bert.context_length", 512) }, "position_embd.weight has shape [128 64], want [512 64]"},
 		{b, func(w *gguf.Writer) { w.SetUint32("bert.attention.head_count", 5) }, "5 heads for width 64"},
-		{b, func(w *gguf.Writer) { w.SetUint32("bert.pooling_type", 4) }, "rank pooling"},
 		{b, func(w *gguf.Writer) { w.SetUint32("bert.pooling_type", 9) }, "pooling type 9"},
 		{b, func(w *gguf.Writer) { w.SetUint32("bert.feed_forward_length", 256) }, "ffn_up.weight has shape [128 64], want [256 64]"},
 		{n, func(w *gguf.Writer) { w.SetUint32("nomic-bert.moe_every_n_layers", 2) }, "mixture of experts"},
