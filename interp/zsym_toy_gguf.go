@@ -22,6 +22,7 @@ func init() {
 		"FileF32":            reflect.ValueOf(gguf.FileF32),
 		"FileIQ4_NL":         reflect.ValueOf(gguf.FileIQ4_NL),
 		"FileIQ4_XS":         reflect.ValueOf(gguf.FileIQ4_XS),
+		"FileMXFP4_MOE":      reflect.ValueOf(gguf.FileMXFP4_MOE),
 		"FileQ2_K":           reflect.ValueOf(gguf.FileQ2_K),
 		"FileQ3_K_L":         reflect.ValueOf(gguf.FileQ3_K_L),
 		"FileQ3_K_M":         reflect.ValueOf(gguf.FileQ3_K_M),

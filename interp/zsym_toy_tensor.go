@@ -23,6 +23,7 @@ func init() {
 		"CrossEntropy":      reflect.ValueOf(tensor.CrossEntropy),
 		"DecodeRow":         reflect.ValueOf(tensor.DecodeRow),
 		"DequantizeIQ4XS":   reflect.ValueOf(tensor.DequantizeIQ4XS),
+		"DequantizeMXFP4":   reflect.ValueOf(tensor.DequantizeMXFP4),
 		"DequantizeQ2K":     reflect.ValueOf(tensor.DequantizeQ2K),
 		"DequantizeQ3K":     reflect.ValueOf(tensor.DequantizeQ3K),
 		"DequantizeQ4K":     reflect.ValueOf(tensor.DequantizeQ4K),
@@ -47,6 +48,7 @@ func init() {
 		"IQ4_NL":            reflect.ValueOf(tensor.IQ4_NL),
 		"IQ4_XS":            reflect.ValueOf(tensor.IQ4_XS),
 		"LayerNorm":         reflect.ValueOf(tensor.LayerNorm),
+		"MXFP4":             reflect.ValueOf(tensor.MXFP4),
 		"MatMul":            reflect.ValueOf(tensor.MatMul),
 		"MatMulID":          reflect.ValueOf(tensor.MatMulID),
 		"MaxExperts":        reflect.ValueOf(constant.MakeFromLiteral("1024", token.INT, 0)),
@@ -69,6 +71,7 @@ func init() {
 		"QK":                reflect.ValueOf(constant.MakeFromLiteral("256", token.INT, 0)),
 		"QuantizeIQ4NL":     reflect.ValueOf(tensor.QuantizeIQ4NL),
 		"QuantizeIQ4XS":     reflect.ValueOf(tensor.QuantizeIQ4XS),
+		"QuantizeMXFP4":     reflect.ValueOf(tensor.QuantizeMXFP4),
 		"QuantizeQ2K":       reflect.ValueOf(tensor.QuantizeQ2K),
 		"QuantizeQ3K":       reflect.ValueOf(tensor.QuantizeQ3K),
 		"QuantizeQ4K":       reflect.ValueOf(tensor.QuantizeQ4K),
@@ -99,6 +102,7 @@ func init() {
 		"Softmax":           reflect.ValueOf(tensor.Softmax),
 		"Sum":               reflect.ValueOf(tensor.Sum),
 		"SwiGLU":            reflect.ValueOf(tensor.SwiGLU),
+		"SwiGLUOAI":         reflect.ValueOf(tensor.SwiGLUOAI),
 		"Tanh":              reflect.ValueOf(tensor.Tanh),
 		"Threads":           reflect.ValueOf(tensor.Threads),
 		"TopK":              reflect.ValueOf(tensor.TopK),
@@ -119,6 +123,7 @@ func init() {
 		"RoPEParams":        reflect.ValueOf((*tensor.RoPEParams)(nil)),
 		"RoPEScaling":       reflect.ValueOf((*tensor.RoPEScaling)(nil)),
 		"ScatterAddBackend": reflect.ValueOf((*tensor.ScatterAddBackend)(nil)),
+		"SwiGLUOAIBackend":  reflect.ValueOf((*tensor.SwiGLUOAIBackend)(nil)),
 		"Tape":              reflect.ValueOf((*tensor.Tape)(nil)),
 		"Tensor":            reflect.ValueOf((*tensor.Tensor)(nil)),
 
@@ -131,6 +136,7 @@ func init() {
 		"_ExpertsBackend":    reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ExpertsBackend)(nil)),
 		"_GELUErfBackend":    reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_GELUErfBackend)(nil)),
 		"_ScatterAddBackend": reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ScatterAddBackend)(nil)),
+		"_SwiGLUOAIBackend":  reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_SwiGLUOAIBackend)(nil)),
 	}
 }
 
@@ -352,4 +358,14 @@ type _github_com_toyml_toy_toy_tensor_ScatterAddBackend struct {
 
 func (W _github_com_toyml_toy_toy_tensor_ScatterAddBackend) ScatterAdd(out *tensor.Tensor, dst *tensor.Tensor, src *tensor.Tensor, ids []int32, scale *tensor.Tensor) {
 	W.WScatterAdd(out, dst, src, ids, scale)
+}
+
+// _github_com_toyml_toy_toy_tensor_SwiGLUOAIBackend is an interface wrapper for SwiGLUOAIBackend type
+type _github_com_toyml_toy_toy_tensor_SwiGLUOAIBackend struct {
+	IValue     interface{}
+	WSwiGLUOAI func(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor, alpha float32, limit float32)
+}
+
+func (W _github_com_toyml_toy_toy_tensor_SwiGLUOAIBackend) SwiGLUOAI(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor, alpha float32, limit float32) {
+	W.WSwiGLUOAI(out, gate, up, alpha, limit)
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/toyml/toy/toy/models/deepseek2"
 	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
+	"github.com/toyml/toy/toy/models/gptoss"
 	"github.com/toyml/toy/toy/models/llama"
 	"github.com/toyml/toy/toy/models/olmo2"
 	"github.com/toyml/toy/toy/models/olmoe"
@@ -67,6 +68,7 @@ var loaders = map[string]func(*gguf.File) (engine.Model, error){
 	"deepseek2":  func(f *gguf.File) (engine.Model, error) { return deepseek2.Load(f) },
 	"phi2":       func(f *gguf.File) (engine.Model, error) { return phi2.Load(f) },
 	"phi3":       func(f *gguf.File) (engine.Model, error) { return phi3.Load(f) },
+	"gpt-oss":    func(f *gguf.File) (engine.Model, error) { return gptoss.Load(f) },
 }
 
 // Archs returns the GGUF architectures toy can load, sorted.
@@ -85,7 +87,7 @@ type Model struct {
 	Path      string
 	Arch      string
 	File      *gguf.File
-	Net       engine.Model         // *llama.Model, *gpt2.Model, *gemma.Model, *olmoe.Model, *deepseek2.Model, *phi2.Model or *phi3.Model
+	Net       engine.Model         // *llama.Model, *gpt2.Model, *gemma.Model, *olmoe.Model, *gptoss.Model, *deepseek2.Model, *phi2.Model, *phi3.Model, …
 	Tokenizer *tokenizer.Tokenizer // nil when the file carries none (see TokenizerErr)
 
 	// TokenizerErr says why Tokenizer is nil.

@@ -72,7 +72,7 @@ func runFetch(args []string, stdout io.Writer) error {
 		for _, f := range files {
 			fmt.Fprintf(stdout, "  %-50s %s\n", f.Path, humanBytes(f.Size))
 		}
-		fmt.Fprintf(stdout, "toy runs F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, the k-quant (Q2_K … Q6_K, e.g. Q4_K_M) and IQ4_NL and IQ4_XS weights; try:\n  toy fetch %s %s\n", repo, out.Suggested)
+		fmt.Fprintf(stdout, "toy runs F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, the k-quant (Q2_K … Q6_K, e.g. Q4_K_M), IQ4_NL, IQ4_XS and MXFP4 weights; try:\n  toy fetch %s %s\n", repo, out.Suggested)
 		return nil
 	}
 	if !asJSON && !flagBool(fs, "quiet") {

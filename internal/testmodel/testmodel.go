@@ -103,6 +103,10 @@ func weightType(dt tensor.DType, name string) tensor.DType {
 		return tensor.Q6_K
 	case dt == tensor.IQ4_NL && head:
 		return tensor.Q8_0
+	// MXFP4: llama.cpp's MXFP4_MOE mix, the experts' stacks in MXFP4 and
+	// every other matrix in Q8_0 (gpt-oss's releases).
+	case dt == tensor.MXFP4 && !strings.Contains(name, "_exps.weight"):
+		return tensor.Q8_0
 	}
 	return dt
 }
@@ -150,6 +154,7 @@ func Specs() []Spec {
 	out = append(out, mistral3Specs()...)
 	out = append(out, starcoder2Specs()...)
 	out = append(out, olmo2Specs()...)
+	out = append(out, gptossSpecs()...)
 	// Q4_K_M: k-quant super-blocks need widths that are multiples of 256.
 	// Q4_0 and Q5_0: older files, and Q4_K_M files of narrower models.
 	return append(out,
@@ -379,7 +384,7 @@ func build(s Spec) (*gguf.Writer, error) {
 	w.SetString("general.name", "toy test model "+s.Name)
 	w.SetUint32("general.file_type", map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q8_0: 7, tensor.Q4_0: 2, tensor.Q5_0: 8,
 		tensor.Q4_K: 15, tensor.Q5_K: 17, tensor.Q3_K: 12, tensor.Q2_K: 10, tensor.Q4_1: 3, tensor.Q5_1: 9,
-		tensor.IQ4_NL: 25, tensor.IQ4_XS: 30}[s.DType])
+		tensor.IQ4_NL: 25, tensor.IQ4_XS: 30, tensor.MXFP4: 38}[s.DType])
 	w.SetUint32(a+".context_length", uint32(s.Context))
 	w.SetUint32(a+".embedding_length", uint32(D))
 	w.SetUint32(a+".block_count", uint32(s.Layers))
@@ -401,7 +406,7 @@ func build(s Spec) (*gguf.Writer, error) {
 			w.SetUint32(a+".attention.key_length", uint32(hd))
 			w.SetUint32(a+".attention.value_length", uint32(hd))
 		}
-		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000, "granite": 10000, "granitemoe": 10000, "starcoder2": 100000, "olmo2": 500000, "smollm3": 2000000, "exaone": 1000000, "command-r": 8000000, "cohere2": 50000, "mistral3": 1000000}[a]
+		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000, "granite": 10000, "granitemoe": 10000, "starcoder2": 100000, "olmo2": 500000, "smollm3": 2000000, "exaone": 1000000, "command-r": 8000000, "cohere2": 50000, "mistral3": 1000000, "gpt-oss": 150000}[a]
 		if s.RopeFreqs {
 			base = 500000
 		}
@@ -432,6 +437,9 @@ func build(s Spec) (*gguf.Writer, error) {
 	if a == "mistral3" {
 		mistral3Metadata(w, s)
 	}
+	if a == "gpt-oss" {
+		w.SetUint32(a+".attention.sliding_window", uint32(s.Window))
+	}
 	pre := "default"
 	if v.Model == "gpt2" {
 		pre = map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2", "qwen2moe": "qwen2", "qwen3moe": "qwen2", "starcoder2": "starcoder", "phi2": "phi-2", "phi3": "gpt-2"}[a]
@@ -455,7 +463,7 @@ func build(s Spec) (*gguf.Writer, error) {
 	}
 	vec := func(name string, n int, mean, scale float32) error { return add(name, tensor.F32, scale, mean, n) }
 
-	errs := []error{add("token_embd.weight", s.DType, 1, 0, V, D)}
+	errs := []error{add("token_embd.weight", weightType(s.DType, "token_embd.weight"), 1, 0, V, D)}
 	if s.RopeFreqs {
 		errs = append(errs, w.AddFloat32("rope_freqs.weight", tensor.F32, llama3RopeFactors(hd, 500000), hd/2))
 	}
@@ -477,6 +485,10 @@ func build(s Spec) (*gguf.Writer, error) {
 		}
 		if a == "command-r" || a == "cohere2" {
 			errs = append(errs, cohereLayer(s, p, hd, mat, vec)...)
+			continue
+		}
+		if a == "gpt-oss" {
+			errs = append(errs, gptossLayer(s, p, hd, add, vec)...)
 			continue
 		}
 		errs = append(errs, vec(p+"attn_norm.weight", D, 1, 0.2), vec(p+"ffn_norm.weight", D, 1, 0.2))

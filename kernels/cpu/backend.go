@@ -141,9 +141,9 @@ func getBytes(n int) *[]byte {
 
 // MatMul computes out[M, N] = x[M, K]·w[N, K]ᵀ, splitting the rows of w
 // across the workers. F16 weights take fp16-rounded activations, Q8_0, Q4_0,
-// Q5_0 and IQ4_NL weights Q8_0-quantized ones, Q4_1 and Q5_1 weights Q8_1
-// ones and the k-quants (Q2_K … Q6_K) and IQ4_XS Q8_K ones, as tensor.Go{}
-// does. On a Fused backend, F32 and F16 products of
+// Q5_0, IQ4_NL and MXFP4 weights Q8_0-quantized ones, Q4_1 and Q5_1
+// weights Q8_1 ones and the k-quants (Q2_K … Q6_K) and IQ4_XS Q8_K ones, as
+// tensor.Go{} does. On a Fused backend, F32 and F16 products of
 // toy_pack_threshold() rows or more use fused multiply-adds until a tape
 // records (see doc.go).
 func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
@@ -236,7 +236,7 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 			return
 		}
 		b.matmulKQuant(o, xs, w, M, K, N)
-	case tensor.Q4_0, tensor.Q5_0, tensor.IQ4_NL:
+	case tensor.Q4_0, tensor.Q5_0, tensor.IQ4_NL, tensor.MXFP4:
 		if K%tensor.Q8BlockSize != 0 {
 			tensor.Go{}.MatMul(out, x, w)
 			return
@@ -319,10 +319,10 @@ func (b *Backend) matmulKQuant(o, xs []float32, w *tensor.Tensor, M, K, N int) {
 	runtime.KeepAlive(o)
 }
 
-// matmulQ45: Q4_0, Q5_0 and IQ4_NL weights, against Q8_0 activations and
-// their block sums (the kernels multiply unsigned quants and subtract the
-// offset times Σx); scratch for the prefill kernels as in matmulKQuant
-// (q45.c, iq4.c).
+// matmulQ45: Q4_0, Q5_0, IQ4_NL and MXFP4 weights, against Q8_0
+// activations and their block sums (the kernels multiply unsigned quants
+// and subtract the offset times Σx); scratch for the prefill kernels as in
+// matmulKQuant (q45.c, iq4.c).
 func (b *Backend) matmulQ45(o, xs []float32, w *tensor.Tensor, M, K, N int) {
 	nb := K / tensor.Q8BlockSize
 	rb := nb * tensor.Q8BlockLen
@@ -341,6 +341,8 @@ func (b *Backend) matmulQ45(o, xs []float32, w *tensor.Tensor, M, K, N int) {
 		fn = b.ks.matmulQ5_0
 	case tensor.IQ4_NL:
 		fn, scratch = b.ks.matmulIQ4NL, b.ks.iq4NLScratch
+	case tensor.MXFP4:
+		fn, scratch = b.ks.matmulMXFP4, b.ks.mxfp4Scratch
 	}
 	var scratchLen int
 	if M > 1 {
@@ -430,6 +432,10 @@ func (b *Backend) SwiGLU(out, gate, up *tensor.Tensor) {
 func (b *Backend) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, o tensor.AttentionOptions) {
 	T := q.Rows()
 	if T == 0 {
+		return
+	}
+	if o.Sinks != nil { // attention sinks (gpt-oss): no kernel yet
+		tensor.Go{}.Attention(out, q, k, v, nHead, nKV, past, o)
 		return
 	}
 	dh := q.Cols() / nHead

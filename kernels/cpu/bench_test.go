@@ -1,5 +1,5 @@
 // Benchmarks of the kernels against the pure-Go reference, on SmolLM2-135M's
-// shapes: go test -bench . ./kernels/cpu
+// shapes (MXFP4 on gpt-oss-20b's): go test -bench . ./kernels/cpu
 
 package cpu
 
@@ -38,10 +38,13 @@ func benchName(be tensor.Backend) string {
 func BenchmarkMatMul(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K,
-		tensor.Q2_K, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS} {
+		tensor.Q2_K, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS, tensor.MXFP4} {
 		shapes := [][3]int{{1, 576, 1536}, {1, 1536, 576}, {1, 576, 49152}, {128, 576, 1536}, {128, 1536, 576}}
 		if dt.BlockSize() == tensor.QK { // whole super-blocks: the shapes of a SmolLM2-depth Q4_K_M model of width 512
 			shapes = [][3]int{{1, 512, 1536}, {1, 1536, 512}, {1, 512, 49152}, {128, 512, 1536}, {128, 1536, 512}}
+		}
+		if dt == tensor.MXFP4 { // gpt-oss-20b's experts: width 2880, decode and a batch of 32 rows
+			shapes = [][3]int{{1, 2880, 2880}, {32, 2880, 2880}}
 		}
 		for _, s := range shapes {
 			M, K, N := s[0], s[1], s[2]

@@ -1,6 +1,6 @@
 // Package cpu is toy's native CPU backend: C kernels for the hot ops (matrix
 // multiply with F32, F16, Q8_0, the k-quants Q2_K … Q6_K, Q4_0, Q5_0, Q4_1,
-// Q5_1, IQ4_NL and IQ4_XS weights, RMSNorm, SiLU/SwiGLU, attention),
+// Q5_1, IQ4_NL, IQ4_XS and MXFP4 weights, RMSNorm, SiLU/SwiGLU, attention),
 // precompiled into shared libraries for linux/amd64 and linux/arm64, embedded
 // in the Go binary, written at first use to the user's cache directory and
 // called through purego — no cgo, so CGO_ENABLED=0 builds keep working.
@@ -8,8 +8,9 @@
 // # Backends
 //
 // Backend implements tensor.Backend on host memory. Ops without a kernel run
-// on tensor.Go{}; ops with one split their rows over a persistent pool of
-// worker goroutines (tensor.Threads() of them) and call the C kernel once per
+// on tensor.Go{} (so do products with weight types that have none, such as
+// BF16); ops with one split their rows over a persistent pool of worker
+// goroutines (tensor.Threads() of them) and call the C kernel once per
 // chunk. Between ops a worker looks for the next task for up to 100 µs,
 // yielding, then parks on a channel: no spinning once the ops stop, and no
 // op waits for a worker that has not started (the caller takes the chunks).
@@ -68,12 +69,12 @@
 // quantizes them (Q8_K blocks of 256 for the k-quants, in csrc/kq.c: Q4_K,
 // Q6_K, and csrc/kq2.c: Q5_K, Q3_K, Q2_K; Q8_0 for Q4_0 and Q5_0, in
 // csrc/q45.c; Q8_1 for Q4_1 and Q5_1, in csrc/q41.c; Q8_0 for IQ4_NL and
-// Q8_K for IQ4_XS, in csrc/iq4.c), every block's dot product is an exact
+// MXFP4 and Q8_K for IQ4_XS, in csrc/iq4.c), every block's dot product is an exact
 // int32 — on x86 unsigned quants times signed activations (vpmaddubsw, then
 // vpmaddwd or VNNI's vpdpwssd by each group's scale; vpdpbusd and vpmulld),
 // the quants' offset (Q6_K's 32, Q3_K's 4, Q4_0's 8, Q5_0's 16) folded in
-// as offset·Σx; IQ4_NL's and IQ4_XS's table levels (pshufb; tbl on arm64)
-// are signed and span more than seven bits, so vpmaddubsw takes |level| and
+// as offset·Σx; IQ4_NL's, IQ4_XS's and MXFP4's table levels (pshufb; tbl
+// on arm64) are signed (IQ4's span more than seven bits), so vpmaddubsw takes |level| and
 // x with level's sign, and VNNI's vpdpbusd level + 128, less 128·Σx; on
 // arm64 sdot or widening multiplies of the signed quants (Q5_K, Q3_K and
 // Q2_K: loops the compiler vectorizes); on x86-64 without
@@ -81,7 +82,8 @@
 // order: Q4_K, Q5_K, Q2_K sum += (d·x.d)·dots − (dmin·x.d)·mins, Q6_K, Q3_K
 // and IQ4_XS sum += (d·x.d)·dots, Q4_0, Q5_0 and IQ4_NL sum += s·(d·x.d),
 // Q4_1/Q5_1 sum += s·(d·x.d), then sum += m·x.s, fused on arm64 where Go
-// fuses them. On x86, decode (fewer than 4 activation rows) unpacks each
+// fuses them; MXFP4 sum += (x.d·2^(e−128))·s, never fused (Go rounds the
+// product explicitly). On x86, decode (fewer than 4 activation rows) unpacks each
 // weight block in registers and reduces 4 to 8 rows' integer sums
 // together, and prefill repacks tiles of 8 (AVX-512: 16) weight rows so that
 // each vector lane holds one row and broadcasts the activations; NEON unpacks

@@ -28,16 +28,16 @@ type kernelSet struct {
 
 	// 2- to 6-bit weights: Q4_K and Q6_K against Q8_K activations (kq.c),
 	// Q5_K, Q3_K and Q2_K too (kq2.c), Q4_0 and Q5_0 against Q8_0 ones
-	// (q45.c), Q4_1 and Q5_1 against Q8_1 ones (q41.c), IQ4_NL against
-	// Q8_0 and IQ4_XS against Q8_K (iq4.c), and the scratch bytes each
-	// family's prefill kernels want for a given K.
+	// (q45.c), Q4_1 and Q5_1 against Q8_1 ones (q41.c), IQ4_NL and MXFP4
+	// against Q8_0 and IQ4_XS against Q8_K (iq4.c), and the scratch bytes
+	// each family's prefill kernels want for a given K.
 	matmulQ4K, matmulQ6K, quantizeQ8K, kqScratch uintptr
 	matmulQ5K, matmulQ3K, matmulQ2K, kq2Scratch  uintptr
 	matmulQ4_0, matmulQ5_0, q45Scratch           uintptr
 	matmulQ4_1, matmulQ5_1, quantizeQ8_1         uintptr
 	q41Scratch                                   uintptr
-	matmulIQ4NL, matmulIQ4XS                     uintptr
-	iq4NLScratch, iq4XSScratch                   uintptr
+	matmulIQ4NL, matmulIQ4XS, matmulMXFP4        uintptr
+	iq4NLScratch, iq4XSScratch, mxfp4Scratch     uintptr
 
 	packMin int // toy_pack_threshold(): from this many rows on, F32/F16 matmuls take packed x
 }
@@ -59,6 +59,7 @@ func (k *kernelSet) symbols() map[string]*uintptr {
 		"q41_scratch":   &k.q41Scratch,
 		"matmul_iq4_nl": &k.matmulIQ4NL, "matmul_iq4_xs": &k.matmulIQ4XS,
 		"iq4nl_scratch": &k.iq4NLScratch, "iq4xs_scratch": &k.iq4XSScratch,
+		"matmul_mxfp4": &k.matmulMXFP4, "mxfp4_scratch": &k.mxfp4Scratch,
 	}
 }
 

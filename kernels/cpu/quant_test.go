@@ -1,5 +1,5 @@
 // The 2- to 6-bit weight types (Q4_K, Q6_K, Q5_K, Q3_K, Q2_K, Q4_0, Q5_0,
-// Q4_1, Q5_1, IQ4_NL, IQ4_XS) against the pure-Go backend, bit for bit, on every variant and its C reference. On an amd64
+// Q4_1, Q5_1, IQ4_NL, IQ4_XS, MXFP4) against the pure-Go backend, bit for bit, on every variant and its C reference. On an amd64
 // host with qemu-user and the aarch64 C library, the arm64 variants (and Go's
 // arm64 arithmetic, whose fused multiply-adds they follow) run with
 //
@@ -18,7 +18,7 @@ import (
 )
 
 var quant4Types = []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K,
-	tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS}
+	tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS, tensor.MXFP4}
 
 // quant4Ks are the row lengths tried for each type: whole k-quant
 // super-blocks, or 32-weight blocks.
@@ -66,8 +66,8 @@ func quant4Activations(r *rand.Rand, M, K int) *tensor.Tensor {
 
 // randomBytesWeights returns w [N, K] of type dt with random bytes for every
 // quant, scale and min (Q6_K scales negative too), and small finite fp16
-// block scales: the whole range the kernels must take, not only what
-// toy's quantizers write.
+// block scales (MXFP4's exponent bytes stay random, 0 … 255): the whole
+// range the kernels must take, not only what toy's quantizers write.
 func randomBytesWeights(t *testing.T, r *rand.Rand, dt tensor.DType, N, K int) *tensor.Tensor {
 	rowBytes, ok := dt.RowBytes(K)
 	if !ok {
@@ -102,6 +102,8 @@ func randomBytesWeights(t *testing.T, r *rand.Rand, dt tensor.DType, N, K int) *
 		block, dOffs = 18, []int{0}
 	case tensor.IQ4_XS:
 		block, dOffs = 136, []int{0}
+	case tensor.MXFP4:
+		block = 17
 	}
 	for b := 0; b < len(raw); b += block {
 		for _, o := range dOffs {
@@ -116,7 +118,7 @@ func randomBytesWeights(t *testing.T, r *rand.Rand, dt tensor.DType, N, K int) *
 }
 
 // TestMatMulQuant4: Q4_K, Q6_K, Q5_K, Q3_K, Q2_K, Q4_0, Q5_0, Q4_1, Q5_1,
-// IQ4_NL and IQ4_XS products are bit-identical to tensor.Go{} on every variant (and its C references), for weights written
+// IQ4_NL, IQ4_XS and MXFP4 products are bit-identical to tensor.Go{} on every variant (and its C references), for weights written
 // by toy's quantizers and for random bytes.
 func TestMatMulQuant4(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))

@@ -12,7 +12,7 @@ import (
 
 // SelfTest runs each kernel of b on small random inputs and compares it with
 // tensor.Go{}: matrix products (on b.Exact(); F32, F16, Q8_0, the k-quants
-// Q2_K … Q6_K, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL and IQ4_XS weights) and RMSNorm must be bit-identical; the fused
+// Q2_K … Q6_K, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL, IQ4_XS and MXFP4 weights) and RMSNorm must be bit-identical; the fused
 // F32/F16 products, SwiGLU and attention within 1e-5 relative. It returns the
 // first difference found.
 func SelfTest(b *Backend) error {
@@ -58,7 +58,7 @@ func SelfTest(b *Backend) error {
 	// The 2- to 6-bit types, decode and prefill: k-quants on whole
 	// super-blocks of 256, the others on blocks of 32.
 	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K, tensor.Q4_0,
-		tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS} {
+		tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS, tensor.MXFP4} {
 		K := 96
 		if dt.BlockSize() == tensor.QK {
 			K = 512

@@ -4,16 +4,16 @@ package cpu
 
 // sourcesSHA256 is the SHA-256 of the C sources and build.sh, concatenated
 // in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "dbb86b0906b9fd69220b730aae2862be9d71a5e65af4aaeaadf1dba01a294eab"
+const sourcesSHA256 = "73765e3f24f97b4b714847eb4aa40c759247613f1ad07af8fb5993ee2bd1eb4a"
 
 var sourceFiles = []string{"build.sh", "csrc/f32.c", "csrc/iq4.c", "csrc/kq.c", "csrc/kq2.c", "csrc/ops.c", "csrc/q41.c", "csrc/q45.c", "csrc/q8.c", "csrc/quant.h", "csrc/toy.h"}
 
 // libSHA256 maps each embedded library to the SHA-256 build.sh recorded.
 var libSHA256 = map[string]string{
-	"libtoy-amd64-avx2.so":         "a88649d3a95abe3bc2067196719f7bfdabfb01f57830db5d003a191361fa7f66",
-	"libtoy-amd64-avx512.so":       "2fc6546d49db600aa57754012d63d7a448051f28321eb4674752406f964b522a",
-	"libtoy-amd64-avxvnni.so":      "565db8efde02441cad67928319c15bfb6c410efa36ff8f6f1a5d8f10627cf4df",
-	"libtoy-amd64-x86-64.so":       "c91efb4bcde12b19bb52358f1cc777841825afae8b9093f760994a1eb50bd3f5",
-	"libtoy-arm64-neon-dotprod.so": "ce6f462aab7591de884cf83e2a2fd0742dad6d5f6cbd44210a3c803808bd2e0e",
-	"libtoy-arm64-neon.so":         "9796c88bbc6f437541fb64729cd7de769402c5aca2dc15b6ec3faf65e68fdeb8",
+	"libtoy-amd64-avx2.so":         "d882c68fefe2f6440e7621592f2a49de69b0c9022dcd373f064b9b12e52f53e0",
+	"libtoy-amd64-avx512.so":       "912479cd9758467cb943f93c96f8b142a2aebbf37892d40263c8578cbeb4b1d7",
+	"libtoy-amd64-avxvnni.so":      "be9e49652cf5dfe3e939679db42e95c13dae6b840f6e76c4cc43e1436ee942a7",
+	"libtoy-amd64-x86-64.so":       "d731cd2fe5f24f145ac50f4726e93533f22db39e8d640cc7a0a1935879ac72b7",
+	"libtoy-arm64-neon-dotprod.so": "1069caec79ee5b1511c622a3c32d725aeafcda74443454293d1ffa3e9ba3e2f3",
+	"libtoy-arm64-neon.so":         "ba6fe8aa9e896ec1a51a842295f2d64284dfec8e6db6d5ae496240e922e691ad",
 }

@@ -16,7 +16,7 @@ import (
 // Backend runs every op on one GPU, on one stream, with tensors resident in
 // device memory (see tensor.DeviceBackend): weights are uploaded at first
 // use and stay, in their own type (F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_1,
-// Q5_1, Q2_K … Q6_K, IQ4_NL, IQ4_XS); activations and the KV cache never leave the device; Go code
+// Q5_1, Q2_K … Q6_K, IQ4_NL, IQ4_XS, MXFP4); activations and the KV cache never leave the device; Go code
 // reading a tensor (the logits, for sampling) downloads it. F32 products run
 // on cuBLAS (TF32 off unless TOY_CUDA_TF32=1) when the machine has it, the
 // rest on toy's kernels (csrc/).
@@ -50,6 +50,7 @@ var (
 	_ tensor.ExpertsBackend    = (*Backend)(nil)
 	_ tensor.ScatterAddBackend = (*Backend)(nil)
 	_ tensor.GELUErfBackend    = (*Backend)(nil)
+	_ tensor.SwiGLUOAIBackend  = (*Backend)(nil)
 )
 
 // Name returns "cuda".
@@ -188,7 +189,7 @@ const (
 // BF16: x rounded to the weight's type, then toy_matmul_half (or GemmEx with
 // float32 accumulation from gemmMin rows on). Q8_0: x quantized to Q8_0
 // blocks (toy_quantize_q8), then integer block dots (toy_matmul_q8); Q4_0,
-// Q5_0 and IQ4_NL likewise (toy_matmul_q32); Q4_1 and Q5_1 too, with the
+// Q5_0, IQ4_NL and MXFP4 likewise (toy_matmul_q32); Q4_1 and Q5_1 too, with the
 // Q8_1 sums of toy_q8_1_sums (toy_matmul_q41). The k-quants and IQ4_XS: x
 // quantized to Q8_K (toy_quantize_q8k), then toy_matmul_q4k,
 // toy_matmul_q6k, toy_matmul_q5k, toy_matmul_q32k (Q3_K, Q2_K) or
@@ -253,7 +254,7 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 
 // quantizeActivations quantizes x [M, K] (at xp) as the products with
 // weights of type dt read it, into pooled buffers: Q8_0 blocks
-// (toy_quantize_q8) for Q8_0, Q4_0, Q5_0 and IQ4_NL; those and their Q8_1
+// (toy_quantize_q8) for Q8_0, Q4_0, Q5_0, IQ4_NL and MXFP4; those and their Q8_1
 // sums (toy_q8_1_sums) for Q4_1 and Q5_1; Q8_K super-blocks with their
 // 16-element sums (toy_quantize_q8k) for the k-quants and IQ4_XS. It
 // returns the kernel arguments that follow the weights (xq, xd, and the
@@ -276,7 +277,7 @@ func (b *Backend) quantizeActivations(xp uintptr, M, K int, dt tensor.DType) (ac
 		}
 	}
 	switch dt {
-	case tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.IQ4_NL, tensor.Q4_1, tensor.Q5_1:
+	case tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.IQ4_NL, tensor.MXFP4, tensor.Q4_1, tensor.Q5_1:
 		nb := M * K / tensor.Q8BlockSize
 		xq, xd := take(M*K), take(4*nb)
 		b.launch("toy_quantize_q8", (nb+3)/4, 1, 128, pArg(xp), pArg(xq), pArg(xd), iArg(nb))
@@ -305,8 +306,8 @@ func quantKernel(dt tensor.DType) (string, []uint64) {
 	switch dt {
 	case tensor.Q8_0:
 		return "toy_matmul_q8", nil
-	case tensor.Q4_0, tensor.Q5_0, tensor.IQ4_NL:
-		return "toy_matmul_q32", []uint64{iArg(map[tensor.DType]int{tensor.Q4_0: 0, tensor.Q5_0: 1, tensor.IQ4_NL: 2}[dt])}
+	case tensor.Q4_0, tensor.Q5_0, tensor.IQ4_NL, tensor.MXFP4:
+		return "toy_matmul_q32", []uint64{iArg(map[tensor.DType]int{tensor.Q4_0: 0, tensor.Q5_0: 1, tensor.IQ4_NL: 2, tensor.MXFP4: 3}[dt])}
 	case tensor.Q4_1, tensor.Q5_1:
 		return "toy_matmul_q41", []uint64{bArg(dt == tensor.Q5_1)}
 	case tensor.Q4_K:
@@ -445,6 +446,17 @@ func (b *Backend) SwiGLU(out, gate, up *tensor.Tensor) {
 	b.elementwise("toy_swiglu", gate.Len(), pArg(op), pArg(gp), pArg(up2), lArg(gate.Len()))
 }
 
+// SwiGLUOAI: gpt-oss's clamped SwiGLU (tensor.SwiGLUOAIBackend), as
+// tensor.SwiGLUOAI computes it.
+func (b *Backend) SwiGLUOAI(out, gate, up *tensor.Tensor, alpha, limit float32) {
+	if gate.Len() == 0 {
+		return
+	}
+	defer b.enter()()
+	gp, up2, op := b.in(gate), b.in(up), b.out(out)
+	b.elementwise("toy_swiglu_oai", gate.Len(), pArg(op), pArg(gp), pArg(up2), fArg(alpha), fArg(limit), lArg(gate.Len()))
+}
+
 // rowThreads is the block size of the row-wise kernels.
 func rowThreads(D int) int { return min(1024, max(32, (D+31)/32*32)) }
 
@@ -518,6 +530,9 @@ func attnSplit(T, nHead, S int) bool { return T*nHead < attnSplitJobs && S >= at
 // many keys (attnSplit) go split-K instead: per (token, head, chunk) the
 // chunk's max score (float32), sum of exps (float64) and unnormalized
 // output (dh float32) in a scratch buffer, merged by a second kernel.
+// Attention sinks (o.Sinks, gpt-oss) join the softmax in toy_attention and,
+// split-K, in the merge (toy_attention_combine); the tensor is uploaded at
+// first use and stays, like a weight.
 func (b *Backend) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, o tensor.AttentionOptions) {
 	T := q.Rows()
 	if T == 0 {
@@ -529,6 +544,7 @@ func (b *Backend) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, o
 	}
 	defer b.enter()()
 	qp, kp, vp, op := b.in(q), b.in(k), b.in(v), b.out(out)
+	sp := b.in(o.Sinks) // uploaded once, like a weight; 0 without sinks
 	S, dh := past+T, q.Cols()/nHead
 	if attnSplit(T, nHead, S) {
 		jobs, chunks := T*nHead, (S+attnChunk-1)/attnChunk
@@ -540,17 +556,17 @@ func (b *Backend) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, o
 		b.launch("toy_attention_chunk", jobs, chunks, attnChunk, pArg(opart), pArg(mp), pArg(lp), pArg(qp), pArg(kp), pArg(vp),
 			iArg(nHead), iArg(nKV), iArg(dh), iArg(past), fArg(o.Scale), fArg(o.SoftCap), iArg(o.Window), iArg(bidirT))
 		b.launch("toy_attention_combine", jobs, 1, min(256, rowThreads(dh)), pArg(op), pArg(opart), pArg(mp), pArg(lp),
-			iArg(nHead), iArg(dh), iArg(past), iArg(chunks), iArg(o.Window), iArg(bidirT))
+			iArg(nHead), iArg(dh), iArg(past), iArg(chunks), iArg(o.Window), iArg(bidirT), pArg(sp))
 		return
 	}
 	chunk := max(1, min(T, (64<<20)/(nHead*S)))
-	sp, c := b.take(4 * chunk * nHead * S)
-	defer b.give(sp, c)
+	scores, c := b.take(4 * chunk * nHead * S)
+	defer b.give(scores, c)
 	for t0 := 0; t0 < T; t0 += chunk {
 		n := min(chunk, T-t0)
-		b.launch("toy_attention", n*nHead, 1, 128, pArg(op), pArg(qp), pArg(kp), pArg(vp), pArg(sp),
+		b.launch("toy_attention", n*nHead, 1, 128, pArg(op), pArg(qp), pArg(kp), pArg(vp), pArg(scores),
 			iArg(nHead), iArg(nKV), iArg(dh), iArg(past), iArg(t0), fArg(o.Scale), iArg(S), fArg(o.SoftCap),
-			iArg(o.Window), iArg(bidirT))
+			iArg(o.Window), iArg(bidirT), pArg(sp))
 	}
 }
 
@@ -573,7 +589,7 @@ func (b *Backend) Embedding(out, table *tensor.Tensor, ids []int32) {
 	case tensor.Q8_0:
 		b.launch("toy_embed_q8", T, 1, 256, pArg(op), pArg(tp), pArg(ip), iArg(D))
 	case tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K,
-		tensor.IQ4_NL, tensor.IQ4_XS:
+		tensor.IQ4_NL, tensor.IQ4_XS, tensor.MXFP4:
 		rowBytes, _ := table.DType().RowBytes(D)
 		b.launch("toy_embed_quant", T, 1, 256, pArg(op), pArg(tp), pArg(ip), iArg(D), iArg(rowBytes), iArg(int(table.DType())))
 	default:

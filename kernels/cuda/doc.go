@@ -12,18 +12,20 @@
 // Backend implements tensor.Backend and tensor.DeviceBackend: tensors live
 // in device memory. Weights are uploaded at first use and stay there in
 // their stored type (F32, F16, BF16, and Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, the
-// k-quant Q2_K … Q6_K and the IQ4_NL and IQ4_XS blocks); activations and the KV cache never leave the device; reading a
+// k-quant Q2_K … Q6_K, the IQ4_NL and IQ4_XS blocks and MXFP4); activations and the KV cache never leave the device; reading a
 // tensor from Go (the logits, for sampling) downloads it. F32 products use
 // cuBLAS (TF32 only with TOY_CUDA_TF32=1) or, without it, toy's row kernel
 // and tiled GEMM; Q8_0 products quantize the activations on the device
-// exactly as the CPU does and sum integer block dots (Q4_0, Q5_0 and IQ4_NL
-// too; Q4_1 and Q5_1 against Q8_1 activations; the k-quants and IQ4_XS
+// exactly as the CPU does and sum integer block dots (Q4_0, Q5_0, IQ4_NL and
+// MXFP4 too; Q4_1 and Q5_1 against Q8_1 activations; the k-quants and IQ4_XS
 // against Q8_K activations; their float scaling in the CPU's order, so those products
 // are bit-identical to it); F16/BF16 products
 // round the activations to the weight's type. A mixture of experts routes a
 // decode step on the device too (tensor.ExpertsBackend: the top-k choice,
 // and each chosen expert's product found from the ids there), so a decode
-// step uploads its token id and downloads its logits, nothing else. All ops
+// step uploads its token id and downloads its logits, nothing else;
+// gpt-oss's attention sinks (uploaded once, like weights) and clamped
+// SwiGLU (tensor.SwiGLUOAIBackend) run there as well. All ops
 // run in order on one
 // stream; device memory is pooled by size class and returned to the pool
 // when the tensors holding it are garbage collected.

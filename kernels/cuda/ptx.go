@@ -16,7 +16,7 @@ var kernelNames = map[string][]string{
 		"toy_matmul_q32k", "toy_q8_1_sums", "toy_matmul_q41", "toy_matmul_iq4xs", "toy_embed_quant",
 		"toy_matmul_q4k_id", "toy_matmul_q6k_id", "toy_matmul_q32_id", "toy_matmul_q5k_id", "toy_matmul_q32k_id",
 		"toy_matmul_q41_id", "toy_matmul_iq4xs_id"},
-	"ops.ptx": {"toy_add", "toy_mul", "toy_scale", "toy_silu", "toy_tanh", "toy_swiglu", "toy_gelu", "toy_gelu_erf", "toy_rmsnorm",
+	"ops.ptx": {"toy_add", "toy_mul", "toy_scale", "toy_silu", "toy_tanh", "toy_swiglu", "toy_swiglu_oai", "toy_gelu", "toy_gelu_erf", "toy_rmsnorm",
 		"toy_layernorm", "toy_rope", "toy_softmax", "toy_attention", "toy_attention_chunk", "toy_attention_combine",
 		"toy_embed_f32", "toy_embed_half", "toy_embed_q8", "toy_columns", "toy_place_columns"},
 }

@@ -146,6 +146,7 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 		{tensor.Q2_K, 1, 256, 33}, {tensor.Q2_K, 9, 512, 17}, {tensor.Q4_1, 1, 1088, 5}, {tensor.Q4_1, 9, 96, 17},
 		{tensor.Q5_1, 1, 64, 33}, {tensor.Q5_1, 40, 64, 10 * size},
 		{tensor.IQ4_NL, 1, 1088, 5}, {tensor.IQ4_NL, 9, 96, 17}, {tensor.IQ4_XS, 1, 256, 33}, {tensor.IQ4_XS, 40, 512, 10 * size},
+		{tensor.MXFP4, 1, 1088, 5}, {tensor.MXFP4, 9, 96, 17},
 	} {
 		x, wf := randT(c.M, c.K), randT(c.N, c.K)
 		w, err := tensor.FromBytes(c.dt, tensor.EncodeRow(nil, wf.Data(), c.dt), c.N, c.K)
@@ -164,7 +165,8 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 		panic(err)
 	}
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q5_0,
-		tensor.IQ4_NL, tensor.Q4_1, tensor.Q5_1, tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K, tensor.IQ4_XS} {
+		tensor.IQ4_NL, tensor.Q4_1, tensor.Q5_1, tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K, tensor.IQ4_XS,
+		tensor.MXFP4} {
 		const E, N, K = 4, 17, 256
 		wf := randT(E, N, K)
 		w, err := tensor.FromBytes(dt, tensor.EncodeRow(nil, wf.Data(), dt), E, N, K)
@@ -280,9 +282,30 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 	}
 	add("GELUErf", func(b tensor.Backend, o *tensor.Tensor) { b.(tensor.GELUErfBackend).GELUErf(o, fresh(wide)) })
 	add("SwiGLU", func(b tensor.Backend, o *tensor.Tensor) { b.SwiGLU(o, fresh(x), fresh(y)) })
+	// SwiGLUOAI (optional, tensor.SwiGLUOAIBackend): gpt-oss's alpha and
+	// limit on inputs spread to ±3·limit, so that both clamps bite, and a
+	// tight limit on x and y; the reference is tensor.SwiGLUOAI on the host.
+	spread := []*tensor.Tensor{randT(R, D), randT(R, D)}
+	for _, t := range spread {
+		for i := range t.Data() {
+			t.Data()[i] *= 7
+		}
+	}
+	for _, c := range []struct {
+		g, u         *tensor.Tensor
+		alpha, limit float32
+	}{{spread[0], spread[1], 1.702, 7}, {x, y, 1.702, 0.8}} {
+		add(fmt.Sprintf("SwiGLUOAI alpha=%g limit=%g", c.alpha, c.limit), func(b tensor.Backend, o *tensor.Tensor) {
+			if ob, ok := b.(tensor.SwiGLUOAIBackend); ok {
+				ob.SwiGLUOAI(o, fresh(c.g), fresh(c.u), c.alpha, c.limit)
+				return
+			}
+			onHost(func() { copy(o.Data(), tensor.SwiGLUOAI(fresh(c.g), fresh(c.u), c.alpha, c.limit).Data()) })
+		})
+	}
 	ids := []int32{3, 0, 7, 3}
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1,
-		tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL, tensor.IQ4_XS} {
+		tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL, tensor.IQ4_XS, tensor.MXFP4} {
 		D := D
 		if dt.BlockSize() == tensor.QK {
 			D = 2 * tensor.QK
@@ -300,29 +323,47 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 	// over), 1 (dh 160) or 16 key groups; and each side of the thresholds:
 	// 511/512 keys, 256/255 (token, head) pairs. Then the options: soft-
 	// capped scores, sliding windows (shorter and longer than a chunk, in
-	// both kernels) and bidirectional attention.
+	// both kernels) and bidirectional attention. Last, attention sinks
+	// (gpt-oss) in both kernels and with each option: a logit per head, one
+	// large enough to be the softmax's max and one −∞ (no sink).
 	type attnCase struct {
 		T, H, KV, dh, past int
 		cap                float32
 		window             int
 		bidir              bool
 	}
-	for _, a := range []attnCase{{1, 4, 2, 16, 5, 0, 0, false}, {4, 4, 4, 16, 0, 0, 0, false}, {3, 8, 2, 32, 9 * size, 0, 0, false},
+	plain := []attnCase{{1, 4, 2, 16, 5, 0, 0, false}, {4, 4, 4, 16, 0, 0, 0, false}, {3, 8, 2, 32, 9 * size, 0, 0, false},
 		{1, 4, 1, 64, 700, 0, 0, false}, {2, 8, 2, 64, 1535, 0, 0, false}, {1, 3, 1, 80, 600, 0, 0, false}, {1, 2, 1, 160, 520, 0, 0, false},
 		{1, 4, 2, 64, 510, 0, 0, false}, {1, 4, 2, 64, 511, 0, 0, false}, {16, 16, 4, 16, 496, 0, 0, false}, {17, 15, 5, 16, 500, 0, 0, false},
 		{5, 4, 2, 16, 7, 0.5, 0, false}, {6, 4, 2, 16, 9, 50, 4, false}, {2, 8, 2, 64, 1000, 2, 300, false},
-		{1, 4, 1, 64, 700, 0, 600, false}, {7, 3, 3, 8, 0, 0, 0, true}, {4, 2, 1, 8, 3, 1, 0, true}} {
+		{1, 4, 1, 64, 700, 0, 600, false}, {7, 3, 3, 8, 0, 0, 0, true}, {4, 2, 1, 8, 3, 1, 0, true}}
+	sinks := []attnCase{{1, 4, 2, 16, 5, 0, 0, false}, {4, 4, 2, 32, 3, 0, 0, false}, {6, 4, 2, 16, 9, 50, 4, false},
+		{4, 2, 1, 8, 3, 1, 0, true}, {1, 4, 1, 64, 700, 0, 0, false}, {2, 8, 2, 64, 1535, 0, 0, false},
+		{2, 8, 2, 64, 1000, 2, 300, false}, {1, 4, 2, 64, 511, 0, 0, false}}
+	for i, a := range append(plain, sinks...) {
 		S := a.past + a.T
 		q, k, v := randT(a.T, a.H*a.dh), randT(S+2, a.KV*a.dh), randT(S+2, a.KV*a.dh)
-		name := fmt.Sprintf("Attention %+v", a)
+		name := "Attention "
 		if attnSplit(a.T, a.H, S) {
-			name = fmt.Sprintf("Attention split %+v", a)
+			name += "split "
 		}
+		withSinks := i >= len(plain)
+		if withSinks {
+			name += "sinks "
+		}
+		name += fmt.Sprintf("%+v", a)
 		o := tensor.AttentionOptions{Scale: 0.125, SoftCap: a.cap, Window: a.window, Bidirectional: a.bidir}
 		if a.cap > 0 {
 			o.Scale = 0.5 // scores well into tanh's curve
 		}
+		if withSinks {
+			o.Sinks = randT(a.H)
+			o.Sinks.Data()[0] = 6                         // above every score: the max
+			o.Sinks.Data()[a.H-1] = float32(math.Inf(-1)) // no sink
+		}
 		cases = append(cases, OpCase{name, 1e-5, nil, op([]int{a.T, a.H * a.dh}, func(b tensor.Backend, out *tensor.Tensor) {
+			o := o
+			o.Sinks = fresh(o.Sinks)
 			b.Attention(out, fresh(q), fresh(k), fresh(v), a.H, a.KV, a.past, o)
 		})})
 	}

@@ -4,7 +4,7 @@ package cuda
 
 // sourcesSHA256 is the SHA-256 of build.sh and the CUDA sources,
 // concatenated in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "ae66cfbcc19273ff8157a8f8ab134d9658388dbadaf6cea3c2a94618f35ae193"
+const sourcesSHA256 = "8644e5032148c24b3778d25ddb3c7452215d8b35d4c98da849464f5326ef55d8"
 
 var sourceFiles = []string{"build.sh", "csrc/matmul.cu", "csrc/moe.cu", "csrc/ops.cu", "csrc/quant.cu", "csrc/toy.cuh"}
 
@@ -15,6 +15,6 @@ const nvccVersion = "release 11.8, V11.8.89"
 var ptxSHA256 = map[string]string{
 	"matmul.ptx": "f8c7408634c79f48b0f34deab1ea91c1813f68a78143ffd1f07e99c6d8792fa9",
 	"moe.ptx":    "d46b25dbb85edfff6462745b17f8d3d48b4376e90f060d7a602e503849650917",
-	"ops.ptx":    "f018852f9cade3869a2fc71961945e4b251afe25ceabd2f57c65181d162efacc",
-	"quant.ptx":  "fed5b782d9b4fd46e7a75924827f0803ba437f541c4f1f1302070594f5de2d67",
+	"ops.ptx":    "2f152376bc857f281aa98bb3df36fea15feedc4138b63ccc77e54421974fd577",
+	"quant.ptx":  "f5d491c575018071e67523be59fd461383b3f0690ea4d096c3dcfa32ccfd11a6",
 }

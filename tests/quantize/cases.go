@@ -25,7 +25,7 @@ type RowCase struct {
 
 // RowTypes are the types the row gate quantizes to.
 var RowTypes = []tensor.DType{tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL,
-	tensor.IQ4_XS, tensor.Q8_0, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.F16, tensor.BF16}
+	tensor.IQ4_XS, tensor.Q8_0, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.F16, tensor.BF16, tensor.MXFP4}
 
 // RowCases are the row sets: weights of several distributions and widths,
 // and the corner cases of the scale searches (all-zero, constant, tiny,
@@ -164,7 +164,7 @@ func (c ModelCase) Name() string {
 
 // AllModelTypes are the file types of llama-quantize that toy writes.
 var AllModelTypes = []string{"q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k_s", "q3_k_m", "q3_k_l",
-	"q4_k_s", "q4_k_m", "q5_k_s", "q5_k_m", "q6_k", "iq4_nl", "iq4_xs", "f16", "bf16", "f32"}
+	"q4_k_s", "q4_k_m", "q5_k_s", "q5_k_m", "q6_k", "iq4_nl", "iq4_xs", "f16", "bf16", "f32", "mxfp4_moe"}
 
 // mixTypes are the file types with rules by layer position or by model
 // shape (grouped-query ratio, expert count).
@@ -201,8 +201,8 @@ func ModelSpecs() []ModelSpec {
 		{spec("llama16", "llama", 256, 16, 256, 4, 4, false, 21), []string{"q3_k_m", "q4_k_m"}},
 		{spec("qwen2", "qwen2", 256, 2, 384, 4, 2, true, 22), AllModelTypes},
 		{gemma3, mixTypes},
-		{olmoe, []string{"q2_k", "q4_k_m", "iq4_xs"}},
-		{qwen2moe, []string{"q3_k_m", "q4_k_m", "iq4_xs"}},
+		{olmoe, []string{"q2_k", "q4_k_m", "iq4_xs", "mxfp4_moe"}},
+		{qwen2moe, []string{"q3_k_m", "q4_k_m", "iq4_xs", "mxfp4_moe"}},
 		{spec("gpt2", "gpt2", 256, 2, 256, 4, 4, false, 26), AllModelTypes},
 		{spec("narrow", "llama", 64, 2, 128, 4, 2, false, 27), AllModelTypes},
 	}
@@ -218,7 +218,7 @@ func ModelCases() []ModelCase {
 		}
 	}
 	for _, c := range []ModelCase{{"llama", "q4_k_m", true}, {"qwen2", "q3_k_m", true}, {"qwen2", "iq4_xs", true},
-		{"qwen2", "q6_k", true}, {"narrow", "q4_k_m", true}, {"narrow", "iq4_xs", true}} {
+		{"qwen2", "q6_k", true}, {"narrow", "q4_k_m", true}, {"narrow", "iq4_xs", true}, {"olmoe", "mxfp4_moe", true}} {
 		out = append(out, c)
 	}
 	return out

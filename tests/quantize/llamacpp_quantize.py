@@ -33,11 +33,11 @@ BINS = os.path.join(ROOT, "tests/reference/node_modules/@node-llama-cpp/linux-x6
 # ggml's type ids (ggml.h) and llama.cpp's file types (llama.h, enum llama_ftype).
 GGML_TYPES = {"F32": 0, "F16": 1, "Q4_0": 2, "Q4_1": 3, "Q5_0": 6, "Q5_1": 7, "Q8_0": 8, "Q2_K": 10,
               "Q3_K": 11, "Q4_K": 12, "Q5_K": 13, "Q6_K": 14, "IQ4_NL": 20, "IQ4_XS": 23, "I32": 26,
-              "BF16": 30}
+              "BF16": 30, "MXFP4": 39}
 GGML_NAMES = {v: k for k, v in GGML_TYPES.items()}
 FTYPES = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q8_0": 7, "q5_0": 8, "q5_1": 9, "q2_k": 10,
           "q3_k_s": 11, "q3_k_m": 12, "q3_k_l": 13, "q4_k_s": 14, "q4_k_m": 15, "q5_k_s": 16,
-          "q5_k_m": 17, "q6_k": 18, "iq4_nl": 25, "iq4_xs": 30, "bf16": 32}
+          "q5_k_m": 17, "q6_k": 18, "iq4_nl": 25, "iq4_xs": 30, "bf16": 32, "mxfp4_moe": 38}
 
 
 class QuantizeParams(ctypes.Structure):

@@ -130,7 +130,7 @@ func FromHeader(h *gguf.File) (*Card, error) {
 	}
 	for _, t := range h.Tensors { // one note for any family's file
 		if !t.Type.Known() {
-			c.Notes = append(c.Notes, fmt.Sprintf("toy computes with F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS weights; this file also holds %s (e.g. %s)", t.Type, t.Name))
+			c.Notes = append(c.Notes, fmt.Sprintf("toy computes with F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS and MXFP4 weights; this file also holds %s (e.g. %s)", t.Type, t.Name))
 			break
 		}
 	}

@@ -213,7 +213,7 @@ func (f *File) Tensor(name string) (*tensor.Tensor, error) {
 }
 
 func unsupported(ti TensorInfo) error {
-	return fmt.Errorf("%w: tensor %s is %v; toy computes with F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, the k-quants Q2_K, Q3_K, Q4_K, Q5_K and Q6_K (as in Q2_K … Q6_K files) and IQ4_NL and IQ4_XS (convert others, e.g. to Q8_0)", ErrUnsupportedType, ti.Name, ti.Type)
+	return fmt.Errorf("%w: tensor %s is %v; toy computes with F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, the k-quants Q2_K, Q3_K, Q4_K, Q5_K and Q6_K (as in Q2_K … Q6_K files), IQ4_NL, IQ4_XS and MXFP4 (convert others, e.g. to Q8_0)", ErrUnsupportedType, ti.Name, ti.Type)
 }
 
 // Dequantize returns the named tensor's elements as float32 (a copy).

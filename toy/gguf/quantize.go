@@ -42,6 +42,9 @@ const (
 	FileIQ4_NL FileType = 25
 	FileIQ4_XS FileType = 30
 	FileBF16   FileType = 32
+	// FileMXFP4_MOE is gpt-oss's mix: the experts' stacks in MXFP4, every
+	// other matrix in Q8_0.
+	FileMXFP4_MOE FileType = 38
 )
 
 // ErrFileType is returned for a file type QuantizeModel does not write.
@@ -54,7 +57,7 @@ var baseTypes = map[FileType]tensor.DType{
 	FileQ4_0: tensor.Q4_0, FileQ4_1: tensor.Q4_1, FileQ5_0: tensor.Q5_0, FileQ5_1: tensor.Q5_1,
 	FileQ2_K: tensor.Q2_K, FileQ3_K_S: tensor.Q3_K, FileQ3_K_M: tensor.Q3_K, FileQ3_K_L: tensor.Q3_K,
 	FileQ4_K_S: tensor.Q4_K, FileQ4_K_M: tensor.Q4_K, FileQ5_K_S: tensor.Q5_K, FileQ5_K_M: tensor.Q5_K,
-	FileQ6_K: tensor.Q6_K, FileIQ4_NL: tensor.IQ4_NL, FileIQ4_XS: tensor.IQ4_XS,
+	FileQ6_K: tensor.Q6_K, FileIQ4_NL: tensor.IQ4_NL, FileIQ4_XS: tensor.IQ4_XS, FileMXFP4_MOE: tensor.MXFP4,
 }
 
 // String returns llama.cpp's name of the file type ("Q4_K_M", "F16", …).
@@ -130,14 +133,15 @@ type QuantizedTensor struct {
 // end in "weight", except norms, MoE routers (ffn_gate_inp), position
 // embeddings and token types; every other tensor keeps its type and bytes.
 //
-// Which type: in F32, F16 and BF16 files, that type for all of them.
-// Otherwise (unless Pure) the output head, and the token embeddings of a
-// model whose head is tied to them, get Q6_K (Q8_0 when Q8_0 is the base,
-// or when their rows are not whole blocks); the value projections (attn_v,
-// GPT-2's fused attn_qkv) and the feed-forward down projections go up a
-// type or two in some layers — by position, the first and last eighth of
-// the layers and every third between (use_more_bits), or the first
-// sixteenth, eighth or two —, attention output projections in Q2_K and
+// Which type: in F32, F16 and BF16 files, that type for all of them. In
+// MXFP4_MOE files (gpt-oss's), the experts' stacks MXFP4 and every other
+// matrix, the head too, Q8_0. Otherwise (unless Pure) the output head, and
+// the token embeddings of a model whose head is tied to them, get Q6_K
+// (Q8_0 when Q8_0 is the base, or when their rows are not whole blocks);
+// the value projections (attn_v, GPT-2's fused attn_qkv) and the
+// feed-forward down projections go up a type or two in some layers — by
+// position, the first and last eighth of the layers and every third
+// between (use_more_bits), or the first sixteenth, eighth or two —, attention output projections in Q2_K and
 // Q3_K mixes, and, in models of 8 experts, attention values and keys to
 // Q8_0 and their output projection to Q5_K. The comments of llamaType give
 // each rule. A matrix whose rows do not fit its type's blocks falls back:
@@ -491,13 +495,24 @@ func (m *mixFacts) llamaType(ti TensorInfo, ft FileType, t tensor.DType) (tensor
 	name, cat := ti.Name, categoryOf(ti.Name)
 	switch {
 	case cat == catOutput || cat == catTokenEmbd && m.tied:
-		// The head: Q6_K, or Q8_0 in a Q8_0 file, or when its rows are not
-		// whole blocks of the base type (or Falcon's).
-		if m.arch == "falcon" || int(ti.Dims[0])%t.BlockSize() != 0 {
+		// The head: Q6_K, or Q8_0 in a Q8_0 or MXFP4_MOE file, or when its
+		// rows are not whole blocks of the base type (or Falcon's).
+		if ft == FileMXFP4_MOE || m.arch == "falcon" || int(ti.Dims[0])%t.BlockSize() != 0 {
 			return tensor.Q8_0, nil
 		}
 		if t != tensor.Q8_0 {
 			return tensor.Q6_K, nil
+		}
+	case ft == FileMXFP4_MOE:
+		// The experts' stacks (3-D; in BailingMoE3, whose attention has
+		// 3-D projections too, only the feed-forward ones) MXFP4, the
+		// other matrices Q8_0; none of the rules below.
+		stack := len(ti.Dims) > 2 && ti.Dims[2] > 1
+		if m.arch == "bailingmoe3" && cat != catFFNUp && cat != catFFNGate && cat != catFFNDown {
+			stack = false
+		}
+		if !stack {
+			t = tensor.Q8_0
 		}
 	case cat == catTokenEmbd:
 		// Untied token embeddings keep the base type.

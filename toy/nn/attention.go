@@ -63,6 +63,9 @@ type Attention struct {
 	// Temperature sharpens the attention of positions far into a long
 	// context (Llama 4, Ministral 3); its zero value is off.
 	Temperature Temperature
+	// Sinks, when set, holds a logit per head [H] that joins each softmax
+	// as a key with no value (gpt-oss); see tensor.AttentionOptions.
+	Sinks *tensor.Tensor `gguf:"attn_sinks.weight,optional"`
 }
 
 // Temperature multiplies each query at position p, after RoPE, by
@@ -145,6 +148,9 @@ func (a *Attention) Check() error {
 	if a.RoPE != nil && (a.RoPE.Dim <= 0 || a.RoPE.Dim > a.HeadDim || a.RoPE.Dim%2 != 0) {
 		return fmt.Errorf("attention: RoPE width %d for head width %d", a.RoPE.Dim, a.HeadDim)
 	}
+	if a.Sinks != nil && (a.Sinks.DType() != tensor.F32 || a.Sinks.Len() != a.Heads) {
+		return fmt.Errorf("attention: sinks %v %v, want F32 [%d]", a.Sinks.DType(), a.Sinks.Shape(), a.Heads)
+	}
 	if r := a.RoPE; r != nil && r.Factors != nil && (r.Factors.DType() != tensor.F32 || r.Factors.Len() != r.Dim/2) {
 		return fmt.Errorf("attention: RoPE frequency factors %v %v for RoPE width %d, want F32 [%d]", r.Factors.DType(), r.Factors.Shape(), r.Dim, r.Dim/2)
 	}
@@ -182,7 +188,7 @@ func (a *Attention) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 	if cache != nil {
 		keys, values = cache.Append(k, v)
 	}
-	opt := tensor.AttentionOptions{Scale: a.Scale, SoftCap: a.SoftCap, Window: a.Window, Bidirectional: a.Bidirectional}
+	opt := tensor.AttentionOptions{Scale: a.Scale, SoftCap: a.SoftCap, Window: a.Window, Bidirectional: a.Bidirectional, Sinks: a.Sinks}
 	if opt.Scale == 0 {
 		opt.Scale = float32(1 / math.Sqrt(float64(a.HeadDim)))
 	}

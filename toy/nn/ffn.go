@@ -21,11 +21,22 @@ type SwiGLU struct {
 	Gate *Linear `gguf:"ffn_gate"` // [F, D]
 	Up   *Linear `gguf:"ffn_up"`   // [F, D]
 	Down *Linear `gguf:"ffn_down"` // [D, F]
+	// Limit > 0 replaces SiLU(g)⊙u with gpt-oss's clamped form,
+	// tensor.SwiGLUOAI(g, u, Alpha, Limit).
+	Alpha, Limit float32
 }
 
 // Forward maps x [T, D] to [T, D].
 func (m *SwiGLU) Forward(x *tensor.Tensor) *tensor.Tensor {
-	return m.Down.Forward(tensor.SwiGLU(m.Gate.Forward(x), m.Up.Forward(x)))
+	return m.Down.Forward(glu(m.Gate.Forward(x), m.Up.Forward(x), m.Alpha, m.Limit))
+}
+
+// glu is SiLU(g)⊙u, or with limit > 0 gpt-oss's clamped form.
+func glu(g, u *tensor.Tensor, alpha, limit float32) *tensor.Tensor {
+	if limit > 0 {
+		return tensor.SwiGLUOAI(g, u, alpha, limit)
+	}
+	return tensor.SwiGLU(g, u)
 }
 
 // GeGLU is Gemma's gated feed-forward layer (Shazeer 2020):

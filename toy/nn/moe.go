@@ -55,6 +55,14 @@ type MoE struct {
 	Used      int  // k: experts run per token
 	Normalize bool // renormalise the k weights to sum to 1
 
+	// Biases of the experts' products, each optional (gpt-oss).
+	GateBias *tensor.Tensor `gguf:"ffn_gate_exps.bias,optional"` // [E, F]
+	UpBias   *tensor.Tensor `gguf:"ffn_up_exps.bias,optional"`   // [E, F]
+	DownBias *tensor.Tensor `gguf:"ffn_down_exps.bias,optional"` // [E, D]
+	// Limit > 0 gives the experts gpt-oss's clamped SwiGLU
+	// (tensor.SwiGLUOAI with Alpha and Limit) in place of SiLU(g)⊙u.
+	Alpha, Limit float32
+
 	// Sigmoid scores the experts by σ(x·Wrᵀ), each on its own, instead of
 	// the softmax over all E (DeepSeek-V3, GGUF expert_gating_func 2).
 	Sigmoid bool
@@ -83,7 +91,7 @@ type MoE struct {
 
 	mu      sync.Mutex
 	experts []SwiGLU                  // views of the stacks, one per expert (frozen stacks only)
-	viewOf  [3]*tensor.Tensor         // the stacks they view
+	viewOf  [6]*tensor.Tensor         // the stacks (and bias stacks) they view
 	gateRow *tensor.Tensor            // SharedWeight as a [1, D] matrix (frozen weights only)
 	gateOf  *tensor.Tensor            // the SharedWeight it views
 	one     *tensor.Tensor            // the constant 1
@@ -118,6 +126,21 @@ func (m *MoE) Check(d int) error {
 		if err := CheckShape("exp_probs_b.bias", m.Bias, E); err != nil {
 			return fmt.Errorf("moe: %w", err)
 		}
+	}
+	for _, b := range []struct {
+		name string
+		t    *tensor.Tensor
+		n    int
+	}{{"ffn_gate_exps.bias", m.GateBias, F}, {"ffn_up_exps.bias", m.UpBias, F}, {"ffn_down_exps.bias", m.DownBias, d}} {
+		if b.t == nil {
+			continue
+		}
+		if err := CheckShape(b.name, b.t, E, b.n); err != nil {
+			return fmt.Errorf("moe: %w", err)
+		}
+	}
+	if !(m.Limit >= 0) || !(m.Alpha >= 0 && m.Alpha < 1e3) {
+		return fmt.Errorf("moe: SwiGLU alpha %g, limit %g", m.Alpha, m.Limit)
 	}
 	if m.SharedDown == nil && m.SharedGate == nil && m.SharedUp == nil && m.SharedWeight == nil {
 		return nil
@@ -178,7 +201,7 @@ func (m *MoE) Forward(x *tensor.Tensor) *tensor.Tensor {
 
 // trains reports whether a gradient must reach the layer's weights or x.
 func (m *MoE) trains(x *tensor.Tensor) bool {
-	for _, t := range []*tensor.Tensor{x, m.Router.W, m.Router.B, m.Gate, m.Up, m.Down} {
+	for _, t := range []*tensor.Tensor{x, m.Router.W, m.Router.B, m.Gate, m.Up, m.Down, m.GateBias, m.UpBias, m.DownBias} {
 		if t != nil && t.RequiresGrad() {
 			return true
 		}
@@ -207,10 +230,22 @@ func (m *MoE) routed(x, logits, probs, scores *tensor.Tensor) *tensor.Tensor {
 	if m.Scale != 0 && m.Scale != 1 {
 		w = tensor.Scale(w, m.Scale)
 	}
-	g := tensor.MatMulID(x, m.Gate, ids)                   // [T·k, F]: Gate_e(x_t)
-	u := tensor.MatMulID(x, m.Up, ids)                     // [T·k, F]: Up_e(x_t)
-	h := tensor.MatMulID(tensor.SwiGLU(g, u), m.Down, ids) // [T·k, D]: SwiGLU_e(x_t)
-	return tensor.WeightedSum(h, w)                        // y[t] = Σ_e p[t, e] · SwiGLU_e(x_t)
+	g := m.biased(tensor.MatMulID(x, m.Gate, ids), m.GateBias, ids)                           // [T·k, F]: Gate_e(x_t)
+	u := m.biased(tensor.MatMulID(x, m.Up, ids), m.UpBias, ids)                               // [T·k, F]: Up_e(x_t)
+	h := m.biased(tensor.MatMulID(glu(g, u, m.Alpha, m.Limit), m.Down, ids), m.DownBias, ids) // [T·k, D]: SwiGLU_e(x_t)
+	return tensor.WeightedSum(h, w)                                                           // y[t] = Σ_e p[t, e] · SwiGLU_e(x_t)
+}
+
+// biased adds to y [T·k, n], the chosen experts' products, each one's bias
+// row of b [E, n] (none when b is nil): gathered on the device as the
+// product of the bias stack, seen as [E, n, 1], with a column of ones.
+func (m *MoE) biased(y, b, ids *tensor.Tensor) *tensor.Tensor {
+	if b == nil {
+		return y
+	}
+	E, n := b.Dim(0), b.Dim(1)
+	rows := tensor.MatMulID(m.onesOf(ids.Rows(), 1), tensor.Reshape(b, E, n, 1), ids) // [T·k, n]: b[e]
+	return tensor.Add(y, rows)
 }
 
 // grouped runs each expert once on the rows routed to it (gathered with
@@ -391,24 +426,36 @@ func route(ids []int32, T, E, k int) (tokens, slots [][]int32) {
 // gradients reach the stacks and optimizer updates are seen.
 func (m *MoE) expertViews() []SwiGLU {
 	build := func() []SwiGLU {
+		row := func(b *tensor.Tensor, e int) *tensor.Tensor {
+			if b == nil {
+				return nil
+			}
+			return tensor.Select(b, e)
+		}
 		out := make([]SwiGLU, m.Gate.Dim(0))
 		for e := range out {
 			out[e] = SwiGLU{
-				Gate: &Linear{W: tensor.Select(m.Gate, e)}, // [F, D]
-				Up:   &Linear{W: tensor.Select(m.Up, e)},   // [F, D]
-				Down: &Linear{W: tensor.Select(m.Down, e)}, // [D, F]
+				Gate:  &Linear{W: tensor.Select(m.Gate, e), B: row(m.GateBias, e)}, // [F, D], [F]
+				Up:    &Linear{W: tensor.Select(m.Up, e), B: row(m.UpBias, e)},     // [F, D], [F]
+				Down:  &Linear{W: tensor.Select(m.Down, e), B: row(m.DownBias, e)}, // [D, F], [D]
+				Alpha: m.Alpha, Limit: m.Limit,
 			}
 		}
 		return out
 	}
-	if m.Gate.RequiresGrad() || m.Up.RequiresGrad() || m.Down.RequiresGrad() {
-		return build()
+	stacks := [6]*tensor.Tensor{m.Gate, m.Up, m.Down, m.GateBias, m.UpBias, m.DownBias}
+	for _, s := range stacks {
+		if s != nil && s.RequiresGrad() {
+			return build()
+		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if stacks := [3]*tensor.Tensor{m.Gate, m.Up, m.Down}; m.experts == nil || m.viewOf != stacks {
+	if m.experts == nil || m.viewOf != stacks {
 		for _, s := range stacks {
-			s.ShareStorage() // the routed products read the stacks whole: one copy on a device
+			if s != nil {
+				s.ShareStorage() // the routed products read the stacks whole: one copy on a device
+			}
 		}
 		m.experts, m.viewOf = build(), stacks
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models/cohere"
+	"github.com/toyml/toy/toy/models/gptoss"
 	"github.com/toyml/toy/toy/models/olmo2"
 	"github.com/toyml/toy/toy/models/phi2"
 	"github.com/toyml/toy/toy/models/phi3"
@@ -35,6 +36,9 @@ func TestFamiliesFromScratch(t *testing.T) {
 		{"cohere2", cohere.Config{Arch: "cohere2", VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, Heads: 4,
 			KVHeads: 2, RopeBase: 50000, NormEps: 1e-5, LogitScale: 0.5, Window: 4, SlidingPattern: 4}, 1e-2,
 			func(f *gguf.File) (Model, error) { return cohere.Load(f) }},
+		{"gptoss", gptoss.Config{VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 2, FFN: 32, Experts: 4, ExpertsUsed: 2,
+			Heads: 4, KVHeads: 2, HeadDim: 8, RopeDim: 8, RopeBase: 150000, NormEps: 1e-5, Window: 4, WindowPeriod: 2,
+			RopeScaleFactor: 4, RopeOrigContext: 16}, 0, func(f *gguf.File) (Model, error) { return gptoss.Load(f) }},
 	} {
 		t.Run(c.name, func(t *testing.T) { checkFromScratch(t, c.cfg, c.lr, c.load) })
 	}
@@ -53,6 +57,8 @@ func TestFamiliesLoRA(t *testing.T) {
 			Heads: 4, KVHeads: 2, Context: 64, Seed: 3, Window: 4, Tied: true},
 		{Name: "starcoder2", Arch: "starcoder2", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300, Embed: 64, Layers: 2,
 			FFN: 64, Heads: 4, KVHeads: 2, Context: 64, Seed: 3},
+		{Name: "gpt-oss", Arch: "gpt-oss", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300, Embed: 64, Layers: 2,
+			FFN: 32, Heads: 4, KVHeads: 2, HeadDim: 32, Context: 64, Seed: 3, Experts: 4, ExpertsUsed: 2, Window: 4},
 	} {
 		t.Run(spec.Name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "base.gguf")

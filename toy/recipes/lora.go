@@ -27,8 +27,8 @@ var targetNames = map[string]string{
 func NewLoRA(path string, o Options) (*Recipe, error) { return newAdapter("lora", path, o, false) }
 
 // NewQLoRA is NewLoRA over a quantized base: weights the file stores
-// quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, or the k-quants
-// of a Q4_K_M or other k-quant file) stay so, float weights (F32, F16, BF16) are quantized
+// quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, MXFP4, or the
+// k-quants of a Q4_K_M or other k-quant file) stay so, float weights (F32, F16, BF16) are quantized
 // to Q8_0 when loaded;
 // gradients flow through them to the adapters.
 func NewQLoRA(path string, o Options) (*Recipe, error) { return newAdapter("qlora", path, o, true) }

@@ -13,6 +13,7 @@ import (
 	"github.com/toyml/toy/toy/models/deepseek2"
 	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
+	"github.com/toyml/toy/toy/models/gptoss"
 	"github.com/toyml/toy/toy/models/llama"
 	"github.com/toyml/toy/toy/models/olmo2"
 	"github.com/toyml/toy/toy/models/olmoe"
@@ -50,8 +51,8 @@ type Recipe struct {
 }
 
 // NewFromScratch starts from fresh random weights for cfg: the Config of
-// llama, gpt2, gemma, olmoe, deepseek2, phi2, phi3, starcoder2, olmo2 or
-// cohere.
+// llama, gpt2, gemma, olmoe, deepseek2, phi2, phi3, starcoder2, olmo2,
+// cohere or gptoss.
 func NewFromScratch(cfg any, o Options) (*Recipe, error) {
 	if err := o.validate(false); err != nil {
 		return nil, err
@@ -108,8 +109,13 @@ func NewFromScratch(cfg any, o Options) (*Recipe, error) {
 			return nil, err
 		}
 		m = cohere.NewRandom(c, o.Seed)
+	case gptoss.Config:
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+		m = gptoss.NewRandom(c, o.Seed)
 	default:
-		return nil, fmt.Errorf("recipes: config %T is not the Config of a family toy trains (llama, gpt2, gemma, olmoe, deepseek2, phi2, phi3, starcoder2, olmo2, cohere)", cfg)
+		return nil, fmt.Errorf("recipes: config %T is not the Config of a family toy trains (llama, gpt2, gemma, olmoe, deepseek2, phi2, phi3, starcoder2, olmo2, cohere, gptoss)", cfg)
 	}
 	return newRecipe("from-scratch", m, cfg, o, allWeights(m))
 }
@@ -228,6 +234,12 @@ func build(f *gguf.File) (Model, any, error) {
 		return m, m.Config, nil
 	case "command-r", "cohere2":
 		m, err := cohere.Load(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m.Config, nil
+	case gptoss.Arch:
+		m, err := gptoss.Load(f)
 		if err != nil {
 			return nil, nil, err
 		}

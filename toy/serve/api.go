@@ -69,6 +69,7 @@ type chatRequest struct {
 	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`   // false: at most one call
 	ResponseFormat      *responseFormat `json:"response_format"`       // text, json_object or json_schema
 	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"`  // more template variables (enable_thinking …)
+	ReasoningFormat     string          `json:"reasoning_format"`      // llama.cpp's: "none" leaves <think> in the content; "auto" (default), "deepseek": reasoning_content
 	Logprobs            *bool           `json:"logprobs"`              // log-probs of the reply's tokens
 	TopLogprobs         *int            `json:"top_logprobs"`          // 0 … 20 most likely tokens at each position
 	AddGenerationPrompt *bool           `json:"add_generation_prompt"` // default true
@@ -382,9 +383,10 @@ type (
 		} `json:"prompt_tokens_details"`
 	}
 	responseMessage struct {
-		Role      string         `json:"role"`
-		Content   *string        `json:"content"` // null when the reply is tool calls only
-		ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
+		Role             string         `json:"role"`
+		Content          *string        `json:"content"`                     // null when the reply is tool calls only
+		ReasoningContent string         `json:"reasoning_content,omitempty"` // llama.cpp's: the reply's <think> part
+		ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
 	}
 	chatChoice struct {
 		Index        int              `json:"index"`
@@ -394,9 +396,10 @@ type (
 		FinishReason *string          `json:"finish_reason"`
 	}
 	responseDelta struct {
-		Role      string         `json:"role,omitempty"`
-		Content   *string        `json:"content,omitempty"`
-		ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
+		Role             string         `json:"role,omitempty"`
+		Content          *string        `json:"content,omitempty"`
+		ReasoningContent *string        `json:"reasoning_content,omitempty"`
+		ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
 	}
 	// chatLogprobs is chat's logprobs: one entry per reply token.
 	chatLogprobs struct {

@@ -45,6 +45,10 @@ type job struct {
 	schema *grammar.Schema
 	// gbnf keeps each reply in a grammar (llama.cpp's grammar parameter).
 	gbnf *grammar.GBNF
+	// think separates the reply's reasoning (<think>…</think> at its start)
+	// from its content; thinkOpen: the prompt ends inside <think>, so the
+	// reply starts reasoning.
+	think, thinkOpen bool
 	// args constrains the arguments a forced call starts the reply with;
 	// the call's closing after them is free (grammar.JSON.AllowTail).
 	args *forcedArgs
@@ -58,7 +62,7 @@ type job struct {
 // implement it. Choices run one after another: start(i), text(i, …)…, end(i).
 type sink interface {
 	start(choice int)
-	text(choice int, text string, lps []tokenLogprob) // text that can be shown now, and the log-probs of its tokens
+	text(choice int, text, reasoning string, lps []tokenLogprob) // content and reasoning that can be shown now, and the log-probs of their tokens
 	end(choice int, c *choice)
 }
 
@@ -154,8 +158,8 @@ func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, erro
 				}
 			}
 			c.push(id, logits)
-			if text, lps := c.ready(); text != "" || len(lps) > 0 {
-				out.text(i, text, lps)
+			if text, reasoning, lps := c.ready(); text != "" || reasoning != "" || len(lps) > 0 {
+				out.text(i, text, reasoning, lps)
 			}
 			if c.eog || c.stopped || len(c.ids) == j.maxTokens || len(sess.Tokens()) >= sess.Capacity() {
 				break
@@ -211,15 +215,25 @@ type choice struct {
 	lps     []tokenLogprob
 	lpSent  int // log-probs handed out
 
+	// think, when set, splits the text into reasoning and content; of
+	// those, contentSent and reasoningSent bytes were handed out.
+	think                      *thinkSplit
+	contentSent, reasoningSent int
+
 	// Set by finish.
-	content string     // text less the tool calls
-	calls   []toolCall // parsed tool calls
-	reason  string     // "stop", "length" or "tool_calls"
+	content   string     // text less the reasoning and the tool calls
+	reasoning string     // the reasoning (with think)
+	calls     []toolCall // parsed tool calls
+	reason    string     // "stop", "length" or "tool_calls"
 }
 
 func newChoice(i int, j *job, tok *tokenizer.Tokenizer) *choice {
-	return &choice{index: i, tok: tok, dec: tok.NewDecoder(), stops: j.stops, tools: j.tools,
+	c := &choice{index: i, tok: tok, dec: tok.NewDecoder(), stops: j.stops, tools: j.tools,
 		logp: j.logprobs, topLogp: j.topLogprobs, text: j.prefill}
+	if j.think {
+		c.think = newThinkSplit(j.thinkOpen)
+	}
+	return c
 }
 
 // push adds a sampled token: its text, a stop string it completes, its
@@ -263,10 +277,11 @@ func (c *choice) longestStop() int {
 	return n
 }
 
-// ready returns the text that can be streamed now, and the log-probs of
-// the tokens that text completes: all but a tail that may be the start of a
-// stop string, and nothing from the opening of a tool call on.
-func (c *choice) ready() (string, []tokenLogprob) {
+// ready returns the content and the reasoning that can be streamed now,
+// and the log-probs of the tokens that text completes: all but a tail that
+// may be the start of a stop string or of a reasoning tag, and nothing from
+// the opening of a tool call on.
+func (c *choice) ready() (string, string, []tokenLogprob) {
 	end := len(c.text)
 	if !c.stopped {
 		for _, s := range c.stops {
@@ -292,7 +307,25 @@ func (c *choice) ready() (string, []tokenLogprob) {
 	}
 	lps := c.lps[c.lpSent:n]
 	c.lpSent = n
-	return text, lps
+	if c.think == nil {
+		return text, "", lps
+	}
+	c.think.feed(text)
+	return c.thinkSince(), c.reasoningSince(), lps
+}
+
+// thinkSince and reasoningSince return the content and the reasoning the
+// split has judged since they were last handed out.
+func (c *choice) thinkSince() string {
+	out := c.think.content[c.contentSent:]
+	c.contentSent = len(c.think.content)
+	return out
+}
+
+func (c *choice) reasoningSince() string {
+	out := c.think.reasoning[c.reasoningSent:]
+	c.reasoningSent = len(c.think.reasoning)
+	return out
 }
 
 // finish flushes the decoder, parses tool calls and sets the finish reason.
@@ -303,8 +336,14 @@ func (c *choice) finish() {
 		c.lpSent = min(c.lpSent, len(c.lps))
 	}
 	c.content = c.text
+	if c.think != nil { // the rest of the text, judged to the end
+		c.think.feed(c.text[c.sent:])
+		c.think.flush()
+		c.sent = len(c.text)
+		c.content, c.reasoning = c.think.content, c.think.reasoning
+	}
 	if c.tools != nil {
-		if calls, before, ok := c.tools.parse(c.text); ok {
+		if calls, before, ok := c.tools.parse(c.content); ok {
 			c.calls, c.content = calls, before
 			for i := range c.calls {
 				if c.calls[i].ID == "" {
@@ -323,17 +362,22 @@ func (c *choice) finish() {
 	}
 }
 
-// rest returns what was not streamed: the content's tail and the
-// log-probs not yet handed out.
-func (c *choice) rest() (string, []tokenLogprob) {
-	text := ""
-	if len(c.content) > c.sent {
+// rest returns what was not streamed: the content's and the reasoning's
+// tails and the log-probs not yet handed out.
+func (c *choice) rest() (text, reasoning string, lps []tokenLogprob) {
+	if c.think != nil {
+		if len(c.content) > c.contentSent {
+			text = c.content[c.contentSent:]
+		}
+		reasoning = c.reasoning[min(c.reasoningSent, len(c.reasoning)):]
+		c.contentSent, c.reasoningSent = max(c.contentSent, len(c.content)), len(c.reasoning)
+	} else if len(c.content) > c.sent {
 		text = c.content[c.sent:]
 		c.sent = len(c.content)
 	}
-	lps := c.lps[c.lpSent:]
+	lps = c.lps[c.lpSent:]
 	c.lpSent = len(c.lps)
-	return text, lps
+	return text, reasoning, lps
 }
 
 // tokenLogprob is one generated token with its log-probability and, when

@@ -67,7 +67,7 @@ type ollamaMessage struct {
 	Images    []string         `json:"images,omitempty"`
 	ToolCalls []ollamaToolCall `json:"tool_calls,omitempty"`
 	ToolName  string           `json:"tool_name,omitempty"`
-	Thinking  string           `json:"thinking,omitempty"` // accepted; not passed on
+	Thinking  string           `json:"thinking,omitempty"` // in a request: accepted, not passed on; in a reply: its reasoning (think true)
 }
 
 type ollamaToolCall struct {
@@ -260,6 +260,9 @@ func (s *Server) ollamaChatJob(req *ollamaChatRequest) (*job, *apiError) {
 		return nil, badRequest("format", `format "json" with tools is not supported: a tool call is not the JSON object the format asks for`)
 	}
 	j.tools, j.json, j.schema = tools.calls, asJSON, schema
+	if think, _ := opts.Vars["enable_thinking"].(bool); think && !asJSON {
+		j.think, j.thinkOpen = true, s.opensThink(ids) // think: true puts the reasoning in message.thinking
+	}
 	return j, nil
 }
 
@@ -402,9 +405,9 @@ func (s *Server) answerOllama(w http.ResponseWriter, r *http.Request, j *job, o 
 		return
 	}
 	c := res.choices[0]
-	final := o.message("", nil)
+	final := o.message("", "", nil)
 	if !o.streaming {
-		final = o.message(c.content, c.calls)
+		final = o.message(c.content, c.reasoning, c.calls)
 	}
 	final.Done, final.DoneReason = true, "stop"
 	if c.reason == "length" {
@@ -470,9 +473,9 @@ func (o *ollamaSink) start(int) {
 	o.started = true
 }
 
-func (o *ollamaSink) text(_ int, text string, _ []tokenLogprob) {
-	if o.streaming && text != "" {
-		o.send(o.message(text, nil))
+func (o *ollamaSink) text(_ int, text, reasoning string, _ []tokenLogprob) {
+	if o.streaming && (text != "" || reasoning != "") {
+		o.send(o.message(text, reasoning, nil))
 	}
 }
 
@@ -480,23 +483,23 @@ func (o *ollamaSink) end(_ int, c *choice) {
 	if !o.streaming {
 		return
 	}
-	if text, _ := c.rest(); text != "" {
-		o.send(o.message(text, nil))
+	if text, reasoning, _ := c.rest(); text != "" || reasoning != "" {
+		o.send(o.message(text, reasoning, nil))
 	}
 	if len(c.calls) > 0 && o.chat {
-		o.send(o.message("", c.calls))
+		o.send(o.message("", "", c.calls))
 	}
 }
 
 // message is one object of the answer, done false: text as the message or
-// the response, and the calls (chat only).
-func (o *ollamaSink) message(text string, calls []toolCall) *ollamaResponse {
+// the response, its reasoning (chat's thinking), and the calls (chat only).
+func (o *ollamaSink) message(text, reasoning string, calls []toolCall) *ollamaResponse {
 	r := &ollamaResponse{Model: o.model, CreatedAt: now()}
 	if !o.chat {
 		r.Response = &text
 		return r
 	}
-	r.Message = &ollamaMessage{Role: "assistant", Content: text}
+	r.Message = &ollamaMessage{Role: "assistant", Content: text, Thinking: reasoning}
 	for _, c := range calls {
 		var oc ollamaToolCall
 		oc.Function.Name, oc.Function.Arguments = c.Name, json.RawMessage(c.Arguments)

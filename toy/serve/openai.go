@@ -55,6 +55,11 @@ func (s *Server) chatJob(req *chatRequest) (*job, *apiError) {
 	if asJSON && req.Grammar != "" {
 		return nil, badRequest("grammar", "grammar with response_format json is not supported: give one of them")
 	}
+	switch req.ReasoningFormat {
+	case "", "auto", "deepseek", "none":
+	default:
+		return nil, badRequest("reasoning_format", `reasoning_format %q: want "auto", "deepseek" or "none"`, req.ReasoningFormat)
+	}
 	logp, top, e := req.logprobs()
 	if e != nil {
 		return nil, e
@@ -93,6 +98,9 @@ func (s *Server) chatJob(req *chatRequest) (*job, *apiError) {
 	}
 	j.logprobs, j.topLogprobs, j.json, j.schema = logp, top, asJSON, schema
 	j.tools, j.prefill, j.args = tools.calls, tools.prefill, tools.args
+	if req.ReasoningFormat != "none" && !asJSON && j.gbnf == nil && j.args == nil {
+		j.think, j.thinkOpen = true, s.opensThink(ids)
+	}
 	return j, nil
 }
 
@@ -269,7 +277,7 @@ func (s *Server) answerOpenAI(w http.ResponseWriter, r *http.Request, req *sampl
 	if isChat {
 		var choices []chatChoice
 		for _, c := range res.choices {
-			m := &responseMessage{Role: "assistant", Content: &c.content}
+			m := &responseMessage{Role: "assistant", Content: &c.content, ReasoningContent: c.reasoning}
 			if len(c.calls) > 0 {
 				m.ToolCalls = wireCalls(c.calls, false)
 				if c.content == "" {
@@ -323,8 +331,14 @@ func (o *openaiSink) start(i int) {
 	}
 }
 
-func (o *openaiSink) text(i int, text string, lps []tokenLogprob) {
-	if o.streaming {
+func (o *openaiSink) text(i int, text, reasoning string, lps []tokenLogprob) {
+	if !o.streaming {
+		return
+	}
+	if reasoning != "" {
+		o.sse.send(o.chunk(i, &responseDelta{ReasoningContent: &reasoning}, nil, nil))
+	}
+	if text != "" || len(lps) > 0 {
 		o.sse.send(o.chunk(i, &responseDelta{Content: &text}, lps, nil))
 	}
 }
@@ -333,9 +347,12 @@ func (o *openaiSink) end(i int, c *choice) {
 	if !o.streaming {
 		return
 	}
-	text, lps := c.rest()
+	text, reasoning, lps := c.rest()
 	var final response
 	if o.isChat {
+		if reasoning != "" {
+			o.sse.send(o.chunk(i, &responseDelta{ReasoningContent: &reasoning}, nil, nil))
+		}
 		if text != "" || len(lps) > 0 {
 			o.sse.send(o.chunk(i, &responseDelta{Content: &text}, lps, nil))
 		}

@@ -73,6 +73,11 @@
 //     give); {"type": "json_schema", "json_schema": {"schema"}} narrows it
 //     to the schema's values (grammar.Schema: the keywords structured
 //     outputs use; others are refused). With tools either is refused.
+//   - Reasoning: a chat reply that starts with <think> (or whose template
+//     opened it, as DeepSeek-R1's do) has the text up to </think> taken out
+//     of content into message.reasoning_content (delta.reasoning_content
+//     when streamed), blanks stripped, as llama-server's default
+//     reasoning_format does; "reasoning_format": "none" leaves it inline.
 //   - grammar (both endpoints, llama.cpp's extension): a GBNF grammar the
 //     reply is kept to (grammar.ParseGBNF, grammar.Matcher: llama.cpp's
 //     grammar sampler; <name> tokens by the model's vocabulary). Refused
@@ -106,6 +111,8 @@
 //     context (the token ids a previous reply returned, prepended), images
 //     and suffix refused, template refused (toy renders the model's Jinja
 //     template). Replies carry response and, unless raw, context.
+//   - think (chat): true also takes the reply's <think> part out of content
+//     into message.thinking, as Ollama does; unset leaves the reply as it is.
 //   - format (both): "json" keeps the reply a JSON object (grammar.JSON, as
 //     response_format json_object above), a JSON schema a value of it (as
 //     json_schema); with tools it is refused.

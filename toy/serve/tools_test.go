@@ -95,11 +95,17 @@ func (s *scripted) Capacity() int   { return 8192 }
 // over the scripted model.
 func toolServer(t *testing.T, name string) (*Server, *chat.Template) {
 	t.Helper()
-	tok, err := llama3Tokenizer()
+	src, err := os.ReadFile(filepath.Join("../chat/testdata/templates", name+".jinja"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile(filepath.Join("../chat/testdata/templates", name+".jinja"))
+	return newTemplateServer(t, string(src)), chat.MustParse(string(src))
+}
+
+// newTemplateServer serves the chat template src over the scripted model.
+func newTemplateServer(t *testing.T, src string) *Server {
+	t.Helper()
+	tok, err := llama3Tokenizer()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,8 +114,7 @@ func toolServer(t *testing.T, name string) (*Server, *chat.Template) {
 		t.Fatal(err)
 	}
 	m := &toy.Model{Path: "scripted.gguf", Arch: "llama", File: f, Net: fakeNet{tok.VocabSize()}, Tokenizer: tok}
-	s := newServer(t, m, Options{ChatTemplate: string(src), Name: "scripted"})
-	return s, chat.MustParse(string(src))
+	return newServer(t, m, Options{ChatTemplate: src, Name: "scripted"})
 }
 
 // say makes the next request's reply text (special tokens parsed).
@@ -280,8 +285,8 @@ func TestToolTemplates(t *testing.T) {
 			call := field(out, "choices", 0, "message", "tool_calls", 0)
 			id, _ := field(call, "id").(string)
 			args, _ := field(call, "function", "arguments").(string)
-			var content any // what the template writes before the call: Qwen3's empty <think></think>
-			if before, _, _ := strings.Cut(reply, "<tool_call>"); strings.TrimSpace(before) != "" && before != reply {
+			var content any // what the template writes before the call (Qwen3's empty <think></think> is reasoning, not content)
+			if before, _, _ := strings.Cut(reply, "<tool_call>"); strings.TrimSpace(before) != "" && before != reply && !strings.HasPrefix(before, "<think>") {
 				content = strings.TrimSpace(before)
 			}
 			if field(out, "choices", 0, "finish_reason") != "tool_calls" || field(out, "choices", 0, "message", "content") != content ||

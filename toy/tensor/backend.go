@@ -321,6 +321,12 @@ type AttentionOptions struct {
 	// Bidirectional drops the causal mask: every query sees all past+T keys
 	// (encoders: ViT).
 	Bidirectional bool
+	// Sinks, when set, holds one logit per query head [H] that joins each
+	// softmax as a key with no value (gpt-oss's attention sinks): the
+	// probabilities of the real keys sum to less than 1,
+	// p_s = e^{u_s} / (Σ_s' e^{u_s'} + e^{sink_h}). F32; a constant (no
+	// gradient reaches it).
+	Sinks *Tensor
 }
 
 // Keys returns the keys query t (at position past+t) of T sees: lo … hi.
@@ -333,6 +339,14 @@ func (o AttentionOptions) Keys(t, T, past int) (lo, hi int) {
 		lo = max(0, past+t-o.Window+1)
 	}
 	return lo, hi
+}
+
+// sink is head h's sink logit, −∞ without sinks.
+func (o AttentionOptions) sink(h int) float32 {
+	if o.Sinks == nil {
+		return float32(math.Inf(-1))
+	}
+	return o.Sinks.Data()[h]
 }
 
 // softCap applies o's score cap to a scaled score s.
@@ -371,6 +385,9 @@ func AttentionWith(q, k, v *Tensor, nHead, nKV, past int, o AttentionOptions) *T
 	}
 	if o.SoftCap < 0 || o.Window < 0 || math.IsNaN(float64(o.SoftCap)) {
 		panic(fmt.Sprintf("Attention: options %+v: soft cap and window must be ≥ 0", o))
+	}
+	if o.Sinks != nil && (o.Sinks.dtype != F32 || o.Sinks.Len() != nHead) {
+		panic(fmt.Sprintf("Attention: sinks %v %v for %d heads, want F32 [%d]", o.Sinks.dtype, o.Sinks.shape, nHead, nHead))
 	}
 	b := beFor(q, k, v)
 	out := newOut(b, q.shape...)

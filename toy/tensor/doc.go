@@ -22,12 +22,13 @@
 //
 // Activations are always F32. Weights may be F32, F16, BF16, Q8_0, Q4_0,
 // Q5_0, Q4_1, Q5_1, the k-quants Q2_K … Q6_K (what Q4_K_M, Q5_K_M, …
-// files hold) or the non-linear IQ4_NL and IQ4_XS, and stay in their stored
-// form: MatMul converts the activation row to the weight's "dot type" first
-// (F16 → fp16, BF16 → bf16, Q8_0, Q4_0, Q5_0 and IQ4_NL → Q8_0 blocks, Q4_1
-// and Q5_1 → Q8_1 blocks, the k-quants and IQ4_XS → Q8_K blocks of 256,
-// with integer dot products), the arithmetic llama.cpp's CPU
-// backend uses, so results agree with it to rounding.
+// files hold), the non-linear IQ4_NL and IQ4_XS, or MXFP4 (gpt-oss's
+// experts), and stay in their stored form: MatMul converts the activation
+// row to the weight's "dot type" first (F16 → fp16, BF16 → bf16, Q8_0,
+// Q4_0, Q5_0, IQ4_NL and MXFP4 → Q8_0 blocks, Q4_1 and Q5_1 → Q8_1
+// blocks, the k-quants and IQ4_XS → Q8_K blocks of 256, with integer dot
+// products), the arithmetic llama.cpp's CPU backend uses, so results agree
+// with it to rounding.
 //
 // # Backends
 //

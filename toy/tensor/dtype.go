@@ -13,7 +13,7 @@ type DType uint32
 // quant4.go), Q4_1 and Q5_1 (quant41.go), and the k-quants Q4_K and Q6_K
 // (kquant.go) — what Q4_K_M files hold — and Q5_K, Q3_K and Q2_K
 // (kquant2.go) of Q5_K_M, Q3_K_M and Q2_K files, and the non-linear IQ4_NL
-// and IQ4_XS (iquant.go). Every other ggml type (IQ2_XS, …) can still be named, sized and stored (see Stored), so files
+// and IQ4_XS (iquant.go), and MXFP4 (mxfp4.go), gpt-oss's experts. Every other ggml type (IQ2_XS, …) can still be named, sized and stored (see Stored), so files
 // holding them can be read and described, but not computed with.
 const (
 	F32  DType = 0
@@ -33,6 +33,8 @@ const (
 	IQ4_XS DType = 23
 	I32    DType = 26
 	BF16   DType = 30
+	// MXFP4: 4-bit floats (E2M1) under a power-of-two scale per 32.
+	MXFP4 DType = 39
 )
 
 // Q8_0 layout: blocks of 32 elements, each an fp16 scale d followed by 32 int8
@@ -68,7 +70,7 @@ func (t DType) String() string {
 // Known reports whether toy can compute with elements of this type.
 func (t DType) Known() bool {
 	switch t {
-	case F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, I32:
+	case F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4, I32:
 		return true
 	}
 	return false

@@ -20,8 +20,8 @@ var fp16Table = func() *[1 << 16]float32 {
 // w, so each weight row is read (and decoded) once for all M activation rows.
 // Activations are first converted to the weight's dot type, as llama.cpp does:
 // fp16- or bf16-rounded for F16/BF16 weights, Q8_0 blocks for Q8_0, Q4_0,
-// Q5_0 and IQ4_NL weights, Q8_1 blocks for Q4_1 and Q5_1, Q8_K blocks for the
-// k-quants and IQ4_XS.
+// Q5_0, IQ4_NL and MXFP4 weights, Q8_1 blocks for Q4_1 and Q5_1, Q8_K
+// blocks for the k-quants and IQ4_XS.
 func (Go) MatMul(out, x, w *Tensor) {
 	M, K, N := x.Rows(), x.Cols(), w.shape[0]
 	o := out.f32
@@ -74,6 +74,18 @@ func (Go) MatMul(out, x, w *Tensor) {
 				wr := w.raw[n*rowBytes : (n+1)*rowBytes]
 				for m := 0; m < M; m++ {
 					o[m*N+n] = dotQ32(wr, bytes, quant, xq[m*xb:(m+1)*xb])
+				}
+			}
+		})
+	case MXFP4:
+		rowBytes := K / 32 * mxfp4Bytes
+		xb := K / Q8BlockSize * Q8BlockLen
+		xq := QuantizeQ8_0(make([]byte, 0, M*xb), x.f32[:M*K]) // rows are whole blocks
+		parallelFor(N, 16, func(lo, hi int) {
+			for n := lo; n < hi; n++ {
+				wr := w.raw[n*rowBytes : (n+1)*rowBytes]
+				for m := 0; m < M; m++ {
+					o[m*N+n] = dotMXFP4(wr, xq[m*xb:(m+1)*xb])
 				}
 			}
 		})

@@ -117,8 +117,14 @@ func (Go) Softmax(out, x *Tensor, past int) {
 
 // softmaxRow writes softmax(x) to out: max-subtracted exponentials, their sum
 // in float64, then one multiplication by 1/sum.
-func softmaxRow(out, x []float32) {
-	m := float32(math.Inf(-1))
+func softmaxRow(out, x []float32) { softmaxSink(out, x, float32(math.Inf(-1))) }
+
+// softmaxSink is softmaxRow with one more logit, sink, in the normalisation
+// and not in the output (an attention sink; −∞: none), as llama.cpp's
+// soft_max with sinks computes it: the max taken over the row and the
+// sink, the sink's term added after the row's sum.
+func softmaxSink(out, x []float32, sink float32) {
+	m := sink
 	for _, v := range x {
 		m = max(m, v)
 	}
@@ -127,6 +133,9 @@ func softmaxRow(out, x []float32) {
 		e := float32(math.Exp(float64(v - m)))
 		out[i] = e
 		sum += float64(e)
+	}
+	if !math.IsInf(float64(sink), -1) {
+		sum += float64(float32(math.Exp(float64(sink - m))))
 	}
 	inv := float32(1 / sum)
 	for i := range out {
@@ -216,7 +225,7 @@ func (Go) Attention(out, q, k, v *Tensor, nHead, nKV, past int, o AttentionOptio
 			for s := first; s <= last; s++ {
 				p[s-first] = o.softCap(dotF32(k.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh], qr) * o.Scale)
 			}
-			softmaxRow(p, p)
+			softmaxSink(p, p, o.sink(h))
 			or := out.f32[t*qc+h*dh : t*qc+(h+1)*dh]
 			clear(or)
 			for s := first; s <= last; s++ {

@@ -199,7 +199,9 @@ func geluGrad(x float32) float32 {
 // head. With p the attention probabilities of query t and head h:
 // dv_s += p_s·g, dp_s = g·v_s, ds = p⊙(dp − Σ p⊙dp); through the cap
 // c·tanh(u/c), whose derivative is 1 − tanh² = 1 − (s/c)², du = ds·(1 − (s/c)²);
-// dq += scale·Σ du_s k_s, dk_s += scale·du_s·q.
+// dq += scale·Σ du_s k_s, dk_s += scale·du_s·q. An attention sink only
+// joins the normalisation of p (it has no value, so no dp); it gets no
+// gradient.
 func attentionGrads(g, q, k, v *Tensor, nHead, nKV, past int, o AttentionOptions) (dq, dk, dv *Tensor) {
 	T, dh := q.Rows(), q.Cols()/nHead
 	group := nHead / nKV
@@ -217,7 +219,7 @@ func attentionGrads(g, q, k, v *Tensor, nHead, nKV, past int, o AttentionOptions
 			for s := first; s <= last; s++ {
 				capped[s] = o.softCap(dotF32(k.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh], qr) * o.Scale)
 			}
-			softmaxRow(p[first:last+1], capped[first:last+1])
+			softmaxSink(p[first:last+1], capped[first:last+1], o.sink(h))
 			var sum float64
 			for s := first; s <= last; s++ {
 				vr := v.f32[s*kc+kvh*dh : s*kc+(kvh+1)*dh]

@@ -97,6 +97,10 @@ func TestGradients(t *testing.T) {
 			return AttentionWith(in[0], in[1], in[2], 2, 1, 0, AttentionOptions{Scale: 0.5, Bidirectional: true})
 		}, []*Tensor{x(3, 8), x(3, 4), x(3, 4)}},
 		{"CrossEntropy", func(in []*Tensor) *Tensor { return CrossEntropy(in[0], []int32{1, -1, 4}) }, []*Tensor{x(3, 5)}},
+		{"SwiGLUOAI, clamps at 0.8", func(in []*Tensor) *Tensor { return SwiGLUOAI(in[0], in[1], 1.702, 0.8) }, []*Tensor{x(3, 5), x(3, 5)}},
+		{"Attention sinks, window", func(in []*Tensor) *Tensor {
+			return AttentionWith(in[0], in[1], in[2], 4, 2, 1, AttentionOptions{Scale: 0.7, Window: 3, Sinks: FromFloat32([]float32{0.5, -1, 2, 0}, 4)})
+		}, []*Tensor{x(3, 8), x(4, 4), x(4, 4)}},
 	}
 	for _, c := range cases {
 		gradCheck(t, c.name, c.f, c.in...)

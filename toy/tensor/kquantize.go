@@ -34,10 +34,10 @@ const groupMaxEps = 1e-15
 // QuantizeRows quantizes len(x)/rowLen rows of rowLen values to type t and
 // returns their bytes, as llama.cpp's ggml_quantize_chunk does without an
 // importance matrix: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS with
-// ggml's scale searches; Q8_0, Q5_1, Q5_0, Q4_1 and Q4_0 with its reference
-// rounding; F16 and BF16 rounded to nearest even; F32 copied. rowLen must
-// be a multiple of t's block (256 for the k-quants and IQ4_XS, 32 for the
-// others). Rows are independent, and are spread over Threads() goroutines.
+// ggml's scale searches; Q8_0, Q5_1, Q5_0, Q4_1, Q4_0 and MXFP4 with its
+// reference rounding; F16 and BF16 rounded to nearest even; F32 copied.
+// rowLen must be a multiple of t's block (256 for the k-quants and IQ4_XS,
+// 32 for the others). Rows are independent, and are spread over Threads() goroutines.
 func QuantizeRows(t DType, x []float32, rowLen int) ([]byte, error) {
 	quantize := rowQuantizer(t)
 	if quantize == nil {
@@ -98,6 +98,8 @@ func rowQuantizer(t DType) func(dst []byte, x []float32) {
 		return appender(QuantizeQ4_1)
 	case Q5_1:
 		return appender(QuantizeQ5_1)
+	case MXFP4:
+		return appender(QuantizeMXFP4)
 	case F32, F16, BF16:
 		return appender(func(dst []byte, x []float32) []byte { return EncodeRow(dst, x, t) })
 	}

@@ -1,6 +1,6 @@
 // Q8_0 quantization and row conversions between storage types and float32
 // (the k-quants are in kquant.go and kquant2.go, Q4_1 and Q5_1 in quant41.go,
-// IQ4_NL and IQ4_XS in iquant.go).
+// IQ4_NL and IQ4_XS in iquant.go, MXFP4 in mxfp4.go).
 
 package tensor
 
@@ -85,6 +85,8 @@ func DecodeRow(dst []float32, src []byte, t DType) {
 		DequantizeQ2K(dst, src)
 	case IQ4_XS:
 		DequantizeIQ4XS(dst, src)
+	case MXFP4:
+		DequantizeMXFP4(dst, src)
 	default:
 		panic(fmt.Sprintf("DecodeRow: cannot decode %v", t))
 	}
@@ -94,7 +96,7 @@ func DecodeRow(dst []float32, src []byte, t DType) {
 // F16 and BF16 round to nearest even; the block types quantize as
 // QuantizeQ8_0, QuantizeQ4_0, QuantizeQ5_0, QuantizeQ4_1, QuantizeQ5_1,
 // QuantizeQ4K, QuantizeQ6K, QuantizeQ5K, QuantizeQ3K, QuantizeQ2K,
-// QuantizeIQ4NL and QuantizeIQ4XS.
+// QuantizeIQ4NL, QuantizeIQ4XS and QuantizeMXFP4.
 func EncodeRow(dst []byte, x []float32, t DType) []byte {
 	switch t {
 	case F32:
@@ -133,6 +135,8 @@ func EncodeRow(dst []byte, x []float32, t DType) []byte {
 		dst = QuantizeIQ4NL(dst, x)
 	case IQ4_XS:
 		dst = QuantizeIQ4XS(dst, x)
+	case MXFP4:
+		dst = QuantizeMXFP4(dst, x)
 	default:
 		panic(fmt.Sprintf("EncodeRow: cannot encode %v", t))
 	}

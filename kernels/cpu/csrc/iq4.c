@@ -1,42 +1,81 @@
-// iq4.c: IQ4_NL weights × Q8_0 activations and IQ4_XS weights × Q8_K
-// activations (toy_quantize_q8k, kq.c): the non-linear 4-bit types, whose
-// 4-bit indices select one of llama.cpp's 16 levels kvalues_iq4nl.
+// iq4.c: IQ4_NL and MXFP4 weights × Q8_0 activations and IQ4_XS weights ×
+// Q8_K activations (toy_quantize_q8k, kq.c): the non-linear 4-bit types,
+// whose 4-bit indices select one of 16 levels from a table —
+// llama.cpp's kvalues_iq4nl, or for MXFP4 (gpt-oss's experts) the E2M1
+// values doubled, kvalues_mxfp4.
 //
-// Layouts are toy/tensor's (iquant.go): an IQ4_NL block of 32 weights is
-// {fp16 d, 16 bytes of indices: weight i's in the low half of byte i for
-// i < 16, the high half of byte i−16 after} (18 bytes), weight i =
-// d·level(q_i); an IQ4_XS super-block of 256 {fp16 d, 16-bit scales_h, 4
-// bytes scales_l, 128 bytes of indices, 16 per sub-block of 32 laid out as
-// IQ4_NL's} (136 bytes), sub-block j's six-bit scale ls_j = nibble j%2 of
-// scales_l[j/2] | (bits 2j, 2j+1 of scales_h) << 4, weight = d·(ls_j −
-// 32)·level(q). The Q8_0 activations come with toy_q8_xsum's 128·Σq.
+// Layouts are toy/tensor's (iquant.go, mxfp4.go): an IQ4_NL block of 32
+// weights is {fp16 d, 16 bytes of indices: weight i's in the low half of
+// byte i for i < 16, the high half of byte i−16 after} (18 bytes), weight
+// i = d·level(q_i); an MXFP4 block {exponent byte e, 16 bytes of indices
+// laid out as IQ4_NL's} (17 bytes), weight i = level(q_i)·2^(e−128), half
+// the E8M0 scale 2^(e−127) because the levels are doubled (e = 0, 1 give
+// the subnormals 2⁻¹²⁸, 2⁻¹²⁷; 255 is 2¹²⁷); an IQ4_XS super-block of 256
+// {fp16 d, 16-bit scales_h, 4 bytes scales_l, 128 bytes of indices, 16 per
+// sub-block of 32 laid out as IQ4_NL's} (136 bytes), sub-block j's six-bit
+// scale ls_j = nibble j%2 of scales_l[j/2] | (bits 2j, 2j+1 of scales_h)
+// << 4, weight = d·(ls_j − 32)·level(q). The Q8_0 activations come with
+// toy_q8_xsum's 128·Σq.
 //
 // out[m, n] is toy/tensor's bit for bit: IQ4_NL's dotQ32, per block the
 // exact integer s = Σ level(q_w)·q_x, then sum += float(s)·(fp16(d_w)·
-// fp16(d_x)); IQ4_XS's dotIQ4XS, per super-block the exact integer dots =
-// Σ_j (ls_j − 32)·Σ level(q_w)·q_x, then sum += (fp16(d_w)·x.d)·dots (both
-// fused on arm64, as Go compiles them). The levels are signed (−127 … 113)
+// fp16(d_x)) (fused on arm64, as Go compiles it); MXFP4's dotMXFP4, the
+// same s, then sum += (fp16(d_x)·2^(e−128))·float(s), the product rounded
+// before the add on every architecture (Go's explicit conversion); IQ4_XS's
+// dotIQ4XS, per super-block the exact integer dots = Σ_j (ls_j − 32)·Σ
+// level(q_w)·q_x, then sum += (fp16(d_w)·x.d)·dots (fused on arm64). The
+// IQ4_NL and MXFP4 kernels are one set, taking the type as a constant.
+// The IQ4_NL levels are signed (−127 … 113)
 // and do not fit seven bits, so vpmaddubsw can not take them offset to
 // unsigned (pairs would saturate): the x86 kernels either multiply |level|
 // by x with level's sign (vpsignb; pairs ≤ 2·127·127 fit int16), or, with
 // VNNI's non-saturating vpdpbusd, take level + 128 and subtract 128·Σx
-// (IQ4_NL: xsum; IQ4_XS: the activations' sums of 16 times −128·scale).
-// The levels come from a 16-entry table: pshufb on x86, tbl on NEON.
+// (IQ4_NL, MXFP4: xsum; IQ4_XS: the activations' sums of 16 times
+// −128·scale). The levels come from a 16-entry table: pshufb on x86, tbl
+// on NEON.
 #include "quant.h"
 
 #define IQ4NL_BYTES 18
+#define MXFP4_BYTES 17
 #define IQ4XS_BYTES 136
 
 static const int8_t iq4_levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+// mxfp4_levels are the 16 E2M1 values doubled, 0, 0.5, 1, 1.5, 2, 3, 4, 6
+// and their negatives (index 8 is −0, stored as 0): toy/tensor's
+// kvaluesMXFP4.
+static const int8_t mxfp4_levels[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+// mxfp4_half returns 2^(e−128), half the E8M0 scale of exponent byte e
+// (toy/tensor's e8m0Half): the subnormals 2⁻¹²⁸ and 2⁻¹²⁷ for e = 0, 1.
+TOY_INLINE float mxfp4_half(uint8_t e) { return toy_bits_f32(e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23); }
+
+// The kernels for blocks of 32 (IQ4_NL, MXFP4) take the type t as a
+// constant that inlining folds away; these give its block's size, where
+// its indices start, its levels and its scale.
+enum { T_IQ4NL, T_MXFP4 };
+TOY_INLINE int64_t t_bytes(int t) { return t == T_MXFP4 ? MXFP4_BYTES : IQ4NL_BYTES; }
+TOY_INLINE int t_qs(int t) { return t == T_MXFP4 ? 1 : 2; }
+TOY_INLINE const int8_t *t_levels(int t) { return t == T_MXFP4 ? mxfp4_levels : iq4_levels; }
+TOY_INLINE float t_scale(int t, const uint8_t *blk) {
+	return t == T_MXFP4 ? mxfp4_half(blk[0]) : toy_fp16_f32(toy_load_u16(blk));
+}
 
 #if defined(__aarch64__)
 #define IQ4NL_ACC(sum, s, d) __builtin_fmaf((float)(s), (d), (sum))
 #else
 #define IQ4NL_ACC(sum, s, d) ((sum) + (float)(s) * (d))
 #endif
+// MXFP4: the product rounded, then added, on every architecture.
+#define MXFP4_ACC(sum, s, d) ((sum) + (d) * (float)(s))
+// T_ACC: a block's step for type t, d = d_w·d_x (the same float as d_x·d_w).
+#define T_ACC(t, sum, s, d) ((t) == T_MXFP4 ? MXFP4_ACC(sum, s, d) : IQ4NL_ACC(sum, s, d))
 
 // iq4_level returns the level of weight i (0 … 31) of 16 index bytes qs.
 TOY_INLINE int iq4_level(const uint8_t *qs, int i) { return iq4_levels[(i < 16 ? qs[i] : qs[i - 16] >> 4) & 0xF]; }
+
+// mxfp4_level returns the doubled level of weight i (0 … 31) of 16 index bytes qs.
+TOY_INLINE int mxfp4_level(const uint8_t *qs, int i) { return mxfp4_levels[(i < 16 ? qs[i] : qs[i - 16] >> 4) & 0xF]; }
 
 // iq4xs_scale returns sub-block j's scale ls_j − 32 (−32 … 31).
 TOY_INLINE int iq4xs_scale(const uint8_t *blk, int j) {
@@ -58,6 +97,18 @@ static float dot_iq4nl_ref(const uint8_t *w, const uint8_t *x, int64_t nb) {
 	return sum;
 }
 
+static float dot_mxfp4_ref(const uint8_t *w, const uint8_t *x, int64_t nb) {
+	float sum = 0;
+	for (int64_t b = 0; b < nb; b++) {
+		const uint8_t *blk = w + b * MXFP4_BYTES, *xb = x + b * Q8_BYTES;
+		int32_t s = 0;
+		for (int i = 0; i < 32; i++) s += mxfp4_level(blk + 1, i) * (int32_t)(int8_t)xb[2 + i];
+		float d = toy_fp16_f32(toy_load_u16(xb)) * mxfp4_half(blk[0]);
+		sum = MXFP4_ACC(sum, s, d);
+	}
+	return sum;
+}
+
 static float dot_iq4xs_ref(const uint8_t *w, const uint8_t *x, int64_t nb) {
 	float sum = 0;
 	for (int64_t b = 0; b < nb; b++) {
@@ -73,17 +124,26 @@ static float dot_iq4xs_ref(const uint8_t *w, const uint8_t *x, int64_t nb) {
 	return sum;
 }
 
-// toy_matmul_iq4_nl_ref / toy_matmul_iq4_xs_ref compute out[m, n] for m < M
-// and n0 ≤ n < n1, with w [N, K] in IQ4_NL or IQ4_XS, xq [M, K] in Q8_0
-// (with xsum, toy_q8_xsum's M·K/32 int32, which the fast IQ4_NL kernels
-// need) or Q8_K blocks, and out [M, N] in float32; scratch, when not NULL,
-// is toy_iq4nl_scratch(K) or toy_iq4xs_scratch(K) bytes.
+// toy_matmul_iq4_nl_ref / toy_matmul_mxfp4_ref / toy_matmul_iq4_xs_ref
+// compute out[m, n] for m < M and n0 ≤ n < n1, with w [N, K] in IQ4_NL,
+// MXFP4 or IQ4_XS, xq [M, K] in Q8_0 (with xsum, toy_q8_xsum's M·K/32
+// int32, which the fast IQ4_NL and MXFP4 kernels need) or Q8_K blocks, and
+// out [M, N] in float32; scratch, when not NULL, is toy_iq4nl_scratch(K),
+// toy_mxfp4_scratch(K) or toy_iq4xs_scratch(K) bytes.
 TOY_API void toy_matmul_iq4_nl_ref(float *out, const uint8_t *xq, const uint8_t *w, int64_t M, int64_t K, int64_t N,
                                    int64_t n0, int64_t n1, const int32_t *xsum, uint8_t *scratch) {
 	int64_t nb = K / 32;
 	for (int64_t n = n0; n < n1; n++)
 		for (int64_t m = 0; m < M; m++)
 			out[m * N + n] = dot_iq4nl_ref(w + n * nb * IQ4NL_BYTES, xq + m * nb * Q8_BYTES, nb);
+}
+
+TOY_API void toy_matmul_mxfp4_ref(float *out, const uint8_t *xq, const uint8_t *w, int64_t M, int64_t K, int64_t N,
+                                 int64_t n0, int64_t n1, const int32_t *xsum, uint8_t *scratch) {
+	int64_t nb = K / 32;
+	for (int64_t n = n0; n < n1; n++)
+		for (int64_t m = 0; m < M; m++)
+			out[m * N + n] = dot_mxfp4_ref(w + n * nb * MXFP4_BYTES, xq + m * nb * Q8_BYTES, nb);
 }
 
 TOY_API void toy_matmul_iq4_xs_ref(float *out, const uint8_t *xq, const uint8_t *w, int64_t M, int64_t K, int64_t N,
@@ -101,8 +161,8 @@ TOY_API void toy_matmul_iq4_xs_ref(float *out, const uint8_t *xq, const uint8_t 
 
 // iq4_table: the levels in both 128-bit halves, as the kernels take them:
 // plus 128, unsigned, with VNNI; signed without.
-TOY_INLINE __m256i iq4_table(void) {
-	__m256i t = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)iq4_levels));
+TOY_INLINE __m256i iq4_table(const int8_t *levels) {
+	__m256i t = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)levels));
 #if KQ_VNNI
 	t = _mm256_xor_si256(t, _mm256_set1_epi8((char)0x80));
 #endif
@@ -129,26 +189,40 @@ TOY_INLINE __m256i iq4_dot32(__m256i acc, __m256i w, __m256i wa, __m256i x) {
 #endif
 }
 
-// Decode (fewer than IQ4_PACK_MIN activation rows), IQ4_NL: as q45.c's, eight
-// weight rows at a time, one vector per row and block; the eight block sums
-// reduce to one vector and the float steps run on its eight lanes.
-TOY_INLINE void iq4nl_gemv8(float *out, int64_t N, const uint8_t *xq, const int32_t *xsum, int MR,
-                            const uint8_t *const r[8], int64_t nb, int valid, const uint8_t *pf) {
-	const int64_t xrow = nb * Q8_BYTES;
-	const __m256i table = iq4_table();
+// t_scales8: the scales of block b of eight rows of type t, as float32:
+// the fp16 d by vcvtph2ps, or E8M0's half 2^(e−128) built from its bits,
+// (e−1) << 23, or 0x00200000 << e for the subnormals of e < 2.
+TOY_INLINE __m256 t_scales8(int t, const uint8_t *const r[8], int64_t b) {
+	const int64_t o = b * t_bytes(t);
+	if (t == T_MXFP4) {
+		__m256i e = _mm256_setr_epi32(r[0][o], r[1][o], r[2][o], r[3][o], r[4][o], r[5][o], r[6][o], r[7][o]);
+		__m256i nrm = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+		__m256i sub = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+		return _mm256_castsi256_ps(_mm256_blendv_epi8(nrm, sub, _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e)));
+	}
+	__m128i h = _mm_setr_epi16((short)toy_load_u16(r[0] + o), (short)toy_load_u16(r[1] + o), (short)toy_load_u16(r[2] + o),
+	                           (short)toy_load_u16(r[3] + o), (short)toy_load_u16(r[4] + o), (short)toy_load_u16(r[5] + o),
+	                           (short)toy_load_u16(r[6] + o), (short)toy_load_u16(r[7] + o));
+	return _mm256_cvtph_ps(h);
+}
+
+// Decode (fewer than IQ4_PACK_MIN activation rows), IQ4_NL and MXFP4: as
+// q45.c's, eight weight rows at a time, one vector per row and block; the
+// eight block sums reduce to one vector and the float steps run on its
+// eight lanes (sum + float(s)·(d_w·d_x), rounded, then added: both types'
+// step on x86).
+TOY_INLINE void t_gemv8(int t, float *out, int64_t N, const uint8_t *xq, const int32_t *xsum, int MR,
+                        const uint8_t *const r[8], int64_t nb, int valid, const uint8_t *pf) {
+	const int64_t xrow = nb * Q8_BYTES, bytes = t_bytes(t);
+	const __m256i table = iq4_table(t_levels(t));
 	__m256 sum[2];
 	for (int m = 0; m < MR; m++) sum[m] = _mm256_setzero_ps();
 	for (int64_t b = 0; b < nb; b++) {
 		if (pf)
-			for (int i = 0; i < 8 * IQ4NL_BYTES; i += 64) __builtin_prefetch(pf + 8 * IQ4NL_BYTES * b + i, 0, 2);
+			for (int i = 0; i < 8 * bytes; i += 64) __builtin_prefetch(pf + 8 * bytes * b + i, 0, 2);
 		__m256i q[8], qa[8];
-		for (int j = 0; j < 8; j++) q[j] = iq4_unpack(r[j] + b * IQ4NL_BYTES + 2, table), qa[j] = _mm256_abs_epi8(q[j]);
-		__m128i h = _mm_setr_epi16(
-		    (short)toy_load_u16(r[0] + b * IQ4NL_BYTES), (short)toy_load_u16(r[1] + b * IQ4NL_BYTES),
-		    (short)toy_load_u16(r[2] + b * IQ4NL_BYTES), (short)toy_load_u16(r[3] + b * IQ4NL_BYTES),
-		    (short)toy_load_u16(r[4] + b * IQ4NL_BYTES), (short)toy_load_u16(r[5] + b * IQ4NL_BYTES),
-		    (short)toy_load_u16(r[6] + b * IQ4NL_BYTES), (short)toy_load_u16(r[7] + b * IQ4NL_BYTES));
-		__m256 dw = _mm256_cvtph_ps(h);
+		for (int j = 0; j < 8; j++) q[j] = iq4_unpack(r[j] + b * bytes + t_qs(t), table), qa[j] = _mm256_abs_epi8(q[j]);
+		__m256 dw = t_scales8(t, r, b);
 		for (int m = 0; m < MR; m++) {
 			const uint8_t *xb = xq + m * xrow + b * Q8_BYTES;
 			__m256i xv = _mm256_loadu_si256((const __m256i *)(xb + 2)), p[8];
@@ -220,7 +294,8 @@ TOY_INLINE void iq4xs_gemv4(float *out, int64_t N, const uint8_t *xq, int MR, co
 #define IQ4_PACK_MIN 4
 #define IQ4_MR (KR == 16 ? 6 : 4) // activation rows at a time
 
-// IQ4_NL tile, per block: 8 vectors of levels, the KR scales d as float32.
+// IQ4_NL (and MXFP4) tile, per block: 8 vectors of levels, the KR scales
+// as float32 (d, or 2^(e−128)).
 #define NLP_D (8 * 4 * KR)
 #define NLP_BLOCK (9 * 4 * KR)
 
@@ -233,16 +308,16 @@ TOY_INLINE void iq4xs_gemv4(float *out, int64_t N, const uint8_t *xq, int MR, co
 #define XSP_D (80 * 4 * KR)
 #define XSP_BLOCK (81 * 4 * KR)
 
-static void iq4nl_pack(uint8_t *pk, const uint8_t *const r[KR], int64_t nb) {
-	const __m256i table = iq4_table();
+TOY_INLINE void t_pack(int t, uint8_t *pk, const uint8_t *const r[KR], int64_t nb) {
+	const __m256i table = iq4_table(t_levels(t));
 	for (int64_t b = 0; b < nb; b++) {
 		uint8_t *pb = pk + b * NLP_BLOCK;
 		for (int h = 0; h < KR / 8; h++) {
 			__m256i v[8], o[8];
 			for (int i = 0; i < 8; i++) {
-				const uint8_t *blk = r[8 * h + i] + b * IQ4NL_BYTES;
-				v[i] = iq4_unpack(blk + 2, table);
-				float d = toy_fp16_f32(toy_load_u16(blk));
+				const uint8_t *blk = r[8 * h + i] + b * t_bytes(t);
+				v[i] = iq4_unpack(blk + t_qs(t), table);
+				float d = t_scale(t, blk);
 				__builtin_memcpy(pb + NLP_D + 4 * (8 * h + i), &d, 4);
 			}
 			kq_t8(o, v);
@@ -271,7 +346,8 @@ TOY_INLINE kvi iq4_abs(kvi v) {
 #endif
 }
 
-TOY_INLINE void iq4nl_packed_rows(float *const out[], const uint8_t *const x[], const int32_t *const xs[], int MR,
+// t_packed_rows: IQ4_NL and MXFP4 alike, once packed.
+TOY_INLINE void t_packed_rows(float *const out[], const uint8_t *const x[], const int32_t *const xs[], int MR,
                                   const uint8_t *pk, int64_t nb, int valid) {
 	kvf sum[IQ4_MR];
 	for (int i = 0; i < MR; i++) sum[i] = KF_ZERO();
@@ -300,7 +376,7 @@ TOY_INLINE void iq4nl_packed_rows(float *const out[], const uint8_t *const x[], 
 }
 
 static void iq4xs_pack(uint8_t *pk, const uint8_t *const r[KR], int64_t nb) {
-	const __m256i table = iq4_table();
+	const __m256i table = iq4_table(iq4_levels);
 	for (int64_t b = 0; b < nb; b++) {
 		uint8_t *pb = pk + b * XSP_BLOCK;
 		for (int h = 0; h < KR / 8; h++) { // eight rows at a time: lanes 8h … 8h+7
@@ -377,18 +453,19 @@ TOY_INLINE void iq4xs_packed_rows(float *const out[], const uint8_t *const x[], 
 }
 
 TOY_API int64_t toy_iq4nl_scratch(int64_t K) { return K / 32 * NLP_BLOCK + 64; }
+TOY_API int64_t toy_mxfp4_scratch(int64_t K) { return K / 32 * NLP_BLOCK + 64; }
 TOY_API int64_t toy_iq4xs_scratch(int64_t K) { return K / QK * XSP_BLOCK + 64; }
 
-TOY_API void toy_matmul_iq4_nl(float *out, const uint8_t *xq, const uint8_t *w, int64_t M, int64_t K, int64_t N,
-                               int64_t n0, int64_t n1, const int32_t *xsum, uint8_t *scratch) {
-	int64_t nb = K / 32, rb = nb * IQ4NL_BYTES, xrow = nb * Q8_BYTES;
+TOY_INLINE void t_matmul(int t, float *out, const uint8_t *xq, const uint8_t *w, int64_t M, int64_t K, int64_t N,
+                         int64_t n0, int64_t n1, const int32_t *xsum, uint8_t *scratch) {
+	int64_t nb = K / 32, rb = nb * t_bytes(t), xrow = nb * Q8_BYTES;
 	if (scratch && M >= IQ4_PACK_MIN) {
 		uint8_t *pk = kq_align(scratch);
 		for (int64_t n = n0; n < n1; n += KR) {
 			int valid = (int)(n1 - n < KR ? n1 - n : KR);
 			const uint8_t *r[KR];
 			for (int j = 0; j < KR; j++) r[j] = w + (n + (j < valid ? j : valid - 1)) * rb;
-			iq4nl_pack(pk, r, nb);
+			t_pack(t, pk, r, nb);
 			for (int64_t m = 0; m < M;) {
 				int mr = M - m >= IQ4_MR ? IQ4_MR : M - m >= 2 ? 2 : 1;
 				float *o[IQ4_MR];
@@ -396,11 +473,11 @@ TOY_API void toy_matmul_iq4_nl(float *out, const uint8_t *xq, const uint8_t *w, 
 				const int32_t *xs[IQ4_MR];
 				for (int i = 0; i < mr; i++) o[i] = out + (m + i) * N + n, x[i] = xq + (m + i) * xrow, xs[i] = xsum + (m + i) * nb;
 				if (mr == IQ4_MR)
-					iq4nl_packed_rows(o, x, xs, IQ4_MR, pk, nb, valid);
+					t_packed_rows(o, x, xs, IQ4_MR, pk, nb, valid);
 				else if (mr == 2)
-					iq4nl_packed_rows(o, x, xs, 2, pk, nb, valid);
+					t_packed_rows(o, x, xs, 2, pk, nb, valid);
 				else
-					iq4nl_packed_rows(o, x, xs, 1, pk, nb, valid);
+					t_packed_rows(o, x, xs, 1, pk, nb, valid);
 				m += mr;
 			}
 		}
@@ -412,8 +489,8 @@ TOY_API void toy_matmul_iq4_nl(float *out, const uint8_t *xq, const uint8_t *w, 
 		for (int j = 0; j < 8; j++) r[j] = w + (n + (j < valid ? j : valid - 1)) * rb;
 		const uint8_t *pf = n + 24 <= n1 ? w + (n + 16) * rb : NULL; // the rows after the next eight
 		int64_t m = 0;
-		for (; m + 2 <= M; m += 2) iq4nl_gemv8(out + m * N + n, N, xq + m * xrow, xsum + m * nb, 2, r, nb, valid, m ? NULL : pf);
-		for (; m < M; m++) iq4nl_gemv8(out + m * N + n, N, xq + m * xrow, xsum + m * nb, 1, r, nb, valid, m ? NULL : pf);
+		for (; m + 2 <= M; m += 2) t_gemv8(t, out + m * N + n, N, xq + m * xrow, xsum + m * nb, 2, r, nb, valid, m ? NULL : pf);
+		for (; m < M; m++) t_gemv8(t, out + m * N + n, N, xq + m * xrow, xsum + m * nb, 1, r, nb, valid, m ? NULL : pf);
 	}
 }
 
@@ -458,16 +535,17 @@ TOY_API void toy_matmul_iq4_xs(float *out, const uint8_t *xq, const uint8_t *w, 
 
 // NEON: four weight rows at a time against one or two activation rows;
 // the levels by tbl from the 16 index nibbles, kq_dot16, the four rows'
-// lanes reduced pairwise, and Go's fused multiply-add on four lanes.
+// lanes reduced pairwise, and Go's step on four lanes (fused for IQ4_NL
+// and IQ4_XS, not for MXFP4).
 TOY_INLINE void iq4_neon_levels(const uint8_t *qs, int8x16_t table, int8x16_t *w0, int8x16_t *w1) {
 	uint8x16_t v = vld1q_u8(qs);
 	*w0 = vqtbl1q_s8(table, vandq_u8(v, vdupq_n_u8(0x0F)));
 	*w1 = vqtbl1q_s8(table, vshrq_n_u8(v, 4));
 }
 
-TOY_INLINE void iq4nl_neon_rows(float *out, int64_t N, const uint8_t *x, int64_t xrow, int MR, const uint8_t *const r[4],
-                                int64_t nb, int valid) {
-	const int8x16_t table = vld1q_s8(iq4_levels);
+TOY_INLINE void t_neon_rows(int t, float *out, int64_t N, const uint8_t *x, int64_t xrow, int MR, const uint8_t *const r[4],
+                            int64_t nb, int valid) {
+	const int8x16_t table = vld1q_s8(t_levels(t));
 	float32x4_t sum[2];
 	for (int m = 0; m < MR; m++) sum[m] = vdupq_n_f32(0);
 	for (int64_t b = 0; b < nb; b++) {
@@ -478,18 +556,22 @@ TOY_INLINE void iq4nl_neon_rows(float *out, int64_t N, const uint8_t *x, int64_t
 		}
 		int32x4_t p[2][4];
 		uint16_t dh[4];
+		float de[4];
 		for (int j = 0; j < 4; j++) {
-			const uint8_t *blk = r[j] + b * IQ4NL_BYTES;
+			const uint8_t *blk = r[j] + b * t_bytes(t);
 			int8x16_t w0, w1;
-			iq4_neon_levels(blk + 2, table, &w0, &w1);
+			iq4_neon_levels(blk + t_qs(t), table, &w0, &w1);
 			for (int m = 0; m < MR; m++) p[m][j] = kq_dot16(kq_dot16(vdupq_n_s32(0), w0, x0[m]), w1, x1[m]);
-			dh[j] = toy_load_u16(blk);
+			if (t == T_MXFP4)
+				de[j] = mxfp4_half(blk[0]);
+			else
+				dh[j] = toy_load_u16(blk);
 		}
-		float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(dh)));
+		float32x4_t dw = t == T_MXFP4 ? vld1q_f32(de) : vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(dh)));
 		for (int m = 0; m < MR; m++) {
 			float32x4_t s = vcvtq_f32_s32(kq_reduce4(p[m][0], p[m][1], p[m][2], p[m][3]));
 			float32x4_t d = vmulq_n_f32(dw, toy_fp16_f32(toy_load_u16(x + m * xrow + b * Q8_BYTES)));
-			sum[m] = vfmaq_f32(sum[m], s, d);
+			sum[m] = t == T_MXFP4 ? vaddq_f32(sum[m], vmulq_f32(d, s)) : vfmaq_f32(sum[m], s, d);
 		}
 	}
 	for (int m = 0; m < MR; m++) {
@@ -536,18 +618,19 @@ TOY_INLINE void iq4xs_neon_rows(float *out, int64_t N, const uint8_t *x, int64_t
 }
 
 TOY_API int64_t toy_iq4nl_scratch(int64_t K) { return 0; }
+TOY_API int64_t toy_mxfp4_scratch(int64_t K) { return 0; }
 TOY_API int64_t toy_iq4xs_scratch(int64_t K) { return 0; }
 
-TOY_API void toy_matmul_iq4_nl(float *out, const uint8_t *xq, const uint8_t *w, int64_t M, int64_t K, int64_t N,
-                               int64_t n0, int64_t n1, const int32_t *xsum, uint8_t *scratch) {
-	int64_t nb = K / 32, rb = nb * IQ4NL_BYTES, xrow = nb * Q8_BYTES;
+TOY_INLINE void t_matmul(int t, float *out, const uint8_t *xq, const uint8_t *w, int64_t M, int64_t K, int64_t N,
+                         int64_t n0, int64_t n1, const int32_t *xsum, uint8_t *scratch) {
+	int64_t nb = K / 32, rb = nb * t_bytes(t), xrow = nb * Q8_BYTES;
 	for (int64_t n = n0; n < n1; n += 4) {
 		int valid = (int)(n1 - n < 4 ? n1 - n : 4);
 		const uint8_t *r[4];
 		for (int j = 0; j < 4; j++) r[j] = w + (n + (j < valid ? j : valid - 1)) * rb;
 		int64_t m = 0;
-		for (; m + 2 <= M; m += 2) iq4nl_neon_rows(out + m * N + n, N, xq + m * xrow, xrow, 2, r, nb, valid);
-		for (; m < M; m++) iq4nl_neon_rows(out + m * N + n, N, xq + m * xrow, xrow, 1, r, nb, valid);
+		for (; m + 2 <= M; m += 2) t_neon_rows(t, out + m * N + n, N, xq + m * xrow, xrow, 2, r, nb, valid);
+		for (; m < M; m++) t_neon_rows(t, out + m * N + n, N, xq + m * xrow, xrow, 1, r, nb, valid);
 	}
 }
 
@@ -569,30 +652,31 @@ TOY_API void toy_matmul_iq4_xs(float *out, const uint8_t *xq, const uint8_t *w, 
 // Plain C (x86-64 without AVX2): each block's levels unpacked once into
 // signed bytes and used by up to eight activation rows, in loops the
 // compiler vectorizes.
-TOY_INLINE void iq4_bytes(const uint8_t *qs, int8_t q[32]) {
-	for (int i = 0; i < 16; i++) q[i] = iq4_levels[qs[i] & 0xF], q[i + 16] = iq4_levels[qs[i] >> 4];
+TOY_INLINE void iq4_bytes(const int8_t *levels, const uint8_t *qs, int8_t q[32]) {
+	for (int i = 0; i < 16; i++) q[i] = levels[qs[i] & 0xF], q[i + 16] = levels[qs[i] >> 4];
 }
 
 TOY_API int64_t toy_iq4nl_scratch(int64_t K) { return 0; }
+TOY_API int64_t toy_mxfp4_scratch(int64_t K) { return 0; }
 TOY_API int64_t toy_iq4xs_scratch(int64_t K) { return 0; }
 
-TOY_API void toy_matmul_iq4_nl(float *out, const uint8_t *xq, const uint8_t *w, int64_t M, int64_t K, int64_t N,
-                               int64_t n0, int64_t n1, const int32_t *xsum, uint8_t *scratch) {
-	int64_t nb = K / 32, rb = nb * IQ4NL_BYTES, xrow = nb * Q8_BYTES;
+TOY_INLINE void t_matmul(int t, float *out, const uint8_t *xq, const uint8_t *w, int64_t M, int64_t K, int64_t N,
+                         int64_t n0, int64_t n1, const int32_t *xsum, uint8_t *scratch) {
+	int64_t nb = K / 32, rb = nb * t_bytes(t), xrow = nb * Q8_BYTES;
 	for (int64_t n = n0; n < n1; n++) {
 		for (int64_t m0 = 0; m0 < M; m0 += 8) {
 			int mr = (int)(M - m0 < 8 ? M - m0 : 8);
 			float sum[8] = {0};
 			for (int64_t b = 0; b < nb; b++) {
-				const uint8_t *blk = w + n * rb + b * IQ4NL_BYTES;
+				const uint8_t *blk = w + n * rb + b * t_bytes(t);
 				int8_t q[32];
-				iq4_bytes(blk + 2, q);
-				float dw = toy_fp16_f32(toy_load_u16(blk));
+				iq4_bytes(t_levels(t), blk + t_qs(t), q);
+				float dw = t_scale(t, blk);
 				for (int i = 0; i < mr; i++) {
 					const uint8_t *xb = xq + (m0 + i) * xrow + b * Q8_BYTES;
 					int32_t s = 0;
 					for (int k = 0; k < 32; k++) s += (int32_t)q[k] * (int8_t)xb[2 + k];
-					sum[i] = IQ4NL_ACC(sum[i], s, dw * toy_fp16_f32(toy_load_u16(xb)));
+					sum[i] = T_ACC(t, sum[i], s, dw * toy_fp16_f32(toy_load_u16(xb)));
 				}
 			}
 			for (int i = 0; i < mr; i++) out[(m0 + i) * N + n] = sum[i];
@@ -611,7 +695,7 @@ TOY_API void toy_matmul_iq4_xs(float *out, const uint8_t *xq, const uint8_t *w, 
 				const uint8_t *blk = w + n * rb + b * IQ4XS_BYTES;
 				int8_t q[QK];
 				int32_t sc[8];
-				for (int k = 0; k < 8; k++) iq4_bytes(blk + 8 + 16 * k, q + 32 * k), sc[k] = iq4xs_scale(blk, k);
+				for (int k = 0; k < 8; k++) iq4_bytes(iq4_levels, blk + 8 + 16 * k, q + 32 * k), sc[k] = iq4xs_scale(blk, k);
 				float dw = toy_fp16_f32(toy_load_u16(blk));
 				for (int i = 0; i < mr; i++) {
 					const uint8_t *xb = xq + (m0 + i) * xrow + b * Q8K_BYTES;
@@ -632,5 +716,18 @@ TOY_API void toy_matmul_iq4_xs(float *out, const uint8_t *xq, const uint8_t *w, 
 
 #endif
 
+// toy_matmul_iq4_nl and toy_matmul_mxfp4: t_matmul, the variant's kernel
+// for blocks of 32, of either type.
+TOY_API void toy_matmul_iq4_nl(float *out, const uint8_t *xq, const uint8_t *w, int64_t M, int64_t K, int64_t N,
+                               int64_t n0, int64_t n1, const int32_t *xsum, uint8_t *scratch) {
+	t_matmul(T_IQ4NL, out, xq, w, M, K, N, n0, n1, xsum, scratch);
+}
+
+TOY_API void toy_matmul_mxfp4(float *out, const uint8_t *xq, const uint8_t *w, int64_t M, int64_t K, int64_t N,
+                              int64_t n0, int64_t n1, const int32_t *xsum, uint8_t *scratch) {
+	t_matmul(T_MXFP4, out, xq, w, M, K, N, n0, n1, xsum, scratch);
+}
+
 TOY_API int64_t toy_iq4nl_scratch_ref(int64_t K) { return toy_iq4nl_scratch(K); }
+TOY_API int64_t toy_mxfp4_scratch_ref(int64_t K) { return toy_mxfp4_scratch(K); }
 TOY_API int64_t toy_iq4xs_scratch_ref(int64_t K) { return toy_iq4xs_scratch(K); }

@@ -1,7 +1,8 @@
 // The row-wise and elementwise ops of tensor.Backend: add/mul/scale, SiLU,
-// GELU, SwiGLU, RMSNorm, LayerNorm, RoPE, softmax, attention over the KV
-// cache, embedding gather and column copies. Each follows the pure-Go
-// reference in toy/tensor/go_ops.go (see toy.cuh for the arithmetic rules).
+// GELU, SwiGLU (and gpt-oss's clamped form), RMSNorm, LayerNorm, RoPE,
+// softmax, attention over the KV cache, embedding gather and column copies.
+// Each follows the pure-Go reference in toy/tensor/go_ops.go (see toy.cuh
+// for the arithmetic rules).
 #include "toy.cuh"
 
 #define GRID_STRIDE(i, n) for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < (n); i += (long)gridDim.x * blockDim.x)
@@ -41,6 +42,21 @@ extern "C" __global__ void toy_gelu_erf(float *out, const float *x, long n) {
 
 extern "C" __global__ void toy_swiglu(float *out, const float *gate, const float *up, long n) {
 	GRID_STRIDE(i, n) out[i] = __fmul_rn(silu(gate[i]), up[i]);
+}
+
+// toy_swiglu_oai: gpt-oss's clamped SwiGLU (tensor.SwiGLUOAI), in Go's order
+// of operations: x = min(gate, limit), y = clamp(up, −limit, limit),
+// out = x/(1 + exp(−alpha·x))·(y + 1), exp in float64 as Go's math.Exp. The
+// comparisons let a NaN through, as Go's min and max do.
+extern "C" __global__ void toy_swiglu_oai(float *out, const float *gate, const float *up, float alpha, float limit, long n) {
+	GRID_STRIDE(i, n) {
+		float g = gate[i], u = up[i];
+		float x = g > limit ? limit : g;
+		float y = u > limit ? limit : u;
+		y = y < -limit ? -limit : y;
+		float e = (float)exp((double)__fmul_rn(alpha, -x));
+		out[i] = __fmul_rn(__fdiv_rn(x, __fadd_rn(1.0f, e)), __fadd_rn(y, 1.0f));
+	}
 }
 
 // GELU as ggml and toy evaluate it: the input rounded to fp16, tanh-GELU of
@@ -199,10 +215,14 @@ __device__ __forceinline__ float soft_cap(float s, float cap) {
 // toy_attention: attention of q [T, H·dh] over k, v [S, KV·dh]; one block
 // per (token t0+t, head h), t counted within this launch. scores holds S
 // floats per block. Query t sees keys lo … hi (attn_keys); scores are
-// scaled, then soft-capped by cap when cap > 0.
+// scaled, then soft-capped by cap when cap > 0. sinks, when not null, holds
+// a logit per head [H] that joins each softmax as a key with no value
+// (gpt-oss; tensor.AttentionOptions.Sinks): the max is taken over the scores
+// and sinks[h], and exp(sinks[h] − max) is added after the scores' sum, as
+// Go's softmaxSink.
 extern "C" __global__ void toy_attention(float *out, const float *q, const float *k, const float *v, float *scores,
                                          int nHead, int nKV, int dh, int past, int t0, float scale, int S, float cap,
-                                         int window, int bidirT) {
+                                         int window, int bidirT, const float *sinks) {
 	__shared__ double sh[32];
 	__shared__ float shf[32];
 	int job = blockIdx.x, t = t0 + job / nHead, h = job % nHead;
@@ -220,6 +240,7 @@ extern "C" __global__ void toy_attention(float *out, const float *q, const float
 		m = fmaxf(m, sc);
 	}
 	m = block_max(m, shf);
+	if (sinks) m = fmaxf(m, sinks[h]);
 	double sum = 0;
 	for (int s = threadIdx.x; s < n; s += blockDim.x) {
 		float e = (float)exp((double)__fsub_rn(p[s], m));
@@ -227,6 +248,7 @@ extern "C" __global__ void toy_attention(float *out, const float *q, const float
 		sum += (double)e;
 	}
 	sum = block_sum_d(sum, sh);
+	if (sinks) sum += (double)(float)exp((double)__fsub_rn(sinks[h], m));
 	float inv = (float)(1.0 / sum);
 	for (int s = threadIdx.x; s < n; s += blockDim.x) p[s] = __fmul_rn(p[s], inv);
 	__syncthreads();
@@ -323,9 +345,12 @@ extern "C" __global__ void toy_attention_chunk(float *o, float *m, double *l, co
 // head h). Over the chunks holding keys of query t: M = max m_c, the
 // chunk weights w_c = exp(m_c − M), L = Σ l_c·w_c and out = Σ o_c·w_c / L
 // (in float64). The weights replace l_c in place, for the block's threads
-// to share.
+// to share. With sinks (as toy_attention), M is also over sinks[h] and L
+// gains exp(sinks[h] − M) once: the sink joins the merge as a chunk with no
+// output; toy_attention_chunk knows nothing of it.
 extern "C" __global__ void toy_attention_combine(float *out, const float *o, const float *m, double *l, int nHead,
-                                                 int dh, int past, int chunks, int window, int bidirT) {
+                                                 int dh, int past, int chunks, int window, int bidirT,
+                                                 const float *sinks) {
 	__shared__ double sh[32];
 	__shared__ float shf[32];
 	int job = blockIdx.x, t = job / nHead, h = job % nHead;
@@ -337,6 +362,7 @@ extern "C" __global__ void toy_attention_combine(float *out, const float *o, con
 	float M = -INFINITY;
 	for (int c = threadIdx.x; c < nc; c += blockDim.x) M = fmaxf(M, mr[c]);
 	M = block_max(M, shf);
+	if (sinks) M = fmaxf(M, sinks[h]);
 	double L = 0;
 	for (int c = threadIdx.x; c < nc; c += blockDim.x) {
 		double w = exp((double)__fsub_rn(mr[c], M));
@@ -344,6 +370,7 @@ extern "C" __global__ void toy_attention_combine(float *out, const float *o, con
 		lr[c] = w;
 	}
 	L = block_sum_d(L, sh); // its barriers also publish the weights
+	if (sinks) L += (double)(float)exp((double)__fsub_rn(sinks[h], M));
 	float *orow = out + (size_t)t * nHead * dh + h * dh;
 	for (int i = threadIdx.x; i < dh; i += blockDim.x) {
 		double acc = 0;

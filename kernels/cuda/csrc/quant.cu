@@ -3,8 +3,9 @@
 // Q5_K, Q3_K and Q2_K against Q8_K activations, Q4_0 and Q5_0 against Q8_0
 // activations (from toy_quantize_q8), Q4_1 and Q5_1 against Q8_1 ones (Q8_0's
 // plus toy_q8_1_sums), the non-linear IQ4_NL against Q8_0 and IQ4_XS
-// against Q8_K. The layouts and arithmetic are toy/tensor's (kquant.go,
-// kquant2.go, quant4.go, quant41.go, iquant.go): every block's dot product is an exact integer sum, and the
+// against Q8_K, and MXFP4 (E2M1 values under an E8M0 scale) against Q8_0.
+// The layouts and arithmetic are toy/tensor's (kquant.go, kquant2.go,
+// quant4.go, quant41.go, iquant.go, mxfp4.go): every block's dot product is an exact integer sum, and the
 // float scaling runs block after block in the same order and with the same
 // roundings as the Go reference, so the products are bit-identical to it.
 //
@@ -28,6 +29,7 @@
 #define Q5_1_BYTES 24
 #define IQ4_NL_BYTES 18
 #define IQ4_XS_BYTES 136
+#define MXFP4_BYTES 17
 
 // Weight types, as toy_embed_quant takes them (ggml's type ids).
 #define TYPE_Q4_0 2
@@ -41,6 +43,7 @@
 #define TYPE_Q6_K 14
 #define TYPE_IQ4_NL 20
 #define TYPE_IQ4_XS 23
+#define TYPE_MXFP4 39
 
 // iq4_level: llama.cpp's kvalues_iq4nl[v] (v = 0 … 15), as its byte: levels
 // 0-7 are the bytes of one word, 8-15 of another (no table in memory).
@@ -54,6 +57,31 @@ __device__ __forceinline__ uint32_t iq4_level(uint32_t v) {
 __device__ __forceinline__ int iq4_levels4(int idx) {
 	return (int)(iq4_level(idx & 0xF) | iq4_level((idx >> 8) & 0xF) << 8 | iq4_level((idx >> 16) & 0xF) << 16 |
 	             iq4_level((idx >> 24) & 0xF) << 24);
+}
+
+// mxfp4_level: llama.cpp's kvalues_mxfp4[v] (the E2M1 values doubled: 0, 1,
+// 2, 3, 4, 6, 8, 12 and their negatives), as its byte, like iq4_level.
+__device__ __forceinline__ uint32_t mxfp4_level(uint32_t v) {
+	unsigned long long t = v < 8 ? 0x0C08060403020100ull : 0xF4F8FAFCFDFEFF00ull;
+	return (uint32_t)(t >> (8 * (v & 7))) & 0xFF;
+}
+
+// mxfp4_levels4: mxfp4_level of four indices, one in the low nibble of each
+// byte of idx, as four signed bytes.
+__device__ __forceinline__ int mxfp4_levels4(int idx) {
+	return (int)(mxfp4_level(idx & 0xF) | mxfp4_level((idx >> 8) & 0xF) << 8 | mxfp4_level((idx >> 16) & 0xF) << 16 |
+	             mxfp4_level((idx >> 24) & 0xF) << 24);
+}
+
+// e8m0_half: half the E8M0 scale e, 2^(e−128), as llama.cpp's
+// ggml_e8m0_to_fp32_half (e < 2: the subnormals 2⁻¹²⁸, 2⁻¹²⁷; e = 255: 2¹²⁷).
+__device__ __forceinline__ float e8m0_half(uint32_t e) {
+	return __uint_as_float(e < 2 ? 0x00200000u << e : (e - 1) << 23);
+}
+
+// ld8 reads 4 bytes at any address (MXFP4 blocks are 17 bytes).
+__device__ __forceinline__ int ld8(const uint8_t *p) {
+	return (int)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
 }
 
 // iq4xs_scale: sub-block j's six-bit scale minus 32 (−32 … 31).
@@ -225,19 +253,24 @@ extern "C" __global__ void toy_matmul_q6k_id(const uint8_t *w, const int8_t *xq,
 	matmul_q6k(w + ids[s] * estride, xq + r * K, xd + r * (K / QKK), out + s * N, 1, K, N, 0);
 }
 
-// q32_dot: the integer dot of one Q4_0 (kind 0), Q5_0 (kind 1) or IQ4_NL
-// (kind 2: levels, no offset) block with 32 Q8_0 activations xi (8 words).
+// q32_dot: the integer dot of one Q4_0 (kind 0), Q5_0 (kind 1), IQ4_NL
+// (kind 2: levels, no offset) or MXFP4 (kind 3: levels, after the exponent
+// byte) block with 32 Q8_0 activations xi (8 words).
 __device__ __forceinline__ int q32_dot(const uint8_t *blk, const int *xi, int kind) {
 	bool bits5 = kind == 1;
-	const uint8_t *qs = blk + (bits5 ? 6 : 2);
+	const uint8_t *qs = blk + (bits5 ? 6 : kind == 3 ? 1 : 2);
 	uint32_t qh = bits5 ? (uint32_t)ld16(blk + 2) : 0;
 	int dot = 0, sx = 0;
 #pragma unroll
 	for (int t = 0; t < 4; t++) { // weights 4t … 4t+3 and 16+4t … 19+4t
-		int word = ld16(qs + 4 * t);
+		int word = kind == 3 ? ld8(qs + 4 * t) : ld16(qs + 4 * t);
 		int lo = word & 0x0F0F0F0F, hi = (word >> 4) & 0x0F0F0F0F;
 		if (kind == 2) {
 			dot = __dp4a(iq4_levels4(lo), xi[t], __dp4a(iq4_levels4(hi), xi[4 + t], dot));
+			continue;
+		}
+		if (kind == 3) {
+			dot = __dp4a(mxfp4_levels4(lo), xi[t], __dp4a(mxfp4_levels4(hi), xi[4 + t], dot));
 			continue;
 		}
 		if (bits5) {
@@ -249,26 +282,32 @@ __device__ __forceinline__ int q32_dot(const uint8_t *blk, const int *xi, int ki
 		dot = __dp4a(lo, xi[t], __dp4a(hi, xi[4 + t], dot));
 		sx = __dp4a(0x01010101, xi[t], __dp4a(0x01010101, xi[4 + t], sx));
 	}
-	return kind == 2 ? dot : dot - (bits5 ? 16 : 8) * sx;
+	return kind >= 2 ? dot : dot - (bits5 ? 16 : 8) * sx;
 }
 
-// toy_matmul_q32: w [N, K/32 blocks] of Q4_0 (kind 0), Q5_0 (1) or IQ4_NL (2), xq/xd from
-// toy_quantize_q8. Lane l takes blocks l, l+32, …; each block's term
-// (float)dot·(d_w·d_x) is then added in block order, all lanes alike.
+// toy_matmul_q32: w [N, K/32 blocks] of Q4_0 (kind 0), Q5_0 (1), IQ4_NL (2)
+// or MXFP4 (3), xq/xd from toy_quantize_q8. Lane l takes blocks l, l+32, …;
+// each block's term (float)dot·(d_w·d_x) is then added in block order, all
+// lanes alike (MXFP4's d_w: e8m0_half of its exponent byte).
 // Grid and blocks as toy_matmul_q4k.
 __device__ __forceinline__ void matmul_q32(const uint8_t *w, const int8_t *xq, const float *xd, float *out, int M,
                                            int K, int N, int kind, int m0) {
 	int n = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
 	int lane = threadIdx.x % WARP;
 	if (n >= N) return;
-	int nb = K / 32, mt = min(MT, M - m0), bytes = kind == 1 ? Q5_0_BYTES : Q4_0_BYTES; // IQ4_NL's as Q4_0's
+	int nb = K / 32, mt = min(MT, M - m0);
+	int bytes = kind == 1 ? Q5_0_BYTES : kind == 3 ? MXFP4_BYTES : Q4_0_BYTES; // IQ4_NL's as Q4_0's
 	float acc[MT];
 #pragma unroll
 	for (int i = 0; i < MT; i++) acc[i] = 0.0f;
 	for (int b0 = 0; b0 < nb; b0 += WARP) {
 		int b = b0 + lane, have = min(WARP, nb - b0);
 		const uint8_t *blk = w + ((size_t)n * nb + min(b, nb - 1)) * bytes;
-		float dw = ld_half(blk);
+		float dw;
+		if (kind == 3)
+			dw = e8m0_half(blk[0]);
+		else
+			dw = ld_half(blk);
 #pragma unroll
 		for (int i = 0; i < MT; i++) {
 			if (i < mt) {
@@ -603,6 +642,12 @@ __device__ float quant_weight(const uint8_t *row, int i, int type) {
 		int r = i % 32, q = blk[2 + r % 16];
 		q = r >= 16 ? q >> 4 : q & 0xF;
 		return __fmul_rn(ld_half(blk), (float)(int8_t)iq4_level(q));
+	}
+	case TYPE_MXFP4: {
+		const uint8_t *blk = row + (size_t)(i / 32) * MXFP4_BYTES;
+		int r = i % 32, q = blk[1 + r % 16];
+		q = r >= 16 ? q >> 4 : q & 0xF;
+		return __fmul_rn((float)(int8_t)mxfp4_level(q), e8m0_half(blk[0]));
 	}
 	case TYPE_IQ4_XS: {
 		const uint8_t *blk = row + (size_t)(i / QKK) * IQ4_XS_BYTES;

@@ -35,7 +35,7 @@ const emu_kernel emu_kernels[] = {
 	EMU_KERNEL(toy_quantize_q8k), EMU_KERNEL(toy_matmul_q4k), EMU_KERNEL(toy_matmul_q6k), EMU_KERNEL(toy_matmul_q32),
 	EMU_KERNEL(toy_matmul_q5k), EMU_KERNEL(toy_matmul_q32k), EMU_KERNEL(toy_q8_1_sums), EMU_KERNEL(toy_matmul_q41),
 	EMU_KERNEL(toy_matmul_iq4xs), EMU_KERNEL(toy_embed_quant),
-	EMU_KERNEL(toy_add), EMU_KERNEL(toy_mul), EMU_KERNEL(toy_scale), EMU_KERNEL(toy_silu), EMU_KERNEL(toy_tanh), EMU_KERNEL(toy_swiglu),
+	EMU_KERNEL(toy_add), EMU_KERNEL(toy_mul), EMU_KERNEL(toy_scale), EMU_KERNEL(toy_silu), EMU_KERNEL(toy_tanh), EMU_KERNEL(toy_swiglu), EMU_KERNEL(toy_swiglu_oai),
 	EMU_KERNEL(toy_gelu), EMU_KERNEL(toy_gelu_erf), EMU_KERNEL(toy_rmsnorm), EMU_KERNEL(toy_layernorm), EMU_KERNEL(toy_rope),
 	EMU_KERNEL(toy_softmax), EMU_KERNEL(toy_attention), EMU_KERNEL(toy_attention_chunk), EMU_KERNEL(toy_attention_combine),
 	EMU_KERNEL(toy_embed_f32), EMU_KERNEL(toy_embed_half), EMU_KERNEL(toy_embed_q8), EMU_KERNEL(toy_columns), EMU_KERNEL(toy_place_columns),
