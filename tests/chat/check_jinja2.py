@@ -26,6 +26,8 @@ def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)
 env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
 env.filters["tojson"] = tojson
 env.globals["raise_exception"] = raise_exception
+# strftime_now at the golden's fixed clock, 2024-07-26 (render.mjs).
+env.globals["strftime_now"] = lambda fmt: __import__("datetime").datetime(2024, 7, 26, 12, 0, 0).strftime(fmt)
 same = differ = 0
 for c in golden["cases"]:
     source = (root / "toy/chat/testdata/templates" / (c["template"] + ".jinja")).read_text()

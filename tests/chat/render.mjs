@@ -8,6 +8,14 @@ import fs from "node:fs";
 import path from "node:path";
 import { Template } from "@huggingface/jinja";
 
+// strftime_now reads the clock (gpt-oss prints today's date): the golden's
+// clock is fixed at 2024-07-26, as toy's test sets chat.Options.Now.
+const RealDate = Date;
+globalThis.Date = class extends RealDate {
+  constructor(...args) { super(...(args.length ? args : [2024, 6, 26, 12, 0, 0])); }
+  static now() { return new RealDate(2024, 6, 26, 12, 0, 0).getTime(); }
+};
+
 const root = path.resolve(import.meta.dirname, "../..");
 const dir = path.join(root, "toy/chat/testdata/templates");
 const conversations = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, "conversations.json"), "utf8"));
@@ -17,7 +25,7 @@ const tokens = {
   llama2: ["<s>", "</s>"], mistral: ["<s>", "</s>"], "mistral-v0.3": ["<s>", "</s>"], tinyllama: ["<s>", "</s>"],
   llama3: ["<|begin_of_text|>", "<|eot_id|>"], "llama3.1": ["<|begin_of_text|>", "<|eot_id|>"], "llama3.2": ["<|begin_of_text|>", "<|eot_id|>"],
   smollm2: ["<|im_start|>", "<|im_end|>"], "qwen2.5": [null, "<|im_end|>"], qwen3: [null, "<|im_end|>"],
-  gemma2: ["<bos>", "<eos>"], olmoe: ["<|endoftext|>", "<|endoftext|>"],
+  gemma2: ["<bos>", "<eos>"], olmoe: ["<|endoftext|>", "<|endoftext|>"], "gpt-oss": ["<|startoftext|>", "<|return|>"],
 };
 
 // The tools offered: with the "user" conversation, and with the "tool-…" ones

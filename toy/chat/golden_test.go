@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // golden is testdata/golden.json, written by tests/chat/render.mjs with
@@ -59,7 +60,8 @@ func TestGolden(t *testing.T) {
 			}
 			templates[c.Template] = tmpl
 		}
-		opts := Options{AddGenerationPrompt: c.AddGenerationPrompt, Vars: map[string]any{"date_string": g.DateString}}
+		opts := Options{AddGenerationPrompt: c.AddGenerationPrompt, Vars: map[string]any{"date_string": g.DateString},
+			Now: func() time.Time { return time.Date(2024, 7, 26, 12, 0, 0, 0, time.UTC) }} // the golden's clock (gpt-oss prints the date)
 		if c.BOS != nil {
 			opts.BOS = *c.BOS
 		}

@@ -70,6 +70,7 @@ type chatRequest struct {
 	ResponseFormat      *responseFormat `json:"response_format"`       // text, json_object or json_schema
 	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"`  // more template variables (enable_thinking …)
 	ReasoningFormat     string          `json:"reasoning_format"`      // llama.cpp's: "none" leaves <think> in the content; "auto" (default), "deepseek": reasoning_content
+	ReasoningEffort     string          `json:"reasoning_effort"`      // "low", "medium", "high": the template's reasoning_effort (gpt-oss)
 	Logprobs            *bool           `json:"logprobs"`              // log-probs of the reply's tokens
 	TopLogprobs         *int            `json:"top_logprobs"`          // 0 … 20 most likely tokens at each position
 	AddGenerationPrompt *bool           `json:"add_generation_prompt"` // default true

@@ -49,6 +49,8 @@ type job struct {
 	// from its content; thinkOpen: the prompt ends inside <think>, so the
 	// reply starts reasoning.
 	think, thinkOpen bool
+	// harmony reads the reply as gpt-oss's harmony messages (harmony.go).
+	harmony *harmonyTokens
 	// args constrains the arguments a forced call starts the reply with;
 	// the call's closing after them is free (grammar.JSON.AllowTail).
 	args *forcedArgs
@@ -219,6 +221,9 @@ type choice struct {
 	// those, contentSent and reasoningSent bytes were handed out.
 	think                      *thinkSplit
 	contentSent, reasoningSent int
+	// harmony, when set, reads the reply as harmony messages: the content,
+	// the reasoning and the calls come from it.
+	harmony *harmonyReply
 
 	// Set by finish.
 	content   string     // text less the reasoning and the tool calls
@@ -233,6 +238,9 @@ func newChoice(i int, j *job, tok *tokenizer.Tokenizer) *choice {
 	if j.think {
 		c.think = newThinkSplit(j.thinkOpen)
 	}
+	if j.harmony != nil {
+		c.harmony = newHarmonyReply(*j.harmony)
+	}
 	return c
 }
 
@@ -246,7 +254,11 @@ func (c *choice) push(id int32, logits []float32) {
 	}
 	offset := len(c.text)
 	piece := c.dec.Push(id)
-	if c.tools != nil && c.tools.isMarker(c.tok, id) {
+	if c.harmony != nil {
+		if c.harmony.push(id, piece) != toContent {
+			piece = "" // structure, reasoning or a call's arguments
+		}
+	} else if c.tools != nil && c.tools.isMarker(c.tok, id) {
 		piece += c.tok.Piece(id) // a control token that opens a tool call ("<|python_tag|>", "[TOOL_CALLS]")
 	}
 	c.add(piece)
@@ -307,7 +319,13 @@ func (c *choice) ready() (string, string, []tokenLogprob) {
 	}
 	lps := c.lps[c.lpSent:n]
 	c.lpSent = n
-	if c.think == nil {
+	switch {
+	case c.harmony != nil:
+		r := c.harmony.reasoning.String()
+		out := r[c.reasoningSent:]
+		c.reasoningSent = len(r)
+		return text, out, lps
+	case c.think == nil:
 		return text, "", lps
 	}
 	c.think.feed(text)
@@ -342,7 +360,14 @@ func (c *choice) finish() {
 		c.sent = len(c.text)
 		c.content, c.reasoning = c.think.content, c.think.reasoning
 	}
-	if c.tools != nil {
+	if c.harmony != nil {
+		c.harmony.endMessage()
+		c.reasoning, c.calls = c.harmony.reasoning.String(), c.harmony.calls
+		for i := range c.calls {
+			c.calls[i].ID = newCallID()
+		}
+	}
+	if c.tools != nil && c.harmony == nil {
 		if calls, before, ok := c.tools.parse(c.content); ok {
 			c.calls, c.content = calls, before
 			for i := range c.calls {
@@ -369,12 +394,13 @@ func (c *choice) rest() (text, reasoning string, lps []tokenLogprob) {
 		if len(c.content) > c.contentSent {
 			text = c.content[c.contentSent:]
 		}
-		reasoning = c.reasoning[min(c.reasoningSent, len(c.reasoning)):]
-		c.contentSent, c.reasoningSent = max(c.contentSent, len(c.content)), len(c.reasoning)
+		c.contentSent = max(c.contentSent, len(c.content))
 	} else if len(c.content) > c.sent {
 		text = c.content[c.sent:]
 		c.sent = len(c.content)
 	}
+	reasoning = c.reasoning[min(c.reasoningSent, len(c.reasoning)):]
+	c.reasoningSent = len(c.reasoning)
 	lps = c.lps[c.lpSent:]
 	c.lpSent = len(c.lps)
 	return text, reasoning, lps

@@ -197,14 +197,20 @@ func jsonFormat(raw json.RawMessage) (asJSON bool, schema *grammar.Schema, e *ap
 	return false, nil, badRequest("format", `format %s: want "json" or a JSON schema`, raw)
 }
 
-// thinkVar reads think: a boolean, passed to the template as enable_thinking.
+// thinkVar reads think: a boolean, passed to the template as
+// enable_thinking, or gpt-oss's "low", "medium" or "high", passed as
+// reasoning_effort (and thinking on).
 func thinkVar(raw json.RawMessage, vars map[string]any) *apiError {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
 	var on bool
 	if json.Unmarshal(raw, &on) != nil {
-		return badRequest("think", "think must be true or false")
+		var level string
+		if json.Unmarshal(raw, &level) != nil || (level != "low" && level != "medium" && level != "high") {
+			return badRequest("think", `think must be true, false, "low", "medium" or "high"`)
+		}
+		vars["reasoning_effort"], on = level, true
 	}
 	vars["enable_thinking"] = on
 	return nil
@@ -235,6 +241,9 @@ func (s *Server) ollamaChatJob(req *ollamaChatRequest) (*job, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	if asJSON && s.hasHarmony {
+		return nil, badRequest("format", "format is not supported with a harmony model (gpt-oss): its reply starts with channel tokens the grammar would refuse")
+	}
 	opts := s.model.ChatOptions(true)
 	opts.Vars = map[string]any{}
 	if e := thinkVar(req.Think, opts.Vars); e != nil {
@@ -260,7 +269,9 @@ func (s *Server) ollamaChatJob(req *ollamaChatRequest) (*job, *apiError) {
 		return nil, badRequest("format", `format "json" with tools is not supported: a tool call is not the JSON object the format asks for`)
 	}
 	j.tools, j.json, j.schema = tools.calls, asJSON, schema
-	if think, _ := opts.Vars["enable_thinking"].(bool); think && !asJSON {
+	if s.hasHarmony {
+		j.harmony = &s.harmony // gpt-oss: its analysis is message.thinking
+	} else if think, _ := opts.Vars["enable_thinking"].(bool); think && !asJSON {
 		j.think, j.thinkOpen = true, s.opensThink(ids) // think: true puts the reasoning in message.thinking
 	}
 	return j, nil

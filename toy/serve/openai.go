@@ -52,6 +52,9 @@ func (s *Server) chatJob(req *chatRequest) (*job, *apiError) {
 			return nil, badRequest("response_format", `response_format %q: want "text", "json_object" or "json_schema"`, rf.Type)
 		}
 	}
+	if (asJSON || req.Grammar != "") && s.hasHarmony {
+		return nil, badRequest("response_format", "response_format json and grammar are not supported with a harmony model (gpt-oss): its reply starts with channel tokens the grammar would refuse")
+	}
 	if asJSON && req.Grammar != "" {
 		return nil, badRequest("grammar", "grammar with response_format json is not supported: give one of them")
 	}
@@ -78,6 +81,13 @@ func (s *Server) chatJob(req *chatRequest) (*job, *apiError) {
 	}
 	opts := s.model.ChatOptions(req.AddGenerationPrompt == nil || *req.AddGenerationPrompt)
 	opts.Vars = map[string]any{}
+	switch req.ReasoningEffort {
+	case "":
+	case "low", "medium", "high":
+		opts.Vars["reasoning_effort"] = req.ReasoningEffort // gpt-oss's template reads it
+	default:
+		return nil, badRequest("reasoning_effort", `reasoning_effort %q: want "low", "medium" or "high"`, req.ReasoningEffort)
+	}
 	for k, v := range req.ChatTemplateKwargs {
 		b, _ := json.Marshal(v)
 		opts.Vars[k], _ = chat.FromJSON(b)
@@ -98,7 +108,10 @@ func (s *Server) chatJob(req *chatRequest) (*job, *apiError) {
 	}
 	j.logprobs, j.topLogprobs, j.json, j.schema = logp, top, asJSON, schema
 	j.tools, j.prefill, j.args = tools.calls, tools.prefill, tools.args
-	if req.ReasoningFormat != "none" && !asJSON && j.gbnf == nil && j.args == nil {
+	switch {
+	case s.hasHarmony:
+		j.harmony = &s.harmony
+	case req.ReasoningFormat != "none" && !asJSON && j.gbnf == nil && j.args == nil:
 		j.think, j.thinkOpen = true, s.opensThink(ids)
 	}
 	return j, nil

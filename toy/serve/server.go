@@ -78,6 +78,11 @@
 //     of content into message.reasoning_content (delta.reasoning_content
 //     when streamed), blanks stripped, as llama-server's default
 //     reasoning_format does; "reasoning_format": "none" leaves it inline.
+//     gpt-oss's replies (harmony, whose structure is in control tokens) are
+//     read by channel: analysis is the reasoning, final the content, a
+//     message to functions.NAME a tool call (harmony.go); reasoning_effort
+//     low, medium or high reaches its template. JSON mode and grammars are
+//     refused for it (the reply opens with channel tokens).
 //   - grammar (both endpoints, llama.cpp's extension): a GBNF grammar the
 //     reply is kept to (grammar.ParseGBNF, grammar.Matcher: llama.cpp's
 //     grammar sampler; <name> tokens by the model's vocabulary). Refused
@@ -113,6 +118,8 @@
 //     template). Replies carry response and, unless raw, context.
 //   - think (chat): true also takes the reply's <think> part out of content
 //     into message.thinking, as Ollama does; unset leaves the reply as it is.
+//     For gpt-oss "low", "medium" or "high" set its reasoning effort, and its
+//     analysis is always message.thinking.
 //   - format (both): "json" keeps the reply a JSON object (grammar.JSON, as
 //     response_format json_object above), a JSON schema a value of it (as
 //     json_schema); with tools it is refused.
@@ -182,6 +189,9 @@ type Server struct {
 	turn    chan struct{} // holds one token while a request uses the model
 	session lm            // the KV cache of the last request
 	ctxSize int
+
+	harmony    harmonyTokens // gpt-oss's format tokens
+	hasHarmony bool          // the chat template writes harmony and the vocabulary has its tokens
 }
 
 // maxBody bounds a request body.
@@ -208,6 +218,9 @@ func New(m *toy.Model, opts Options) (*Server, error) {
 		if s.tmplErr != nil && !errors.Is(s.tmplErr, chat.ErrNoTemplate) {
 			return nil, fmt.Errorf("serve: %w", s.tmplErr)
 		}
+	}
+	if s.tmpl != nil && strings.Contains(s.tmpl.Source(), "<|channel|>") {
+		s.harmony, s.hasHarmony = harmonyTokensOf(m.Tokenizer)
 	}
 	s.ctxSize = opts.ContextSize
 	if s.ctxSize <= 0 {

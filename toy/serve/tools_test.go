@@ -31,14 +31,23 @@ import (
 // Hugging Face's renderings of the same conversation (toy/chat's golden).
 
 var llama3Tokenizer = sync.OnceValues(func() (*tokenizer.Tokenizer, error) {
-	f, err := os.Open("../../tests/reference/vocab/llama3.json.gz")
+	v, err := llama3Vocab()
 	if err != nil {
 		return nil, err
+	}
+	return tokenizer.New(v)
+})
+
+// llama3Vocab reads Llama 3's vocabulary from tests/reference/vocab.
+func llama3Vocab() (tokenizer.Vocab, error) {
+	f, err := os.Open("../../tests/reference/vocab/llama3.json.gz")
+	if err != nil {
+		return tokenizer.Vocab{}, err
 	}
 	defer f.Close()
 	z, err := gzip.NewReader(f)
 	if err != nil {
-		return nil, err
+		return tokenizer.Vocab{}, err
 	}
 	var v struct {
 		Model, Pre string
@@ -48,11 +57,11 @@ var llama3Tokenizer = sync.OnceValues(func() (*tokenizer.Tokenizer, error) {
 		BOS, EOS   int32
 	}
 	if err := json.NewDecoder(z).Decode(&v); err != nil {
-		return nil, err
+		return tokenizer.Vocab{}, err
 	}
-	return tokenizer.New(tokenizer.Vocab{Model: v.Model, Pre: v.Pre, Tokens: v.Tokens, Types: v.TokenType, Merges: v.Merges,
-		BOS: v.BOS, EOS: v.EOS, UNK: -1, PAD: -1})
-})
+	return tokenizer.Vocab{Model: v.Model, Pre: v.Pre, Tokens: v.Tokens, Types: v.TokenType, Merges: v.Merges,
+		BOS: v.BOS, EOS: v.EOS, UNK: -1, PAD: -1}, nil
+}
 
 // fakeNet stands in for an architecture: a vocabulary and a context, and
 // no forward pass (the scripted session answers instead).

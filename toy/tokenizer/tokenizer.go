@@ -183,6 +183,15 @@ func (t *Tokenizer) findEOG(more []int32) {
 			t.types[id] = TypeControl
 		}
 	}
+	// gpt-oss's harmony (o200k_harmony) ends a turn with <|return|> or
+	// <|call|>; its <|end|> only closes a message within the turn (the
+	// reasoning before the answer), so it does not end the generation, as
+	// in llama.cpp.
+	ret, okR := t.ids["<|return|>"]
+	call, okC := t.ids["<|call|>"]
+	if end, ok := t.ids["<|end|>"]; ok && okR && okC && t.eog[ret] && t.eog[call] && end != t.eos {
+		delete(t.eog, end)
+	}
 }
 
 // VocabSize is the number of tokens.

@@ -127,6 +127,27 @@ func TestBOSEOS(t *testing.T) {
 	if l3.IsEOG(l3.ID("<|begin_of_text|>")) {
 		t.Error("IsEOG(<|begin_of_text|>) = true")
 	}
+	// <|end|> ends Phi-3's turn, but only a message of gpt-oss's (harmony),
+	// whose turns end with <|return|> or <|call|>.
+	for _, c := range []struct {
+		extra []string
+		end   bool
+	}{{[]string{"<|end|>"}, true}, {[]string{"<|end|>", "<|return|>", "<|call|>"}, false}, {[]string{"<|end|>", "<|return|>"}, true}} {
+		v := Vocab{Model: "gpt2", Pre: "gpt-2", Tokens: []string{"a", "b"}, Merges: []string{}, BOS: -1, EOS: -1, UNK: -1, PAD: -1}
+		v.Tokens = append(v.Tokens, c.extra...)
+		tok, err := New(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tok.IsEOG(tok.ID("<|end|>")); got != c.end {
+			t.Errorf("with %v, IsEOG(<|end|>) = %v, want %v", c.extra, got, c.end)
+		}
+		for _, s := range c.extra[1:] {
+			if !tok.IsEOG(tok.ID(s)) {
+				t.Errorf("with %v, IsEOG(%s) = false", c.extra, s)
+			}
+		}
+	}
 }
 
 // TestInvalidUTF8Bytes: a byte that is not UTF-8 becomes its byte token.

@@ -44,6 +44,7 @@ var ToyPackages = []string{
 	"github.com/toyml/toy/toy/models/starcoder2",
 	"github.com/toyml/toy/toy/models/deepseek2",
 	"github.com/toyml/toy/toy/models/cohere",
+	"github.com/toyml/toy/toy/models/gptoss",
 	"github.com/toyml/toy/toy/display",
 	"github.com/toyml/toy/toy/optim",
 	"github.com/toyml/toy/toy/recipes",
