@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -64,20 +63,9 @@ func TestHarmony(t *testing.T) {
 	}
 
 	say(s, reply)
-	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(`{`+user+`, "temperature": 0, "stream": true}`)))
-	chunks, done := events(t, rec.Body)
-	var content, reasoning strings.Builder
-	for _, c := range chunks {
-		if v, ok := field(c, "choices", 0, "delta", "content").(string); ok {
-			content.WriteString(v)
-		}
-		if v, ok := field(c, "choices", 0, "delta", "reasoning_content").(string); ok {
-			reasoning.WriteString(v)
-		}
-	}
-	if !done || content.String() != "2 + 2 = 4." || reasoning.String() != "Two and two make four." {
-		t.Errorf("streamed: content %q, reasoning %q", content.String(), reasoning.String())
+	content, reasoning, done := streamedChat(t, s, `{`+user+`, "temperature": 0, "stream": true}`)
+	if !done || content != "2 + 2 = 4." || reasoning != "Two and two make four." {
+		t.Errorf("streamed: content %q, reasoning %q", content, reasoning)
 	}
 
 	say(s, reply)

@@ -24,20 +24,9 @@ func TestReasoning(t *testing.T) {
 	}
 
 	say(s, reply)
-	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(`{`+user+`, "temperature": 0, "stream": true}`)))
-	chunks, done := events(t, rec.Body)
-	var content, reasoning strings.Builder
-	for _, c := range chunks {
-		if v, ok := field(c, "choices", 0, "delta", "content").(string); ok {
-			content.WriteString(v)
-		}
-		if v, ok := field(c, "choices", 0, "delta", "reasoning_content").(string); ok {
-			reasoning.WriteString(v)
-		}
-	}
-	if !done || content.String() != "2 + 2 = 4." || reasoning.String() != "Two and two." {
-		t.Errorf("streamed: content %q, reasoning %q", content.String(), reasoning.String())
+	content, reasoning, done := streamedChat(t, s, `{`+user+`, "temperature": 0, "stream": true}`)
+	if !done || content != "2 + 2 = 4." || reasoning != "Two and two." {
+		t.Errorf("streamed: content %q, reasoning %q", content, reasoning)
 	}
 
 	say(s, reply)
@@ -57,10 +46,9 @@ func TestReasoning(t *testing.T) {
 		t.Errorf("Ollama, think true: %v", out)
 	}
 	say(s, reply)
-	rec = httptest.NewRecorder()
+	rec := httptest.NewRecorder()
 	s.ServeHTTP(rec, httptest.NewRequest("POST", "/api/chat", strings.NewReader(`{"model": "m", `+user+`, "think": true}`)))
-	content.Reset()
-	reasoning.Reset()
+	var oc, or strings.Builder
 	for _, line := range strings.Split(strings.TrimSpace(rec.Body.String()), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
@@ -68,11 +56,11 @@ func TestReasoning(t *testing.T) {
 		}
 		c, _ := field(m, "message", "content").(string)
 		r, _ := field(m, "message", "thinking").(string)
-		content.WriteString(c)
-		reasoning.WriteString(r)
+		oc.WriteString(c)
+		or.WriteString(r)
 	}
-	if content.String() != "2 + 2 = 4." || reasoning.String() != "Two and two." {
-		t.Errorf("Ollama streamed: content %q, thinking %q", content.String(), reasoning.String())
+	if oc.String() != "2 + 2 = 4." || or.String() != "Two and two." {
+		t.Errorf("Ollama streamed: content %q, thinking %q", oc.String(), or.String())
 	}
 	say(s, reply)
 	_, out = post(t, s, "/api/chat", `{"model": "m", `+user+`, "stream": false}`)
@@ -87,4 +75,23 @@ func TestReasoning(t *testing.T) {
 	if field(out, "choices", 0, "message", "content") != "4." || field(out, "choices", 0, "message", "reasoning_content") != "Two and two." {
 		t.Errorf("opened by the template: %v", out)
 	}
+}
+
+// streamedChat posts a streamed chat request and joins its deltas'
+// content and reasoning_content.
+func streamedChat(t *testing.T, s *Server, body string) (content, reasoning string, done bool) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body)))
+	chunks, done := events(t, rec.Body)
+	var c, r strings.Builder
+	for _, ch := range chunks {
+		if v, ok := field(ch, "choices", 0, "delta", "content").(string); ok {
+			c.WriteString(v)
+		}
+		if v, ok := field(ch, "choices", 0, "delta", "reasoning_content").(string); ok {
+			r.WriteString(v)
+		}
+	}
+	return c.String(), r.String(), done
 }
