@@ -4,25 +4,36 @@ package interp
 
 import (
 	"github.com/toyml/toy/toy/chat"
+	"go/constant"
+	"go/token"
 	"reflect"
 )
 
 func init() {
 	Symbols["github.com/toyml/toy/toy/chat/chat"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"ErrNoTemplate": reflect.ValueOf(&chat.ErrNoTemplate).Elem(),
-		"ErrRender":     reflect.ValueOf(&chat.ErrRender).Elem(),
-		"ErrSyntax":     reflect.ValueOf(&chat.ErrSyntax).Elem(),
-		"FromJSON":      reflect.ValueOf(chat.FromJSON),
-		"MustParse":     reflect.ValueOf(chat.MustParse),
-		"NewDict":       reflect.ValueOf(chat.NewDict),
-		"Parse":         reflect.ValueOf(chat.Parse),
-		"Plain":         reflect.ValueOf(chat.Plain),
+		"ErrNoTemplate":     reflect.ValueOf(&chat.ErrNoTemplate).Elem(),
+		"ErrRender":         reflect.ValueOf(&chat.ErrRender).Elem(),
+		"ErrSyntax":         reflect.ValueOf(&chat.ErrSyntax).Elem(),
+		"FindHarmonyTokens": reflect.ValueOf(chat.FindHarmonyTokens),
+		"FromJSON":          reflect.ValueOf(chat.FromJSON),
+		"HarmonyArguments":  reflect.ValueOf(constant.MakeFromLiteral("3", token.INT, 0)),
+		"HarmonyContent":    reflect.ValueOf(constant.MakeFromLiteral("1", token.INT, 0)),
+		"HarmonyReasoning":  reflect.ValueOf(constant.MakeFromLiteral("2", token.INT, 0)),
+		"HarmonyStructure":  reflect.ValueOf(constant.MakeFromLiteral("0", token.INT, 0)),
+		"MustParse":         reflect.ValueOf(chat.MustParse),
+		"NewDict":           reflect.ValueOf(chat.NewDict),
+		"NewHarmony":        reflect.ValueOf(chat.NewHarmony),
+		"Parse":             reflect.ValueOf(chat.Parse),
+		"Plain":             reflect.ValueOf(chat.Plain),
 
 		// type definitions
 		"Dict":          reflect.ValueOf((*chat.Dict)(nil)),
 		"Func":          reflect.ValueOf((*chat.Func)(nil)),
 		"FunctionCall":  reflect.ValueOf((*chat.FunctionCall)(nil)),
+		"Harmony":       reflect.ValueOf((*chat.Harmony)(nil)),
+		"HarmonyCall":   reflect.ValueOf((*chat.HarmonyCall)(nil)),
+		"HarmonyTokens": reflect.ValueOf((*chat.HarmonyTokens)(nil)),
 		"Message":       reflect.ValueOf((*chat.Message)(nil)),
 		"Options":       reflect.ValueOf((*chat.Options)(nil)),
 		"Template":      reflect.ValueOf((*chat.Template)(nil)),

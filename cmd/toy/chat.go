@@ -156,16 +156,44 @@ func chatTurn(m *toy.Model, s *engine.Session, tmpl *chat.Template, history []ch
 	var text strings.Builder
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	// gpt-oss writes harmony: its analysis is shown (on stderr) but is not
+	// the reply; only the final message is.
+	var harmony *chat.Harmony
+	if tmpl != nil && tmpl.WritesHarmony() {
+		if ids, ok := chat.FindHarmonyTokens(m.Tokenizer.ID); ok {
+			harmony = chat.NewHarmony(ids)
+		}
+	}
+	thinking := false
 	gen := engine.Options{
 		MaxTokens: min(o.n, s.Capacity()-len(ids)),
 		Sample:    o.p,
 		Stop:      m.Tokenizer.IsEOG,
 		OnToken: func(id int32) {
-			if !m.Tokenizer.IsEOG(id) {
-				piece := dec.Push(id)
-				text.WriteString(piece)
-				fmt.Fprint(os.Stderr, piece)
+			if m.Tokenizer.IsEOG(id) {
+				return
 			}
+			piece := dec.Push(id)
+			if harmony != nil {
+				switch harmony.Push(id, piece) {
+				case chat.HarmonyReasoning:
+					if !thinking {
+						fmt.Fprint(os.Stderr, "(thinking) ")
+						thinking = true
+					}
+					fmt.Fprint(os.Stderr, piece)
+					return
+				case chat.HarmonyContent:
+					if thinking {
+						fmt.Fprint(os.Stderr, "\n\n")
+						thinking = false
+					}
+				default:
+					return
+				}
+			}
+			text.WriteString(piece)
+			fmt.Fprint(os.Stderr, piece)
 		},
 	}
 	if err := o.reply.constrain(m, &gen.Constraint); err != nil {

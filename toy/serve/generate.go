@@ -7,6 +7,7 @@ package serve
 import (
 	"context"
 	"fmt"
+	"github.com/toyml/toy/toy/chat"
 	"math"
 	"slices"
 	"strings"
@@ -50,7 +51,7 @@ type job struct {
 	// reply starts reasoning.
 	think, thinkOpen bool
 	// harmony reads the reply as gpt-oss's harmony messages (harmony.go).
-	harmony *harmonyTokens
+	harmony *chat.HarmonyTokens
 	// args constrains the arguments a forced call starts the reply with;
 	// the call's closing after them is free (grammar.JSON.AllowTail).
 	args *forcedArgs
@@ -223,7 +224,7 @@ type choice struct {
 	contentSent, reasoningSent int
 	// harmony, when set, reads the reply as harmony messages: the content,
 	// the reasoning and the calls come from it.
-	harmony *harmonyReply
+	harmony *chat.Harmony
 
 	// Set by finish.
 	content   string     // text less the reasoning and the tool calls
@@ -239,7 +240,7 @@ func newChoice(i int, j *job, tok *tokenizer.Tokenizer) *choice {
 		c.think = newThinkSplit(j.thinkOpen)
 	}
 	if j.harmony != nil {
-		c.harmony = newHarmonyReply(*j.harmony)
+		c.harmony = chat.NewHarmony(*j.harmony)
 	}
 	return c
 }
@@ -255,7 +256,7 @@ func (c *choice) push(id int32, logits []float32) {
 	offset := len(c.text)
 	piece := c.dec.Push(id)
 	if c.harmony != nil {
-		if c.harmony.push(id, piece) != toContent {
+		if c.harmony.Push(id, piece) != chat.HarmonyContent {
 			piece = "" // structure, reasoning or a call's arguments
 		}
 	} else if c.tools != nil && c.tools.isMarker(c.tok, id) {
@@ -321,7 +322,7 @@ func (c *choice) ready() (string, string, []tokenLogprob) {
 	c.lpSent = n
 	switch {
 	case c.harmony != nil:
-		r := c.harmony.reasoning.String()
+		r := c.harmony.Reasoning()
 		out := r[c.reasoningSent:]
 		c.reasoningSent = len(r)
 		return text, out, lps
@@ -361,10 +362,10 @@ func (c *choice) finish() {
 		c.content, c.reasoning = c.think.content, c.think.reasoning
 	}
 	if c.harmony != nil {
-		c.harmony.endMessage()
-		c.reasoning, c.calls = c.harmony.reasoning.String(), c.harmony.calls
-		for i := range c.calls {
-			c.calls[i].ID = newCallID()
+		c.harmony.Close()
+		c.reasoning = c.harmony.Reasoning()
+		for _, call := range c.harmony.Calls() {
+			c.calls = append(c.calls, toolCall{ID: newCallID(), Name: call.Name, Arguments: call.Arguments})
 		}
 	}
 	if c.tools != nil && c.harmony == nil {

@@ -190,8 +190,8 @@ type Server struct {
 	session lm            // the KV cache of the last request
 	ctxSize int
 
-	harmony    harmonyTokens // gpt-oss's format tokens
-	hasHarmony bool          // the chat template writes harmony and the vocabulary has its tokens
+	harmony    chat.HarmonyTokens // gpt-oss's format tokens
+	hasHarmony bool               // the chat template writes harmony and the vocabulary has its tokens
 }
 
 // maxBody bounds a request body.
@@ -219,7 +219,7 @@ func New(m *toy.Model, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("serve: %w", s.tmplErr)
 		}
 	}
-	if s.tmpl != nil && strings.Contains(s.tmpl.Source(), "<|channel|>") {
+	if s.tmpl != nil && s.tmpl.WritesHarmony() {
 		s.harmony, s.hasHarmony = harmonyTokensOf(m.Tokenizer)
 	}
 	s.ctxSize = opts.ContextSize
