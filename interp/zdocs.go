@@ -91,6 +91,7 @@ var docs = map[string]string{
 	"chat.Harmony":                        "type Harmony struct {\n\t// contains filtered or unexported fields\n}\n\nHarmony follows one reply: the header of the message being written\n(role, channel, recipient), then its body, routed by the header. The\nzero value is not ready: use NewHarmony.",
 	"chat.Harmony.Calls":                  "func (h *Harmony) Calls() []HarmonyCall\n\nCalls are the tool calls the reply made (complete after Close).",
 	"chat.Harmony.Close":                  "func (h *Harmony) Close()\n\nClose ends the reply: a call being written is complete.",
+	"chat.Harmony.InFinal":                "func (h *Harmony) InFinal() bool\n\nInFinal reports whether the reply is in the body of its final message\n(the answer, where a format such as JSON applies).",
 	"chat.Harmony.Push":                   "func (h *Harmony) Push(id int32, piece string) int\n\nPush takes token id and its decoded text and says where the text goes.",
 	"chat.Harmony.Reasoning":              "func (h *Harmony) Reasoning() string\n\nReasoning is the analysis written so far.",
 	"chat.HarmonyArguments":               "const (\n\tHarmonyStructure = iota // a control token or a header: not shown\n\tHarmonyContent          // the final answer (or commentary to the user)\n\tHarmonyReasoning        // the analysis channel\n\tHarmonyArguments        // a tool call's arguments\n)\n\nWhere a token's text goes in a harmony reply.",

@@ -124,6 +124,20 @@ func (h *Harmony) endMessage() {
 // Close ends the reply: a call being written is complete.
 func (h *Harmony) Close() { h.endMessage() }
 
+// InFinal reports whether the reply is in the body of its final message
+// (the answer, where a format such as JSON applies).
+func (h *Harmony) InFinal() bool {
+	if h.inHeader || h.body != HarmonyContent {
+		return false
+	}
+	for _, f := range strings.Fields(h.header.String()) {
+		if f == "final" {
+			return true
+		}
+	}
+	return false
+}
+
 // Reasoning is the analysis written so far.
 func (h *Harmony) Reasoning() string { return h.reasoning.String() }
 

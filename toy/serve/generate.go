@@ -132,6 +132,9 @@ func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, erro
 			g.AllowTail()
 			gram = g
 		}
+		if gram != nil && j.harmony != nil {
+			gram = newFinalOnly(gram, *j.harmony) // gpt-oss: the format holds in the final message
+		}
 		out.start(i)
 		for len(c.ids) < j.maxTokens {
 			if err := ctx.Err(); err != nil {

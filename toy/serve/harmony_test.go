@@ -8,6 +8,7 @@ import (
 	"github.com/toyml/toy/toy"
 	"github.com/toyml/toy/toy/defaultmodel"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/grammar"
 	"github.com/toyml/toy/toy/tokenizer"
 )
 
@@ -88,7 +89,19 @@ func TestHarmony(t *testing.T) {
 			t.Errorf("%q: %v", call, out)
 		}
 	}
-	if code, out := post(t, s, "/v1/chat/completions", `{`+user+`, "response_format": {"type": "json_object"}}`); code != 400 {
-		t.Errorf("JSON mode with harmony: %d %v", code, out)
+	// JSON mode holds in the final message only, as llama.cpp's lazy
+	// grammar: the analysis (not JSON) goes through unmasked, the answer is
+	// an object, and one that is not JSON is bent into one.
+	say(s, "<|channel|>analysis<|message|>Answer in JSON, not prose.<|end|><|start|>assistant<|channel|>final<|message|>{\"sum\": 4}<|return|>")
+	_, out = post(t, s, "/v1/chat/completions", `{`+user+`, "temperature": 0, "response_format": {"type": "json_object"}}`)
+	if field(out, "choices", 0, "message", "content") != `{"sum": 4}` || field(out, "choices", 0, "message", "reasoning_content") != "Answer in JSON, not prose." ||
+		field(out, "choices", 0, "finish_reason") != "stop" {
+		t.Errorf("JSON mode: %v", out)
+	}
+	say(s, "<|channel|>analysis<|message|>Prose.<|end|><|start|>assistant<|channel|>final<|message|>Four.<|return|>")
+	_, out = post(t, s, "/v1/chat/completions", `{`+user+`, "temperature": 0, "max_tokens": 20, "response_format": {"type": "json_object"}}`)
+	content, _ = field(out, "choices", 0, "message", "content").(string)
+	if content == "" || content == "Four." || grammar.NewJSON().Accept(content) != nil || field(out, "choices", 0, "message", "reasoning_content") != "Prose." {
+		t.Errorf("JSON mode over a prose answer: %q is not the start of a JSON object (%v)", content, out)
 	}
 }

@@ -241,9 +241,6 @@ func (s *Server) ollamaChatJob(req *ollamaChatRequest) (*job, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	if asJSON && s.hasHarmony {
-		return nil, badRequest("format", "format is not supported with a harmony model (gpt-oss): its reply starts with channel tokens the grammar would refuse")
-	}
 	opts := s.model.ChatOptions(true)
 	opts.Vars = map[string]any{}
 	if e := thinkVar(req.Think, opts.Vars); e != nil {

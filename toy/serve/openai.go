@@ -52,9 +52,6 @@ func (s *Server) chatJob(req *chatRequest) (*job, *apiError) {
 			return nil, badRequest("response_format", `response_format %q: want "text", "json_object" or "json_schema"`, rf.Type)
 		}
 	}
-	if (asJSON || req.Grammar != "") && s.hasHarmony {
-		return nil, badRequest("response_format", "response_format json and grammar are not supported with a harmony model (gpt-oss): its reply starts with channel tokens the grammar would refuse")
-	}
 	if asJSON && req.Grammar != "" {
 		return nil, badRequest("grammar", "grammar with response_format json is not supported: give one of them")
 	}

@@ -81,8 +81,9 @@
 //     gpt-oss's replies (harmony, whose structure is in control tokens) are
 //     read by channel: analysis is the reasoning, final the content, a
 //     message to functions.NAME a tool call (harmony.go); reasoning_effort
-//     low, medium or high reaches its template. JSON mode and grammars are
-//     refused for it (the reply opens with channel tokens).
+//     low, medium or high reaches its template. JSON mode, schemas and
+//     grammars hold in its final message only, as llama.cpp's lazy grammar
+//     (the analysis and the headers before it are free).
 //   - grammar (both endpoints, llama.cpp's extension): a GBNF grammar the
 //     reply is kept to (grammar.ParseGBNF, grammar.Matcher: llama.cpp's
 //     grammar sampler; <name> tokens by the model's vocabulary). Refused
