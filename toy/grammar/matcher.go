@@ -113,10 +113,7 @@ func (m *Matcher) expand(s *stack) []*stack {
 	if e.kind != elemRule {
 		out = []*stack{s}
 	} else {
-		rest := s.below
-		if m.g.elems[s.at+1].kind != elemEnd {
-			rest = m.push(s.at+1, rest)
-		}
+		rest := m.after(s)
 		for _, a := range m.g.alts[e.arg] {
 			next := rest
 			if m.g.elems[a].kind != elemEnd {
@@ -130,6 +127,15 @@ func (m *Matcher) expand(s *stack) []*stack {
 	}
 	m.c.expanded[s] = out
 	return out
+}
+
+// after is stack s with its top item matched: the rest of the top's
+// alternative, if any, on what was below.
+func (m *Matcher) after(s *stack) *stack {
+	if m.g.elems[s.at+1].kind == elemEnd {
+		return s.below
+	}
+	return m.push(s.at+1, s.below)
 }
 
 // union appends to a the stacks of b it lacks.
@@ -161,11 +167,7 @@ func (m *Matcher) step(s *stack, r rune) []*stack {
 	}
 	out := none
 	if e := m.g.elems[s.at]; e.kind == elemChars && m.g.sets[e.arg].has(r) {
-		rest := s.below
-		if m.g.elems[s.at+1].kind != elemEnd {
-			rest = m.push(s.at+1, rest)
-		}
-		out = m.expand(rest)
+		out = m.expand(m.after(s))
 	}
 	if slot != nil {
 		*slot = out
@@ -174,19 +176,6 @@ func (m *Matcher) step(s *stack, r rune) []*stack {
 			s.other = map[rune][]*stack{}
 		}
 		s.other[r] = out
-	}
-	return out
-}
-
-// stepAll is the stacks after any of stacks takes r, appended to buf[:0]
-// (or one step's own slice, which must not be changed).
-func (m *Matcher) stepAll(stacks []*stack, r rune, buf []*stack) []*stack {
-	if len(stacks) == 1 {
-		return m.step(stacks[0], r)
-	}
-	out := buf[:0]
-	for _, s := range stacks {
-		out = m.union(out, m.step(s, r))
 	}
 	return out
 }
@@ -223,35 +212,29 @@ func (m *Matcher) advance(id int32, piece string) ([]*stack, partialUTF8, bool) 
 	if !ok {
 		return nil, partialUTF8{}, false
 	}
-	var out, cur []*stack
+	// The stacks that read characters run the code points together (an
+	// interned set, its steps memoized, as Mask walks); those topped by a
+	// token element match the token by id.
+	var out, reading []*stack
 	for _, s := range m.stacks {
-		if s == nil { // the text has ended: only a token without characters keeps it so
-			if len(cps) == 0 && partial.remain == 0 {
-				out = m.union(out, []*stack{nil})
-			}
-			continue
-		}
-		if e := m.g.elems[s.at]; e.kind == elemToken || e.kind == elemNotToken {
+		if s != nil && (m.g.elems[s.at].kind == elemToken || m.g.elems[s.at].kind == elemNotToken) {
+			e := m.g.elems[s.at]
 			if id >= 0 && (e.arg == id) == (e.kind == elemToken) && (len(cps) > 0 || partial.remain == 0) {
-				rest := s.below
-				if m.g.elems[s.at+1].kind != elemEnd {
-					rest = m.push(s.at+1, rest)
-				}
-				out = m.union(out, m.expand(rest))
+				out = m.union(out, m.expand(m.after(s)))
 			}
 			continue
 		}
-		cur = append(cur[:0], s)
-		for _, r := range cps {
-			cur = append([]*stack(nil), m.stepAll(cur, r, nil)...)
-			if len(cur) == 0 {
-				break
-			}
+		reading = append(reading, s) // the empty stack too: a token without characters keeps it
+	}
+	set := m.setOf(reading)
+	for _, r := range cps {
+		if set = m.stepSet(set, r); len(set.stacks) == 0 {
+			break
 		}
-		for _, t := range cur {
-			if partial.remain == 0 || m.fitsPartial(t, partial) {
-				out = m.union(out, []*stack{t})
-			}
+	}
+	for _, t := range set.stacks {
+		if partial.remain == 0 || m.fitsPartial(t, partial) {
+			out = m.union(out, []*stack{t})
 		}
 	}
 	return out, partial, len(out) > 0

@@ -64,28 +64,23 @@ func (Go) MatMul(out, x, w *Tensor) {
 				}
 			}
 		})
-	case Q4_0, Q5_0, IQ4_NL:
-		bytes, quant := q32Format(w.dtype)
-		rowBytes := K / 32 * bytes
+	case Q4_0, Q5_0, IQ4_NL, MXFP4:
+		// 32-weight blocks against Q8_0-quantized activations.
+		var rowBytes int
+		var dot func(w, x []byte) float32
+		if w.dtype == MXFP4 {
+			rowBytes, dot = K/32*mxfp4Bytes, dotMXFP4
+		} else {
+			bytes, quant := q32Format(w.dtype)
+			rowBytes, dot = K/32*bytes, func(w, x []byte) float32 { return dotQ32(w, bytes, quant, x) }
+		}
 		xb := K / Q8BlockSize * Q8BlockLen
 		xq := QuantizeQ8_0(make([]byte, 0, M*xb), x.f32[:M*K]) // rows are whole blocks
 		parallelFor(N, 16, func(lo, hi int) {
 			for n := lo; n < hi; n++ {
 				wr := w.raw[n*rowBytes : (n+1)*rowBytes]
 				for m := 0; m < M; m++ {
-					o[m*N+n] = dotQ32(wr, bytes, quant, xq[m*xb:(m+1)*xb])
-				}
-			}
-		})
-	case MXFP4:
-		rowBytes := K / 32 * mxfp4Bytes
-		xb := K / Q8BlockSize * Q8BlockLen
-		xq := QuantizeQ8_0(make([]byte, 0, M*xb), x.f32[:M*K]) // rows are whole blocks
-		parallelFor(N, 16, func(lo, hi int) {
-			for n := lo; n < hi; n++ {
-				wr := w.raw[n*rowBytes : (n+1)*rowBytes]
-				for m := 0; m < M; m++ {
-					o[m*N+n] = dotMXFP4(wr, xq[m*xb:(m+1)*xb])
+					o[m*N+n] = dot(wr, xq[m*xb:(m+1)*xb])
 				}
 			}
 		})
