@@ -10,11 +10,12 @@ import (
 func init() {
 	Symbols["github.com/toyml/toy/toy/grammar/grammar"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"CompileSchema": reflect.ValueOf(grammar.CompileSchema),
-		"NewJSON":       reflect.ValueOf(grammar.NewJSON),
-		"NewJSONSchema": reflect.ValueOf(grammar.NewJSONSchema),
-		"NewMatcher":    reflect.ValueOf(grammar.NewMatcher),
-		"ParseGBNF":     reflect.ValueOf(grammar.ParseGBNF),
+		"CompileSchema":       reflect.ValueOf(grammar.CompileSchema),
+		"NewJSON":             reflect.ValueOf(grammar.NewJSON),
+		"NewJSONSchema":       reflect.ValueOf(grammar.NewJSONSchema),
+		"NewJSONSchemaPrefix": reflect.ValueOf(grammar.NewJSONSchemaPrefix),
+		"NewMatcher":          reflect.ValueOf(grammar.NewMatcher),
+		"ParseGBNF":           reflect.ValueOf(grammar.ParseGBNF),
 
 		// type definitions
 		"GBNF":     reflect.ValueOf((*grammar.GBNF)(nil)),

@@ -36,16 +36,7 @@ func TestGBNFAgainstLlamaCpp(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			i := strings.LastIndexByte(name, '-')
 			g, m := loadGrammarGolden(t, file, name[:i])
-			var extra gbnfGolden
-			readJSON(t, file, &extra)
-			src, err := os.ReadFile(filepath.Join("testdata", "gbnf", extra.GBNF))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if sum := sha256.Sum256(src); hex.EncodeToString(sum[:]) != extra.GBNFSHA256 {
-				t.Fatalf("%s changed since the golden was made", extra.GBNF)
-			}
-			gbnf, err := grammar.ParseGBNF(string(src), m.Tokenizer)
+			gbnf, err := grammar.ParseGBNF(goldenGBNF(t, file), m.Tokenizer)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,6 +56,22 @@ func TestGBNFAgainstLlamaCpp(t *testing.T) {
 		t.Errorf("%d replies reached the end of their grammar: the goldens exercise too little", ended)
 	}
 	t.Logf("%d goldens, %d tokens, %d replies ended", len(files), tokens, ended)
+}
+
+// goldenGBNF reads the grammar a golden of json.mjs --gbnf was made with,
+// beside the golden, checking that it is unchanged since.
+func goldenGBNF(t *testing.T, file string) string {
+	t.Helper()
+	var extra gbnfGolden
+	readJSON(t, file, &extra)
+	src, err := os.ReadFile(filepath.Join(filepath.Dir(file), extra.GBNF))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(src); hex.EncodeToString(sum[:]) != extra.GBNFSHA256 {
+		t.Fatalf("%s changed since the golden was made", extra.GBNF)
+	}
+	return string(src)
 }
 
 func readJSON(t *testing.T, file string, v any) {

@@ -13,9 +13,10 @@
 // way; Matcher runs any GBNF grammar as llama.cpp does, as a set of
 // pushdown stacks, with the steps memoized and the vocabulary walked in
 // sorted order so that tokens sharing a beginning share its steps. A
-// schema narrows the JSON automaton so that the text can always still
-// become a valid value (no dead ends); the tests check what it completes
-// with an independent JSON Schema validator.
+// schema becomes a GBNF grammar (CompileSchema), the one llama.cpp's
+// converter makes of it (tests/reference holds the two to the same texts
+// and the same greedy tokens), run by a Matcher; the tests check what it
+// completes with an independent JSON Schema validator.
 //
 // Tokens joins a state (JSON or Matcher: State) to a vocabulary as the
 // sample.Constraint the engine's generation takes.

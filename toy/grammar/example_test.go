@@ -3,6 +3,7 @@ package grammar_test
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/toyml/toy/toy/grammar"
 )
@@ -67,4 +68,27 @@ root ::= ("yes" | "no") " " [1-9] [0-9]{0,2}
 	// "2" allowed: true
 	// "no" allowed: false
 	// grammar: line 1 col 14: unterminated character class at "[b-"
+}
+
+func ExampleCompileSchema() {
+	s, err := grammar.CompileSchema([]byte(`{
+		"type": "object",
+		"properties": {"code": {"type": "string", "pattern": "^[A-Z]{2}\\d$"}, "n": {"type": "integer", "minimum": 1, "maximum": 12}},
+		"required": ["code"]
+	}`))
+	if err != nil {
+		panic(err)
+	}
+	for _, text := range []string{`{"code": "AB7", "n": 12}`, `{"code": "AB7"}`, `{"code": "ab7"}`, `{"n": 3, "code": "AB7"}`, `{"code": "AB7", "n": 13}`} {
+		g := grammar.NewJSONSchema(s)
+		fmt.Println(text, g.Accept(text) == nil && g.Complete())
+	}
+	fmt.Print(strings.SplitAfter(s.GBNF(), "\n")[0])
+	// Output:
+	// {"code": "AB7", "n": 12} true
+	// {"code": "AB7"} true
+	// {"code": "ab7"} false
+	// {"n": 3, "code": "AB7"} false
+	// {"code": "AB7", "n": 13} false
+	// root ::= "{" space root-code-kv root-rest-0 space "}"
 }

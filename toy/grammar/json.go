@@ -35,12 +35,11 @@ type JSON struct {
 	lit     string // the literal being read (at == inLiteral)
 	key     bool   // the string being read is an object key
 	ws      wsState
-	wsRun   int          // spaces and tabs after the newline of a ws run
-	partial partialUTF8  // an unfinished UTF-8 sequence at the end of the text
-	sch     *schemaState // the schema the value must follow; nil: any object
-	tail    bool         // text may follow the value (AllowTail)
-	ended   bool         // the value is complete and tail is set: the rest is free
-	plain   *[]bool      // per token: its piece stays inside a string (Mask's cache; shared by clones)
+	wsRun   int         // spaces and tabs after the newline of a ws run
+	partial partialUTF8 // an unfinished UTF-8 sequence at the end of the text
+	tail    bool        // text may follow the value (AllowTail)
+	ended   bool        // the value is complete and tail is set: the rest is free
+	plain   *[]bool     // per token: its piece stays inside a string (Mask's cache; shared by clones)
 }
 
 // expect is what the automaton waits for.
@@ -93,9 +92,6 @@ func NewJSON() *JSON { return &JSON{at: rootObject} }
 func (g *JSON) Clone() *JSON {
 	c := *g
 	c.stack = append([]byte(nil), g.stack...)
-	if g.sch != nil {
-		c.sch = g.sch.clone()
-	}
 	return &c
 }
 
@@ -234,19 +230,7 @@ func (g *JSON) partialFits(p partialUTF8) bool {
 	if p.remain < 0 || (p.remain == 1 && p.value < 2) {
 		return false
 	}
-	if g.at != inString { // string characters are [^"\\\x7F\x00-\x1F]; a sequence of 2+ bytes is ≥ U+0080
-		return false
-	}
-	if g.sch == nil {
-		return true
-	}
-	// The code points the sequence can still become, as llama.cpp reckons.
-	low := rune(p.value) << (6 * p.remain)
-	high := low | (1<<(6*p.remain) - 1)
-	if low == 0 {
-		low = map[int]rune{2: 1 << 11, 3: 1 << 16}[p.remain]
-	}
-	return g.sch.partialOK(g.key, low, high)
+	return g.at == inString // string characters are [^"\\\x7F\x00-\x1F]; a sequence of 2+ bytes is ≥ U+0080
 }
 
 // step advances by one code point; false if the grammar refuses it.
@@ -271,7 +255,7 @@ func (g *JSON) step(r rune) bool {
 	g.ws = wsNone
 	switch g.at {
 	case rootObject:
-		if r != '{' && (r != '[' || g.sch == nil) || !(g.sch == nil || g.sch.start(r)) {
+		if r != '{' {
 			return false
 		}
 		g.open(byte(r))
@@ -279,13 +263,10 @@ func (g *JSON) step(r rune) bool {
 	case keyOrClose, key:
 		switch {
 		case r == '"':
-			if s := g.sch; s != nil && !s.keyStart() {
-				return false
-			}
 			g.at, g.key = inString, true
 			return true
 		case r == '}' && g.at == keyOrClose:
-			return g.closeChecked('{')
+			return g.close('{')
 		}
 		return false
 	case colon:
@@ -296,17 +277,15 @@ func (g *JSON) step(r rune) bool {
 		return true
 	case value, valueOrEnd:
 		if r == ']' && g.at == valueOrEnd {
-			return g.closeChecked('[')
+			return g.close('[')
 		}
-		return (g.sch == nil || g.sch.start(r)) && g.startValue(r)
+		return g.startValue(r)
 	case afterValue:
 		if len(g.stack) == 0 {
 			return false // the root object is complete: only its whitespace
 		}
 		top := g.stack[len(g.stack)-1]
 		switch {
-		case r == ',' && g.sch != nil && !g.sch.more():
-			return false
 		case r == ',' && top == '{':
 			g.at, g.ws = key, wsFresh
 			return true
@@ -314,38 +293,29 @@ func (g *JSON) step(r rune) bool {
 			g.at, g.ws = value, wsFresh
 			return true
 		case r == '}' && top == '{':
-			return g.closeChecked('{')
+			return g.close('{')
 		case r == ']' && top == '[':
-			return g.closeChecked('[')
+			return g.close('[')
 		}
 		return false
 	case inString:
 		switch {
-		case r == '"' && g.key:
-			if s := g.sch; s != nil && !s.keyEnd() {
-				return false
-			}
-			g.endString()
-			return true
 		case r == '"':
-			if s := g.sch; s != nil && !(s.char(r, false) && s.end()) {
-				return false
-			}
 			g.endString()
 			return true
 		case r == '\\':
 			g.at = inEscape
-			return g.schemaChar(r)
+			return true
 		}
-		return r >= 0x20 && r != 0x7F && g.schemaChar(r)
+		return r >= 0x20 && r != 0x7F
 	case inEscape:
 		switch r {
 		case '"', '\\', 'b', 'f', 'n', 'r', 't':
 			g.at = inString
-			return g.schemaChar(r)
+			return true
 		case 'u':
 			g.at, g.n = inUnicode, 0
-			return g.schemaChar(r)
+			return true
 		}
 		return false
 	case inUnicode:
@@ -355,31 +325,28 @@ func (g *JSON) step(r rune) bool {
 		if g.n++; g.n == 4 {
 			g.at = inString
 		}
-		return g.schemaChar(r)
+		return true
 	case inLiteral:
-		if r != rune(g.lit[g.n]) || !g.schemaChar(r) {
+		if r != rune(g.lit[g.n]) {
 			return false
 		}
 		if g.n++; g.n == len(g.lit) {
-			if s := g.sch; s != nil && !s.end() {
-				return false
-			}
 			g.valueDone()
 		}
 		return true
 	case numSign:
-		return g.intDigit(r) && g.schemaChar(r)
+		return g.intDigit(r)
 	case numInt, numIntDone:
 		switch {
 		case isDigit(r) && g.at == numInt && g.n < 16:
 			g.n++
-			return g.schemaChar(r)
+			return true
 		case r == '.':
 			g.at = numFracStart
-			return g.schemaFraction(r)
+			return true
 		case r == 'e' || r == 'E':
 			g.at = numExpStart
-			return g.schemaFraction(r)
+			return true
 		}
 		return g.endNumber(r)
 	case numFracStart:
@@ -387,20 +354,20 @@ func (g *JSON) step(r rune) bool {
 			return false
 		}
 		g.at = numFrac
-		return g.schemaChar(r)
+		return true
 	case numFrac:
 		switch {
 		case isDigit(r):
-			return g.schemaChar(r)
+			return true
 		case r == 'e' || r == 'E':
 			g.at = numExpStart
-			return g.schemaChar(r)
+			return true
 		}
 		return g.endNumber(r)
 	case numExpStart:
 		if r == '-' || r == '+' {
 			g.at = numExpSign
-			return g.schemaChar(r)
+			return true
 		}
 		fallthrough
 	case numExpSign:
@@ -408,11 +375,11 @@ func (g *JSON) step(r rune) bool {
 			return false
 		}
 		g.at, g.n = numExp, 1
-		return g.schemaChar(r)
+		return true
 	case numExp:
 		if r >= '1' && r <= '9' && g.n < 16 {
 			g.n++
-			return g.schemaChar(r)
+			return true
 		}
 		return g.endNumber(r)
 	}
@@ -454,29 +421,8 @@ func (g *JSON) intDigit(r rune) bool {
 
 // endNumber ends the number before r and lets r continue after it.
 func (g *JSON) endNumber(r rune) bool {
-	if s := g.sch; s != nil && !s.end() {
-		return false
-	}
 	g.valueDone()
 	return g.step(r)
-}
-
-// schemaChar passes r, read inside a key or a scalar, to the schema (if
-// any).
-func (g *JSON) schemaChar(r rune) bool { return g.sch == nil || g.sch.char(r, g.key) }
-
-// schemaFraction: r, '.' or 'e', makes the number a non-integer.
-func (g *JSON) schemaFraction(r rune) bool {
-	return g.sch == nil || g.sch.fraction() && g.sch.char(r, false)
-}
-
-// closeChecked ends the innermost container c, which the schema (if any)
-// must allow to end.
-func (g *JSON) closeChecked(c byte) bool {
-	if s := g.sch; s != nil && !s.close() {
-		return false
-	}
-	return g.close(c)
 }
 
 // open starts a container.
@@ -534,8 +480,6 @@ func (g *JSON) Mask(logits []float32, v Vocab) {
 	complete := g.Complete()
 	var scratch JSON
 	var stack []byte // reused: a token's trial runs on a copy of g
-	var sch schemaState
-	var frames []frame
 	// An ASCII first character the grammar refuses here refuses the token:
 	// those are found once, not once a token.
 	var firstRefused [128]bool
@@ -545,9 +489,9 @@ func (g *JSON) Mask(logits []float32, v Vocab) {
 		}
 	}
 	// Inside a string the tokens of plain text stay there: known once per
-	// reply, they need no trial (unless a schema watches the string).
+	// reply, they need no trial.
 	var plain []bool
-	if g.at == inString && g.sch == nil && g.partial.remain == 0 {
+	if g.at == inString && g.partial.remain == 0 {
 		if g.plain == nil {
 			p := plainTokens(len(logits), v)
 			g.plain = &p
@@ -571,18 +515,10 @@ func (g *JSON) Mask(logits []float32, v Vocab) {
 		}
 		scratch = *g
 		scratch.stack = append(stack[:0], g.stack...)
-		if g.sch != nil {
-			sch = *g.sch
-			sch.frames = append(frames[:0], g.sch.frames...)
-			scratch.sch = &sch
-		}
 		if !scratch.feed(piece) {
 			logits[id] = negInf
 		}
 		stack = scratch.stack
-		if scratch.sch != nil {
-			frames = scratch.sch.frames
-		}
 	}
 }
 

@@ -1,5 +1,5 @@
-// JSON schemas: structured outputs, the JSON grammar narrowed to the
-// values a schema allows.
+// JSON schemas: structured outputs, as a GBNF grammar of the JSON texts a
+// schema allows.
 
 package grammar
 
@@ -10,118 +10,267 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode/utf8"
 )
 
-// Schema is a compiled JSON schema: the subset of JSON Schema that
-// structured outputs use (Ollama's format, OpenAI's json_schema, the
-// schemas Pydantic writes). Per value: type (one or a list of object,
-// array, string, integer, number, boolean, null), enum and const (of
-// strings, numbers, booleans and null), for objects properties, required
-// and additionalProperties (false or a schema; when absent, only the listed
-// properties may appear, as structured outputs mean, and an object without
-// properties takes any), for arrays items, minItems and maxItems; "$ref"
-// into the schema's own $defs (recursion included); anyOf and oneOf whose
-// schemas take different types of value (Optional[X]: X or null), and an
-// allOf of one schema. Keys come as the schema spells them, each at most
-// once, in any order; an enum value as the schema writes it. Titles,
-// descriptions, defaults, examples and a string's format are read past
-// (format is not enforced); any other keyword (pattern, minimum,
-// minLength, …) is refused by CompileSchema rather than ignored.
+// Schema is a compiled JSON schema: a GBNF grammar (see GBNF) of the JSON
+// texts that are values of the schema, written as llama.cpp's
+// json-schema-to-grammar writes them, so that a reply under a schema is the
+// reply llama-server and Ollama give:
 //
-// A JSON follows a schema when made by NewJSONSchema: its mask allows a
-// token only when the text can still become a value the schema accepts, so
-// a reply never runs into a dead end.
+//   - whitespace as in llama.cpp: after "{", "[", ":" and ",", and before
+//     "}" and "]", a run of nothing, one space, or one or two newlines and
+//     at most 20 spaces or tabs; none around a value otherwise;
+//   - an object's listed properties come in the schema's order, the
+//     required ones first; each optional one may be left out;
+//     additionalProperties (true or a schema) lets other keys follow them;
+//     without it an object with properties takes no others, and one
+//     without properties takes any;
+//   - integers and exponents have at most 16 digits, fractions at most 16.
+//
+// What it reads, per schema: type (a name or a list), enum and const (any
+// JSON values, written compactly), properties, required,
+// additionalProperties, items (a schema, or a list: a tuple), prefixItems,
+// minItems, maxItems; for strings pattern (see below), minLength,
+// maxLength and format date, time, date-time and uuid (other formats are
+// read past); for integers minimum, maximum, exclusiveMinimum and
+// exclusiveMaximum; "$ref" to a JSON pointer into the schema itself
+// (recursion included); anyOf and oneOf (the same here: a value of any of
+// the schemas); allOf of objects (their properties merged, required where
+// one of them requires it) or of enums (their intersection), or of one
+// schema. Titles, descriptions, defaults, examples and the like are read
+// past, and so are minimum and maximum on numbers that need not be
+// integers (as in llama.cpp: a grammar cannot bound a decimal cheaply).
+// Any other keyword (not, if, uniqueItems, patternProperties, multipleOf,
+// …) is refused by CompileSchema rather than ignored.
+//
+// A pattern is an ECMAScript regular expression over the string's value:
+// literals, escapes (\d \w \s and their negations, \n \t \xHH \uHHHH …),
+// classes, ".", groups ("(?:" and named ones too), alternation and the
+// quantifiers * + ? {n} {n,} {n,m} (lazy ones mean the same). Anchors may
+// stand only at its ends; an end without one takes any characters, as a
+// pattern matches anywhere in the string. Lookarounds, backreferences and
+// word boundaries are refused. The grammar writes each character as JSON
+// must: a quote or a backslash escaped, a control character as its escape.
+// (Here toy parts from llama.cpp, whose grammar lets a pattern's "." or
+// "[^a]" put a bare quote into the string, ending it early; it also
+// refuses unanchored patterns and \d.)
+//
+// A Schema is safe for concurrent use; each reply gets its own state from
+// NewJSONSchema.
 type Schema struct {
-	root *node
+	src  string // the grammar
+	g    *GBNF
+	tail *GBNF // a value, then any text
 }
 
-// kinds of JSON values, as bits of node.types.
-const (
-	kObject uint8 = 1 << iota
-	kArray
-	kString
-	kInteger
-	kNumber // any number; implies integers
-	kBoolean
-	kNull
-	kAny = kObject | kArray | kString | kInteger | kNumber | kBoolean | kNull
-)
-
-// node is one schema.
-type node struct {
-	types    uint8
-	props    []prop   // the listed properties, in the schema's order
-	required uint64   // bit i: props[i] is required
-	extra    *node    // the schema of other properties; nil: none may appear
-	items    *node    // the schema of array items
-	minItems int      // at least this many items
-	maxItems int      // −1: no limit
-	enum     []string // the allowed values as JSON text; nil: any of types
-	// alts, for anyOf and oneOf, is the schema of each kind of value (the
-	// kind a value's first character shows; kInteger for numbers).
-	alts map[uint8]*node
-}
-
-type prop struct {
-	key  string // the name as JSON writes it inside the quotes
-	node *node
-}
-
-// anyValue is the schema {}: any JSON value.
-var anyValue = &node{types: kAny, maxItems: -1}
-
-func init() { anyValue.extra, anyValue.items = anyValue, anyValue }
-
-// annotations are the keywords CompileSchema reads past.
-var annotations = map[string]bool{"title": true, "description": true, "$schema": true, "$id": true, "$comment": true,
-	"default": true, "examples": true, "readOnly": true, "writeOnly": true, "deprecated": true,
-	"format": true} // a string's format ("date-time" …) is read as a description: not enforced
-
-// CompileSchema reads a JSON schema. The top level must be an object or an
-// array (a reply is one).
+// CompileSchema reads a JSON schema.
 func CompileSchema(raw []byte) (*Schema, error) {
-	c := &compiler{doc: raw, refs: map[string]*node{}}
-	n, err := c.compile(raw, "schema")
+	c := &schemaConv{doc: raw, rules: map[string]string{}, refs: map[string]string{}, direct: map[string]bool{"root": true}}
+	c.names = append(c.names, "root")
+	c.rules["root"] = "\x00root" // reserved
+	body, err := c.visit(raw, "root", "schema")
 	if err != nil {
 		return nil, err
 	}
-	if n.types&(kObject|kArray) == 0 || n.types&^(kObject|kArray) != 0 {
-		return nil, fmt.Errorf("grammar: the schema's top level must be an object or an array")
+	c.rules["root"] = body
+	src := c.text()
+	g, err := ParseGBNF(src, nil)
+	if err != nil { // a repetition over llama.cpp's bound, say
+		return nil, fmt.Errorf("grammar: the schema's grammar: %w", err)
 	}
-	return &Schema{root: n}, nil
+	c.rules["root"] = "( " + body + " ) " + c.rule("rest-of-text", `[\x01-\U0010FFFF]*`)
+	tail, err := ParseGBNF(c.text(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("grammar: the schema's grammar: %w", err)
+	}
+	return &Schema{src: src, g: g, tail: tail}, nil
 }
 
-// compiler compiles one schema document: refs are JSON pointers into doc,
-// compiled once each (so recursive schemas make cyclic nodes).
-type compiler struct {
-	doc  []byte
-	refs map[string]*node
+// GBNF returns the schema's grammar, as ParseGBNF reads it.
+func (s *Schema) GBNF() string { return s.src }
+
+// NewJSONSchema returns the state before a reply that must be a value of s.
+func NewJSONSchema(s *Schema) *Matcher { return NewMatcher(s.g) }
+
+// NewJSONSchemaPrefix returns the state before a text that starts with a
+// value of s; any text may follow the value. A forced tool call's
+// arguments are such a value: the call's closing follows them.
+func NewJSONSchemaPrefix(s *Schema) *Matcher { return NewMatcher(s.tail) }
+
+// schemaConv writes one schema document as GBNF rules.
+type schemaConv struct {
+	doc   []byte
+	rules map[string]string // by name
+	names []string          // in the order made
+	refs  map[string]string // a $ref's rule name, by the reference
+	// direct holds the names of the rules being written: their bodies are
+	// returned, not made rules.
+	direct map[string]bool
 }
 
-// keywords are the ones compile reads; the others it refuses.
-var keywords = map[string]bool{"type": true, "properties": true, "required": true, "additionalProperties": true,
-	"items": true, "minItems": true, "maxItems": true, "enum": true, "const": true,
-	"$ref": true, "anyOf": true, "oneOf": true, "allOf": true, "$defs": true, "definitions": true}
+// The keywords a schema may hold: those CompileSchema reads, and those it
+// reads past.
+var (
+	schemaKeywords = map[string]bool{"type": true, "properties": true, "required": true, "additionalProperties": true,
+		"items": true, "prefixItems": true, "minItems": true, "maxItems": true, "enum": true, "const": true,
+		"$ref": true, "anyOf": true, "oneOf": true, "allOf": true,
+		"pattern": true, "minLength": true, "maxLength": true, "format": true,
+		"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true}
+	schemaAnnotations = map[string]bool{"title": true, "description": true, "$schema": true, "$id": true, "$comment": true,
+		"default": true, "examples": true, "readOnly": true, "writeOnly": true, "deprecated": true,
+		"$defs": true, "definitions": true, "discriminator": true}
+)
 
-func (c *compiler) compile(raw []byte, at string) (*node, error) { return c.compileInto(nil, raw, at) }
+// text writes the rules, root first.
+func (c *schemaConv) text() string {
+	var b strings.Builder
+	for _, name := range c.names {
+		fmt.Fprintf(&b, "%s ::= %s\n", name, c.rules[name])
+	}
+	return b.String()
+}
 
-// compileInto compiles raw into n (a new node when nil), or returns
-// another node when raw is a reference, a union or true.
-func (c *compiler) compileInto(n *node, raw []byte, at string) (*node, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		var b bool
-		if json.Unmarshal(raw, &b) == nil && b {
-			return anyValue, nil // true: anything
+// rule adds a rule named after hint (made unique) and returns its name;
+// a rule of the same body under that name is reused.
+func (c *schemaConv) rule(hint, body string) string {
+	name := ruleName(hint)
+	for i := 1; ; i++ {
+		old, ok := c.rules[name]
+		if !ok {
+			c.rules[name] = body
+			c.names = append(c.names, name)
+			return name
 		}
-		return nil, fmt.Errorf("grammar: %s: a schema is an object: %v", at, err)
+		if old == body {
+			return name
+		}
+		name = fmt.Sprintf("%s%d", ruleName(hint), i)
+	}
+}
+
+// named is the expression body under the name hint: a rule of it, or
+// body itself for a rule being written (the root, a reference).
+func (c *schemaConv) named(hint, body string) string {
+	if c.direct[hint] {
+		return body
+	}
+	return c.rule(hint, body)
+}
+
+// ruleName makes hint a rule name: letters, digits and dashes.
+func ruleName(hint string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range hint {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+		if !ok {
+			dash = b.Len() > 0
+			continue
+		}
+		if dash {
+			b.WriteByte('-')
+			dash = false
+		}
+		b.WriteRune(r)
+	}
+	if b.Len() == 0 {
+		return "value"
+	}
+	return b.String()
+}
+
+// sub joins a rule name hint and a part.
+func sub(name, part string) string { return name + "-" + part }
+
+// The rules of any JSON value, as llama.cpp writes them.
+var primitives = map[string]string{
+	"space":         `| " " | "\n"{1,2} [ \t]{0,20}`,
+	"value":         `object | array | string | number | boolean | null`,
+	"object":        `"{" space ( string ":" space value ( "," space string ":" space value )* )? space "}"`,
+	"array":         `"[" space ( value ( "," space value )* )? space "]"`,
+	"string":        `"\"" char* "\""`,
+	"char":          `[^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})`,
+	"number":        `"-"? integral-part ( "." decimal-part )? ( [eE] [-+]? integral-part )?`,
+	"integer":       `"-"? integral-part`,
+	"integral-part": `[0] | [1-9] [0-9]{0,15}`,
+	"decimal-part":  `[0-9]{1,16}`,
+	"boolean":       `"true" | "false"`,
+	"null":          `"null"`,
+	"date":          `[0-9]{4} "-" ( "0" [1-9] | "1" [0-2] ) "-" ( "0" [1-9] | [1-2] [0-9] | "3" [0-1] )`,
+	"time":          `( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] ":" [0-5] [0-9] ( "." [0-9]{3} )? ( "Z" | [+-] ( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] )`,
+	"date-time":     `date "T" time`,
+	"uuid":          `[0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{12}`,
+}
+
+// prim adds the primitive rule name and those it uses, and returns name.
+func (c *schemaConv) prim(name string) string {
+	if _, ok := c.rules[name]; ok {
+		return name
+	}
+	body := primitives[name]
+	c.rules[name] = body
+	c.names = append(c.names, name)
+	for _, w := range strings.Fields(body) {
+		w = strings.Trim(w, "()*?")
+		if _, ok := primitives[w]; ok {
+			c.prim(w)
+		}
+	}
+	return name
+}
+
+// object is a schema object's keywords, in the order written.
+type object struct {
+	keys []string
+	m    map[string]json.RawMessage
+}
+
+// readObject reads a JSON object keeping its keys' order.
+func readObject(raw []byte) (*object, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("not an object")
+	}
+	o := &object{m: map[string]json.RawMessage{}}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		if _, dup := o.m[key]; !dup {
+			o.keys = append(o.keys, key)
+		}
+		o.m[key] = v
+	}
+	return o, nil
+}
+
+func (o *object) has(k string) bool { _, ok := o.m[k]; return ok }
+
+// visit returns a GBNF expression for the values of schema raw, found at
+// at (for errors); name is the hint for the rules it adds.
+func (c *schemaConv) visit(raw json.RawMessage, name, at string) (string, error) {
+	switch string(bytes.TrimSpace(raw)) {
+	case "true":
+		return c.prim("value"), nil
+	case "false":
+		return "", fmt.Errorf("grammar: %s: the schema false admits no value", at)
+	}
+	o, err := readObject(raw)
+	if err != nil {
+		return "", fmt.Errorf("grammar: %s: a schema is an object or a boolean: %v", at, err)
 	}
 	var unknown, constraints []string
-	for k := range m {
+	for _, k := range o.keys {
 		switch {
-		case annotations[k], k == "$defs", k == "definitions":
-		case keywords[k]:
+		case schemaAnnotations[k]:
+		case schemaKeywords[k]:
 			constraints = append(constraints, k)
 		default:
 			unknown = append(unknown, k)
@@ -129,466 +278,640 @@ func (c *compiler) compileInto(n *node, raw []byte, at string) (*node, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return nil, fmt.Errorf("grammar: %s: %s not supported (toy's schemas: type, properties, required, additionalProperties, items, minItems, maxItems, enum, const, $ref, anyOf, oneOf)",
-			at, strings.Join(unknown, ", "))
+		return "", fmt.Errorf("grammar: %s: %s not supported (see grammar.Schema for the keywords toy reads)", at, strings.Join(unknown, ", "))
 	}
-	// $ref, anyOf/oneOf and a one-schema allOf stand alone (annotations aside).
+	// $ref, anyOf/oneOf and allOf stand alone (annotations aside).
 	for _, k := range []string{"$ref", "anyOf", "oneOf", "allOf"} {
-		v, ok := m[k]
-		if !ok {
+		if !o.has(k) {
 			continue
 		}
 		if len(constraints) > 1 {
 			sort.Strings(constraints)
-			return nil, fmt.Errorf("grammar: %s: %s beside other constraints (%s) not supported", at, k, strings.Join(constraints, ", "))
+			return "", fmt.Errorf("grammar: %s: %s beside other constraints (%s) not supported", at, k, strings.Join(constraints, ", "))
 		}
 		switch k {
 		case "$ref":
-			return c.ref(v, at)
+			return c.ref(o.m[k], at)
 		case "allOf":
-			var list []json.RawMessage
-			if err := json.Unmarshal(v, &list); err != nil || len(list) != 1 {
-				return nil, fmt.Errorf("grammar: %s.allOf: only one schema is supported", at)
-			}
-			return c.compile(list[0], at+".allOf[0]")
-		default:
-			return c.union(v, at+"."+k)
+			return c.allOf(o.m[k], name, at+".allOf")
 		}
+		var list []json.RawMessage
+		if err := json.Unmarshal(o.m[k], &list); err != nil || len(list) == 0 {
+			return "", fmt.Errorf("grammar: %s.%s: a list of schemas", at, k)
+		}
+		alts := make([]string, len(list))
+		for i, s := range list {
+			if alts[i], err = c.visit(s, sub(name, fmt.Sprint(i)), fmt.Sprintf("%s.%s[%d]", at, k, i)); err != nil {
+				return "", err
+			}
+		}
+		return c.named(name, strings.Join(alts, " | ")), nil
 	}
-	if n == nil {
-		n = &node{}
-	}
-	*n = node{types: kAny, maxItems: -1}
-	if t, ok := m["type"]; ok {
+	var types []string
+	if t, ok := o.m["type"]; ok {
 		var one string
-		var list []string
 		if json.Unmarshal(t, &one) == nil {
-			list = []string{one}
-		} else if err := json.Unmarshal(t, &list); err != nil {
-			return nil, fmt.Errorf("grammar: %s.type: a name or a list of names", at)
+			types = []string{one}
+		} else if err := json.Unmarshal(t, &types); err != nil || len(types) == 0 {
+			return "", fmt.Errorf("grammar: %s.type: a name or a list of names", at)
 		}
-		n.types = 0
-		for _, name := range list {
-			k, ok := map[string]uint8{"object": kObject, "array": kArray, "string": kString, "integer": kInteger,
-				"number": kNumber | kInteger, "boolean": kBoolean, "null": kNull}[name]
-			if !ok {
-				return nil, fmt.Errorf("grammar: %s.type: unknown type %q", at, name)
-			}
-			n.types |= k
-		}
-	}
-	if p, ok := m["properties"]; ok {
-		var order []string // the schema's order, which a Go map loses
-		dec := json.NewDecoder(bytes.NewReader(p))
-		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-			return nil, fmt.Errorf("grammar: %s.properties: an object", at)
-		}
-		for dec.More() {
-			tok, err := dec.Token()
-			if err != nil {
-				return nil, fmt.Errorf("grammar: %s.properties: %v", at, err)
-			}
-			name := tok.(string)
-			var sub json.RawMessage
-			if err := dec.Decode(&sub); err != nil {
-				return nil, fmt.Errorf("grammar: %s.properties.%s: %v", at, name, err)
-			}
-			pn, err := c.compile(sub, at+".properties."+name)
-			if err != nil {
-				return nil, err
-			}
-			order = append(order, name)
-			n.props = append(n.props, prop{key: quoteInner(name), node: pn})
-		}
-		if len(n.props) > 64 {
-			return nil, fmt.Errorf("grammar: %s: %d properties, toy's schemas take at most 64", at, len(n.props))
-		}
-		if r, ok := m["required"]; ok {
-			var req []string
-			if err := json.Unmarshal(r, &req); err != nil {
-				return nil, fmt.Errorf("grammar: %s.required: a list of names", at)
-			}
-			for _, name := range req {
-				i := slices.Index(order, name)
-				if i < 0 {
-					return nil, fmt.Errorf("grammar: %s.required: %q is not among the properties", at, name)
-				}
-				n.required |= 1 << i
-			}
-		}
-	} else if _, ok := m["required"]; ok {
-		return nil, fmt.Errorf("grammar: %s: required without properties", at)
-	} else {
-		n.extra = anyValue // an object of any keys
-	}
-	if a, ok := m["additionalProperties"]; ok {
-		var b bool
-		switch {
-		case json.Unmarshal(a, &b) == nil && !b:
-			n.extra = nil
-		default:
-			extra, err := c.compile(a, at+".additionalProperties")
-			if err != nil {
-				return nil, err
-			}
-			n.extra = extra
-		}
-	}
-	n.items = anyValue
-	if it, ok := m["items"]; ok {
-		items, err := c.compile(it, at+".items")
-		if err != nil {
-			return nil, err
-		}
-		n.items = items
-	}
-	for k, dst := range map[string]*int{"minItems": &n.minItems, "maxItems": &n.maxItems} {
-		if v, ok := m[k]; ok {
-			if err := json.Unmarshal(v, dst); err != nil || *dst < 0 {
-				return nil, fmt.Errorf("grammar: %s.%s: a count", at, k)
+		for _, t := range types {
+			if !slices.Contains([]string{"object", "array", "string", "integer", "number", "boolean", "null"}, t) {
+				return "", fmt.Errorf("grammar: %s.type: unknown type %q", at, t)
 			}
 		}
 	}
-	if n.maxItems >= 0 && n.maxItems < n.minItems {
-		return nil, fmt.Errorf("grammar: %s: maxItems %d < minItems %d", at, n.maxItems, n.minItems)
+	if len(types) <= 1 {
+		return c.typed(o, strings.Join(types, ""), name, at)
 	}
-	var values []json.RawMessage
-	if e, ok := m["enum"]; ok {
-		if err := json.Unmarshal(e, &values); err != nil || len(values) == 0 {
-			return nil, fmt.Errorf("grammar: %s.enum: a list of values", at)
+	alts := make([]string, len(types))
+	for i, t := range types {
+		if alts[i], err = c.typed(o, t, sub(name, t), at); err != nil {
+			return "", err
 		}
 	}
-	if c, ok := m["const"]; ok {
-		values = append(values, c)
-	}
-	var enumKinds uint8
-	for _, v := range values {
-		var b bytes.Buffer
-		if err := json.Compact(&b, v); err != nil {
-			return nil, err
-		}
-		text := b.String()
-		k := kindOf(text[0])
-		if k == kObject || k == kArray {
-			return nil, fmt.Errorf("grammar: %s: enum and const take strings, numbers, booleans and null", at)
-		}
-		if k == kNumber && !strings.ContainsAny(text, ".eE") {
-			k = kInteger
-		}
-		if n.types&k == 0 {
-			return nil, fmt.Errorf("grammar: %s: enum value %s is not of the schema's type", at, text)
-		}
-		if k == kNumber {
-			k |= kInteger // it starts as an integer does
-		}
-		enumKinds |= k
-		n.enum = append(n.enum, text)
-	}
-	if n.enum != nil {
-		n.types &= enumKinds // an enum of strings admits no array, say
-	}
-	return n, nil
+	return c.named(name, strings.Join(alts, " | ")), nil
 }
 
-// ref compiles the schema a "$ref" points to: a JSON pointer into this
-// document ("#/$defs/Pet"), compiled once, so that a recursive schema
-// makes a cycle of nodes.
-func (c *compiler) ref(raw json.RawMessage, at string) (*node, error) {
+// typed returns the expression for schema o's values of type t ("": any
+// type).
+func (c *schemaConv) typed(o *object, t, name, at string) (string, error) {
+	if o.has("const") || o.has("enum") {
+		var values []json.RawMessage
+		if o.has("enum") {
+			if err := json.Unmarshal(o.m["enum"], &values); err != nil || len(values) == 0 {
+				return "", fmt.Errorf("grammar: %s.enum: a list of values", at)
+			}
+		}
+		if o.has("const") {
+			values = []json.RawMessage{o.m["const"]}
+		}
+		alts := make([]string, 0, len(values))
+		for _, v := range values {
+			text, err := compactJSON(v)
+			if err != nil {
+				return "", fmt.Errorf("grammar: %s.enum: %v", at, err)
+			}
+			if t != "" && !ofType(text, t) {
+				continue // a value of another type
+			}
+			alts = append(alts, gbnfQuote(text))
+		}
+		if len(alts) == 0 {
+			return "", fmt.Errorf("grammar: %s: no enum value is of the schema's type", at)
+		}
+		return c.named(name, strings.Join(alts, " | ")), nil
+	}
+	obj := t == "" || t == "object"
+	switch {
+	case obj && (o.has("properties") || o.has("additionalProperties") && string(o.m["additionalProperties"]) != "true"):
+		return c.object(o, name, at)
+	case t == "object":
+		if o.has("required") {
+			return "", fmt.Errorf("grammar: %s: required without properties", at)
+		}
+		return c.prim("object"), nil
+	case (t == "" || t == "array") && (o.has("items") || o.has("prefixItems") || o.has("minItems") || o.has("maxItems")):
+		return c.array(o, name, at)
+	case t == "array":
+		return c.prim("array"), nil
+	case (t == "" || t == "string") && o.has("pattern"):
+		var p string
+		if err := json.Unmarshal(o.m["pattern"], &p); err != nil {
+			return "", fmt.Errorf("grammar: %s.pattern: a string", at)
+		}
+		body, err := c.pattern(p, name)
+		if err != nil {
+			return "", fmt.Errorf("grammar: %s.pattern: %w", at, err)
+		}
+		return c.named(name, `"\"" `+body+` "\""`), nil
+	case (t == "" || t == "string") && o.has("format") && formatRule(o.m["format"]) != "":
+		return c.named(name, `"\"" `+c.prim(formatRule(o.m["format"]))+` "\""`), nil
+	case t == "string" && (o.has("minLength") || o.has("maxLength")):
+		lo, hi, err := counts(o, "minLength", "maxLength", at)
+		if err != nil {
+			return "", err
+		}
+		return c.named(name, `"\"" `+repeat(c.prim("char"), lo, hi)+` "\""`), nil
+	case (t == "" || t == "integer") && (o.has("minimum") || o.has("maximum") || o.has("exclusiveMinimum") || o.has("exclusiveMaximum")):
+		lo, hi, err := intBounds(o, at)
+		if err != nil {
+			return "", err
+		}
+		return c.named(name, intRange(lo, hi)), nil
+	case t == "":
+		return c.prim("value"), nil
+	}
+	return c.prim(t), nil
+}
+
+// ofType reports whether the JSON text of a value is of type t.
+func ofType(text, t string) bool {
+	switch text[0] {
+	case '{':
+		return t == "object"
+	case '[':
+		return t == "array"
+	case '"':
+		return t == "string"
+	case 't', 'f':
+		return t == "boolean"
+	case 'n':
+		return t == "null"
+	}
+	return t == "number" || t == "integer" && !strings.ContainsAny(text, ".eE")
+}
+
+// compactJSON writes a JSON value compactly, object keys sorted, strings
+// with only the escapes JSON needs (as llama.cpp writes a const).
+func compactJSON(raw json.RawMessage) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// formatRule names the primitive rule of a string format, "" for one not
+// enforced.
+func formatRule(raw json.RawMessage) string {
+	var f string
+	json.Unmarshal(raw, &f)
+	switch f {
+	case "date", "time", "date-time", "uuid":
+		return f
+	case "uuid1", "uuid2", "uuid3", "uuid4", "uuid5":
+		return "uuid"
+	}
+	return ""
+}
+
+// ref returns the rule of the schema a "$ref" points to: a JSON pointer
+// into this document ("#/$defs/Pet"), made once, so that a recursive
+// schema refers to its own rule.
+func (c *schemaConv) ref(raw json.RawMessage, at string) (string, error) {
 	var ref string
 	if err := json.Unmarshal(raw, &ref); err != nil || !strings.HasPrefix(ref, "#") {
-		return nil, fmt.Errorf("grammar: %s.$ref: only references into the schema itself (\"#/$defs/…\") are supported", at)
+		return "", fmt.Errorf("grammar: %s.$ref: only references into the schema itself (\"#/$defs/…\") are supported", at)
 	}
-	if n, ok := c.refs[ref]; ok {
-		return n, nil
+	if name, ok := c.refs[ref]; ok {
+		return name, nil
 	}
+	target, err := c.pointer(ref)
+	if err != nil {
+		return "", fmt.Errorf("grammar: %s.$ref: %w", at, err)
+	}
+	name := c.rule("ref-"+strings.TrimPrefix(ref, "#"), "\x00"+ref) // placed before its body: a recursive reference finds it
+	c.refs[ref] = name
+	c.direct[name] = true
+	body, err := c.visit(target, name, ref)
+	c.direct[name] = false
+	if err != nil {
+		return "", err
+	}
+	c.rules[name] = body
+	return name, nil
+}
+
+// pointer resolves a reference "#/a/b" in the document.
+func (c *schemaConv) pointer(ref string) (json.RawMessage, error) {
 	target := json.RawMessage(c.doc)
 	for _, part := range strings.Split(strings.TrimPrefix(ref, "#"), "/")[1:] {
 		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
 		var m map[string]json.RawMessage
-		if json.Unmarshal(target, &m) != nil || m[part] == nil {
-			return nil, fmt.Errorf("grammar: %s.$ref: %q points to nothing", at, ref)
+		var list []json.RawMessage
+		switch {
+		case json.Unmarshal(target, &m) == nil && m[part] != nil:
+			target = m[part]
+		case json.Unmarshal(target, &list) == nil:
+			var i int
+			if _, err := fmt.Sscan(part, &i); err != nil || i < 0 || i >= len(list) {
+				return nil, fmt.Errorf("%q points to nothing", ref)
+			}
+			target = list[i]
+		default:
+			return nil, fmt.Errorf("%q points to nothing", ref)
 		}
-		target = m[part]
 	}
-	n := &node{}
-	c.refs[ref] = n // placed before compiling it: a recursive reference finds it, its type already set
-	body, err := c.compileInto(n, target, ref)
-	if err != nil {
-		return nil, err
-	}
-	if body != n { // the target is itself a reference or a union
-		*n = *body
-	}
-	return n, nil
+	return target, nil
 }
 
-// union compiles anyOf or oneOf. Its schemas must be told apart by the
-// first character of a value — an object, an array, a string, a number, a
-// boolean or null, each in at most one of them (as Optional[X] is, X or
-// null) — so that the value's first character picks its schema, and anyOf
-// and oneOf mean the same.
-func (c *compiler) union(raw json.RawMessage, at string) (*node, error) {
+// object writes an object with listed properties: the required ones in
+// the schema's order, then any of the optional ones in that order, then,
+// with additionalProperties, any number of other keys.
+func (c *schemaConv) object(o *object, name, at string) (string, error) {
+	var props *object
+	if o.has("properties") {
+		var err error
+		if props, err = readObject(o.m["properties"]); err != nil {
+			return "", fmt.Errorf("grammar: %s.properties: an object of schemas", at)
+		}
+	} else {
+		props = &object{m: map[string]json.RawMessage{}}
+	}
+	var required []string
+	if o.has("required") {
+		if err := json.Unmarshal(o.m["required"], &required); err != nil {
+			return "", fmt.Errorf("grammar: %s.required: a list of names", at)
+		}
+		for _, r := range required {
+			if !props.has(r) {
+				return "", fmt.Errorf("grammar: %s.required: %q is not among the properties", at, r)
+			}
+		}
+	}
+	var extra json.RawMessage
+	if a, ok := o.m["additionalProperties"]; ok && string(bytes.TrimSpace(a)) != "false" {
+		extra = a
+	}
+	return c.objectRule(props, required, extra, name, at)
+}
+
+// objectRule writes the rule of an object of the properties props (the
+// names in required required) and, when extra is not nil, other keys whose
+// values follow the schema extra.
+func (c *schemaConv) objectRule(props *object, required []string, extra json.RawMessage, name, at string) (string, error) {
+	kv := map[string]string{}
+	var req, opt []string
+	for _, key := range props.keys {
+		value, err := c.visit(props.m[key], sub(name, key), at+".properties."+key)
+		if err != nil {
+			return "", err
+		}
+		quoted, _ := compactJSON(mustMarshal(key))
+		kv[key] = c.rule(sub(name, key+"-kv"), gbnfQuote(quoted)+` space ":" space `+value)
+		if slices.Contains(required, key) {
+			req = append(req, key)
+		} else {
+			opt = append(opt, key)
+		}
+	}
+	c.prim("space")
+	const other = "\x00other" // the key of additional properties
+	if extra != nil {
+		value, err := c.visit(extra, sub(name, "additional-value"), at+".additionalProperties")
+		if err != nil {
+			return "", err
+		}
+		key := c.prim("string")
+		if len(props.keys) > 0 {
+			key = c.rule(sub(name, "additional-key"), c.notKeys(props.keys))
+		}
+		kv[other] = c.rule(sub(name, "additional-kv"), key+` ":" space `+value)
+		opt = append(opt, other)
+	}
+	if len(req)+len(opt) == 0 {
+		return c.named(name, `"{" space "}"`), nil
+	}
+	// rest(i): the optional pairs from the i-th on, each after a comma.
+	var rest func(i int) string
+	rest = func(i int) string {
+		if i == len(opt) {
+			return ""
+		}
+		body := `( "," space ` + kv[opt[i]] + ` )`
+		if opt[i] == other {
+			body += "*"
+		} else {
+			body += "?"
+		}
+		if r := rest(i + 1); r != "" {
+			body += " " + r
+		}
+		return c.rule(sub(name, fmt.Sprintf("rest-%d", i)), body)
+	}
+	var b strings.Builder
+	b.WriteString(`"{" space `)
+	if len(req) > 0 {
+		for i, k := range req {
+			if i > 0 {
+				b.WriteString(` "," space `)
+			}
+			b.WriteString(kv[k])
+		}
+		if r := rest(0); r != "" {
+			b.WriteString(" " + r)
+		}
+	} else {
+		// The first pair present, then the rest after it.
+		alts := make([]string, len(opt))
+		for i, k := range opt {
+			alts[i] = kv[k]
+			if k == other {
+				alts[i] += ` ( "," space ` + kv[k] + ` )*`
+			} else if r := rest(i + 1); r != "" {
+				alts[i] += " " + r
+			}
+		}
+		b.WriteString("( " + strings.Join(alts, " | ") + " )?")
+	}
+	b.WriteString(` space "}"`)
+	return c.named(name, b.String()), nil
+}
+
+func mustMarshal(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// allOf merges a list of schemas: objects into one object, enums into
+// their intersection; a list of one schema is that schema.
+func (c *schemaConv) allOf(raw json.RawMessage, name, at string) (string, error) {
 	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil || len(list) == 0 {
-		return nil, fmt.Errorf("grammar: %s: a list of schemas", at)
+		return "", fmt.Errorf("grammar: %s: a list of schemas", at)
 	}
-	u := &node{alts: map[uint8]*node{}, maxItems: -1}
-	for i, sub := range list {
-		n, err := c.compile(sub, fmt.Sprintf("%s[%d]", at, i))
+	if len(list) == 1 {
+		return c.visit(list[0], name, at+"[0]")
+	}
+	merged := &object{m: map[string]json.RawMessage{}}
+	var required []string
+	var enum []string // the JSON texts all enums allow
+	enums, objects := 0, 0
+	for i, s := range list {
+		where := fmt.Sprintf("%s[%d]", at, i)
+		o, err := readObject(s)
+		for err == nil && o.has("$ref") && len(o.keys) == 1 {
+			var ref string
+			json.Unmarshal(o.m["$ref"], &ref)
+			if s, err = c.pointer(ref); err == nil {
+				o, err = readObject(s)
+			}
+		}
 		if err != nil {
-			return nil, err
+			return "", fmt.Errorf("grammar: %s: %v", where, err)
 		}
-		for _, k := range []uint8{kObject, kArray, kString, kInteger, kBoolean, kNull} {
-			if n.types&k == 0 {
-				continue
+		switch {
+		case o.has("enum") || o.has("const"):
+			var values []json.RawMessage
+			if o.has("const") {
+				values = []json.RawMessage{o.m["const"]}
+			} else if err := json.Unmarshal(o.m["enum"], &values); err != nil {
+				return "", fmt.Errorf("grammar: %s.enum: a list of values", where)
 			}
-			if u.alts[k] != nil {
-				return nil, fmt.Errorf("grammar: %s: two schemas take values of one type (%s); toy's unions pick a schema by the value's type", at, kindName(k))
+			var texts []string
+			for _, v := range values {
+				t, err := compactJSON(v)
+				if err != nil {
+					return "", fmt.Errorf("grammar: %s.enum: %v", where, err)
+				}
+				if enums == 0 || slices.Contains(enum, t) {
+					texts = append(texts, t)
+				}
 			}
-			u.alts[k] = n
-			u.types |= n.types & k
-			if k == kInteger {
-				u.types |= n.types & kNumber // a number alternative keeps its fractions
+			enum, enums = texts, enums+1
+		case o.has("properties"):
+			props, err := readObject(o.m["properties"])
+			if err != nil {
+				return "", fmt.Errorf("grammar: %s.properties: an object of schemas", where)
+			}
+			for _, k := range props.keys {
+				if old, ok := merged.m[k]; ok && !bytes.Equal(old, props.m[k]) {
+					return "", fmt.Errorf("grammar: %s: property %q is also in another schema of allOf: not supported", where, k)
+				}
+				if !merged.has(k) {
+					merged.keys = append(merged.keys, k)
+				}
+				merged.m[k] = props.m[k]
+			}
+			var req []string
+			if o.has("required") && json.Unmarshal(o.m["required"], &req) != nil {
+				return "", fmt.Errorf("grammar: %s.required: a list of names", where)
+			}
+			required = append(required, req...)
+			objects++
+		default:
+			return "", fmt.Errorf("grammar: %s: allOf merges objects with properties, or enums", where)
+		}
+	}
+	if enums > 0 && objects > 0 {
+		return "", fmt.Errorf("grammar: %s: allOf of objects and enums together not supported", at)
+	}
+	if enums > 0 {
+		if len(enum) == 0 {
+			return "", fmt.Errorf("grammar: %s: no value is in every enum", at)
+		}
+		alts := make([]string, len(enum))
+		for i, t := range enum {
+			alts[i] = gbnfQuote(t)
+		}
+		return c.named(name, strings.Join(alts, " | ")), nil
+	}
+	for _, r := range required {
+		if !merged.has(r) {
+			return "", fmt.Errorf("grammar: %s: required %q is not among the properties", at, r)
+		}
+	}
+	return c.objectRule(merged, required, nil, name, at)
+}
+
+// array writes an array: a tuple (prefixItems, or items as a list), then
+// items, minItems to maxItems of them in all.
+func (c *schemaConv) array(o *object, name, at string) (string, error) {
+	var tuple []json.RawMessage
+	items, hasItems := o.m["items"]
+	if p, ok := o.m["prefixItems"]; ok {
+		if err := json.Unmarshal(p, &tuple); err != nil {
+			return "", fmt.Errorf("grammar: %s.prefixItems: a list of schemas", at)
+		}
+	} else if hasItems && bytes.HasPrefix(bytes.TrimSpace(items), []byte("[")) {
+		if err := json.Unmarshal(items, &tuple); err != nil {
+			return "", fmt.Errorf("grammar: %s.items: a schema or a list of schemas", at)
+		}
+		hasItems = false
+	}
+	c.prim("space")
+	var parts []string
+	for i, s := range tuple {
+		e, err := c.visit(s, sub(name, fmt.Sprintf("tuple-%d", i)), fmt.Sprintf("%s.prefixItems[%d]", at, i))
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, e)
+	}
+	body := strings.Join(parts, ` "," space `)
+	if tuple == nil || hasItems {
+		var item string
+		switch {
+		case !hasItems:
+			item = c.prim("value")
+		case string(bytes.TrimSpace(items)) == "false":
+		default:
+			var err error
+			if item, err = c.visit(items, sub(name, "item"), at+".items"); err != nil {
+				return "", err
+			}
+		}
+		lo, hi, err := counts(o, "minItems", "maxItems", at)
+		if err != nil {
+			return "", err
+		}
+		lo, hi = max(lo-len(tuple), 0), max(hi-len(tuple), -1)
+		if hi < 0 && hi != -1 {
+			hi = 0
+		}
+		if item != "" && hi != 0 {
+			if tuple == nil {
+				body = list(item, lo, hi)
+			} else {
+				body += " " + repeat(`"," space `+item, lo, hi)
 			}
 		}
 	}
-	return u, nil
+	return c.named(name, `"[" space `+body+` space "]"`), nil
 }
 
-// kindName names a kind for messages.
-func kindName(k uint8) string {
-	return map[uint8]string{kObject: "object", kArray: "array", kString: "string", kInteger: "number",
-		kBoolean: "boolean", kNull: "null"}[k]
+// counts reads a pair of counts (minItems, maxItems); hi is −1 when unset.
+func counts(o *object, loKey, hiKey, at string) (lo, hi int, err error) {
+	hi = -1
+	for k, dst := range map[string]*int{loKey: &lo, hiKey: &hi} {
+		if v, ok := o.m[k]; ok {
+			if err := json.Unmarshal(v, dst); err != nil || *dst < 0 {
+				return 0, 0, fmt.Errorf("grammar: %s.%s: a count", at, k)
+			}
+		}
+	}
+	if hi >= 0 && hi < lo {
+		return 0, 0, fmt.Errorf("grammar: %s: %s %d < %s %d", at, hiKey, hi, loKey, lo)
+	}
+	return lo, hi, nil
 }
 
-// quoteInner is name as JSON writes it between the quotes, HTML characters
-// unescaped.
-func quoteInner(name string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(name)
-	s := strings.TrimSuffix(b.String(), "\n")
-	return s[1 : len(s)-1]
+// list is lo to hi (−1: any number of) items separated by commas.
+func list(item string, lo, hi int) string {
+	if hi == 0 {
+		return ""
+	}
+	more := repeat(`"," space `+item, max(lo-1, 0), max(hi-1, -1))
+	if hi == 1 {
+		more = ""
+	}
+	body := item
+	if more != "" {
+		body += " " + more
+	}
+	if lo == 0 {
+		return "( " + body + " )?"
+	}
+	return body
 }
 
-// kindOf is the kind of value a JSON text starting with c is.
-func kindOf(c byte) uint8 {
+// repeat is lo to hi (−1: no limit) of x, in GBNF's repetition forms.
+func repeat(x string, lo, hi int) string {
+	if !isAtom(x) {
+		x = "( " + x + " )"
+	}
 	switch {
-	case c == '{':
-		return kObject
-	case c == '[':
-		return kArray
-	case c == '"':
-		return kString
-	case c == 't' || c == 'f':
-		return kBoolean
-	case c == 'n':
-		return kNull
+	case hi == 0:
+		return `""`
+	case lo == 0 && hi == 1:
+		return x + "?"
+	case lo == 0 && hi < 0:
+		return x + "*"
+	case lo == 1 && hi < 0:
+		return x + "+"
+	case hi < 0:
+		return fmt.Sprintf("%s{%d,}", x, lo)
+	case lo == hi:
+		return fmt.Sprintf("%s{%d}", x, lo)
 	}
-	return kNumber
+	return fmt.Sprintf("%s{%d,%d}", x, lo, hi)
 }
 
-// NewJSONSchema returns the state before a reply that must be a value of s.
-func NewJSONSchema(s *Schema) *JSON {
-	return &JSON{at: rootObject, sch: &schemaState{root: s.root}}
-}
-
-// schemaState follows a reply through its schema beside the JSON grammar's
-// automaton.
-type schemaState struct {
-	root   *node
-	frames []frame // one per open container
-	cur    *node   // the scalar being read (nil: none)
-	text   string  // its text so far, when cur has an enum
-}
-
-// frame is an open object or array.
-type frame struct {
-	n     *node
-	obj   bool
-	seen  uint64 // the listed properties already given
-	key   string // the key being read, as written so far
-	value *node  // the schema of the value after the last key
-	count int    // items started
-}
-
-func (s *schemaState) clone() *schemaState {
-	c := *s
-	c.frames = slices.Clone(s.frames)
-	return &c
-}
-
-// expected is the schema of the value that starts now, counting an array's
-// item; nil when none may start here.
-func (s *schemaState) expected() *node {
-	if len(s.frames) == 0 {
-		return s.root
+// isAtom reports whether a GBNF expression is one item: a rule name, a
+// literal, a class or a parenthesised group.
+func isAtom(x string) bool {
+	if ruleName(x) == x {
+		return true
 	}
-	f := &s.frames[len(s.frames)-1]
-	if f.obj {
-		return f.value
-	}
-	if f.n.maxItems >= 0 && f.count >= f.n.maxItems {
-		return nil
-	}
-	f.count++
-	return f.n.items
-}
-
-// start begins a value with r.
-func (s *schemaState) start(r rune) bool {
-	n := s.expected()
-	if n == nil || r > 0x7f {
+	n := len(x)
+	if n < 2 {
 		return false
 	}
-	k := kindOf(byte(r))
-	if k == kNumber {
-		k = kInteger // a number starts as an integer; '.' or 'e' make it a number
+	closer := map[byte]byte{'"': '"', '[': ']', '(': ')'}[x[0]]
+	if closer == 0 || x[n-1] != closer {
+		return false
 	}
-	if n.alts != nil {
-		n = n.alts[k] // a union: the value's kind picks its schema
-		if n == nil {
+	// One item when the opening's match is the last character.
+	depth, inLit, inClass := 0, false, false
+	for i := 0; i < n; i++ {
+		switch ch := x[i]; {
+		case ch == '\\' && (inLit || inClass):
+			i++
+		case inLit:
+			inLit = ch != '"'
+		case inClass:
+			inClass = ch != ']'
+		case ch == '"':
+			inLit = true
+		case ch == '[':
+			inClass = true
+		case ch == '(':
+			depth++
+		case ch == ')':
+			depth--
+		}
+		if depth == 0 && !inLit && !inClass && i < n-1 {
 			return false
 		}
-	}
-	if n.types&k == 0 {
-		return false
-	}
-	switch k {
-	case kObject:
-		s.frames = append(s.frames, frame{n: n, obj: true})
-	case kArray:
-		s.frames = append(s.frames, frame{n: n})
-	default:
-		s.cur, s.text = n, string(r)
-		return s.enumPrefix()
 	}
 	return true
 }
 
-// enumPrefix reports whether the scalar's text can still become one of its
-// enum values.
-func (s *schemaState) enumPrefix() bool {
-	if s.cur.enum == nil {
-		return true
+// notKeys is a JSON string whose text is none of keys: a trie of the
+// keys' characters, leaving it at any character that parts from them.
+func (c *schemaConv) notKeys(keys []string) string {
+	type trie struct {
+		next map[rune]*trie
+		end  bool
 	}
-	for _, v := range s.cur.enum {
-		if strings.HasPrefix(v, s.text) {
-			return true
-		}
-	}
-	return false
-}
-
-// char adds r, read inside a key, a string, a number or a literal.
-func (s *schemaState) char(r rune, key bool) bool {
-	if key {
-		f := &s.frames[len(s.frames)-1]
-		f.key += string(r)
-		return s.keyPossible(f, f.key)
-	}
-	if s.cur.enum == nil {
-		return true
-	}
-	s.text += string(r)
-	return s.enumPrefix()
-}
-
-// fraction: the number gets a fraction or an exponent.
-func (s *schemaState) fraction() bool { return s.cur.types&kNumber != 0 }
-
-// end completes the scalar.
-func (s *schemaState) end() bool {
-	ok := s.cur.enum == nil || slices.Contains(s.cur.enum, s.text)
-	s.cur, s.text = nil, ""
-	return ok
-}
-
-// keyPossible reports whether a key that starts with prefix may still come
-// in f: a listed one not yet given, or any other when f takes others.
-func (s *schemaState) keyPossible(f *frame, prefix string) bool {
-	for i, p := range f.n.props {
-		if f.seen&(1<<i) == 0 && strings.HasPrefix(p.key, prefix) {
-			return true
-		}
-	}
-	return f.n.extra != nil
-}
-
-// keyStart: a key's opening quote.
-func (s *schemaState) keyStart() bool {
-	f := &s.frames[len(s.frames)-1]
-	f.key = ""
-	return s.keyPossible(f, "")
-}
-
-// keyEnd: the key's closing quote; the value's schema follows from it.
-func (s *schemaState) keyEnd() bool {
-	f := &s.frames[len(s.frames)-1]
-	for i, p := range f.n.props {
-		if p.key == f.key {
-			if f.seen&(1<<i) != 0 {
-				return false // each key once
+	root := &trie{next: map[rune]*trie{}}
+	for _, k := range keys {
+		quoted, _ := compactJSON(mustMarshal(k))
+		t := root
+		for _, r := range quoted[1 : len(quoted)-1] {
+			if t.next[r] == nil {
+				t.next[r] = &trie{next: map[rune]*trie{}}
 			}
-			f.seen |= 1 << i
-			f.value = p.node
-			return true
+			t = t.next[r]
 		}
+		t.end = true
 	}
-	f.value = f.n.extra
-	return f.value != nil
-}
-
-// more: a comma, another key or item must be able to follow.
-func (s *schemaState) more() bool {
-	f := &s.frames[len(s.frames)-1]
-	if f.obj {
-		return s.keyPossible(f, "")
-	}
-	return f.n.maxItems < 0 || f.count < f.n.maxItems
-}
-
-// close ends the innermost container: an object needs its required keys,
-// an array its minItems.
-func (s *schemaState) close() bool {
-	f := s.frames[len(s.frames)-1]
-	if f.obj && f.seen&f.n.required != f.n.required || !f.obj && f.count < f.n.minItems {
-		return false
-	}
-	s.frames = s.frames[:len(s.frames)-1]
-	return true
-}
-
-// partialOK reports whether a character in [low, high], of which a token
-// gave the first bytes, can continue the key or string being read.
-func (s *schemaState) partialOK(key bool, low, high rune) bool {
-	next := func(text, prefix string) bool { // text continues prefix with a character in range
-		if !strings.HasPrefix(text, prefix) || len(text) == len(prefix) {
-			return false
+	char := c.prim("char")
+	var walk func(t *trie) string
+	walk = func(t *trie) string {
+		var alts []string
+		var firsts []rune
+		for r := range t.next {
+			firsts = append(firsts, r)
 		}
-		r, _ := utf8.DecodeRuneInString(text[len(prefix):])
-		return low <= r && r <= high
-	}
-	if key {
-		f := &s.frames[len(s.frames)-1]
-		if f.n.extra != nil {
-			return true
+		slices.Sort(firsts)
+		for _, r := range firsts {
+			alts = append(alts, gbnfQuote(string(r))+" "+walk(t.next[r]))
 		}
-		for i, p := range f.n.props {
-			if f.seen&(1<<i) == 0 && next(p.key, f.key) {
-				return true
-			}
+		// A character that parts from every key here, then any.
+		other := setMinus(jsonRaw, runeSet(firsts...))
+		part := gbnfClass(other)
+		if !slices.Contains(firsts, '\\') {
+			part += ` | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})`
 		}
-		return false
-	}
-	if s.cur.enum == nil {
-		return true
-	}
-	for _, v := range s.cur.enum {
-		if next(v, s.text) {
-			return true
+		alts = append(alts, "( "+part+" ) "+char+"*")
+		body := "( " + strings.Join(alts, " | ") + " )"
+		if !t.end {
+			body += "?"
 		}
+		return body
 	}
-	return false
+	return `"\"" ` + walk(root) + ` "\""`
 }

@@ -45,13 +45,17 @@ type samplingRequest struct {
 	// Grammar keeps the reply in a GBNF grammar (llama.cpp's extension;
 	// grammar.ParseGBNF).
 	Grammar string `json:"grammar"`
+	// JSONSchema keeps the reply a value of a JSON schema (llama.cpp's
+	// extension; grammar.CompileSchema), as response_format json_schema.
+	JSONSchema json.RawMessage `json:"json_schema"`
 }
 
 // responseFormat is chat's response_format: {"type": "text"},
-// {"type": "json_object"} or {"type": "json_schema", "json_schema":
-// {"name", "schema", "strict"}}.
+// {"type": "json_object"} (with llama-server's optional "schema") or
+// {"type": "json_schema", "json_schema": {"name", "schema", "strict"}}.
 type responseFormat struct {
-	Type       string `json:"type"`
+	Type       string          `json:"type"`
+	Schema     json.RawMessage `json:"schema"`
 	JSONSchema *struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description"`

@@ -53,7 +53,8 @@ type job struct {
 	// harmony reads the reply as gpt-oss's harmony messages (harmony.go).
 	harmony *chat.HarmonyTokens
 	// args constrains the arguments a forced call starts the reply with;
-	// the call's closing after them is free (grammar.JSON.AllowTail).
+	// the call's closing after them is free (grammar.NewJSONSchemaPrefix,
+	// grammar.JSON.AllowTail).
 	args *forcedArgs
 	// prefill is text the reply starts with that the prompt already holds
 	// (a forced tool call's opening): part of the reply to parse, not
@@ -124,11 +125,10 @@ func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, erro
 			gram = grammar.NewJSONSchema(j.schema)
 		case j.json:
 			gram = grammar.NewJSON()
+		case j.args != nil && j.args.schema != nil:
+			gram = grammar.NewJSONSchemaPrefix(j.args.schema)
 		case j.args != nil:
 			g := grammar.NewJSON()
-			if j.args.schema != nil {
-				g = grammar.NewJSONSchema(j.args.schema)
-			}
 			g.AllowTail()
 			gram = g
 		}

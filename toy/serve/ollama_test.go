@@ -192,7 +192,7 @@ func TestOllamaBadInput(t *testing.T) {
 		{"/api/chat", `{"model": "m", ` + msgs + `, "options": {"mirostat": 2}}`, 400, "mirostat"},
 		{"/api/chat", `{"model": "m", ` + msgs + `, "options": {"num_predict": -3}}`, 400, "num_predict"},
 		{"/api/chat", `{"model": "m", ` + msgs + `, "options": {"num_ctx": 8}}`, 400, "num_ctx 8"},
-		{"/api/chat", `{"model": "m", ` + msgs + `, "format": {"type": "object", "properties": {"a": {"type": "string", "pattern": "x"}}}}`, 400, "pattern not supported"},
+		{"/api/chat", `{"model": "m", ` + msgs + `, "format": {"type": "object", "properties": {"a": {"type": "string", "pattern": "(?=x)"}}}}`, 400, "lookarounds are not supported"},
 		{"/api/chat", `{"model": "m", ` + msgs + `, "format": "xml"}`, 400, `want "json" or a JSON schema`},
 		{"/api/chat", `{"model": "m", ` + msgs + `, "think": "hard"}`, 400, "think must be"},
 		{"/api/chat", `{"model": "m", "messages": [{"role": "user", "content": "x", "images": ["aGk="]}]}`, 400, "images"},

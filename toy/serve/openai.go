@@ -39,6 +39,13 @@ func (s *Server) chatJob(req *chatRequest) (*job, *apiError) {
 		case "text":
 		case "json_object":
 			asJSON = true
+			if len(rf.Schema) > 0 && string(rf.Schema) != "null" {
+				s, err := grammar.CompileSchema(rf.Schema)
+				if err != nil {
+					return nil, badRequest("response_format", "response_format.schema: %v", err)
+				}
+				schema = s
+			}
 		case "json_schema":
 			if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
 				return nil, badRequest("response_format", `response_format "json_schema" needs json_schema.schema`)
@@ -54,6 +61,9 @@ func (s *Server) chatJob(req *chatRequest) (*job, *apiError) {
 	}
 	if asJSON && req.Grammar != "" {
 		return nil, badRequest("grammar", "grammar with response_format json is not supported: give one of them")
+	}
+	if asJSON && len(req.JSONSchema) > 0 {
+		return nil, badRequest("json_schema", "json_schema with response_format json is not supported: give one of them")
 	}
 	switch req.ReasoningFormat {
 	case "", "auto", "deepseek", "none":
@@ -97,18 +107,21 @@ func (s *Server) chatJob(req *chatRequest) (*job, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	if asJSON && tools.calls != nil {
+	if asJSON {
+		j.json, j.schema = asJSON, schema
+	}
+	if j.json && tools.calls != nil {
 		return nil, badRequest("response_format", `response_format "json_object" with tools is not supported: a tool call is not the JSON object it asks for`)
 	}
 	if j.gbnf != nil && tools.calls != nil {
 		return nil, badRequest("grammar", "grammar with tools is not supported: a tool call is not in the grammar")
 	}
-	j.logprobs, j.topLogprobs, j.json, j.schema = logp, top, asJSON, schema
+	j.logprobs, j.topLogprobs = logp, top
 	j.tools, j.prefill, j.args = tools.calls, tools.prefill, tools.args
 	switch {
 	case s.hasHarmony:
 		j.harmony = &s.harmony
-	case req.ReasoningFormat != "none" && !asJSON && j.gbnf == nil && j.args == nil:
+	case req.ReasoningFormat != "none" && !j.json && j.gbnf == nil && j.args == nil:
 		j.think, j.thinkOpen = true, s.opensThink(ids)
 	}
 	return j, nil
@@ -189,11 +202,23 @@ func (s *Server) openaiJob(r *samplingRequest, prompt []int32) (*job, *apiError)
 		}
 		gbnf = g
 	}
+	var schema *grammar.Schema
+	if len(r.JSONSchema) > 0 && string(r.JSONSchema) != "null" {
+		if gbnf != nil {
+			return nil, badRequest("json_schema", "json_schema with grammar is not supported: give one of them")
+		}
+		sch, err := grammar.CompileSchema(r.JSONSchema)
+		if err != nil {
+			return nil, badRequest("json_schema", "json_schema: %v", err)
+		}
+		schema = sch
+	}
 	n, e := s.budget(len(prompt), r.maxTokens(), s.ctxSize, "")
 	if e != nil {
 		return nil, e
 	}
-	return &job{prompt: prompt, choices: r.choices(), maxTokens: n, sample: p, stops: stops, gbnf: gbnf}, nil
+	return &job{prompt: prompt, choices: r.choices(), maxTokens: n, sample: p, stops: stops, gbnf: gbnf,
+		json: schema != nil, schema: schema}, nil
 }
 
 // budget checks that a prompt fits in limit positions and returns how many

@@ -315,7 +315,11 @@ func TestBadInput(t *testing.T) {
 		{"/v1/chat/completions", `{` + userMsg + `, "tool_choice": "always"}`, 400, "tool_choice must be"},
 		{"/v1/chat/completions", `{` + userMsg + `, "tool_choice": "required"}`, 400, "needs tools"},
 		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "json_schema"}}`, 400, "needs json_schema.schema"},
-		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object", "properties": {"n": {"type": "integer", "maximum": 3}}}}}}`, 400, "maximum not supported"},
+		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object", "properties": {"n": {"type": "integer", "multipleOf": 3}}}}}}`, 400, "multipleOf not supported"},
+		{"/v1/completions", `{"prompt": "x", "json_schema": {"type": "string", "pattern": "a(?!b)"}}`, 400, "json_schema: grammar: schema.pattern: at 2 of /a(?!b)/: lookarounds are not supported"},
+		{"/v1/completions", `{"prompt": "x", "json_schema": {"type": "string"}, "grammar": "root ::= \"a\""}`, 400, "json_schema with grammar is not supported"},
+		{"/v1/chat/completions", `{` + userMsg + `, "json_schema": {"type": "string"}, "response_format": {"type": "json_object"}}`, 400, "give one of them"},
+		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "json_object", "schema": {"type": "strin"}}}`, 400, `response_format.schema: grammar: schema.type: unknown type "strin"`},
 		{"/v1/chat/completions", `{` + userMsg + `, "response_format": {"type": "yaml"}}`, 400, `want "text", "json_object" or "json_schema"`},
 		{"/v1/chat/completions", `{` + userMsg + `, "grammar": "root ::= [a-"}`, 400, "grammar: line 1 col 10: unterminated character class"},
 		{"/v1/completions", `{"prompt": "a", "grammar": "root ::= x"}`, 400, "undefined rule x"},
@@ -526,7 +530,8 @@ func TestJSONMode(t *testing.T) {
 
 	// A schema: every reply follows it as far as it goes; one that ends by
 	// itself is valid under an independent validator.
-	const schema = `{"type": "object", "properties": {"ok": {"type": "boolean"}, "n": {"type": "integer"}, "tag": {"enum": ["a", "b"]}}, "required": ["ok"]}`
+	const schema = `{"type": "object", "properties": {"ok": {"type": "boolean"}, "n": {"type": "integer", "minimum": 0, "maximum": 99},
+		"tag": {"enum": ["a", "b"]}, "code": {"type": "string", "pattern": "^[a-z]{2}$"}}, "required": ["ok"]}`
 	compiled, err := grammar.CompileSchema([]byte(schema))
 	if err != nil {
 		t.Fatal(err)
@@ -540,17 +545,32 @@ func TestJSONMode(t *testing.T) {
 	}
 	valid := 0
 	for seed := range 8 {
-		for _, api := range []string{"openai", "ollama"} {
+		for _, api := range []string{"openai", "ollama", "completions", "json_object"} {
 			var content string
 			var ended bool
-			if api == "openai" {
+			switch api {
+			case "completions": // llama.cpp's json_schema field
+				code, out := post(t, s, "/v1/completions", fmt.Sprintf(`{"prompt": "hi", "max_tokens": 60, "temperature": 1, "seed": %d, "json_schema": %s}`, seed, schema))
+				if code != 200 {
+					t.Fatalf("status %d: %v", code, out)
+				}
+				content, _ = field(out, "choices", 0, "text").(string)
+				ended = field(out, "choices", 0, "finish_reason") == "stop"
+			case "json_object": // llama-server's response_format json_object with a schema
+				code, out := post(t, s, "/v1/chat/completions", fmt.Sprintf(`{"model": "x", %s, "max_tokens": 60, "temperature": 1, "seed": %d, "response_format": {"type": "json_object", "schema": %s}}`, userMsg, seed, schema))
+				if code != 200 {
+					t.Fatalf("status %d: %v", code, out)
+				}
+				content, _ = field(out, "choices", 0, "message", "content").(string)
+				ended = field(out, "choices", 0, "finish_reason") == "stop"
+			case "openai":
 				code, out := post(t, s, "/v1/chat/completions", fmt.Sprintf(`{"model": "x", %s, "max_tokens": 60, "temperature": 1, "seed": %d, "response_format": {"type": "json_schema", "json_schema": {"name": "r", "strict": true, "schema": %s}}}`, userMsg, seed, schema))
 				if code != 200 {
 					t.Fatalf("status %d: %v", code, out)
 				}
 				content, _ = field(out, "choices", 0, "message", "content").(string)
 				ended = field(out, "choices", 0, "finish_reason") == "stop"
-			} else {
+			default:
 				code, out := post(t, s, "/api/chat", fmt.Sprintf(`{"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": false, "format": %s, "options": {"num_predict": 60, "temperature": 1, "seed": %d}}`, schema, seed))
 				if code != 200 {
 					t.Fatalf("status %d: %v", code, out)
@@ -576,5 +596,5 @@ func TestJSONMode(t *testing.T) {
 	if valid == 0 {
 		t.Error("no reply under the schema ended by itself: the check saw nothing")
 	}
-	t.Logf("%d of 16 replies under the schema ended by themselves, all valid", valid)
+	t.Logf("%d of 32 replies under the schema ended by themselves, all valid", valid)
 }

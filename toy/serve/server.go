@@ -64,15 +64,19 @@
 //     "function": {"name"}} start the reply with the opening of a call (of
 //     that function, whose arguments are then kept to its parameters schema
 //     by grammar.Schema, or to a JSON object where the schema uses keywords
-//     it lacks). parallel_tool_calls: false keeps the first call. Assistant
+//     it refuses). parallel_tool_calls: false keeps the first call. Assistant
 //     messages may carry tool_calls and "tool" messages tool_call_id; call
 //     ids are nine letters and digits, the form Mistral's template insists on.
 //   - JSON mode: response_format {"type": "json_object"} masks every step
 //     with grammar.JSON, so the reply is a JSON object (llama.cpp's json
 //     grammar: what llama-server's json_object and Ollama's format "json"
 //     give); {"type": "json_schema", "json_schema": {"schema"}} narrows it
-//     to the schema's values (grammar.Schema: the keywords structured
-//     outputs use; others are refused). With tools either is refused.
+//     to the schema's values (grammar.Schema: the grammar llama.cpp makes
+//     of a schema, keys in the schema's order, patterns, lengths, integer
+//     bounds and formats included; keywords it cannot keep are refused);
+//     so do llama-server's {"type": "json_object", "schema"} and its
+//     top-level "json_schema" field, which /v1/completions takes too.
+//     With tools either is refused.
 //   - Reasoning: a chat reply that starts with <think> (or whose template
 //     opened it, as DeepSeek-R1's do) has the text up to </think> taken out
 //     of content into message.reasoning_content (delta.reasoning_content

@@ -375,7 +375,7 @@ type toolSetup struct {
 	prefill string     // the opening of a forced call
 	// args, for a call to a named function, constrains its arguments, which
 	// the reply starts with: a JSON object of the function's parameters
-	// schema when toy's schemas cover it (grammar.Schema), else any object.
+	// schema when grammar.Schema takes it, else any object.
 	args *forcedArgs
 }
 
@@ -406,7 +406,7 @@ func parametersOf(raw json.RawMessage, name string) json.RawMessage {
 // With "none" the template is not shown them; "required" and a named
 // function start the reply with the opening of a call. A named function's
 // arguments are then kept to its parameters schema (or, when the schema
-// uses keywords toy's schemas lack, to a JSON object); the name "required"
+// uses keywords grammar.Schema refuses, to a JSON object); the name "required"
 // leaves to the model is not constrained.
 func (s *Server) setupTools(rawTools json.RawMessage, choice toolChoice, parallel *bool) (toolSetup, *apiError) {
 	vars, names, e := offeredTools(rawTools)
