@@ -427,30 +427,44 @@ func (b *Backend) SwiGLU(out, gate, up *tensor.Tensor) {
 	runtime.KeepAlive(us)
 }
 
-// Attention: attention of q [T, H·Dh] over k, v [S, KV·Dh] with o's scores
-// and mask, one job per (token, head), jobs split across the workers.
+// attnArgs mirrors toy_attn_args (ops.c): the attention kernel's shape and
+// options, passed by pointer (purego passes at most 15 arguments).
+type attnArgs struct {
+	h, kv, dh      int64    // query heads, KV heads, head size
+	past           int64    // positions before the first query
+	bidirT         int64    // T for bidirectional attention, else 0
+	window         int64    // sliding window, 0 for none
+	scale, softCap float32  // score scale; soft cap, 0 for none
+	sinks          *float32 // one sink logit per query head [H], or nil
+}
+
+// Attention: attention of q [T, H·Dh] over k, v [S, KV·Dh] with o's scores,
+// mask and sinks, one job per (token, head), jobs split across the workers.
 func (b *Backend) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, o tensor.AttentionOptions) {
 	T := q.Rows()
 	if T == 0 {
 		return
 	}
-	if o.Sinks != nil { // attention sinks (gpt-oss): no kernel yet
-		tensor.Go{}.Attention(out, q, k, v, nHead, nKV, past, o)
-		return
-	}
 	dh := q.Cols() / nHead
 	od, qs, ks, vs := out.Data(), q.Data(), k.Data(), v.Data()
-	bidirT := 0 // the kernel's flag and T in one argument (purego passes at most 15)
+	a := &attnArgs{h: int64(nHead), kv: int64(nKV), dh: int64(dh), past: int64(past), window: int64(o.Window),
+		scale: o.Scale, softCap: o.SoftCap}
 	if o.Bidirectional {
-		bidirT = T
+		a.bidirT = int64(T)
+	}
+	var sinks []float32
+	if o.Sinks != nil {
+		sinks = o.Sinks.Data() // [H]
+		a.sinks = &sinks[0]
 	}
 	jobs := T * nHead
 	workers.run(jobs, split(jobs, 1, 1), func(lo, hi int) {
 		scratch := getF32(past + T)
-		call(b.ks.attention, ptr(od), ptr(qs), ptr(ks), ptr(vs), u(nHead), u(nKV), u(dh), u(past), u(bidirT),
-			f32bits(o.Scale), f32bits(o.SoftCap), u(o.Window), u(lo), u(hi), ptr(*scratch))
+		call(b.ks.attention, ptr(od), ptr(qs), ptr(ks), ptr(vs), uintptr(unsafe.Pointer(a)), u(lo), u(hi), ptr(*scratch))
 		f32Scratch.Put(scratch)
 	})
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(sinks)
 	runtime.KeepAlive(od)
 	runtime.KeepAlive(qs)
 	runtime.KeepAlive(ks)

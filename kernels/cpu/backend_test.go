@@ -346,6 +346,48 @@ func TestAttention(t *testing.T) {
 	}
 }
 
+// TestAttentionSinks: gpt-oss's attention sinks, one logit per query head
+// that joins each softmax as a key with no value, so a query's
+// probabilities sum to e^{Σ}/(e^{Σ} + e^{sink}) < 1. Native against pure Go,
+// bit for bit, over GQA, sliding windows, decode and prefill with and
+// without a past; each case also checks that the sinks change Go's result,
+// so a kernel that ignored them would fail.
+func TestAttentionSinks(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for name, b := range backends(t) {
+		for _, c := range []struct {
+			T, past, H, KV, Dh int
+			window             int
+		}{
+			{1, 0, 1, 1, 1, 0}, {1, 5, 4, 2, 8, 0}, {3, 0, 2, 2, 16, 0}, {7, 9, 8, 2, 64, 0},
+			{16, 0, 4, 1, 33, 0}, {1, 200, 8, 1, 64, 0}, {5, 3, 4, 2, 16, 4}, {1, 200, 16, 2, 64, 128},
+			{12, 40, 8, 4, 32, 8}, {9, 0, 2, 1, 8, 1}, {33, 17, 16, 2, 64, 16},
+		} {
+			S := c.past + c.T + 2 // extra rows the kernel must not read as keys
+			q := randTensor(r, c.T, c.H*c.Dh)
+			k, v := randTensor(r, S, c.KV*c.Dh), randTensor(r, S, c.KV*c.Dh)
+			sinks := tensor.New(c.H) // around the scores' scale, some well above it
+			for h := range sinks.Data() {
+				sinks.Data()[h] = float32(2 * r.NormFloat64())
+			}
+			sinks.Data()[0] = 6
+			o := tensor.AttentionOptions{Scale: float32(1 / math.Sqrt(float64(c.Dh))), Window: c.window, Sinks: sinks}
+			keys, values := k.Slice(0, c.past+c.T), v.Slice(0, c.past+c.T)
+			got, want, plain := tensor.New(c.T, c.H*c.Dh), tensor.New(c.T, c.H*c.Dh), tensor.New(c.T, c.H*c.Dh)
+			b.Attention(got, q, keys, values, c.H, c.KV, c.past, o)
+			tensor.Go{}.Attention(want, q, keys, values, c.H, c.KV, c.past, o)
+			if i, ok := identical(got.Data(), want.Data()); !ok {
+				t.Fatalf("%s attention with sinks %+v: element %d = %v, Go %v", name, c, i, got.Data()[i], want.Data()[i])
+			}
+			o.Sinks = nil
+			tensor.Go{}.Attention(plain, q, keys, values, c.H, c.KV, c.past, o)
+			if _, same := identical(plain.Data(), want.Data()); same {
+				t.Fatalf("attention %+v: the sinks change nothing", c)
+			}
+		}
+	}
+}
+
 // TestDelegatedOps runs the ops without kernels through the backend, so a
 // wrong delegation shows.
 func TestDelegatedOps(t *testing.T) {

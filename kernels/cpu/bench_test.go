@@ -71,18 +71,33 @@ func BenchmarkMatMul(b *testing.B) {
 	}
 }
 
+// BenchmarkAttention: SmolLM2-135M's heads (9 query heads of size 64, 3 KV
+// heads), decode and prefill; and gpt-oss-20b's (64 query heads of size 64, 8
+// KV heads, a sink per head), decode and prefill after 512 positions.
 func BenchmarkAttention(b *testing.B) {
 	r := rand.New(rand.NewPCG(2, 2))
-	for _, c := range []struct{ T, past int }{{1, 255}, {128, 0}} {
+	for _, c := range []struct {
+		name      string
+		T, past   int
+		H, KV, Dh int
+		sinks     bool
+	}{
+		{"", 1, 255, 9, 3, 64, false}, {"", 128, 0, 9, 3, 64, false},
+		{"gptoss_sinks_", 1, 512, 64, 8, 64, true}, {"gptoss_sinks_", 128, 512, 64, 8, 64, true},
+	} {
 		S := c.past + c.T
-		q, k, v := randTensor(r, c.T, 576), randTensor(r, S, 192), randTensor(r, S, 192)
+		q, k, v := randTensor(r, c.T, c.H*c.Dh), randTensor(r, S, c.KV*c.Dh), randTensor(r, S, c.KV*c.Dh)
+		o := tensor.AttentionOptions{Scale: float32(1 / math.Sqrt(float64(c.Dh)))}
+		if c.sinks {
+			o.Sinks = randTensor(r, c.H)
+		}
 		for _, be := range benchBackends(b) {
-			b.Run(fmt.Sprintf("T%d_past%d/%s", c.T, c.past, benchName(be)), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%sT%d_past%d/%s", c.name, c.T, c.past, benchName(be)), func(b *testing.B) {
 				defer tensor.SetThreads(tensor.Threads())
 				tensor.SetThreads(*benchThreads)
-				out := tensor.New(c.T, 576)
+				out := tensor.New(c.T, c.H*c.Dh)
 				for b.Loop() {
-					be.Attention(out, q, k, v, 9, 3, c.past, tensor.AttentionOptions{Scale: float32(1 / math.Sqrt(64))})
+					be.Attention(out, q, k, v, c.H, c.KV, c.past, o)
 				}
 			})
 		}
@@ -177,5 +192,49 @@ func BenchmarkDecodeLayer(b *testing.B) {
 				nb.MatMul(y, a, down)
 			}
 		})
+	}
+}
+
+// mxfp4Stack returns E experts' [N, K] matrices in MXFP4, stacked [E, N, K]:
+// random index bytes under exponents 118 … 125 (scales 2⁻⁹ … 2⁻²), which
+// the products run through as fast as any.
+func mxfp4Stack(r *rand.Rand, E, N, K int) *tensor.Tensor {
+	raw := make([]byte, E*N*K/32*17)
+	for i := range raw {
+		raw[i] = byte(r.Uint32())
+		if i%17 == 0 {
+			raw[i] = byte(118 + r.IntN(8))
+		}
+	}
+	w, err := tensor.FromBytes(tensor.MXFP4, raw, E, N, K)
+	if err != nil {
+		panic(err)
+	}
+	return w
+}
+
+// BenchmarkMatMulID: the routed products of gpt-oss-20b's experts (32 of
+// them, 4 chosen per token, [2880, 2880] in MXFP4) for one token (decode),
+// 8 (the most nn.MoE routes) and 128 (a prefill batch), each token's row
+// through its 4 experts.
+func BenchmarkMatMulID(b *testing.B) {
+	r := rand.New(rand.NewPCG(6, 6))
+	const E, k, K, N = 32, 4, 2880, 2880
+	w := mxfp4Stack(r, E, N, K)
+	for _, T := range []int{1, 8, 128} {
+		x := randTensor(r, T, K)
+		ids := tensor.TopK(randTensor(r, T, E), k, 1, 1) // [T, k]
+		for _, be := range benchBackends(b) {
+			b.Run(fmt.Sprintf("MXFP4/T%d_E%d_k%d_K%d_N%d/%s", T, E, k, K, N, benchName(be)), func(b *testing.B) {
+				defer tensor.SetBackend(tensor.ActiveBackend())
+				tensor.SetBackend(be)
+				defer tensor.SetThreads(tensor.Threads())
+				tensor.SetThreads(*benchThreads)
+				for b.Loop() {
+					tensor.MatMulID(x, w, ids)
+				}
+				b.ReportMetric(2*float64(T*k*N*K)/(b.Elapsed().Seconds()/float64(b.N))/1e9, "GFLOP/s")
+			})
+		}
 	}
 }

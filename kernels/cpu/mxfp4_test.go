@@ -5,6 +5,7 @@
 package cpu
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 
@@ -120,4 +121,63 @@ func TestMXFP4EveryExponentReachesTheEdges(t *testing.T) {
 	if !inf || !nan || !tiny {
 		t.Fatalf("outputs: infinite %v, NaN %v, subnormal %v; want all three", inf, nan, tiny)
 	}
+}
+
+// TestMatMulIDGrouped: tensor.MatMulID on the native backend, which runs
+// each chosen expert once on the rows routed to it, gives for every row
+// what tensor.Go{} gives for that row and expert alone, bit for bit: MXFP4
+// stacks (gpt-oss's experts) and the other block types, x one row per
+// token and one per chosen expert. Experts 0, 1 and 4 take 7 to 9 rows (the
+// prefill kernels), expert 2 three (decode's), expert 3 none.
+func TestMatMulIDGrouped(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 41))
+	const E, T, k, N = 5, 9, 3, 40
+	ids := []int32{ // [T, k], ascending per token (TopK's order)
+		0, 1, 2,
+		1, 2, 4, 1, 2, 4,
+		0, 1, 4, 0, 1, 4, 0, 1, 4, 0, 1, 4, 0, 1, 4, 0, 1, 4,
+	}
+	idsT, err := tensor.FromBytes(tensor.I32, int32Bytes(ids), T, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tensor.SetBackend(tensor.ActiveBackend())
+	for _, dt := range []tensor.DType{tensor.MXFP4, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.F32} {
+		K := 96
+		if dt.BlockSize() == tensor.QK {
+			K = 256
+		}
+		w := encode(t, randTensor(r, E*N, K), dt)
+		w = tensor.Reshape(w, E, N, K)
+		for _, rows := range []int{T, T * k} {
+			x := mxfp4Activations(r, rows, K)
+			want := tensor.New(T*k, N)
+			for s, e := range ids {
+				xr := s
+				if rows == T {
+					xr = s / k
+				}
+				row := tensor.New(1, N)
+				tensor.Go{}.MatMul(row, x.Slice(xr, xr+1), tensor.Select(w, int(e)))
+				copy(want.Data()[s*N:], row.Data())
+			}
+			for name, b := range backends(t) {
+				tensor.SetBackend(b)
+				got := tensor.MatMulID(x, w, idsT)
+				if i, ok := identical(got.Data(), want.Data()); !ok {
+					t.Fatalf("%s, %v, %d rows of x: element %d (row %d, expert %d) = %v, Go %v", name, dt, rows,
+						i, i/N, ids[i/N], got.Data()[i], want.Data()[i])
+				}
+			}
+		}
+	}
+}
+
+// int32Bytes returns v's little-endian bytes (an I32 tensor's storage).
+func int32Bytes(v []int32) []byte {
+	b := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, uint32(x))
+	}
+	return b
 }

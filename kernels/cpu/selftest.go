@@ -12,8 +12,9 @@ import (
 
 // SelfTest runs each kernel of b on small random inputs and compares it with
 // tensor.Go{}: matrix products (on b.Exact(); F32, F16, Q8_0, the k-quants
-// Q2_K … Q6_K, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL, IQ4_XS and MXFP4 weights) and RMSNorm must be bit-identical; the fused
-// F32/F16 products, SwiGLU and attention within 1e-5 relative. It returns the
+// Q2_K … Q6_K, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL, IQ4_XS and MXFP4 weights) and
+// RMSNorm must be bit-identical; the fused F32/F16 products, SwiGLU and
+// attention (with and without sinks) within 1e-5 relative. It returns the
 // first difference found.
 func SelfTest(b *Backend) error {
 	r := rand.New(rand.NewPCG(42, 42))
@@ -93,5 +94,11 @@ func SelfTest(b *Backend) error {
 	opt := tensor.AttentionOptions{Scale: 0.25, SoftCap: 2, Window: 2}
 	b.Attention(got, q, k, v, 4, 2, 2, opt)
 	tensor.Go{}.Attention(want, q, k, v, 4, 2, 2, opt)
-	return compare("Attention", got, want, 1e-5)
+	if err := compare("Attention", got, want, 1e-5); err != nil {
+		return err
+	}
+	opt.Sinks = randT(4) // gpt-oss's attention sinks
+	b.Attention(got, q, k, v, 4, 2, 2, opt)
+	tensor.Go{}.Attention(want, q, k, v, 4, 2, 2, opt)
+	return compare("Attention with sinks", got, want, 1e-5)
 }

@@ -4,16 +4,16 @@ package cpu
 
 // sourcesSHA256 is the SHA-256 of the C sources and build.sh, concatenated
 // in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "73765e3f24f97b4b714847eb4aa40c759247613f1ad07af8fb5993ee2bd1eb4a"
+const sourcesSHA256 = "661bd387cd4c6d8c0b2a6c28f01e6edbc82287c7ea5e8ba1488c93374cf2fba0"
 
 var sourceFiles = []string{"build.sh", "csrc/f32.c", "csrc/iq4.c", "csrc/kq.c", "csrc/kq2.c", "csrc/ops.c", "csrc/q41.c", "csrc/q45.c", "csrc/q8.c", "csrc/quant.h", "csrc/toy.h"}
 
 // libSHA256 maps each embedded library to the SHA-256 build.sh recorded.
 var libSHA256 = map[string]string{
-	"libtoy-amd64-avx2.so":         "d882c68fefe2f6440e7621592f2a49de69b0c9022dcd373f064b9b12e52f53e0",
-	"libtoy-amd64-avx512.so":       "912479cd9758467cb943f93c96f8b142a2aebbf37892d40263c8578cbeb4b1d7",
-	"libtoy-amd64-avxvnni.so":      "be9e49652cf5dfe3e939679db42e95c13dae6b840f6e76c4cc43e1436ee942a7",
-	"libtoy-amd64-x86-64.so":       "d731cd2fe5f24f145ac50f4726e93533f22db39e8d640cc7a0a1935879ac72b7",
-	"libtoy-arm64-neon-dotprod.so": "1069caec79ee5b1511c622a3c32d725aeafcda74443454293d1ffa3e9ba3e2f3",
-	"libtoy-arm64-neon.so":         "ba6fe8aa9e896ec1a51a842295f2d64284dfec8e6db6d5ae496240e922e691ad",
+	"libtoy-amd64-avx2.so":         "1cee21383d98d8c8f8be345e730ceae0a97941ee4efb4765144b4da9b6047ba4",
+	"libtoy-amd64-avx512.so":       "cfd608cc01087066e76d9f48f8231f10c200a8c6940e88576a18e434e0c70c1f",
+	"libtoy-amd64-avxvnni.so":      "82a727d729277190319f49b5a3f2bf8f9fe4586470e06d679960d73e0a669f14",
+	"libtoy-amd64-x86-64.so":       "b2e807c7f43640733d8cab77bbb4994610fb2a1a075ddf68c8dffcc0858f3fb4",
+	"libtoy-arm64-neon-dotprod.so": "6501005345ce214c1efbf6e0e655b33f494c155829c545a7e4ddf7fcc32f7220",
+	"libtoy-arm64-neon.so":         "95b50051c6bb1fef25f342de2cf11e68467c9c1ede6fbeceaa747359f4bb8dce",
 }

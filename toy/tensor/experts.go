@@ -212,6 +212,14 @@ func GatherColumns(x, ids *Tensor) *Tensor {
 // [T·k, K] (r = s: each chosen expert its own row). Each row is what
 // MatMul gives for it. No gradient: it serves inference (a mixture's
 // grouped products train).
+//
+// On the host the rows are grouped by expert: each chosen expert runs
+// once, on all the rows routed to it — one product of n rows rather than n
+// of one, so that its weights are read once and a native backend's
+// prefill kernels take batches — and the rows go back to their places.
+// (Bit for bit the same rows, except on a backend whose products depend on
+// the row count: a fused native one's F32/F16 prefill, within its
+// tolerance.)
 func MatMulID(x, w, ids *Tensor) *Tensor {
 	mustF32("MatMulID", "x", x)
 	noGrad("MatMulID", x, w)
@@ -223,24 +231,38 @@ func MatMulID(x, w, ids *Tensor) *Tensor {
 	if x.Rows() != T && x.Rows() != T*k {
 		panic(fmt.Sprintf("MatMulID: x %v for ids %v", x.shape, ids.shape))
 	}
-	E, N := w.shape[0], w.shape[1]
+	E, N, K := w.shape[0], w.shape[1], w.shape[2]
 	if b, eb, dev := experts(); dev {
 		out := newOut(b, T*k, N)
 		eb.MatMulID(out, x, w, ids)
 		return out
 	}
-	out := New(T*k, N)
-	per := x.Rows() / T // rows of x per token: 1 or k
+	rows := make([][]int, E) // rows[e]: the result rows s routed to expert e, ascending
 	for s, e := range ids.int32s() {
 		if e < 0 || int(e) >= E {
 			panic(fmt.Sprintf("MatMulID: expert %d of %d", e, E))
 		}
-		r := s
-		if per == 1 {
-			r = s / k
+		rows[e] = append(rows[e], s)
+	}
+	out := New(T*k, N)
+	xs := x.hostRead().f32
+	per := x.Rows() / T // rows of x per token: 1 or k
+	for e, re := range rows {
+		if len(re) == 0 {
+			continue
 		}
-		y := MatMul(x.Slice(r, r+1), Select(w, int(e))) // [1, N]
-		copy(out.f32[s*N:(s+1)*N], y.hostRead().f32)
+		xe := New(len(re), K) // [n, K]: the rows of x routed to e
+		for j, s := range re {
+			r := s
+			if per == 1 {
+				r = s / k
+			}
+			copy(xe.f32[j*K:(j+1)*K], xs[r*K:(r+1)*K])
+		}
+		ye := MatMul(xe, Select(w, e)).hostRead().f32 // [n, N]
+		for j, s := range re {
+			copy(out.f32[s*N:(s+1)*N], ye[j*N:(j+1)*N])
+		}
 	}
 	return out
 }

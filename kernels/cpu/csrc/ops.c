@@ -3,8 +3,9 @@
 //
 // They follow toy/tensor's pure-Go arithmetic step for step: RMSNorm sums
 // squares in double, attention scores are dotF32 in its order, softmax
-// subtracts the row maximum, exponentiates in double and sums in double, and
-// the value rows are added in key order. With toy_exp_f32 (see toy.h) the
+// subtracts the row maximum (the sink's logit among it, with attention
+// sinks), exponentiates in double and sums in double (the sink's term last),
+// and the value rows are added in key order. With toy_exp_f32 (see toy.h) the
 // results are bit-identical to the Go backend's in all the tests.
 #include "toy.h"
 
@@ -64,13 +65,18 @@ __attribute__((optimize("no-tree-vectorize"))) TOY_API void toy_swiglu_ref(float
 	for (int64_t i = 0; i < n; i++) out[i] = silu(gate[i]) * up[i];
 }
 
-// softmax_row: max-subtracted exponentials, their sum in double, one scale.
-TOY_INLINE void softmax_row(float *p, int64_t n) {
+// softmax_sink: max-subtracted exponentials, their sum in double, one scale
+// — with one more logit, sink, in the max and the sum but not in p (an
+// attention sink; none when has_sink is 0), as tensor's softmaxSink: the
+// sink's term added after the row's.
+TOY_INLINE void softmax_sink(float *p, int64_t n, int has_sink, float sink) {
 	float m = p[0];
 	for (int64_t s = 1; s < n; s++) m = p[s] > m ? p[s] : m;
+	if (has_sink && sink > m) m = sink;
 	for (int64_t s = 0; s < n; s++) p[s] = toy_exp_f32(p[s] - m);
 	double sum = 0;
 	for (int64_t s = 0; s < n; s++) sum += (double)p[s];
+	if (has_sink) sum += (double)toy_exp_f32(sink - m);
 	float inv = (float)(1.0 / sum);
 	for (int64_t s = 0; s < n; s++) p[s] *= inv;
 }
@@ -90,26 +96,36 @@ TOY_INLINE void attn_cap(float *p, int64_t n, float cap) {
 	for (int64_t s = 0; s < n; s++) p[s] = cap * toy_tanh_f32(p[s] / cap);
 }
 
+// toy_attn_args holds an attention call's shape and options, passed by
+// pointer (purego passes at most 15 arguments); attnArgs in backend.go
+// mirrors it: six int64, two floats, a pointer, no padding.
+typedef struct {
+	int64_t H, KV, Dh;  // query heads, KV heads, head size
+	int64_t past;       // positions before the first query
+	int64_t bidir_T;    // T for bidirectional attention, else 0
+	int64_t window;     // sliding window, 0 for none
+	float scale, cap;   // score scale; soft cap, 0 for none
+	const float *sinks; // one sink logit per query head [H], or NULL
+} toy_attn_args;
+
 // toy_attention computes jobs [j0, j1) of attention, job = t·H + h: query t
 // (position past+t) of head h attends to keys lo … hi (attn_keys) of KV head
-// h/(H/KV). q, out [T, H·Dh]; k, v [S, KV·Dh]; scratch holds past+T floats.
-// bidir_T: T for bidirectional attention, else 0; scale and soft cap as
-// float bits, window (see tensor.AttentionOptions).
-TOY_API void toy_attention(float *out, const float *q, const float *k, const float *v, int64_t H, int64_t KV,
-                           int64_t Dh, int64_t past, int64_t bidir_T, uint32_t scale_bits, uint32_t cap_bits,
-                           int64_t window, int64_t j0, int64_t j1, float *scratch) {
-	float scale = toy_bits_f32(scale_bits), cap = toy_bits_f32(cap_bits);
-	int64_t qc = H * Dh, kc = KV * Dh, group = H / KV;
+// h/(H/KV), its softmax joined by head h's sink when a->sinks is set
+// (gpt-oss; see tensor.AttentionOptions). q, out [T, H·Dh]; k, v
+// [S, KV·Dh]; scratch holds past+T floats.
+TOY_API void toy_attention(float *out, const float *q, const float *k, const float *v, const toy_attn_args *a,
+                           int64_t j0, int64_t j1, float *scratch) {
+	int64_t H = a->H, Dh = a->Dh, qc = H * Dh, kc = a->KV * Dh, group = H / a->KV;
 	for (int64_t job = j0; job < j1; job++) {
 		int64_t t = job / H, h = job % H, kvh = h / group, lo, hi;
-		attn_keys(t, past, bidir_T, window, &lo, &hi);
+		attn_keys(t, a->past, a->bidir_T, a->window, &lo, &hi);
 		int64_t n = hi - lo + 1;
 		const float *qr = q + t * qc + h * Dh;
 		const float *k0 = k + lo * kc + kvh * Dh, *v0 = v + lo * kc + kvh * Dh;
 		toy_dots(scratch, qr, k0, Dh, kc, n);
-		for (int64_t s = 0; s < n; s++) scratch[s] *= scale;
-		attn_cap(scratch, n, cap);
-		softmax_row(scratch, n);
+		for (int64_t s = 0; s < n; s++) scratch[s] *= a->scale;
+		attn_cap(scratch, n, a->cap);
+		softmax_sink(scratch, n, a->sinks != NULL, a->sinks ? a->sinks[h] : 0);
 		float *o = out + t * qc + h * Dh;
 		for (int64_t i = 0; i < Dh; i++) o[i] = 0;
 		// The value rows in key order, four per pass over o (same order per
@@ -128,14 +144,12 @@ TOY_API void toy_attention(float *out, const float *q, const float *k, const flo
 	}
 }
 
-TOY_API void toy_attention_ref(float *out, const float *q, const float *k, const float *v, int64_t H, int64_t KV,
-                               int64_t Dh, int64_t past, int64_t bidir_T, uint32_t scale_bits, uint32_t cap_bits,
-                               int64_t window, int64_t j0, int64_t j1, float *scratch) {
-	float scale = toy_bits_f32(scale_bits), cap = toy_bits_f32(cap_bits);
-	int64_t qc = H * Dh, kc = KV * Dh, group = H / KV;
+TOY_API void toy_attention_ref(float *out, const float *q, const float *k, const float *v, const toy_attn_args *a,
+                               int64_t j0, int64_t j1, float *scratch) {
+	int64_t H = a->H, Dh = a->Dh, qc = H * Dh, kc = a->KV * Dh, group = H / a->KV;
 	for (int64_t job = j0; job < j1; job++) {
 		int64_t t = job / H, h = job % H, kvh = h / group, lo, hi;
-		attn_keys(t, past, bidir_T, window, &lo, &hi);
+		attn_keys(t, a->past, a->bidir_T, a->window, &lo, &hi);
 		int64_t n = hi - lo + 1;
 		for (int64_t s = 0; s < n; s++) {
 			const float *kr = k + (lo + s) * kc + kvh * Dh, *qr = q + t * qc + h * Dh;
@@ -144,10 +158,10 @@ TOY_API void toy_attention_ref(float *out, const float *q, const float *k, const
 			for (; i + 4 <= Dh; i += 4)
 				for (int c = 0; c < 4; c++) d[c] = MADD(d[c], kr[i + c], qr[i + c]);
 			for (; i < Dh; i++) d[0] = MADD(d[0], kr[i], qr[i]);
-			scratch[s] = ((d[0] + d[1]) + (d[2] + d[3])) * scale;
+			scratch[s] = ((d[0] + d[1]) + (d[2] + d[3])) * a->scale;
 		}
-		attn_cap(scratch, n, cap);
-		softmax_row(scratch, n);
+		attn_cap(scratch, n, a->cap);
+		softmax_sink(scratch, n, a->sinks != NULL, a->sinks ? a->sinks[h] : 0);
 		for (int64_t i = 0; i < Dh; i++) {
 			float o = 0;
 			for (int64_t s = 0; s < n; s++) o = MADD(o, scratch[s], v[(lo + s) * kc + kvh * Dh + i]);

@@ -4,7 +4,9 @@
 // instruction set this library was compiled for (chosen with #if on the
 // compiler's target macros), and toy_NAME_ref, the plain C loop it is tested
 // against. The Go loader (kernels/cpu) calls them through purego with integer
-// arguments only, so float parameters travel as their IEEE bits (uint32_t).
+// arguments only, so float parameters travel as their IEEE bits (uint32_t);
+// purego passes at most 15, so a kernel with more takes a pointer to a struct
+// of them (toy_attention's toy_attn_args, mirrored in Go).
 //
 // Layouts are those of package toy/tensor: row-major, a weight matrix w [N, K]
 // holds one output feature per row, and a Q8_0 row is K/32 blocks of
