@@ -33,6 +33,7 @@ func init() {
 		"Embedder":        reflect.ValueOf((*toy.Embedder)(nil)),
 		"Encoder":         reflect.ValueOf((*toy.Encoder)(nil)),
 		"GenerateOptions": reflect.ValueOf((*toy.GenerateOptions)(nil)),
+		"ImatrixOptions":  reflect.ValueOf((*toy.ImatrixOptions)(nil)),
 		"Model":           reflect.ValueOf((*toy.Model)(nil)),
 		"NativeCallError": reflect.ValueOf((*toy.NativeCallError)(nil)),
 

@@ -71,6 +71,7 @@ var docs = []commandDoc{
 		"log-probabilities of a prompt's tokens with the top-k alternatives, or a file's perplexity", evalFlagsDoc},
 	{"tokenize", `toy tokenize MODEL TEXT [--special] [--bos] [--json]`,
 		"the token ids and pieces of a text", tokenizeFlagsDoc},
+	{"imatrix", imatrixUsage, "measure which input columns of each weight matrix a model leans on, over a text, for quantize --imatrix (llama-imatrix's file)", imatrixFlagsDoc},
 	{"quantize", quantizeUsage, "convert a model to one of llama.cpp's file types (Q4_K_M, IQ4_XS, Q8_0, …), as llama-quantize writes it", func() *flag.FlagSet { fs, _ := quantizeFlagSet(); return fs }},
 	{"list", "toy list [--json]", "list the GGUF models on this machine (own dirs, Hugging Face, Ollama, LM Studio)", listFlags},
 	{"fetch", "toy fetch OWNER/REPO [FILE] [--revision REV] [--json]", "download a GGUF file from Hugging Face into its cache; without FILE, list the repo's GGUF files", fetchFlags},

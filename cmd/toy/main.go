@@ -40,6 +40,7 @@ var commands = map[string]func(args []string, stdout io.Writer) error{
 	"eval":     runEval,
 	"tokenize": runTokenize,
 	"quantize": runQuantize,
+	"imatrix":  runImatrix,  // imatrix.go
 	"list":     runList,     // list.go
 	"fetch":    runFetch,    // fetch.go
 	"describe": runDescribe, // describe.go

@@ -8,8 +8,10 @@ package quantize
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/toyml/toy/internal/testmodel"
+	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -147,19 +149,175 @@ func (c RowCase) Values() []float32 {
 	return x
 }
 
+// ImatrixCase is a row set quantized with an importance matrix (one value
+// per column, shared by all rows, as llama-imatrix writes for a tensor) of
+// one kind.
+type ImatrixCase struct {
+	Rows RowCase
+	Kind string
+}
+
+// Name is the case's name: the row set's, then the importances' kind.
+func (c ImatrixCase) Name() string { return c.Rows.Name + "/" + c.Kind }
+
+// ImatrixCases are every row set with importances of a wide spread, and a
+// few row sets with the corner cases: all equal, zero columns, tiny
+// (subnormal) and huge values, and a few columns far above the rest.
+func ImatrixCases() []ImatrixCase {
+	var out []ImatrixCase
+	rows := RowCases()
+	for _, c := range rows {
+		out = append(out, ImatrixCase{c, "spread"})
+	}
+	corners := map[string]bool{"normal-256": true, "outliers-512": true, "normal-96": true, "skewed-256": true, "sparse-256": true}
+	for _, c := range rows {
+		if corners[c.Name] {
+			for _, kind := range []string{"equal", "zero-columns", "tiny", "huge", "spikes"} {
+				out = append(out, ImatrixCase{c, kind})
+			}
+		}
+	}
+	return out
+}
+
+// Importance returns the case's RowLen importances, finite and ≥ 0 as
+// llama.cpp requires. "spread" is (1 + u/2)·2^k with u uniform in [−1, 1)
+// and k in −12 … 12 (mean squared activations range over orders of
+// magnitude); the other kinds start from it, so that only the corner
+// differs.
+func (c ImatrixCase) Importance() []float32 {
+	r := &rng{c.Rows.Seed*0x9e3779b97f4a7c15 + 0x5851f42d4c957f2d}
+	w := make([]float32, c.Rows.RowLen)
+	for i := range w {
+		m := float32(0.5*r.uniform()) + 1 // product rounded: no fused multiply-add
+		k := int(r.next()%25) - 12
+		spread := float32(math.Ldexp(float64(m), k))
+		switch c.Kind {
+		case "spread":
+			w[i] = spread
+		case "equal": // every column alike
+			w[i] = 0.3
+		case "zero-columns": // a whole first block of 32 unused, then one column in four
+			if i >= 32 && r.next()%4 != 0 {
+				w[i] = spread
+			}
+		case "tiny": // 2⁻¹³⁹ … 1.5·2⁻¹¹⁴: float32 subnormals (and the least normals)
+			w[i] = float32(math.Ldexp(float64(m), k-126))
+		case "huge": // 2⁸⁷ … 1.5·2¹¹²: the searches' products of sums overflow float32
+			w[i] = float32(math.Ldexp(float64(m), k+100))
+		case "spikes": // one column in 64 near 2²⁰, the others at most 1.5·2¹²
+			w[i] = spread
+			if r.next()%64 == 0 {
+				w[i] = float32(math.Ldexp(float64(m), 20))
+			}
+		default:
+			panic("quantize: unknown importance kind " + c.Kind)
+		}
+	}
+	return w
+}
+
 // ModelCase is a test model quantized to one of llama.cpp's file types.
 type ModelCase struct {
 	Model string `json:"model"`
 	Type  string `json:"type"` // llama-quantize's name: q4_k_m, iq4_xs, …
 	Pure  bool   `json:"pure,omitempty"`
+	// Imatrix quantizes with ModelImatrix's importance matrix.
+	Imatrix bool `json:"imatrix,omitempty"`
+	// Output and Embd are the head's and the token embeddings' types (ggml's
+	// names), TensorTypes overrides PATTERN=TYPE, LeaveOutput keeps the head:
+	// llama-quantize's --output-tensor-type, --token-embedding-type,
+	// --tensor-type and --leave-output-tensor.
+	Output      string   `json:"output,omitempty"`
+	Embd        string   `json:"embd,omitempty"`
+	TensorTypes []string `json:"tensor_types,omitempty"`
+	LeaveOutput bool     `json:"leave_output,omitempty"`
 }
 
-// Name is the case's name: model, type and "-pure".
+// Name is the case's name: model, type, then "-pure", "-imatrix",
+// "-output-T", "-embd-T", "-tt" and "-leave" as they apply.
 func (c ModelCase) Name() string {
+	name := c.Model + "-" + c.Type
 	if c.Pure {
-		return c.Model + "-" + c.Type + "-pure"
+		name += "-pure"
 	}
-	return c.Model + "-" + c.Type
+	if c.Imatrix {
+		name += "-imatrix"
+	}
+	if c.Output != "" {
+		name += "-output-" + c.Output
+	}
+	if c.Embd != "" {
+		name += "-embd-" + c.Embd
+	}
+	if len(c.TensorTypes) > 0 {
+		name += fmt.Sprintf("-tt%d", len(c.TensorTypes))
+	}
+	if c.LeaveOutput {
+		name += "-leave"
+	}
+	return name
+}
+
+// ModelImatrix is the importance matrix the -imatrix cases quantize a gate
+// model with: for every matrix of its blocks, and the head, one positive
+// value per column and expert, spread over 2⁻¹² … 2¹² by a hash of the
+// name and the index (exact in float32, so the same on both sides).
+func ModelImatrix(infos []gguf.TensorInfo) map[string][]float32 {
+	out := map[string][]float32{}
+	for _, ti := range infos {
+		if !(strings.HasPrefix(ti.Name, "blk.") && strings.HasSuffix(ti.Name, ".weight") || ti.Name == "output.weight") ||
+			len(ti.Dims) < 2 || strings.Contains(ti.Name, "norm") {
+			continue
+		}
+		n := int(ti.Dims[0])
+		if len(ti.Dims) > 2 {
+			n *= int(ti.Dims[2])
+		}
+		h := uint64(14695981039346656037)
+		for i := 0; i < len(ti.Name); i++ {
+			h = (h ^ uint64(ti.Name[i])) * 1099511628211
+		}
+		w := make([]float32, n)
+		for i := range w {
+			x := (&rng{h + uint64(i)}).next()
+			w[i] = float32(math.Ldexp(1+float64(x%16)/16, int(x>>8%25)-12))
+		}
+		out[ti.Name] = w
+	}
+	return out
+}
+
+// Options are the case's options for gguf.QuantizeModel, f the model.
+func (c ModelCase) Options(f *gguf.File) (gguf.QuantizeOptions, error) {
+	ft, err := gguf.ParseFileType(c.Type)
+	if err != nil {
+		return gguf.QuantizeOptions{}, err
+	}
+	opt := gguf.QuantizeOptions{FileType: ft, Pure: c.Pure, LeaveOutput: c.LeaveOutput}
+	if c.Imatrix {
+		opt.Imatrix = ModelImatrix(f.Tensors)
+	}
+	for _, d := range []struct {
+		name string
+		dst  **tensor.DType
+	}{{c.Output, &opt.OutputType}, {c.Embd, &opt.TokenEmbeddingType}} {
+		if d.name != "" {
+			t, err := gguf.ParseDType(d.name)
+			if err != nil {
+				return opt, err
+			}
+			*d.dst = &t
+		}
+	}
+	for _, s := range c.TensorTypes {
+		o, err := gguf.ParseTensorType(s)
+		if err != nil {
+			return opt, err
+		}
+		opt.TensorTypes = append(opt.TensorTypes, o)
+	}
+	return opt, nil
 }
 
 // AllModelTypes are the file types of llama-quantize that toy writes.
@@ -208,8 +366,8 @@ func ModelSpecs() []ModelSpec {
 	}
 }
 
-// ModelCases are every gate model in each of its file types, and some in
-// --pure mixes.
+// ModelCases are every gate model in each of its file types, some in
+// --pure mixes, some with an importance matrix, some with overrides.
 func ModelCases() []ModelCase {
 	var out []ModelCase
 	for _, s := range ModelSpecs() {
@@ -217,11 +375,32 @@ func ModelCases() []ModelCase {
 			out = append(out, ModelCase{Model: s.Name, Type: t})
 		}
 	}
-	for _, c := range []ModelCase{{"llama", "q4_k_m", true}, {"qwen2", "q3_k_m", true}, {"qwen2", "iq4_xs", true},
-		{"qwen2", "q6_k", true}, {"narrow", "q4_k_m", true}, {"narrow", "iq4_xs", true}, {"olmoe", "mxfp4_moe", true}} {
+	for _, c := range [][2]string{{"llama", "q4_k_m"}, {"qwen2", "q3_k_m"}, {"qwen2", "iq4_xs"}, {"qwen2", "q6_k"},
+		{"narrow", "q4_k_m"}, {"narrow", "iq4_xs"}, {"olmoe", "mxfp4_moe"}} {
+		out = append(out, ModelCase{Model: c[0], Type: c[1], Pure: true})
+	}
+	// With an importance matrix: weighted rows in every mix, the rules that
+	// ask for one (iq4_xs's and q4_0/q5_0's first down projections), and
+	// the experts' stacks weighted per expert.
+	for _, c := range []ModelCase{{Model: "llama", Type: "q4_k_m"}, {Model: "llama", Type: "q4_0"}, {Model: "llama", Type: "q5_1"},
+		{Model: "llama", Type: "iq4_xs"}, {Model: "llama", Type: "q2_k"}, {Model: "llama", Type: "q3_k_m"},
+		{Model: "qwen2", Type: "q5_0"}, {Model: "qwen2", Type: "q6_k"}, {Model: "olmoe", Type: "q4_k_m"},
+		{Model: "qwen2moe", Type: "iq4_xs"}, {Model: "narrow", Type: "q5_k_m"}} {
+		c.Imatrix = true
 		out = append(out, c)
 	}
-	return out
+	// Overrides: the head's and the embeddings' types (a tied head's too),
+	// patterns (the first match wins; one skips the rules' counting of the
+	// layers), with --pure, on rows that need a fallback, and the head left.
+	return append(out,
+		ModelCase{Model: "llama", Type: "q4_k_m", Output: "q8_0", Embd: "q5_k",
+			TensorTypes: []string{`blk\.[0-2]\.attn_v=q8_0`, `blk\.0\.ffn_down=iq4_nl`, "ffn_down=q5_0"}},
+		ModelCase{Model: "qwen2", Type: "q4_k_m", Output: "q5_0"},
+		ModelCase{Model: "qwen2", Type: "q3_k_m", Embd: "q8_0", TensorTypes: []string{"ffn_up=q6_k"}},
+		ModelCase{Model: "llama", Type: "q4_k_m", Pure: true, TensorTypes: []string{"ffn_gate=q8_0"}},
+		ModelCase{Model: "narrow", Type: "q4_k_m", TensorTypes: []string{"attn=q6_k"}},
+		ModelCase{Model: "llama", Type: "q5_k_m", LeaveOutput: true, Imatrix: true},
+		ModelCase{Model: "olmoe", Type: "q4_k_m", TensorTypes: []string{"exps=q5_k"}, Output: "f16"})
 }
 
 // ForwardCase is the model of the forward gate: an F32 Llama with a real

@@ -3,10 +3,12 @@
 #
 #   tests/quantize/gen_goldens.sh [--dump DIR] [--keep DIR] [--verbose]
 #
-# 1. writes the inputs:   go run ./tests/quantize/geninputs -out TMP (random rows, F32 test models)
+# 1. writes the inputs:   go run ./tests/quantize/geninputs -out TMP (random rows, importance
+#                         matrices, F32 test models)
 # 2. quantizes them with llama.cpp's own quantizer (ggml_quantize_chunk, llama_model_quantize, from
 #    the libraries node-llama-cpp ships, through Python's ctypes)
-# 3. writes               tests/quantize/testdata/rows.golden.json and models.golden.json
+# 3. writes               tests/quantize/testdata/rows.golden.json, rows_imatrix.golden.json and
+#                         models.golden.json
 #
 # Needs Go, /usr/bin/python3 (standard library only) and tests/reference/node_modules (npm ci there;
 # done here when missing). Extra arguments go to llamacpp_quantize.py.

@@ -4,19 +4,21 @@
     python3 tests/quantize/llamacpp_quantize.py INPUTS_DIR OUT_DIR [--dump DIR] [--keep DIR] [--verbose]
 
 INPUTS_DIR is what `go run ./tests/quantize/geninputs -out INPUTS_DIR` wrote (inputs.json,
-rows.f32, models/*.gguf). This script loads the llama.cpp libraries node-llama-cpp ships
+rows.f32, imatrix.f32, models/*.gguf). This script loads the llama.cpp libraries node-llama-cpp ships
 (tests/reference/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64: libggml-base.so,
 libllama.v0.4.0.so) with ctypes and
 
   * quantizes each row set to each type with ggml_quantize_chunk (no importance matrix),
     writing OUT_DIR/rows.golden.json: the SHA-256 of the bytes, and the first 12 hex digits of each row's;
+  * quantizes row sets to each type with ggml_quantize_chunk and an importance matrix (one float
+    per column, shared by the rows), writing OUT_DIR/rows_imatrix.golden.json in the same form;
   * quantizes each gate model to each file type with llama_model_quantize (as llama-quantize
     MODEL OUT TYPE [--pure] does, without an imatrix), writing OUT_DIR/models.golden.json:
     the SHA-256 of the whole output file, each tensor's type, and the first 12 hex digits
     of the SHA-256 of each tensor's bytes, in the file's order.
 
---dump DIR writes the raw quantized rows (DIR/ROWCASE.TYPE.bin) and --keep DIR the quantized
-models, for looking into a difference. Only the Python standard library is used.
+--dump DIR writes the raw quantized rows (DIR/ROWCASE.TYPE.bin, DIR/ROWCASE.IMATRIX.TYPE.bin) and
+--keep DIR the quantized models, for looking into a difference. --only rows makes both row goldens. Only the Python standard library is used.
 """
 
 import argparse
@@ -59,6 +61,16 @@ class QuantizeParams(ctypes.Structure):
         ("prune_layers", ctypes.c_void_p),
         ("max_buf_size", ctypes.c_size_t),
     ]
+
+
+class ImatrixData(ctypes.Structure):
+    """struct llama_model_imatrix_data: one matrix's importance; a NULL name ends the list."""
+    _fields_ = [("name", ctypes.c_char_p), ("data", ctypes.POINTER(ctypes.c_float)), ("size", ctypes.c_size_t)]
+
+
+class TensorOverride(ctypes.Structure):
+    """struct llama_model_tensor_override: PATTERN=TYPE (--tensor-type); a NULL pattern ends the list."""
+    _fields_ = [("pattern", ctypes.c_char_p), ("type", ctypes.c_int)]
 
 
 LOG_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
@@ -150,38 +162,104 @@ def read_gguf_tensors(path, ggml):
     return out, sha(data)
 
 
+def read_f32(path):
+    raw = open(path, "rb").read()
+    return (ctypes.c_float * (len(raw) // 4)).from_buffer_copy(raw)
+
+
+def quantize_rows(ggml, e, tname, x, imatrix, dump, stem):
+    """ggml_quantize_chunk of row set e to type tname (imatrix: a pointer or None), as a golden entry."""
+    n, rows = e["row_len"], e["rows"]
+    t = GGML_TYPES[tname]
+    row_size = ggml.ggml_row_size(t, n)
+    buf = ctypes.create_string_buffer(row_size * rows)
+    got = ggml.ggml_quantize_chunk(t, x, buf, 0, rows, n, imatrix)
+    if got != row_size * rows:
+        sys.exit(f"{stem} {tname}: ggml_quantize_chunk wrote {got} bytes, want {row_size * rows}")
+    b = buf.raw
+    if dump:
+        with open(os.path.join(dump, f"{stem}.{tname}.bin"), "wb") as f:
+            f.write(b)
+    return {"sha256": sha(b), "rows": " ".join(sha(b[r * row_size:(r + 1) * row_size])[:12] for r in range(rows))}
+
+
 def rows_golden(inputs, index, ggml, dump):
-    raw = open(os.path.join(inputs, "rows.f32"), "rb").read()
-    src = (ctypes.c_float * (len(raw) // 4)).from_buffer_copy(raw)
+    src = read_f32(os.path.join(inputs, "rows.f32"))
     out = []
     for e in index["rows"]:
-        n, rows = e["row_len"], e["rows"]
         x = ctypes.byref(src, 4 * e["offset"])
         for tname in e["types"]:
-            t = GGML_TYPES[tname]
-            row_size = ggml.ggml_row_size(t, n)
-            buf = ctypes.create_string_buffer(row_size * rows)
-            got = ggml.ggml_quantize_chunk(t, x, buf, 0, rows, n, None)
-            if got != row_size * rows:
-                sys.exit(f"{e['name']} {tname}: ggml_quantize_chunk wrote {got} bytes, want {row_size * rows}")
-            b = buf.raw
-            if dump:
-                with open(os.path.join(dump, f"{e['name']}.{tname}.bin"), "wb") as f:
-                    f.write(b)
-            out.append({"case": e["name"], "type": tname, "sha256": sha(b),
-                        "rows": " ".join(sha(b[r * row_size:(r + 1) * row_size])[:12] for r in range(rows))})
+            out.append({"case": e["name"], "type": tname, **quantize_rows(ggml, e, tname, x, None, dump, e["name"])})
     return out
+
+
+def imatrix_golden(inputs, index, ggml, dump):
+    """The row sets quantized with importance matrices: every type, as llama.cpp ignores it for some."""
+    src = read_f32(os.path.join(inputs, "rows.f32"))
+    imat = read_f32(os.path.join(inputs, "imatrix.f32"))
+    rows = {e["name"]: e for e in index["rows"]}
+    out = []
+    for m in index["imatrix"]:
+        e = rows[m["case"]]
+        x = ctypes.byref(src, 4 * e["offset"])
+        w = ctypes.byref(imat, 4 * m["offset"])
+        for tname in e["types"]:
+            q = quantize_rows(ggml, e, tname, x, w, dump, f"{e['name']}.{m['kind']}")
+            out.append({"case": e["name"], "imatrix": m["kind"], "type": tname, **q})
+    return out
+
+
+def case_name(c):
+    """ModelCase.Name in cases.go."""
+    name = c["model"] + "-" + c["type"] + ("-pure" if c.get("pure") else "") + ("-imatrix" if c.get("imatrix") else "")
+    name += ("-output-" + c["output"] if c.get("output") else "") + ("-embd-" + c["embd"] if c.get("embd") else "")
+    name += (f"-tt{len(c['tensor_types'])}" if c.get("tensor_types") else "") + ("-leave" if c.get("leave_output") else "")
+    return name
+
+
+def ggml_type(name):
+    for k, v in GGML_NAMES.items():
+        if v.lower() == name.lower():
+            return k
+    sys.exit(f"unknown ggml type {name}")
 
 
 def models_golden(inputs, index, ggml, llama, keep, tmp):
     files = {m["name"]: os.path.join(inputs, m["file"]) for m in index["models"]}
+    imat = (ctypes.c_float * (os.path.getsize(os.path.join(inputs, "imatrix_models.f32")) // 4)).from_buffer_copy(
+        open(os.path.join(inputs, "imatrix_models.f32"), "rb").read())
     order, cases = {}, []
     for c in index["cases"]:
         p = llama.llama_model_quantize_default_params()
         p.ftype = FTYPES[c["type"]]
         p.pure = bool(c.get("pure"))
         p.nthread = 2
-        name = c["model"] + "-" + c["type"] + ("-pure" if c.get("pure") else "")
+        keep_alive = []
+        if c.get("imatrix"):
+            entries = index["model_imatrix"][c["model"]]
+            arr = (ImatrixData * (len(entries) + 1))()
+            for i, e in enumerate(entries):
+                arr[i].name = e["name"].encode()
+                arr[i].data = ctypes.cast(ctypes.byref(imat, 4 * e["offset"]), ctypes.POINTER(ctypes.c_float))
+                arr[i].size = e["size"]
+            arr[len(entries)].name = None
+            p.imatrix = ctypes.cast(arr, ctypes.c_void_p)
+            keep_alive.append(arr)
+        if c.get("tensor_types"):
+            tts = (TensorOverride * (len(c["tensor_types"]) + 1))()
+            for i, tt in enumerate(c["tensor_types"]):
+                pat, t = tt.rsplit("=", 1)
+                tts[i].pattern, tts[i].type = pat.encode(), ggml_type(t)
+            tts[len(c["tensor_types"])].pattern = None
+            p.tt_overrides = ctypes.cast(tts, ctypes.c_void_p)
+            keep_alive.append(tts)
+        if c.get("output"):
+            p.output_tensor_type = ggml_type(c["output"])
+        if c.get("embd"):
+            p.token_embedding_type = ggml_type(c["embd"])
+        if c.get("leave_output"):
+            p.quantize_output_tensor = False
+        name = case_name(c)
         dst = os.path.join(keep or tmp, name + ".gguf")
         if llama.llama_model_quantize(files[c["model"]].encode(), dst.encode(), ctypes.byref(p)) != 0:
             sys.exit(f"{name}: llama_model_quantize failed (rerun with --verbose)")
@@ -194,6 +272,7 @@ def models_golden(inputs, index, ggml, llama, keep, tmp):
         elif order[c["model"]] != names:
             sys.exit(f"{name}: tensor order differs from the model's other cases")
         cases.append({"name": name, "model": c["model"], "type": c["type"], "pure": bool(c.get("pure")),
+                      **{k: c[k] for k in ("imatrix", "output", "embd", "tensor_types", "leave_output") if c.get(k)},
                       "file_type": FTYPES[c["type"]], "sha256": file_sha,
                       "types": " ".join(GGML_NAMES.get(t[1], str(t[1])) for t in tensors),
                       "tensors": " ".join(sha(t[2])[:12] for t in tensors)})
@@ -248,7 +327,7 @@ def main():
     meta = json.load(open(os.path.join(BINS, "_nlcBuildMetadata.json")))
     pkg = json.load(open(os.path.join(ROOT, "tests/reference/node_modules/node-llama-cpp/package.json")))
     reference = {"llama.cpp": meta["buildOptions"]["llamaCpp"]["release"], "node-llama-cpp": pkg["version"],
-                 "functions": "ggml_quantize_chunk (imatrix NULL), llama_model_quantize (default params, no imatrix)"}
+                 "functions": "ggml_quantize_chunk (imatrix NULL), llama_model_quantize (default params; the cases' imatrix and overrides)"}
     os.makedirs(a.out, exist_ok=True)
     for d in (a.dump, a.keep):
         if d:
@@ -256,6 +335,9 @@ def main():
     if a.only != "models":
         g = {"reference": reference, "cases": rows_golden(a.inputs, index, ggml, a.dump)}
         write_golden(os.path.join(a.out, "rows.golden.json"), g)
+        ref = dict(reference, functions="ggml_quantize_chunk (imatrix: one float per column, shared by the rows)")
+        g = {"reference": ref, "cases": imatrix_golden(a.inputs, index, ggml, a.dump)}
+        write_golden(os.path.join(a.out, "rows_imatrix.golden.json"), g)
     if a.only != "rows":
         order, cases = models_golden(a.inputs, index, ggml, llama, a.keep, a.out)
         g = {"reference": reference, "inputs": {m["name"]: m["sha256"] for m in index["models"]},

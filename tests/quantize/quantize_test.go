@@ -24,10 +24,11 @@ import (
 var dump = flag.String("llama-dump", "", "directory of llamacpp_quantize.py --dump output: on a row mismatch, show the first differing block")
 
 type rowGolden struct {
-	Case   string `json:"case"`
-	Type   string `json:"type"`
-	SHA256 string `json:"sha256"`
-	Rows   string `json:"rows"` // the first 12 hex digits of each row's SHA-256
+	Case    string `json:"case"`
+	Imatrix string `json:"imatrix"` // the importances' kind (rows_imatrix.golden.json)
+	Type    string `json:"type"`
+	SHA256  string `json:"sha256"`
+	Rows    string `json:"rows"` // the first 12 hex digits of each row's SHA-256
 }
 
 type modelGolden struct {
@@ -81,24 +82,9 @@ func TestRowsMatchLlamaCpp(t *testing.T) {
 			t.Errorf("golden row case %q is not in RowCases", want.Case)
 			continue
 		}
-		dt := typesByName[want.Type]
 		seen[want.Type] = true
-		got, err := tensor.QuantizeRows(dt, c.Values(), c.RowLen)
-		if err != nil {
-			t.Errorf("%s %s: %v", want.Case, want.Type, err)
-			continue
-		}
-		if hexSHA(got) == want.SHA256 {
-			continue
-		}
-		rowBytes := len(got) / c.Rows
-		var bad []int
-		for r, h := range strings.Fields(want.Rows) {
-			if !strings.HasPrefix(hexSHA(got[r*rowBytes:(r+1)*rowBytes]), h) {
-				bad = append(bad, r)
-			}
-		}
-		t.Errorf("%s %s: bytes differ from llama.cpp's in rows %v of %d%s", want.Case, want.Type, bad, c.Rows, firstDiff(want, got, dt))
+		got, err := tensor.QuantizeRows(typesByName[want.Type], c.Values(), c.RowLen)
+		checkRows(t, want, want.Case, c, got, err)
 	}
 	for _, dt := range RowTypes {
 		if !seen[dt.String()] {
@@ -107,17 +93,73 @@ func TestRowsMatchLlamaCpp(t *testing.T) {
 	}
 }
 
+// TestRowsImatrixMatchLlamaCpp quantizes row sets with importance matrices
+// to every type and compares the bytes with llama.cpp's
+// ggml_quantize_chunk given the same imatrix: all of them, and each row.
+func TestRowsImatrixMatchLlamaCpp(t *testing.T) {
+	var g struct{ Cases []rowGolden }
+	readGolden(t, "rows_imatrix.golden.json", &g)
+	cases := map[string]ImatrixCase{}
+	for _, c := range ImatrixCases() {
+		cases[c.Name()] = c
+	}
+	seen := map[string]bool{}
+	for _, want := range g.Cases {
+		name := want.Case + "/" + want.Imatrix
+		c, ok := cases[name]
+		if !ok {
+			t.Errorf("golden case %q is not in ImatrixCases", name)
+			continue
+		}
+		seen[name], seen[want.Type] = true, true
+		got, err := tensor.QuantizeRowsWeighted(typesByName[want.Type], c.Rows.Values(), c.Rows.RowLen, c.Importance())
+		checkRows(t, want, want.Case+"."+want.Imatrix, c.Rows, got, err)
+	}
+	for _, c := range ImatrixCases() {
+		if !seen[c.Name()] {
+			t.Errorf("no golden rows for %s", c.Name())
+		}
+	}
+	for _, dt := range RowTypes {
+		if !seen[dt.String()] {
+			t.Errorf("no golden rows with an imatrix for %v", dt)
+		}
+	}
+}
+
+// checkRows compares toy's bytes of row set c with llama.cpp's: on a
+// mismatch it names the rows that differ and, with -llama-dump, the first
+// block (from the dump file stem.TYPE.bin).
+func checkRows(t *testing.T, want rowGolden, stem string, c RowCase, got []byte, err error) {
+	t.Helper()
+	if err != nil {
+		t.Errorf("%s %s: %v", stem, want.Type, err)
+		return
+	}
+	if hexSHA(got) == want.SHA256 {
+		return
+	}
+	rowBytes := len(got) / c.Rows
+	var bad []int
+	for r, h := range strings.Fields(want.Rows) {
+		if !strings.HasPrefix(hexSHA(got[r*rowBytes:(r+1)*rowBytes]), h) {
+			bad = append(bad, r)
+		}
+	}
+	t.Errorf("%s %s: bytes differ from llama.cpp's in rows %v of %d%s", stem, want.Type, bad, c.Rows, firstDiff(stem, want.Type, got))
+}
+
 // firstDiff describes the first block that differs from llama.cpp's dump,
 // when -llama-dump names one.
-func firstDiff(want rowGolden, got []byte, dt tensor.DType) string {
+func firstDiff(stem, typ string, got []byte) string {
 	if *dump == "" {
 		return ""
 	}
-	ref, err := os.ReadFile(filepath.Join(*dump, want.Case+"."+want.Type+".bin"))
+	ref, err := os.ReadFile(filepath.Join(*dump, stem+"."+typ+".bin"))
 	if err != nil {
 		return fmt.Sprintf(" (%v)", err)
 	}
-	size := dt.TypeSize()
+	size := typesByName[typ].TypeSize()
 	n := 0
 	first := -1
 	for b := 0; b*size < len(ref) && b*size < len(got); b++ {
@@ -166,19 +208,27 @@ func TestModelsMatchLlamaCpp(t *testing.T) {
 		defer f.Close()
 		files[s.Name] = f
 	}
-	if len(g.Cases) != len(ModelCases()) {
-		t.Errorf("%d golden cases, ModelCases has %d", len(g.Cases), len(ModelCases()))
+	cases := map[string]ModelCase{}
+	for _, c := range ModelCases() {
+		cases[c.Name()] = c
+	}
+	if len(g.Cases) != len(cases) {
+		t.Errorf("%d golden cases, ModelCases has %d", len(g.Cases), len(cases))
 	}
 	for _, want := range g.Cases {
 		t.Run(want.Name, func(t *testing.T) {
-			ft, err := gguf.ParseFileType(want.Type)
+			c, ok := cases[want.Name]
+			if !ok {
+				t.Fatalf("no case %s in ModelCases", want.Name)
+			}
+			opt, err := c.Options(files[want.Model])
 			if err != nil {
 				t.Fatal(err)
 			}
-			if uint32(ft) != want.FileType {
-				t.Errorf("%s is file type %d, llama.cpp's %d", want.Type, ft, want.FileType)
+			if uint32(opt.FileType) != want.FileType {
+				t.Errorf("%s is file type %d, llama.cpp's %d", want.Type, opt.FileType, want.FileType)
 			}
-			w, _, err := gguf.QuantizeModel(files[want.Model], gguf.QuantizeOptions{FileType: ft, Pure: want.Pure})
+			w, _, err := gguf.QuantizeModel(files[want.Model], opt)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,6 @@
 // Quantizing a model to one of llama.cpp's file types (Q4_K_M, IQ4_XS, …):
 // which type each tensor gets, chosen as llama-quantize chooses it without
-// an importance matrix, and the file written as it writes it.
+// an importance matrix or with one, and the file written as it writes it.
 
 package gguf
 
@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -113,6 +114,65 @@ type QuantizeOptions struct {
 	// dequantized and quantized again (llama-quantize --allow-requantize);
 	// without it only F32, F16 and BF16 tensors are converted.
 	AllowRequantize bool
+	// Imatrix, when not nil, holds the importance of each matrix's input
+	// columns by tensor name, [experts·cols] (Imatrix.Weights; llama-quantize
+	// --imatrix): rows are quantized to keep the important columns best
+	// (tensor.QuantizeRowsWeighted), and the mix rules that ask whether
+	// there is an importance matrix see one. A matrix it does not name is
+	// quantized without.
+	Imatrix map[string][]float32
+	// OutputType and TokenEmbeddingType, when not nil, are the types of the
+	// head and of the token embeddings, whatever the mix would choose
+	// (--output-tensor-type, --token-embedding-type).
+	OutputType, TokenEmbeddingType *tensor.DType
+	// TensorTypes override the mix: a quantizable matrix whose name the
+	// first of their patterns matches gets that type instead of the rules'
+	// (--tensor-type PATTERN=TYPE; for a quantized file type only, and
+	// still subject to the fallbacks for rows that do not fit its blocks).
+	TensorTypes []TensorType
+	// LeaveOutput keeps output.weight as it is (--leave-output-tensor).
+	LeaveOutput bool
+}
+
+// TensorType is an override of QuantizeOptions.TensorTypes: the matrices
+// whose names Pattern matches (anywhere in the name, as llama.cpp's
+// std::regex_search) get Type.
+type TensorType struct {
+	Pattern *regexp.Regexp
+	Type    tensor.DType
+}
+
+// ParseTensorType reads an override as llama-quantize's --tensor-type
+// takes it: PATTERN=TYPE, the type by ggml's name in any case ("q8_0").
+func ParseTensorType(s string) (TensorType, error) {
+	pat, name, ok := strings.Cut(s, "=")
+	if !ok || pat == "" {
+		return TensorType{}, fmt.Errorf("tensor type %q: want PATTERN=TYPE", s)
+	}
+	t, err := ParseDType(name)
+	if err != nil {
+		return TensorType{}, err
+	}
+	re, err := regexp.Compile(pat)
+	if err != nil {
+		return TensorType{}, fmt.Errorf("tensor type %q: %w", s, err)
+	}
+	return TensorType{Pattern: re, Type: t}, nil
+}
+
+// ParseDType returns the tensor type QuantizeModel can write named s, by
+// ggml's name in any case ("q8_0", "Q4_K", "f16").
+func ParseDType(s string) (tensor.DType, error) {
+	var names []string
+	for _, t := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_1,
+		tensor.Q5_0, tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K,
+		tensor.IQ4_NL, tensor.IQ4_XS, tensor.MXFP4} {
+		if strings.EqualFold(t.String(), s) {
+			return t, nil
+		}
+		names = append(names, strings.ToLower(t.String()))
+	}
+	return 0, fmt.Errorf("%w: tensor type %q (one of %s)", ErrFileType, s, strings.Join(names, ", "))
 }
 
 // QuantizedTensor is what QuantizeModel did to one tensor.
@@ -125,7 +185,7 @@ type QuantizedTensor struct {
 }
 
 // QuantizeModel returns a writer holding f quantized as llama.cpp's
-// llama_model_quantize does without an importance matrix, and what it did
+// llama_model_quantize does (with opt.Imatrix as its imatrix), and what it did
 // to each tensor, in the written order. f must stay open until the writer
 // has written.
 //
@@ -144,7 +204,11 @@ type QuantizedTensor struct {
 // between (use_more_bits), or the first sixteenth, eighth or two —, attention output projections in Q2_K and
 // Q3_K mixes, and, in models of 8 experts, attention values and keys to
 // Q8_0 and their output projection to Q5_K. The comments of llamaType give
-// each rule. A matrix whose rows do not fit its type's blocks falls back:
+// each rule. With an importance matrix two rules change: IQ4_NL and IQ4_XS
+// keep the first eighth of the down projections, and Q4_0 and Q5_0 move
+// them to Q4_1 and Q5_1. OutputType, TokenEmbeddingType and TensorTypes
+// take precedence over the rules, in that order (an override skips the
+// rules' counting of that tensor, as in llama.cpp). A matrix whose rows do not fit its type's blocks falls back:
 // IQ4_XS to IQ4_NL, Q2_K and Q3_K to Q4_0, Q4_K to Q5_0, Q5_K to Q5_1,
 // Q6_K to Q8_0, and to F16 when rows do not fit even that. Tensors to be
 // converted must hold finite values, and be F32, F16 or BF16 unless
@@ -163,6 +227,15 @@ func QuantizeModel(f *File, opt QuantizeOptions) (*Writer, []QuantizedTensor, er
 	m, err := readMixFacts(f)
 	if err != nil {
 		return nil, nil, fmt.Errorf("quantize: %w", err)
+	}
+	m.hasImatrix = opt.Imatrix != nil
+	m.outputType = opt.OutputType
+	for name, w := range opt.Imatrix {
+		for _, v := range w {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return nil, nil, fmt.Errorf("quantize: the importance matrix of %s holds %v: only finite values", name, v)
+			}
+		}
 	}
 	w := NewWriter()
 	for _, kv := range f.KV {
@@ -186,13 +259,17 @@ func QuantizeModel(f *File, opt QuantizeOptions) (*Writer, []QuantizedTensor, er
 	var done []QuantizedTensor
 	for _, ti := range infos {
 		to, fellBack := ti.Type, false
-		if quantizable(ti) {
-			to, fellBack, err = m.choose(ti, opt.FileType, base, opt.Pure)
+		if quantizable(ti) && !(opt.LeaveOutput && ti.Name == "output.weight") {
+			to, fellBack, err = m.choose(ti, opt, base)
 			if err != nil {
 				return nil, nil, fmt.Errorf("quantize %s: %w", ti.Name, err)
 			}
 		}
-		data, err := convert(f, ti, to, opt.AllowRequantize)
+		weights, err := importance(opt.Imatrix, ti)
+		if err != nil {
+			return nil, nil, fmt.Errorf("quantize %s: %w", ti.Name, err)
+		}
+		data, err := convert(f, ti, to, opt.AllowRequantize, weights)
 		if err != nil {
 			return nil, nil, fmt.Errorf("quantize %s: %w", ti.Name, err)
 		}
@@ -205,9 +282,32 @@ func QuantizeModel(f *File, opt QuantizeOptions) (*Writer, []QuantizedTensor, er
 	return w, done, nil
 }
 
+// importance returns the importance matrix of tensor ti, [experts·cols],
+// or nil when there is none for it. One of another size is an error,
+// except for the token embeddings (an imatrix never fits them), which are
+// then quantized without, as llama.cpp does.
+func importance(imatrix map[string][]float32, ti TensorInfo) ([]float32, error) {
+	w, ok := imatrix[ti.Name]
+	if !ok {
+		return nil, nil
+	}
+	want := int(ti.Dims[0])
+	if len(ti.Dims) > 2 {
+		want *= int(ti.Dims[2])
+	}
+	if len(w) != want {
+		if strings.Contains(ti.Name, "token_embd.weight") {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("its importance matrix has %d values, want %d", len(w), want)
+	}
+	return w, nil
+}
+
 // convert returns tensor ti's bytes as type to: its own bytes when the type
-// stays, else its values quantized row by row.
-func convert(f *File, ti TensorInfo, to tensor.DType, requantize bool) ([]byte, error) {
+// stays, else its values quantized row by row, weighted by the importance
+// matrix weights (nil: none; else one slice of columns per expert).
+func convert(f *File, ti TensorInfo, to tensor.DType, requantize bool, weights []float32) ([]byte, error) {
 	b, _, err := f.Data(ti.Name)
 	if err != nil {
 		return nil, err
@@ -234,7 +334,22 @@ func convert(f *File, ti TensorInfo, to tensor.DType, requantize bool) ([]byte, 
 			return nil, fmt.Errorf("element %d is %v: only finite weights can be quantized (llama.cpp's loader refuses the file too)", i, v)
 		}
 	}
-	return tensor.QuantizeRows(to, x, int(ti.Dims[0]))
+	cols := int(ti.Dims[0])
+	if weights == nil {
+		return tensor.QuantizeRows(to, x, cols)
+	}
+	// Each expert's rows with its own columns' importance.
+	experts := len(weights) / cols
+	per := len(x) / experts
+	var out []byte
+	for e := range experts {
+		q, err := tensor.QuantizeRowsWeighted(to, x[e*per:(e+1)*per], cols, weights[e*cols:(e+1)*cols])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, q...)
+	}
+	return out, nil
 }
 
 // layerOf returns the layer number of a "blk.N.…" tensor name, and −1 for
@@ -367,6 +482,8 @@ type mixFacts struct {
 	iAttnV     int  // value projections seen so far
 	iFFNDown   int
 	iFFNGateUp [2]int // ffn_gate, ffn_up seen so far (layer checks only)
+	hasImatrix bool
+	outputType *tensor.DType // QuantizeOptions.OutputType
 }
 
 // readMixFacts reads the hyperparameters the rules use, as llama.cpp's
@@ -461,16 +578,33 @@ func (m *mixFacts) layerInfo(seen int, name string) (int, error) {
 	return l, nil
 }
 
-// choose returns the type of quantizable tensor ti in file type ft (base
-// type base), and whether it is a fallback from the one the rules chose.
-func (m *mixFacts) choose(ti TensorInfo, ft FileType, base tensor.DType, pure bool) (tensor.DType, bool, error) {
+// choose returns the type of quantizable tensor ti under opt (base type
+// base), and whether it is a fallback from the one the rules chose. As in
+// llama.cpp: the token embeddings' and the head's types when given, else
+// for a quantized file type the first override that matches, else the
+// mix's rules (unless Pure), then the fallbacks.
+func (m *mixFacts) choose(ti TensorInfo, opt QuantizeOptions, base tensor.DType) (tensor.DType, bool, error) {
+	cat := categoryOf(ti.Name)
+	if opt.TokenEmbeddingType != nil && cat == catTokenEmbd && !(ti.Name == "per_layer_token_embd.weight" && overridden(opt, ti.Name)) {
+		return *opt.TokenEmbeddingType, false, nil
+	}
+	if opt.OutputType != nil && cat == catOutput {
+		return *opt.OutputType, false, nil
+	}
 	t := base
 	if base.BlockSize() == 1 { // F32, F16, BF16: no rules, no fallbacks
 		return t, false, nil
 	}
-	if !pure {
+	manual := false
+	for _, o := range opt.TensorTypes {
+		if o.Pattern.MatchString(ti.Name) {
+			t, manual = o.Type, true
+			break
+		}
+	}
+	if !manual && !opt.Pure {
 		var err error
-		if t, err = m.llamaType(ti, ft, base); err != nil {
+		if t, err = m.llamaType(ti, opt.FileType, base); err != nil {
 			return 0, false, err
 		}
 	}
@@ -489,14 +623,28 @@ func (m *mixFacts) choose(ti TensorInfo, ft FileType, base tensor.DType, pure bo
 	return t, true, nil
 }
 
+// overridden reports whether one of opt's overrides names the tensor.
+func overridden(opt QuantizeOptions, name string) bool {
+	for _, o := range opt.TensorTypes {
+		if o.Pattern.MatchString(name) {
+			return true
+		}
+	}
+	return false
+}
+
 // llamaType applies llama.cpp's rules for the file types toy writes
-// (llama_tensor_get_type_impl, without an importance matrix).
+// (llama_tensor_get_type_impl).
 func (m *mixFacts) llamaType(ti TensorInfo, ft FileType, t tensor.DType) (tensor.DType, error) {
 	name, cat := ti.Name, categoryOf(ti.Name)
 	switch {
 	case cat == catOutput || cat == catTokenEmbd && m.tied:
 		// The head: Q6_K, or Q8_0 in a Q8_0 or MXFP4_MOE file, or when its
-		// rows are not whole blocks of the base type (or Falcon's).
+		// rows are not whole blocks of the base type (or Falcon's); tied
+		// embeddings take the head's type when it is given.
+		if m.outputType != nil {
+			return *m.outputType, nil
+		}
 		if ft == FileMXFP4_MOE || m.arch == "falcon" || int(ti.Dims[0])%t.BlockSize() != 0 {
 			return tensor.Q8_0, nil
 		}
@@ -577,12 +725,16 @@ func (m *mixFacts) llamaType(ti TensorInfo, ft FileType, t tensor.DType) (tensor
 			if moreBits(i, n) {
 				t = tensor.Q6_K
 			}
-		case i < n/8 && (ft == FileIQ4_NL || ft == FileIQ4_XS):
+		case i < n/8 && (ft == FileIQ4_NL || ft == FileIQ4_XS) && !m.hasImatrix:
 			t = tensor.Q5_K
 		case ft == FileQ5_K_M && moreBits(i, n):
 			t = tensor.Q6_K
 		case ft == FileQ4_K_S && !falcon && i < n/8:
 			t = tensor.Q5_K
+		case (ft == FileQ4_0 || ft == FileQ5_0) && m.hasImatrix && i < n/8:
+			// With an importance matrix, the first down projections one
+			// step up (Q4_1, Q5_1), which llama.cpp keeps from going wild.
+			t = map[FileType]tensor.DType{FileQ4_0: tensor.Q4_1, FileQ5_0: tensor.Q5_1}[ft]
 		}
 		m.iFFNDown++
 	case cat == catAttnOut:

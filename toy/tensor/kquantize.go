@@ -1,8 +1,9 @@
 // Quantizers that write what llama.cpp's quantizer writes: for every block
-// type, the bytes of ggml's ggml_quantize_chunk without an importance matrix
-// (llama-quantize without --imatrix). The k-quants and IQ4 types search for
-// their scales: a few candidate steps per (sub-)block, each followed by a
-// weighted least-squares fit, keeping the one of least error; the
+// type, the bytes of ggml's ggml_quantize_chunk, without an importance
+// matrix (llama-quantize without --imatrix) or with one (--imatrix; the
+// weighted searches are in wquantize.go). The k-quants and IQ4 types search
+// for their scales: a few candidate steps per (sub-)block, each followed by
+// a weighted least-squares fit, keeping the one of least error; the
 // super-block scale is then rounded to fp16 and every weight re-rounded
 // against the scale actually stored.
 //
@@ -39,6 +40,21 @@ const groupMaxEps = 1e-15
 // rowLen must be a multiple of t's block (256 for the k-quants and IQ4_XS,
 // 32 for the others). Rows are independent, and are spread over Threads() goroutines.
 func QuantizeRows(t DType, x []float32, rowLen int) ([]byte, error) {
+	return QuantizeRowsWeighted(t, x, rowLen, nil)
+}
+
+// QuantizeRowsWeighted is QuantizeRows with an importance matrix: weights
+// holds one importance per column (rowLen values, llama-imatrix's mean
+// squared activation of that input), shared by every row; nil is
+// QuantizeRows. Types that take no importance (Q8_0, F16, BF16, MXFP4, …)
+// ignore it, as llama.cpp does.
+//
+// With weights, each type runs llama.cpp's weighted search (ggml's
+// quantize_<type>_impl): a weight's error counts imatrix·√(σ² + x²), σ²
+// the mean square of its super-block (its row for Q4_0 … Q5_1); Q6_K
+// weighs by the imatrix alone. The importances must be finite and ≥ 0, as
+// llama.cpp requires.
+func QuantizeRowsWeighted(t DType, x []float32, rowLen int, weights []float32) ([]byte, error) {
 	quantize := rowQuantizer(t)
 	if quantize == nil {
 		return nil, fmt.Errorf("quantize rows: %w: %v", ErrCannotQuantize, t)
@@ -50,28 +66,48 @@ func QuantizeRows(t DType, x []float32, rowLen int) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("quantize rows to %v: a row of %d is not a multiple of its block of %d", t, rowLen, t.BlockSize())
 	}
+	if weights != nil && len(weights) != rowLen {
+		return nil, fmt.Errorf("quantize rows to %v: %d importances for rows of %d", t, len(weights), rowLen)
+	}
 	rows := len(x) / rowLen
 	out := make([]byte, rows*rowBytes)
 	parallelFor(rows, max(1, 16384/rowLen), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			quantize(out[r*rowBytes:(r+1)*rowBytes:(r+1)*rowBytes], x[r*rowLen:(r+1)*rowLen])
+			quantize(out[r*rowBytes:(r+1)*rowBytes:(r+1)*rowBytes], x[r*rowLen:(r+1)*rowLen], weights)
 		}
 	})
 	return out, nil
 }
 
 // rowQuantizer returns the function that writes one row of type t into dst
-// (exactly the row's bytes), or nil when t cannot be written.
-func rowQuantizer(t DType) func(dst []byte, x []float32) {
-	blocks := func(size, bytes int, block func(dst []byte, x []float32)) func([]byte, []float32) {
-		return func(dst []byte, x []float32) {
+// (exactly the row's bytes), with the row's importances qw (nil: none), or
+// nil when t cannot be written.
+func rowQuantizer(t DType) func(dst []byte, x, qw []float32) {
+	blocks := func(size, bytes int, block func(dst []byte, x, qw []float32)) func([]byte, []float32, []float32) {
+		return func(dst []byte, x, qw []float32) {
 			for b := 0; b < len(x)/size; b++ {
-				block(dst[b*bytes:(b+1)*bytes], x[b*size:(b+1)*size])
+				var w []float32
+				if qw != nil {
+					w = qw[b*size : (b+1)*size]
+				}
+				block(dst[b*bytes:(b+1)*bytes], x[b*size:(b+1)*size], w)
 			}
 		}
 	}
-	appender := func(quantize func([]byte, []float32) []byte) func([]byte, []float32) {
-		return func(dst []byte, x []float32) { quantize(dst[:0], x) } // dst has exactly the room: written in place
+	// unweighted writes a type that takes no importances.
+	unweighted := func(quantize func([]byte, []float32) []byte) func([]byte, []float32, []float32) {
+		return func(dst []byte, x, _ []float32) { quantize(dst[:0], x) } // dst has exactly the room: written in place
+	}
+	// legacy writes Q4_0 … Q5_1: the reference rounding, or with
+	// importances the weighted search over the whole row.
+	legacy := func(quantize func([]byte, []float32) []byte) func([]byte, []float32, []float32) {
+		return func(dst []byte, x, qw []float32) {
+			if qw == nil {
+				quantize(dst[:0], x)
+				return
+			}
+			searchQ32Row(t, dst, x, qw)
+		}
 	}
 	switch t {
 	case Q2_K:
@@ -89,19 +125,19 @@ func rowQuantizer(t DType) func(dst []byte, x []float32) {
 	case IQ4_XS:
 		return blocks(QK, iq4XSBytes, searchIQ4XS)
 	case Q8_0:
-		return blocks(Q8BlockSize, Q8BlockLen, roundQ8_0)
+		return blocks(Q8BlockSize, Q8BlockLen, func(dst []byte, x, _ []float32) { roundQ8_0(dst, x) })
 	case Q4_0:
-		return appender(QuantizeQ4_0)
+		return legacy(QuantizeQ4_0)
 	case Q5_0:
-		return appender(QuantizeQ5_0)
+		return legacy(QuantizeQ5_0)
 	case Q4_1:
-		return appender(QuantizeQ4_1)
+		return legacy(QuantizeQ4_1)
 	case Q5_1:
-		return appender(QuantizeQ5_1)
+		return legacy(QuantizeQ5_1)
 	case MXFP4:
-		return appender(QuantizeMXFP4)
+		return unweighted(QuantizeMXFP4)
 	case F32, F16, BF16:
-		return appender(func(dst []byte, x []float32) []byte { return EncodeRow(dst, x, t) })
+		return unweighted(func(dst []byte, x []float32) []byte { return EncodeRow(dst, x, t) })
 	}
 	return nil
 }
@@ -226,12 +262,12 @@ func fitAffine(x, w []float32, nmax int, L, aux []uint8, rmin, rdelta float32, n
 }
 
 // fitSymmetric fits x ≈ scale·l with l in −nmax … nmax−1, weighing errors
-// by x², and stores l + nmax in L. The first step sends the element of
-// largest magnitude to −nmax; 18 more, −(nmax ± 0.1·k)/max for k = 1 … 9,
-// are tried; each gets its least-squares scale Σwxl/Σwl², and the one with
-// the largest (Σwxl)²/Σwl² (the least error) is kept. (ggml's
+// by w (nil: by x²), and stores l + nmax in L. The first step sends the
+// element of largest magnitude to −nmax; 18 more, −(nmax ± 0.1·k)/max for
+// k = 1 … 9, are tried; each gets its least-squares scale Σwxl/Σwl², and
+// the one with the largest (Σwxl)²/Σwl² (the least error) is kept. (ggml's
 // make_qx_quants, rmse_type 1.)
-func fitSymmetric(x []float32, nmax int, L []int8) float32 {
+func fitSymmetric(x []float32, nmax int, L []int8, w []float32) float32 {
 	top, amax := largest(x)
 	if amax < groupMaxEps {
 		clear(L)
@@ -239,11 +275,14 @@ func fitSymmetric(x []float32, nmax int, L []int8) float32 {
 	}
 	n := float32(nmax)
 	sums := func(iscale float32) (sumLX, sumL2 float32) {
-		for _, v := range x {
+		for i, v := range x {
 			l := float32(clampInt(nearestInt(iscale*v), -nmax, nmax-1))
-			w := v * v
-			sumLX += float32(w * v * l)
-			sumL2 += float32(w * l * l)
+			wi := v * v
+			if w != nil {
+				wi = w[i]
+			}
+			sumLX += float32(wi * v * l)
+			sumL2 += float32(wi * l * l)
 		}
 		return sumLX, sumL2
 	}
@@ -341,39 +380,17 @@ func packPairs(qs []byte, L []int8) {
 	}
 }
 
-// searchQ2K writes one Q2_K super-block: per 16-weight group an affine fit
-// (3 steps, errors |err|·|x|, step counts 2.5 … 4), then the group scales
-// and offsets as 4-bit shares of d = max scale/15 and dmin = max offset/15,
-// and the weights re-rounded against the stored values.
-func searchQ2K(out []byte, x []float32) {
-	var L, aux [QK]uint8
-	var w [16]float32
-	var scales, mins [QK / 16]float32
-	var maxScale, maxMin float32
-	for j := range scales {
-		xs := x[16*j : 16*(j+1)]
-		for l, v := range xs {
-			w[l] = absf(v)
-		}
-		scales[j], mins[j] = fitAffine(xs, w[:], 3, L[16*j:16*(j+1)], aux[:16], -0.5, 0.1, 15, true)
-		maxScale = max32(maxScale, scales[j])
-		maxMin = max32(maxMin, mins[j])
-	}
+// searchQ2K writes one Q2_K super-block: its group scales and offsets
+// (q2KScales, or q2KScalesWeighted with importances qw), then the weights
+// re-rounded against the stored values.
+func searchQ2K(out []byte, x, qw []float32) {
+	var L [QK]uint8
 	clear(out)
 	var d, dmin uint16
-	if maxScale > 0 {
-		iscale := 15 / maxScale
-		for j, s := range scales {
-			out[j] = byte(nearestInt(iscale * s))
-		}
-		d = F32ToFP16(maxScale / 15)
-	}
-	if maxMin > 0 {
-		iscale := 15 / maxMin
-		for j, m := range mins {
-			out[j] |= byte(nearestInt(iscale*m) << 4)
-		}
-		dmin = F32ToFP16(maxMin / 15)
+	if qw == nil {
+		d, dmin = q2KScales(out[:q2KQuants], x, &L)
+	} else {
+		d, dmin = q2KScalesWeighted(out[:q2KQuants], x, qw, &L)
 	}
 	binary.LittleEndian.PutUint16(out[q2KD:], d)
 	binary.LittleEndian.PutUint16(out[q2KDmin:], dmin)
@@ -395,6 +412,42 @@ func searchQ2K(out []byte, x []float32) {
 	packPairs(out[q2KQuants:q2KD], Ls[:])
 }
 
+// q2KScales finds a Q2_K super-block's scales: per 16-weight group an
+// affine fit (3 steps, errors |err|·|x|, step counts 2.5 … 4), then the
+// group scales and offsets as 4-bit shares (in sc, offset high) of
+// d = max scale/15 and dmin = max offset/15, which it returns in fp16. L
+// gets the fits' levels.
+func q2KScales(sc []byte, x []float32, L *[QK]uint8) (d, dmin uint16) {
+	var aux [16]uint8
+	var w [16]float32
+	var scales, mins [QK / 16]float32
+	var maxScale, maxMin float32
+	for j := range scales {
+		xs := x[16*j : 16*(j+1)]
+		for l, v := range xs {
+			w[l] = absf(v)
+		}
+		scales[j], mins[j] = fitAffine(xs, w[:], 3, L[16*j:16*(j+1)], aux[:], -0.5, 0.1, 15, true)
+		maxScale = max32(maxScale, scales[j])
+		maxMin = max32(maxMin, mins[j])
+	}
+	if maxScale > 0 {
+		iscale := 15 / maxScale
+		for j, s := range scales {
+			sc[j] = byte(nearestInt(iscale * s))
+		}
+		d = F32ToFP16(maxScale / 15)
+	}
+	if maxMin > 0 {
+		iscale := 15 / maxMin
+		for j, m := range mins {
+			sc[j] |= byte(nearestInt(iscale*m) << 4)
+		}
+		dmin = F32ToFP16(maxMin / 15)
+	}
+	return d, dmin
+}
+
 // max32 is C's "if (v > m) m = v" (unlike max, it keeps m on NaN and −0).
 func max32(m, v float32) float32 {
 	if v > m {
@@ -403,35 +456,27 @@ func max32(m, v float32) float32 {
 	return m
 }
 
-// searchQ3K writes one Q3_K super-block: per 16-weight group a symmetric
-// fit over −4 … 3 (fitSymmetricRefined), the group scales as signed 6-bit
-// shares of d = −(the group scale of largest magnitude)/32, and the weights
+// searchQ3K writes one Q3_K super-block: its group scales as 6-bit shares
+// (q3KShares, or q3KSharesWeighted with importances qw), then the weights
 // re-rounded against the stored values.
-func searchQ3K(out []byte, x []float32) {
+func searchQ3K(out []byte, x, qw []float32) {
 	var L [QK]int8
-	var scales [QK / 16]float32
-	var maxScale, amax float32
-	for j := range scales {
-		scales[j] = fitSymmetricRefined(x[16*j:16*(j+1)], 4, L[16*j:16*(j+1)])
-		if a := absf(scales[j]); a > amax {
-			amax, maxScale = a, scales[j]
-		}
+	var shares [QK / 16]uint8
+	var d uint16
+	if qw == nil {
+		d = q3KShares(&shares, x, &L)
+	} else {
+		d = q3KSharesWeighted(&shares, x, qw, &L)
 	}
 	clear(out)
 	sc := out[q3KScales:q3KD]
-	var d uint16
-	if maxScale != 0 {
-		iscale := -32 / maxScale
-		for j, s := range scales {
-			l := byte(clampInt(int(int8(nearestInt(iscale*s))), -32, 31) + 32)
-			if j < 8 {
-				sc[j] = l & 0xF
-			} else {
-				sc[j-8] |= (l & 0xF) << 4
-			}
-			sc[8+j%4] |= (l >> 4) << (2 * (j / 4))
+	for j, l := range shares {
+		if j < 8 {
+			sc[j] = l & 0xF
+		} else {
+			sc[j-8] |= (l & 0xF) << 4
 		}
-		d = F32ToFP16(1 / iscale)
+		sc[8+j%4] |= (l >> 4) << (2 * (j / 4))
 	}
 	binary.LittleEndian.PutUint16(out[q3KD:], d)
 	df := FP16ToF32(d)
@@ -454,51 +499,51 @@ func searchQ3K(out []byte, x []float32) {
 	packPairs(out[q3KQuants:q3KScales], L[:])
 }
 
-// fitAffineSuperBlock finds a Q4_K or Q5_K super-block's scales: per
-// 32-weight sub-block an affine fit over 0 … nmax (errors weighted by
-// rms(x) + |x|), then each sub-block's scale and offset as 6-bit shares of
-// d = max scale/63 and dmin = max offset/63, packed into the 12 bytes of
-// sc; the weights are re-rounded against the stored values into L. It
-// returns the fp16 d and dmin.
-func fitAffineSuperBlock(x []float32, nmax int, rmin, rdelta float32, nstep int, sc []byte, L *[QK]uint8) (d, dmin uint16) {
-	var aux [32]uint8
-	var w [32]float32
-	var scales, mins [QK / 32]float32
-	var maxScale, maxMin float32
+// q3KShares finds a Q3_K super-block's scales: per 16-weight group a
+// symmetric fit over −4 … 3 (fitSymmetricRefined), then the group scales
+// as signed 6-bit shares, stored + 32, of d = −(the group scale of largest
+// magnitude)/32, which it returns in fp16. L gets the fits' levels.
+func q3KShares(shares *[QK / 16]uint8, x []float32, L *[QK]int8) uint16 {
+	var scales [QK / 16]float32
+	var maxScale, amax float32
 	for j := range scales {
-		xs := x[32*j : 32*(j+1)]
-		var sumX2 float32
-		for _, v := range xs {
-			sumX2 += float32(v * v)
+		scales[j] = fitSymmetricRefined(x[16*j:16*(j+1)], 4, L[16*j:16*(j+1)])
+		if a := absf(scales[j]); a > amax {
+			amax, maxScale = a, scales[j]
 		}
-		rms := float32(math.Sqrt(float64(sumX2 / 32)))
-		for l, v := range xs {
-			w[l] = rms + absf(v)
-		}
-		scales[j], mins[j] = fitAffine(xs, w[:], nmax, L[32*j:32*(j+1)], aux[:], rmin, rdelta, nstep, false)
-		maxScale = max32(maxScale, scales[j])
-		maxMin = max32(maxMin, mins[j])
 	}
-	var invScale, invMin float32
-	if maxScale > 0 {
-		invScale = 63 / maxScale
+	if maxScale == 0 {
+		return 0 // all shares 0: the step re-rounds nothing
 	}
-	if maxMin > 0 {
-		invMin = 63 / maxMin
+	iscale := -32 / maxScale
+	for j, s := range scales {
+		shares[j] = byte(clampInt(int(int8(nearestInt(iscale*s))), -32, 31) + 32)
+	}
+	return F32ToFP16(1 / iscale)
+}
+
+// fitAffineSuperBlock finds a Q4_K or Q5_K super-block's scales over
+// 0 … nmax: each 32-weight sub-block's scale and offset as 6-bit shares
+// (affineScales, or affineScalesWeighted with importances qw), packed into
+// the 12 bytes of sc; the weights are re-rounded against the stored values
+// into L. It returns the fp16 d and dmin.
+func fitAffineSuperBlock(x, qw []float32, nmax int, sc []byte, L *[QK]uint8) (d, dmin uint16) {
+	var ls, lm [QK / 32]uint8
+	if qw == nil {
+		d, dmin = affineScales(&ls, &lm, x, nmax, L)
+	} else {
+		d, dmin = affineScalesWeighted(&ls, &lm, x, qw, nmax, L)
 	}
 	clear(sc)
-	for j := range scales {
-		ls := min(63, uint8(nearestInt(invScale*scales[j])))
-		lm := min(63, uint8(nearestInt(invMin*mins[j])))
+	for j := range ls {
 		if j < 4 {
-			sc[j], sc[j+4] = ls, lm
+			sc[j], sc[j+4] = ls[j], lm[j]
 		} else {
-			sc[j+4] = ls&0xF | (lm&0xF)<<4
-			sc[j-4] |= (ls >> 4) << 6
-			sc[j] |= (lm >> 4) << 6
+			sc[j+4] = ls[j]&0xF | (lm[j]&0xF)<<4
+			sc[j-4] |= (ls[j] >> 4) << 6
+			sc[j] |= (lm[j] >> 4) << 6
 		}
 	}
-	d, dmin = F32ToFP16(maxScale/63), F32ToFP16(maxMin/63)
 	df, dminf := FP16ToF32(d), FP16ToF32(dmin)
 	for j := 0; j < QK/32; j++ {
 		s, m := q4KScaleMin(j, sc)
@@ -514,11 +559,49 @@ func fitAffineSuperBlock(x []float32, nmax int, rmin, rdelta float32, nstep int,
 	return d, dmin
 }
 
-// searchQ4K writes one Q4_K super-block: fitAffineSuperBlock over 0 … 15,
-// trying step counts 14 … 17.
-func searchQ4K(out []byte, x []float32) {
+// affineScales finds the shares of a Q4_K or Q5_K super-block: per
+// 32-weight sub-block an affine fit over 0 … nmax (errors weighted by
+// rms(x) + |x|; Q4_K tries step counts 14 … 17, Q5_K 30.5 … 32), then
+// each sub-block's scale and offset as 6-bit shares of d = max scale/63
+// and dmin = max offset/63, which it returns in fp16. L gets the fits'
+// levels.
+func affineScales(ls, lm *[QK / 32]uint8, x []float32, nmax int, L *[QK]uint8) (d, dmin uint16) {
+	rmin, rdelta, nstep := float32(-1), float32(0.1), 20 // Q4_K
+	if nmax == 31 {
+		rmin, nstep = -0.5, 15 // Q5_K
+	}
+	var aux [32]uint8
+	var w [32]float32
+	var scales, mins [QK / 32]float32
+	var maxScale, maxMin float32
+	for j := range scales {
+		xs := x[32*j : 32*(j+1)]
+		rms := float32(math.Sqrt(float64(sumSquares(xs) / 32)))
+		for l, v := range xs {
+			w[l] = rms + absf(v)
+		}
+		scales[j], mins[j] = fitAffine(xs, w[:], nmax, L[32*j:32*(j+1)], aux[:], rmin, rdelta, nstep, false)
+		maxScale = max32(maxScale, scales[j])
+		maxMin = max32(maxMin, mins[j])
+	}
+	var invScale, invMin float32
+	if maxScale > 0 {
+		invScale = 63 / maxScale
+	}
+	if maxMin > 0 {
+		invMin = 63 / maxMin
+	}
+	for j := range scales {
+		ls[j] = min(63, uint8(nearestInt(invScale*scales[j])))
+		lm[j] = min(63, uint8(nearestInt(invMin*mins[j])))
+	}
+	return F32ToFP16(maxScale / 63), F32ToFP16(maxMin / 63)
+}
+
+// searchQ4K writes one Q4_K super-block: fitAffineSuperBlock over 0 … 15.
+func searchQ4K(out []byte, x, qw []float32) {
 	var L [QK]uint8
-	d, dmin := fitAffineSuperBlock(x, 15, -1, 0.1, 20, out[q4KScales:q4KQuants], &L)
+	d, dmin := fitAffineSuperBlock(x, qw, 15, out[q4KScales:q4KQuants], &L)
 	binary.LittleEndian.PutUint16(out, d)
 	binary.LittleEndian.PutUint16(out[2:], dmin)
 	q := out[q4KQuants:]
@@ -529,11 +612,10 @@ func searchQ4K(out []byte, x []float32) {
 	}
 }
 
-// searchQ5K writes one Q5_K super-block: fitAffineSuperBlock over 0 … 31,
-// trying step counts 30.5 … 32.
-func searchQ5K(out []byte, x []float32) {
+// searchQ5K writes one Q5_K super-block: fitAffineSuperBlock over 0 … 31.
+func searchQ5K(out []byte, x, qw []float32) {
 	var L [QK]uint8
-	d, dmin := fitAffineSuperBlock(x, 31, -0.5, 0.1, 15, out[q5KScales:q5KHigh], &L)
+	d, dmin := fitAffineSuperBlock(x, qw, 31, out[q5KScales:q5KHigh], &L)
 	binary.LittleEndian.PutUint16(out, d)
 	binary.LittleEndian.PutUint16(out[2:], dmin)
 	qh, ql := out[q5KHigh:q5KQuants], out[q5KQuants:]
@@ -548,16 +630,21 @@ func searchQ5K(out []byte, x []float32) {
 }
 
 // searchQ6K writes one Q6_K super-block: per 16-weight group a symmetric
-// fit over −32 … 31 (fitSymmetric), the group scales as int8 shares of
-// d = −(the group scale of largest magnitude)/128, and the weights
-// re-rounded against the stored values. A block whose scales are all below
-// ggml's epsilon is all zero.
-func searchQ6K(out []byte, x []float32) {
+// fit over −32 … 31 (fitSymmetric, errors weighted by x², or by the
+// importances qw alone), the group scales as int8 shares of d = −(the
+// group scale of largest magnitude)/128, and the weights re-rounded
+// against the stored values. A block whose scales are all below ggml's
+// epsilon is all zero.
+func searchQ6K(out []byte, x, qw []float32) {
 	var L [QK]int8
 	var scales [QK / 16]float32
 	var maxScale, amax float32
 	for j := range scales {
-		scales[j] = fitSymmetric(x[16*j:16*(j+1)], 32, L[16*j:16*(j+1)])
+		var w []float32
+		if qw != nil {
+			w = qw[16*j : 16*(j+1)]
+		}
+		scales[j] = fitSymmetric(x[16*j:16*(j+1)], 32, L[16*j:16*(j+1)], w)
 		if a := absf(scales[j]); a > amax {
 			amax, maxScale = a, scales[j]
 		}
@@ -632,22 +719,25 @@ var iq4Upper = func() (t [113 + 127]uint8) {
 }()
 
 // iq4Step returns the step d of a 32-weight IQ4 block, x ≈ d·kvalues[q],
-// errors weighted by x²: the step that sends the element of largest
-// magnitude to the level −127, then the steps max/(k − 127) for
+// errors weighted by w (nil: by x²): the step that sends the element of
+// largest magnitude to the level −127, then the steps max/(k − 127) for
 // k = −7 … 7, each with the levels nearest to x/step and its least-squares
 // step Σwkx/Σwk²; the one with the largest (Σwkx)²/Σwk² wins. A block
 // below ggml's epsilon gets 0.
-func iq4Step(x []float32) float32 {
+func iq4Step(x, w []float32) float32 {
 	top, amax := largest(x)
 	if amax < groupMaxEps {
 		return 0
 	}
 	sums := func(id float32) (sumQX, sumQ2 float32) {
-		for _, v := range x {
+		for i, v := range x {
 			q := float32(kvaluesIQ4NL[iq4Index(id*v)])
-			w := v * v
-			sumQX += float32(w * q * v)
-			sumQ2 += float32(w * q * q)
+			wi := v * v
+			if w != nil {
+				wi = w[i]
+			}
+			sumQX += float32(wi * q * v)
+			sumQ2 += float32(wi * q * q)
 		}
 		return sumQX, sumQ2
 	}
@@ -677,9 +767,17 @@ func packIQ4(q []byte, idx *[32]uint8) {
 }
 
 // searchIQ4NL writes one IQ4_NL block: d = iq4Step(x) in fp16, and each
-// weight the level nearest to x/d (d before its rounding).
-func searchIQ4NL(out []byte, x []float32) {
-	d := iq4Step(x)
+// weight the level nearest to x/d (d before its rounding). With
+// importances qw, errors weigh qw·√(σ² + x²), σ² twice the block's mean
+// square.
+func searchIQ4NL(out []byte, x, qw []float32) {
+	var buf [32]float32
+	var w []float32
+	if qw != nil {
+		w = buf[:]
+		importanceWeights(w, x, qw, sumSquares(x)*(2.0/32))
+	}
+	d := iq4Step(x, w)
 	binary.LittleEndian.PutUint16(out, F32ToFP16(d))
 	var id float32
 	if d != 0 {
@@ -693,14 +791,26 @@ func searchIQ4NL(out []byte, x []float32) {
 }
 
 // searchIQ4XS writes one IQ4_XS super-block: per 32-weight sub-block its
-// step (iq4Step), d = −(the step of largest magnitude)/32 in fp16, each
-// sub-block's scale l = round(step/d) in −32 … 31 stored as l + 32, and
-// each weight the level nearest to x/(d·l) (d before its rounding).
-func searchIQ4XS(out []byte, x []float32) {
+// step (iq4Step; with importances qw, errors weigh qw·√(σ² + x²), σ²
+// twice the super-block's mean square), d = −(the step of largest
+// magnitude)/32 in fp16, each sub-block's scale l = round(step/d) in
+// −32 … 31 stored as l + 32, and each weight the level nearest to x/(d·l)
+// (d before its rounding).
+func searchIQ4XS(out []byte, x, qw []float32) {
 	var steps [QK / 32]float32
 	var maxStep, amax float32
+	var buf [32]float32
+	var w []float32
+	var sigma2 float32
+	if qw != nil {
+		w = buf[:]
+		sigma2 = sumSquares(x) * (2.0 / QK)
+	}
 	for j := range steps {
-		steps[j] = iq4Step(x[32*j : 32*(j+1)])
+		if qw != nil {
+			importanceWeights(w, x[32*j:32*(j+1)], qw[32*j:32*(j+1)], sigma2)
+		}
+		steps[j] = iq4Step(x[32*j:32*(j+1)], w)
 		if a := absf(steps[j]); a > amax {
 			amax, maxStep = a, steps[j]
 		}

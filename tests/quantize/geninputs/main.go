@@ -1,6 +1,7 @@
 // Command geninputs writes the inputs of the quantizer gate for llama.cpp
-// (tests/quantize/llamacpp_quantize.py): the random rows as raw float32
-// with a JSON index, and the F32 gate models with their SHA-256.
+// (tests/quantize/llamacpp_quantize.py): the random rows and the importance
+// matrices as raw float32 with a JSON index, and the F32 gate models with
+// their SHA-256.
 //
 //	go run ./tests/quantize/geninputs -out /tmp/quantize-inputs
 package main
@@ -13,6 +14,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/toyml/toy/internal/testmodel"
 	quantize "github.com/toyml/toy/tests/quantize"
@@ -23,6 +25,13 @@ type rowEntry struct {
 	quantize.RowCase
 	Offset int      `json:"offset"` // in float32 values, into rows.f32
 	Types  []string `json:"types"`  // the RowTypes whose block fits RowLen
+}
+
+// imatrixEntry is a row set's importances: RowLen float32 in imatrix.f32.
+type imatrixEntry struct {
+	Case   string `json:"case"` // the row set's name
+	Kind   string `json:"kind"`
+	Offset int    `json:"offset"` // in float32 values, into imatrix.f32
 }
 
 type modelEntry struct {
@@ -51,10 +60,14 @@ func main() {
 		fail(err)
 	}
 	var index struct {
-		Rows    []rowEntry           `json:"rows"`
-		Models  []modelEntry         `json:"models"`
-		Cases   []quantize.ModelCase `json:"cases"`
-		Forward forwardEntry         `json:"forward"`
+		Rows    []rowEntry     `json:"rows"`
+		Imatrix []imatrixEntry `json:"imatrix"`
+		Models  []modelEntry   `json:"models"`
+		// ModelImatrix: quantize.ModelImatrix of each model, in
+		// imatrix_models.f32, per matrix by offset and size (floats).
+		ModelImatrix map[string][]modelImatrixEntry `json:"model_imatrix"`
+		Cases        []quantize.ModelCase           `json:"cases"`
+		Forward      forwardEntry                   `json:"forward"`
 	}
 	var raw []byte
 	var err error
@@ -73,6 +86,17 @@ func main() {
 	if err := os.WriteFile(filepath.Join(*out, "rows.f32"), raw, 0o644); err != nil {
 		fail(err)
 	}
+	raw = raw[:0]
+	for _, c := range quantize.ImatrixCases() {
+		index.Imatrix = append(index.Imatrix, imatrixEntry{Case: c.Rows.Name, Kind: c.Kind, Offset: len(raw) / 4})
+		for _, v := range c.Importance() {
+			raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(v))
+		}
+	}
+	if err := os.WriteFile(filepath.Join(*out, "imatrix.f32"), raw, 0o644); err != nil {
+		fail(err)
+	}
+	var imRaw []byte
 	for _, s := range quantize.ModelSpecs() {
 		file := filepath.Join("models", s.File())
 		sum, err := testmodel.Write(s.Spec, filepath.Join(*out, file))
@@ -81,6 +105,29 @@ func main() {
 		}
 		index.Models = append(index.Models, modelEntry{Name: s.Name, File: file, SHA256: sum})
 		fmt.Fprintf(os.Stderr, "%s  %s\n", sum, file)
+		f, err := gguf.Open(filepath.Join(*out, file))
+		if err != nil {
+			fail(err)
+		}
+		im := quantize.ModelImatrix(f.Tensors)
+		f.Close()
+		names := make([]string, 0, len(im))
+		for name := range im {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		if index.ModelImatrix == nil {
+			index.ModelImatrix = map[string][]modelImatrixEntry{}
+		}
+		for _, name := range names {
+			index.ModelImatrix[s.Name] = append(index.ModelImatrix[s.Name], modelImatrixEntry{Name: name, Offset: len(imRaw) / 4, Size: len(im[name])})
+			for _, v := range im[name] {
+				imRaw = binary.LittleEndian.AppendUint32(imRaw, math.Float32bits(v))
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(*out, "imatrix_models.f32"), imRaw, 0o644); err != nil {
+		fail(err)
 	}
 	index.Cases = quantize.ModelCases()
 	if index.Forward, err = writeForward(*out); err != nil {
@@ -90,6 +137,13 @@ func main() {
 	if err := os.WriteFile(filepath.Join(*out, "inputs.json"), append(b, '\n'), 0o644); err != nil {
 		fail(err)
 	}
+}
+
+// modelImatrixEntry is one matrix's importance in imatrix_models.f32.
+type modelImatrixEntry struct {
+	Name   string `json:"name"`
+	Offset int    `json:"offset"`
+	Size   int    `json:"size"`
 }
 
 // writeForward writes the forward gate's F32 model and toy's Q4_K_M of it.
