@@ -16,6 +16,7 @@ func init() {
 		"NewJSONSchemaPrefix": reflect.ValueOf(grammar.NewJSONSchemaPrefix),
 		"NewMatcher":          reflect.ValueOf(grammar.NewMatcher),
 		"ParseGBNF":           reflect.ValueOf(grammar.ParseGBNF),
+		"QuoteGBNF":           reflect.ValueOf(grammar.QuoteGBNF),
 
 		// type definitions
 		"GBNF":     reflect.ValueOf((*grammar.GBNF)(nil)),

@@ -364,3 +364,17 @@ func FuzzGBNF(f *testing.F) {
 		}
 	})
 }
+
+// TestQuoteGBNF: a quoted string parses back to itself, specials and all.
+func TestQuoteGBNF(t *testing.T) {
+	for _, s := range []string{"plain", `a "quoted" \ back`, "tab\tnew\nline\rcr\x01\x7f", "déjà 漢字", ""} {
+		g, err := ParseGBNF("root ::= "+QuoteGBNF(s), nil)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		m := NewMatcher(g)
+		if s != "" && m.Accept(s) != nil || !m.Complete() {
+			t.Errorf("%q does not match its own literal %s", s, QuoteGBNF(s))
+		}
+	}
+}

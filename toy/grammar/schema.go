@@ -355,7 +355,7 @@ func (c *schemaConv) typed(o *object, t, name, at string) (string, error) {
 			if t != "" && !ofType(text, t) {
 				continue // a value of another type
 			}
-			alts = append(alts, gbnfQuote(text))
+			alts = append(alts, QuoteGBNF(text))
 		}
 		if len(alts) == 0 {
 			return "", fmt.Errorf("grammar: %s: no enum value is of the schema's type", at)
@@ -547,7 +547,7 @@ func (c *schemaConv) objectRule(props *object, required []string, extra json.Raw
 			return "", err
 		}
 		quoted, _ := compactJSON(mustMarshal(key))
-		kv[key] = c.rule(sub(name, key+"-kv"), gbnfQuote(quoted)+` space ":" space `+value)
+		kv[key] = c.rule(sub(name, key+"-kv"), QuoteGBNF(quoted)+` space ":" space `+value)
 		if slices.Contains(required, key) {
 			req = append(req, key)
 		} else {
@@ -704,7 +704,7 @@ func (c *schemaConv) allOf(raw json.RawMessage, name, at string) (string, error)
 		}
 		alts := make([]string, len(enum))
 		for i, t := range enum {
-			alts[i] = gbnfQuote(t)
+			alts[i] = QuoteGBNF(t)
 		}
 		return c.named(name, strings.Join(alts, " | ")), nil
 	}
@@ -898,7 +898,7 @@ func (c *schemaConv) notKeys(keys []string) string {
 		}
 		slices.Sort(firsts)
 		for _, r := range firsts {
-			alts = append(alts, gbnfQuote(string(r))+" "+walk(t.next[r]))
+			alts = append(alts, QuoteGBNF(string(r))+" "+walk(t.next[r]))
 		}
 		// A character that parts from every key here, then any.
 		other := setMinus(jsonRaw, runeSet(firsts...))

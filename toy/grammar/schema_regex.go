@@ -397,7 +397,7 @@ func (c *schemaConv) rxGBNF(n *rx, name string) string {
 	lit := ""
 	flush := func() {
 		if lit != "" {
-			items = append(items, gbnfQuote(lit))
+			items = append(items, QuoteGBNF(lit))
 			lit = ""
 		}
 	}

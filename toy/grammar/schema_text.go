@@ -14,8 +14,10 @@ import (
 	"unicode/utf8"
 )
 
-// gbnfQuote writes s as a GBNF literal.
-func gbnfQuote(s string) string {
+// QuoteGBNF writes s as a GBNF literal (ParseGBNF reads it back as s):
+// in double quotes, with quotes, backslashes and control characters
+// escaped. It helps write grammars that name given strings.
+func QuoteGBNF(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range s {
@@ -125,7 +127,7 @@ func classChar(r rune) string {
 // character, else a class, or a negated class when that is shorter.
 func gbnfClass(s []runeRange) string {
 	if len(s) == 1 && s[0].lo == s[0].hi {
-		return gbnfQuote(string(s[0].lo))
+		return QuoteGBNF(string(s[0].lo))
 	}
 	write := func(s []runeRange, neg bool) string {
 		var b strings.Builder
@@ -288,7 +290,7 @@ func natRange(lo, hi int64) string {
 // digitsRange is the digit strings from a to b, both of one length.
 func digitsRange(a, b string) string {
 	if a == b {
-		return gbnfQuote(a)
+		return QuoteGBNF(a)
 	}
 	i := 0
 	for a[i] == b[i] {
@@ -296,7 +298,7 @@ func digitsRange(a, b string) string {
 	}
 	prefix := ""
 	if i > 0 {
-		prefix = gbnfQuote(a[:i]) + " "
+		prefix = QuoteGBNF(a[:i]) + " "
 	}
 	x, y, ra, rb := a[i], b[i], a[i+1:], b[i+1:]
 	n := len(ra)

@@ -60,6 +60,10 @@ type job struct {
 	// (a forced tool call's opening): part of the reply to parse, not
 	// generated, not streamed until it is known what it became.
 	prefill string
+	// call keeps a gpt-oss reply to a forced tool call: analysis, then a
+	// call to one of the functions, its arguments to its schema
+	// (harmonyCall); the formats above do not apply.
+	call *harmonyCall
 }
 
 // sink receives a generation's events; the OpenAI and Ollama responders
@@ -119,6 +123,8 @@ func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, erro
 		logits := first
 		var gram grammar.State
 		switch {
+		case j.call != nil:
+			gram = j.call.state() // gpt-oss: the whole reply, its analysis and its call
 		case j.gbnf != nil:
 			gram = grammar.NewMatcher(j.gbnf)
 		case j.schema != nil:
@@ -132,7 +138,7 @@ func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, erro
 			g.AllowTail()
 			gram = g
 		}
-		if gram != nil && j.harmony != nil {
+		if gram != nil && j.harmony != nil && j.call == nil {
 			gram = newFinalOnly(gram, *j.harmony) // gpt-oss: the format holds in the final message
 		}
 		out.start(i)

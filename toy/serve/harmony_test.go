@@ -1,7 +1,10 @@
 package serve
 
 import (
+	"encoding/json"
+	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,5 +106,192 @@ func TestHarmony(t *testing.T) {
 	content, _ = field(out, "choices", 0, "message", "content").(string)
 	if content == "" || content == "Four." || grammar.NewJSON().Accept(content) != nil || field(out, "choices", 0, "message", "reasoning_content") != "Prose." {
 		t.Errorf("JSON mode over a prose answer: %q is not the start of a JSON object (%v)", content, out)
+	}
+}
+
+// secondChoices is a scripted model with a fallback: besides its script's
+// token it favours these, the first most, so that where a grammar refuses
+// the script the test knows what comes instead (a plain scripted model
+// would take the allowed token with the lowest id).
+type secondChoices struct {
+	*scripted
+	ids []int32
+}
+
+func (s *secondChoices) Next(ids []int32) ([]float32, error) {
+	logits, err := s.scripted.Next(ids)
+	for i, id := range s.ids {
+		logits[id] = max(logits[id], float32(len(s.ids)-i))
+	}
+	return logits, err
+}
+
+// sayOr scripts reply, with the single-token texts second as the model's
+// second choices.
+func sayOr(t *testing.T, s *Server, reply string, second ...string) {
+	t.Helper()
+	sc := say(s, reply)
+	w := &secondChoices{scripted: sc}
+	for _, text := range second {
+		ids := s.model.Tokenizer.Encode(text, tokenizerOptions(false))
+		if len(ids) != 1 {
+			t.Fatalf("%q is %d tokens, not one", text, len(ids))
+		}
+		w.ids = append(w.ids, ids[0])
+	}
+	s.session = w
+}
+
+// forcedTools offers two functions, each with a schema for its arguments.
+const forcedTools = `[
+	{"type": "function", "function": {"name": "get_weather", "description": "The weather at a place.", "parameters": {"type": "object", "properties": {"place": {"type": "string"}}, "required": ["place"]}}},
+	{"type": "function", "function": {"name": "get_time", "description": "The time in a zone.", "parameters": {"type": "object", "properties": {"zone": {"type": "string"}}, "required": ["zone"]}}}]`
+
+// harmonyCallOf is a call in a harmony reply after its analysis: the
+// header as gpt-oss writes it (or, inRole, as its template does).
+func harmonyCallOf(name, args string, inRole bool) string {
+	if inRole {
+		return "<|start|>assistant to=functions." + name + "<|channel|>commentary json<|message|>" + args + "<|call|>"
+	}
+	return "<|start|>assistant<|channel|>commentary to=functions." + name + " <|constrain|>json<|message|>" + args + "<|call|>"
+}
+
+// completeValue reports whether args is a whole value of the parameters
+// schema of the function name among forcedTools.
+func completeValue(t *testing.T, name, args string) bool {
+	t.Helper()
+	schema, err := grammar.CompileSchema(parametersOf(json.RawMessage(forcedTools), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := grammar.NewJSONSchema(schema)
+	return m.Accept(args) == nil && m.Complete()
+}
+
+// TestHarmonyForcedCall: tool_choice "required" or a named function keeps a
+// gpt-oss reply to its analysis, then one call — to an offered function,
+// the named one — whose arguments are a value of the function's parameters
+// schema, even from a model that would rather write a number for the
+// string "place", call another function, or answer in its final channel.
+func TestHarmonyForcedCall(t *testing.T) {
+	s := harmonyServer(t)
+	ask := func(extra string) string { // (max_tokens: a reply turned aside may wander)
+		return `{"messages": [{"role": "user", "content": "Weather in Oslo?"}], "tools": ` + forcedTools + `, "temperature": 0, "max_tokens": 80` + extra + `}`
+	}
+	named := func(name string) string {
+		return `, "tool_choice": {"type": "function", "function": {"name": "` + name + `"}}`
+	}
+	const analysis = "<|channel|>analysis<|message|>Look it up.<|end|>"
+
+	// A number for "place": the model's second choices are '"', then '}'.
+	// Left alone (tool_choice "auto") it writes the number; forced, the
+	// mask turns the number into a string and closes the object.
+	number := analysis + harmonyCallOf("get_weather", `{"place": 5`, false)
+	sayOr(t, s, number, `"`, "}")
+	_, out := post(t, s, "/v1/chat/completions", ask(""))
+	if args := field(out, "choices", 0, "message", "tool_calls", 0, "function", "arguments"); args != `{"place": 5` {
+		t.Fatalf("unforced, the scripted model should write a number: %v", out)
+	}
+	sayOr(t, s, number, `"`, "}")
+	_, out = post(t, s, "/v1/chat/completions", ask(named("get_weather")))
+	call := field(out, "choices", 0, "message", "tool_calls", 0)
+	args, _ := field(call, "function", "arguments").(string)
+	if field(out, "choices", 0, "finish_reason") != "tool_calls" || field(call, "function", "name") != "get_weather" ||
+		!completeValue(t, "get_weather", args) || field(out, "choices", 0, "message", "reasoning_content") != "Look it up." ||
+		field(out, "choices", 0, "message", "content") != nil {
+		t.Errorf("named call over a number: arguments %q (%v)", args, out)
+	}
+
+	// Streamed: the analysis as reasoning, the call in one delta, no content.
+	sayOr(t, s, number, `"`, "}")
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(ask(named("get_weather")+`, "stream": true`))))
+	chunks, done := events(t, rec.Body)
+	var reasoning, content strings.Builder
+	var calls []any
+	for _, ch := range chunks {
+		if v, ok := field(ch, "choices", 0, "delta", "reasoning_content").(string); ok {
+			reasoning.WriteString(v)
+		}
+		if v, ok := field(ch, "choices", 0, "delta", "content").(string); ok {
+			content.WriteString(v)
+		}
+		calls = append(calls, asList(field(ch, "choices", 0, "delta", "tool_calls"))...)
+	}
+	if args, _ := field(calls, 0, "function", "arguments").(string); !done || len(calls) != 1 || field(calls[0], "function", "name") != "get_weather" ||
+		!completeValue(t, "get_weather", args) || reasoning.String() != "Look it up." || content.String() != "" ||
+		field(chunks[len(chunks)-1], "choices", 0, "finish_reason") != "tool_calls" {
+		t.Errorf("streamed: reasoning %q, content %q, calls %v", reasoning.String(), content.String(), calls)
+	}
+
+	// "required": any offered function (get_weather: not the first of the
+	// grammar's names, which are sorted), its recipient in either part of
+	// the header, after analysis, commentary to the user (content) or
+	// nothing; parallel_tool_calls false holds.
+	const oslo = `{"place": "Oslo"}`
+	for _, c := range []struct{ reply, reasoning, content string }{
+		{analysis + harmonyCallOf("get_weather", oslo, false), "Look it up.", ""},
+		{analysis + harmonyCallOf("get_weather", oslo, true), "Look it up.", ""},
+		{"<|channel|>commentary<|message|>Checking the sky.<|end|>" + harmonyCallOf("get_weather", oslo, false), "", "Checking the sky."},
+		{strings.TrimPrefix(harmonyCallOf("get_weather", oslo, false), "<|start|>assistant"), "", ""},
+	} {
+		for _, extra := range []string{`, "tool_choice": "required"`, named("get_weather") + `, "parallel_tool_calls": false`} {
+			say(s, c.reply)
+			_, out := post(t, s, "/v1/chat/completions", ask(extra))
+			msg := field(out, "choices", 0, "message")
+			content, _ := field(msg, "content").(string)
+			reasoning, _ := field(msg, "reasoning_content").(string)
+			if field(out, "choices", 0, "finish_reason") != "tool_calls" || len(asList(field(msg, "tool_calls"))) != 1 ||
+				field(msg, "tool_calls", 0, "function", "name") != "get_weather" || field(msg, "tool_calls", 0, "function", "arguments") != oslo ||
+				reasoning != c.reasoning || content != c.content {
+				t.Errorf("%s over %q: %v", extra, c.reply, out)
+			}
+		}
+	}
+
+	// A call to another function becomes one to the named function, or
+	// for "required" to an offered one; with two calls scripted, the reply
+	// ends after the first.
+	for _, c := range []struct {
+		reply, extra string
+		want         []string
+	}{
+		{analysis + harmonyCallOf("get_time", `{"zone": "CET"}`, false), named("get_weather"), []string{"get_weather"}},
+		{analysis + harmonyCallOf("rm_rf", `{}`, false), `, "tool_choice": "required"`, []string{"get_weather", "get_time"}},
+	} {
+		say(s, c.reply)
+		_, out = post(t, s, "/v1/chat/completions", ask(c.extra))
+		name, _ := field(out, "choices", 0, "message", "tool_calls", 0, "function", "name").(string)
+		if !slices.Contains(c.want, name) {
+			t.Errorf("%s over %q: %v", c.extra, c.reply, out)
+		}
+	}
+	say(s, analysis+strings.ReplaceAll(harmonyCallOf("get_time", `{"zone": "CET"}`, false), "<|call|>", "<|end|>")+harmonyCallOf("get_weather", oslo, false))
+	_, out = post(t, s, "/v1/chat/completions", ask(`, "tool_choice": "required"`))
+	if calls := asList(field(out, "choices", 0, "message", "tool_calls")); len(calls) != 1 || field(calls[0], "function", "arguments") != `{"zone": "CET"}` {
+		t.Errorf("two calls scripted, one wanted: %v", out)
+	}
+
+	// A final answer instead of a call: unforced, it is the content; forced,
+	// the reply stays in analysis until max_tokens, and no answer shows.
+	const answer = "<|channel|>analysis<|message|>Easy.<|end|><|start|>assistant<|channel|>final<|message|>Sunny.<|return|>"
+	say(s, answer)
+	if _, out = post(t, s, "/v1/chat/completions", ask("")); field(out, "choices", 0, "message", "content") != "Sunny." {
+		t.Fatalf("unforced, the scripted model should answer: %v", out)
+	}
+	say(s, answer)
+	_, out = post(t, s, "/v1/chat/completions", ask(`, "tool_choice": "required"`))
+	if c, _ := field(out, "choices", 0, "message", "content").(string); c != "" || field(out, "choices", 0, "finish_reason") == "stop" {
+		t.Errorf("required over a final answer: %v", out)
+	}
+
+	for _, c := range []struct{ extra, want string }{
+		{named("nope"), "not among the tools"},
+		{`, "tool_choice": "required", "response_format": {"type": "json_object"}`, "tool call"},
+		{`, "tool_choice": "required", "grammar": "root ::= \"x\""`, "tool call"},
+	} {
+		if code, out := post(t, s, "/v1/chat/completions", ask(c.extra)); code != 400 || !strings.Contains(field(out, "error", "message").(string), c.want) {
+			t.Errorf("%s: %d %v", c.extra, code, out)
+		}
 	}
 }

@@ -116,8 +116,11 @@ func (s *Server) chatJob(req *chatRequest) (*job, *apiError) {
 	if j.gbnf != nil && tools.calls != nil {
 		return nil, badRequest("grammar", "grammar with tools is not supported: a tool call is not in the grammar")
 	}
+	if tools.call != nil && (j.json || j.gbnf != nil) {
+		return nil, badRequest("tool_choice", "tool_choice %q with response_format json, json_schema or grammar is not supported: the reply is to be a tool call", choice.mode)
+	}
 	j.logprobs, j.topLogprobs = logp, top
-	j.tools, j.prefill, j.args = tools.calls, tools.prefill, tools.args
+	j.tools, j.prefill, j.args, j.call = tools.calls, tools.prefill, tools.args, tools.call
 	switch {
 	case s.hasHarmony:
 		j.harmony = &s.harmony

@@ -64,7 +64,13 @@
 //     "function": {"name"}} start the reply with the opening of a call (of
 //     that function, whose arguments are then kept to its parameters schema
 //     by grammar.Schema, or to a JSON object where the schema uses keywords
-//     it refuses). parallel_tool_calls: false keeps the first call. Assistant
+//     it refuses). For gpt-oss they keep its harmony reply instead to
+//     analysis (or commentary) messages and then one call, to an offered
+//     function or the named one, its arguments kept to that function's
+//     schema the same way, as llama.cpp's grammar for gpt-oss does under
+//     "required" (harmony.go); with response_format json or a grammar they
+//     are refused, and so they are for a template in none of these formats.
+//     parallel_tool_calls: false keeps the first call. Assistant
 //     messages may carry tool_calls and "tool" messages tool_call_id; call
 //     ids are nine letters and digits, the form Mistral's template insists on.
 //   - JSON mode: response_format {"type": "json_object"} masks every step

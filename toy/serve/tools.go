@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"slices"
 	"strings"
@@ -377,6 +378,9 @@ type toolSetup struct {
 	// the reply starts with: a JSON object of the function's parameters
 	// schema when grammar.Schema takes it, else any object.
 	args *forcedArgs
+	// call, for gpt-oss, is the harmony reply a forced call keeps to
+	// (harmony.go) in place of prefill and args.
+	call *harmonyCall
 }
 
 // forcedArgs is the constraint on a forced call's arguments.
@@ -403,11 +407,13 @@ func parametersOf(raw json.RawMessage, name string) json.RawMessage {
 }
 
 // setupTools decides how a chat request's tools are offered and read back.
-// With "none" the template is not shown them; "required" and a named
-// function start the reply with the opening of a call. A named function's
+// With "none" the template is not shown them. "required" and a named
+// function start the reply with the opening of a call; a named function's
 // arguments are then kept to its parameters schema (or, when the schema
-// uses keywords grammar.Schema refuses, to a JSON object); the name "required"
-// leaves to the model is not constrained.
+// uses keywords grammar.Schema refuses, to a JSON object), while the name
+// "required" leaves to the model is not constrained. gpt-oss's harmony
+// replies are kept instead to analysis and then a call to one of the
+// functions (that one), its arguments to its schema (harmonyCall).
 func (s *Server) setupTools(rawTools json.RawMessage, choice toolChoice, parallel *bool) (toolSetup, *apiError) {
 	vars, names, e := offeredTools(rawTools)
 	if e != nil {
@@ -427,20 +433,32 @@ func (s *Server) setupTools(rawTools json.RawMessage, choice toolChoice, paralle
 	if f != unknownFormat {
 		setup.calls = &toolCalls{format: f, names: names, single: parallel != nil && !*parallel}
 	}
-	switch choice.mode {
-	case "required", "function":
-		if f == unknownFormat {
-			return toolSetup{}, badRequest("tool_choice", "tool_choice %q needs a chat template whose tool-call format toy reads (Qwen/Hermes <tool_call>, Llama 3.1/3.2 JSON, Mistral [TOOL_CALLS]); this model's is not one", choice.mode)
+	if choice.mode != "required" && choice.mode != "function" {
+		return setup, nil
+	}
+	if f == unknownFormat && !s.hasHarmony {
+		return toolSetup{}, badRequest("tool_choice", "tool_choice %q needs a chat template whose tool-call format toy reads (Qwen/Hermes <tool_call>, Llama 3.1/3.2 JSON, Mistral [TOOL_CALLS], gpt-oss's harmony); this model's is not one", choice.mode)
+	}
+	if choice.mode == "function" && !names[choice.name] {
+		return toolSetup{}, badRequest("tool_choice", "tool_choice names %q, which is not among the tools", choice.name)
+	}
+	if s.hasHarmony {
+		forced := []string{choice.name}
+		if choice.mode == "required" {
+			forced = slices.Sorted(maps.Keys(names))
 		}
-		if choice.mode == "function" && !names[choice.name] {
-			return toolSetup{}, badRequest("tool_choice", "tool_choice names %q, which is not among the tools", choice.name)
+		call, err := newHarmonyCall(s.model.Tokenizer, rawTools, forced)
+		if err != nil {
+			return toolSetup{}, badRequest("tool_choice", "%v", err)
 		}
-		setup.prefill = f.opening(choice.name)
-		if choice.mode == "function" {
-			setup.args = &forcedArgs{}
-			if params := parametersOf(rawTools, choice.name); len(params) > 0 {
-				setup.args.schema, _ = grammar.CompileSchema(params) // nil when not covered: any object
-			}
+		setup.call = call
+		return setup, nil
+	}
+	setup.prefill = f.opening(choice.name)
+	if choice.mode == "function" {
+		setup.args = &forcedArgs{}
+		if params := parametersOf(rawTools, choice.name); len(params) > 0 {
+			setup.args.schema, _ = grammar.CompileSchema(params) // nil when not covered: any object
 		}
 	}
 	return setup, nil
