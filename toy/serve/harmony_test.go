@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"slices"
@@ -292,6 +293,25 @@ func TestHarmonyForcedCall(t *testing.T) {
 	} {
 		if code, out := post(t, s, "/v1/chat/completions", ask(c.extra)); code != 400 || !strings.Contains(field(out, "error", "message").(string), c.want) {
 			t.Errorf("%s: %d %v", c.extra, code, out)
+		}
+	}
+}
+
+// TestHarmonyCapabilities: a gpt-oss server reads tool calls (harmony) and
+// reasoning, and /api/show says so.
+func TestHarmonyCapabilities(t *testing.T) {
+	s := harmonyServer(t)
+	if f := s.ToolCallFormat(); f != "harmony" {
+		t.Errorf("ToolCallFormat %q, want harmony", f)
+	}
+	code, out := post(t, s, "/api/show", `{"model": "m"}`)
+	if code != 200 {
+		t.Fatalf("status %d: %v", code, out)
+	}
+	caps := fmt.Sprint(field(out, "capabilities"))
+	for _, want := range []string{"completion", "tools", "thinking"} {
+		if !strings.Contains(caps, want) {
+			t.Errorf("capabilities %s lack %s", caps, want)
 		}
 	}
 }

@@ -631,10 +631,10 @@ func (s *Server) handleOllamaShow(w http.ResponseWriter, r *http.Request) {
 		template = s.tmpl.Source()
 	}
 	caps := []string{"completion"}
-	if detectToolFormat(s.tmpl) != unknownFormat {
+	if s.ToolCallFormat() != "" {
 		caps = append(caps, "tools")
 	}
-	if strings.Contains(template, "enable_thinking") {
+	if strings.Contains(template, "enable_thinking") || s.hasHarmony { // gpt-oss reasons in its analysis channel
 		caps = append(caps, "thinking")
 	}
 	writeJSON(w, 200, map[string]any{

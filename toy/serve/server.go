@@ -268,11 +268,15 @@ func New(m *toy.Model, opts Options) (*Server, error) {
 func (s *Server) HasChatTemplate() bool { return s.tmpl != nil }
 
 // ToolCallFormat names the format tool calls are read back in, as the chat
-// template writes them: "hermes" (Qwen), "llama3" or "mistral"; "" when toy
-// does not know it (replies to requests with tools are then content).
+// template writes them: "hermes" (Qwen), "llama3", "mistral", or "harmony"
+// (gpt-oss's channels); "" when toy does not know it (replies to requests
+// with tools are then content).
 func (s *Server) ToolCallFormat() string {
 	if f := detectToolFormat(s.tmpl); f != unknownFormat {
 		return f.String()
+	}
+	if s.hasHarmony {
+		return "harmony"
 	}
 	return ""
 }
