@@ -16,6 +16,7 @@ func init() {
 		"BackendName":         reflect.ValueOf(toy.BackendName),
 		"Cosine":              reflect.ValueOf(toy.Cosine),
 		"ErrAdapter":          reflect.ValueOf(&toy.ErrAdapter).Elem(),
+		"ErrDraftVocab":       reflect.ValueOf(&toy.ErrDraftVocab).Elem(),
 		"ErrNoTokenizer":      reflect.ValueOf(&toy.ErrNoTokenizer).Elem(),
 		"ErrNotEmbedding":     reflect.ValueOf(&toy.ErrNotEmbedding).Elem(),
 		"ErrTooLong":          reflect.ValueOf(&toy.ErrTooLong).Elem(),

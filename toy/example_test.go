@@ -1,6 +1,7 @@
 package toy_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,6 +58,21 @@ func ExampleModel_Generate() {
 	// Output:
 	// 8 true
 	// 8
+}
+
+// A draft model guesses ahead and the model checks its guesses in one
+// pass: the tokens are those Generate gives without it. (Here the model
+// drafts for itself, so every guess is kept; a real draft is a smaller
+// model over the same vocabulary.)
+func ExampleGenerateOptions_draft() {
+	m := toy.MustLoad(modelPath)
+	defer m.Close()
+	draft := toy.MustLoad(modelPath)
+	defer draft.Close()
+	plain, _ := m.Generate([]int32{1, 42, 7}, toy.GenerateOptions{MaxTokens: 12})
+	r, _ := m.GenerateContext(context.Background(), []int32{1, 42, 7}, toy.GenerateOptions{MaxTokens: 12, Draft: draft, DraftTokens: 4})
+	fmt.Println(fmt.Sprint(r.IDs) == fmt.Sprint(plain), r.Accepted == r.Drafted, r.Drafted > 0)
+	// Output: true true true
 }
 
 func ExampleModel_Forward() {

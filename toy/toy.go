@@ -254,6 +254,33 @@ type GenerateOptions struct {
 	Stop       func(id int32) bool
 	OnToken    func(id int32)
 	Constraint sample.Constraint // see engine.Options
+	// Draft, if set, is a smaller model over the same vocabulary that
+	// guesses DraftTokens (default 8) tokens ahead for the model to check
+	// in one pass: speculative decoding. The tokens are the same as
+	// without it (see engine.Options.Draft); only the speed differs.
+	Draft       *Model
+	DraftTokens int
+}
+
+// ErrDraftVocab is returned when a draft model's vocabulary is not the
+// model's.
+var ErrDraftVocab = errors.New("the draft model's vocabulary differs from the model's")
+
+// checkDraft checks that d can draft for m: the same vocabulary size, and
+// the same token texts when both have tokenizers.
+func (m *Model) checkDraft(d *Model) error {
+	if d.VocabSize() != m.VocabSize() {
+		return fmt.Errorf("%w: %d tokens, the model has %d", ErrDraftVocab, d.VocabSize(), m.VocabSize())
+	}
+	if m.Tokenizer == nil || d.Tokenizer == nil {
+		return nil
+	}
+	for id := range int32(m.VocabSize()) {
+		if a, b := m.Tokenizer.Piece(id), d.Tokenizer.Piece(id); a != b {
+			return fmt.Errorf("%w: token %d is %q in the model and %q in the draft", ErrDraftVocab, id, a, b)
+		}
+	}
+	return nil
 }
 
 // Generate continues prompt with up to opts.MaxTokens tokens and returns them.
@@ -265,7 +292,15 @@ func (m *Model) Generate(prompt []int32, opts GenerateOptions) ([]int32, error) 
 // GenerateContext is Generate with cancellation, returning timings too.
 func (m *Model) GenerateContext(ctx context.Context, prompt []int32, opts GenerateOptions) (engine.Result, error) {
 	s := engine.NewSession(m.Net, len(prompt)+opts.MaxTokens)
-	return engine.Generate(ctx, s, prompt, engine.Options{
+	eo := engine.Options{
 		MaxTokens: opts.MaxTokens, Sample: opts.Sample, Stop: opts.Stop, OnToken: opts.OnToken, Constraint: opts.Constraint,
-	})
+		DraftTokens: opts.DraftTokens,
+	}
+	if opts.Draft != nil {
+		if err := m.checkDraft(opts.Draft); err != nil {
+			return engine.Result{}, err
+		}
+		eo.Draft = engine.NewSession(opts.Draft.Net, len(prompt)+opts.MaxTokens)
+	}
+	return engine.Generate(ctx, s, prompt, eo)
 }

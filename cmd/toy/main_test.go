@@ -275,3 +275,34 @@ func TestInferFormatJSON(t *testing.T) {
 		t.Errorf("--schema with not: status %d, %q", status, errs)
 	}
 }
+
+// TestInferDraft: --draft gives the tokens toy infer gives without it and
+// reports the draft's guesses; a draft of another vocabulary is refused.
+func TestInferDraft(t *testing.T) {
+	dir := t.TempDir()
+	paths := map[string]string{}
+	for _, s := range testmodel.Specs() {
+		if s.Name == "llama-f32" || s.Name == "llama-q8_0" || s.Name == "gpt2-f32" {
+			paths[s.Name] = filepath.Join(dir, s.File())
+			if _, err := testmodel.Write(s, paths[s.Name]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	args := []string{"infer", paths["llama-f32"], "--prompt-ids", "1 450 4996 17354", "--n", "24", "--json"}
+	_, plain, _ := runToy(args...)
+	status, spec, errs := runToy(append(args, "--draft", paths["llama-q8_0"], "--draft-n", "4")...)
+	var a, b struct {
+		IDs      []int32 `json:"ids"`
+		Drafted  *int    `json:"draft_tokens"`
+		Accepted *int    `json:"draft_accepted"`
+	}
+	json.Unmarshal([]byte(plain), &a)
+	json.Unmarshal([]byte(spec), &b)
+	if status != 0 || len(a.IDs) != 24 || !slices.Equal(a.IDs, b.IDs) || b.Drafted == nil || *b.Drafted == 0 || *b.Accepted > *b.Drafted {
+		t.Fatalf("status %d (%s): without a draft %v, with %v (%v of %v kept)", status, errs, a.IDs, b.IDs, b.Accepted, b.Drafted)
+	}
+	if status, _, errs := runToy(append(args, "--draft", paths["gpt2-f32"])...); status == 0 || !strings.Contains(errs, "vocabulary differs") {
+		t.Errorf("a GPT-2 draft: status %d, %q", status, errs)
+	}
+}

@@ -1,6 +1,7 @@
 // Package engine is toy's layer 4 for inference: a Session that runs a model
 // over a growing KV cache (prefill the prompt once, then decode one token at a
-// time), and Generate, the sampling loop on top of it.
+// time), and Generate, the sampling loop on top of it, with speculative
+// decoding when a draft model is given (speculate.go).
 package engine
 
 import (
@@ -115,6 +116,12 @@ type Options struct {
 	// sample.Sampler.SampleConstrained. Generation stops, with Reason
 	// "stop", when it allows no token.
 	Constraint sample.Constraint
+	// Draft, if set, is a session of a smaller model over the same
+	// vocabulary, fresh or holding a prefix of the prompt, that guesses
+	// DraftTokens tokens ahead (default 8): speculative decoding, see
+	// speculate.go. The tokens generated are those Generate would give.
+	Draft       *Session
+	DraftTokens int
 }
 
 // Result is what Generate produced.
@@ -123,6 +130,9 @@ type Result struct {
 	PrefillTime time.Duration // time to consume the prompt and sample the first token
 	DecodeTime  time.Duration // time for every later token
 	Reason      string        // "length", "stop", "context" or "canceled"
+	// Drafted and Accepted count, with a Draft, the draft's guesses and
+	// those the model kept.
+	Drafted, Accepted int
 }
 
 // DecodeTokensPerSecond is the decode speed: tokens after the first divided
@@ -141,6 +151,9 @@ func (r Result) DecodeTokensPerSecond() float64 {
 func Generate(ctx context.Context, s *Session, prompt []int32, opts Options) (Result, error) {
 	ctx, release := WithInterrupt(ctx)
 	defer release()
+	if opts.Draft != nil {
+		return speculate(ctx, s, prompt, opts)
+	}
 	var r Result
 	sampler := sample.New(opts.Sample)
 	start := time.Now()
