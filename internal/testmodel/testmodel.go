@@ -63,6 +63,12 @@ type Spec struct {
 	// DeepSeek: the latent attention's and the experts' shapes (deepseek2;
 	// deepseek.go).
 	DeepSeek *DeepSeekSpec `json:"deepseek,omitempty"`
+	// Llama4: the experts' width and the mixture layers' period (llama4;
+	// llama4.go).
+	Llama4 *Llama4Spec `json:"llama4,omitempty"`
+	// TopK, when not 0, is how many of each distribution's most likely
+	// tokens the golden keeps (gen_goldens.sh's top_k; 10 otherwise).
+	TopK int `json:"top_k,omitempty"`
 	// RopeDim, when not 0, rotates only the first RopeDim features of each
 	// head (phi2, phi3); LongRoPE adds Phi-3's rope_factors_short and
 	// rope_factors_long over RopeOrigContext; SeparateQKV stores phi2's
@@ -155,6 +161,7 @@ func Specs() []Spec {
 	out = append(out, starcoder2Specs()...)
 	out = append(out, olmo2Specs()...)
 	out = append(out, gptossSpecs()...)
+	out = append(out, llama4Specs()...)
 	// Q4_K_M: k-quant super-blocks need widths that are multiples of 256.
 	// Q4_0 and Q5_0: older files, and Q4_K_M files of narrower models.
 	return append(out,
@@ -406,7 +413,7 @@ func build(s Spec) (*gguf.Writer, error) {
 			w.SetUint32(a+".attention.key_length", uint32(hd))
 			w.SetUint32(a+".attention.value_length", uint32(hd))
 		}
-		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000, "granite": 10000, "granitemoe": 10000, "starcoder2": 100000, "olmo2": 500000, "smollm3": 2000000, "exaone": 1000000, "command-r": 8000000, "cohere2": 50000, "mistral3": 1000000, "gpt-oss": 150000}[a]
+		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000, "granite": 10000, "granitemoe": 10000, "starcoder2": 100000, "olmo2": 500000, "smollm3": 2000000, "exaone": 1000000, "command-r": 8000000, "cohere2": 50000, "mistral3": 1000000, "gpt-oss": 150000, "llama4": 500000}[a]
 		if s.RopeFreqs {
 			base = 500000
 		}
@@ -416,6 +423,8 @@ func build(s Spec) (*gguf.Writer, error) {
 		olmoeMetadata(w, s)
 	} else if a == "deepseek2" {
 		deepseekMetadata(w, s)
+	} else if a == "llama4" {
+		llama4Metadata(w, s)
 	} else if s.Experts > 0 {
 		moeMetadata(w, s)
 	}
@@ -442,7 +451,7 @@ func build(s Spec) (*gguf.Writer, error) {
 	}
 	pre := "default"
 	if v.Model == "gpt2" {
-		pre = map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2", "qwen2moe": "qwen2", "qwen3moe": "qwen2", "starcoder2": "starcoder", "phi2": "phi-2", "phi3": "gpt-2"}[a]
+		pre = map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2", "qwen2moe": "qwen2", "qwen3moe": "qwen2", "starcoder2": "starcoder", "phi2": "phi-2", "phi3": "gpt-2", "llama4": "llama4"}[a]
 	}
 	setVocab(w, v, pre)
 
@@ -484,11 +493,15 @@ func build(s Spec) (*gguf.Writer, error) {
 			continue
 		}
 		if a == "command-r" || a == "cohere2" {
-			errs = append(errs, cohereLayer(s, p, hd, mat, vec)...)
+			errs = append(errs, cohereLayer(s, p, hd, mat, vec, add)...)
 			continue
 		}
 		if a == "gpt-oss" {
 			errs = append(errs, gptossLayer(s, p, hd, add, vec)...)
+			continue
+		}
+		if a == "llama4" {
+			errs = append(errs, llama4Layer(s, l, p, hd, add, vec)...)
 			continue
 		}
 		errs = append(errs, vec(p+"attn_norm.weight", D, 1, 0.2), vec(p+"ffn_norm.weight", D, 1, 0.2))

@@ -440,13 +440,38 @@ type attnArgs struct {
 
 // Attention: attention of q [T, H·Dh] over k, v [S, KV·Dh] with o's scores,
 // mask and sinks, one job per (token, head), jobs split across the workers.
+//
+// The kernel knows no chunks (o.Chunk, Llama 4): the queries of one chunk
+// see the keys from the chunk's first position on, so each run of queries
+// within a chunk is causal attention over k and v from that row, at the
+// position past+t0 − c0. Bidirectional chunks take the Go path.
 func (b *Backend) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, o tensor.AttentionOptions) {
 	T := q.Rows()
 	if T == 0 {
 		return
 	}
-	dh := q.Cols() / nHead
 	od, qs, ks, vs := out.Data(), q.Data(), k.Data(), v.Data()
+	if o.Chunk <= 0 {
+		b.attention(od, qs, ks, vs, T, nHead, nKV, q.Cols()/nHead, past, o)
+		return
+	}
+	if o.Bidirectional {
+		tensor.Go{}.Attention(out, q, k, v, nHead, nKV, past, o)
+		return
+	}
+	qc, kc, chunk := q.Cols(), k.Cols(), o.Chunk
+	o.Chunk = 0
+	for t0 := 0; t0 < T; {
+		c0 := (past + t0) / chunk * chunk // the first position of query t0's chunk
+		t1 := min(T, c0+chunk-past)       // the queries up to the chunk's end
+		b.attention(od[t0*qc:t1*qc], qs[t0*qc:t1*qc], ks[c0*kc:], vs[c0*kc:], t1-t0, nHead, nKV, qc/nHead, past+t0-c0, o)
+		t0 = t1
+	}
+}
+
+// attention runs the kernel on the T queries of qs [T, H·Dh], at positions
+// past, past+1, …, over the rows of ks and vs (position 0 their first).
+func (b *Backend) attention(od, qs, ks, vs []float32, T, nHead, nKV, dh, past int, o tensor.AttentionOptions) {
 	a := &attnArgs{h: int64(nHead), kv: int64(nKV), dh: int64(dh), past: int64(past), window: int64(o.Window),
 		scale: o.Scale, softCap: o.SoftCap}
 	if o.Bidirectional {

@@ -388,6 +388,48 @@ func TestAttentionSinks(t *testing.T) {
 	}
 }
 
+// TestAttentionChunks: Llama 4's chunked attention, a query seeing only the
+// keys of its own chunk of positions. The kernel has no chunks; the backend
+// runs each chunk's queries over the keys from the chunk's start. Native
+// against pure Go, bit for bit: prefill across several chunks, decode at a
+// chunk's first and last position, with a window and sinks inside chunks,
+// and the bidirectional case (Go's path); each case also checks that the
+// chunks change Go's result.
+func TestAttentionChunks(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for name, b := range backends(t) {
+		for _, c := range []struct {
+			T, past, H, KV, Dh int
+			chunk, window      int
+			sinks, bidir       bool
+		}{
+			{16, 0, 4, 2, 8, 5, 0, false, false}, {1, 10, 4, 2, 8, 5, 0, false, false}, {1, 14, 4, 2, 8, 5, 0, false, false},
+			{7, 9, 8, 2, 64, 4, 0, false, false}, {33, 17, 16, 2, 64, 16, 0, false, false}, {12, 3, 4, 1, 16, 4, 3, true, false},
+			{20, 0, 2, 1, 8, 6, 9, true, false}, {9, 2, 2, 2, 8, 4, 0, false, true},
+		} {
+			S := c.past + c.T + 2 // extra rows the kernel must not read as keys
+			q := randTensor(r, c.T, c.H*c.Dh)
+			k, v := randTensor(r, S, c.KV*c.Dh), randTensor(r, S, c.KV*c.Dh)
+			o := tensor.AttentionOptions{Scale: float32(1 / math.Sqrt(float64(c.Dh))), Window: c.window, Chunk: c.chunk, Bidirectional: c.bidir}
+			if c.sinks {
+				o.Sinks = randTensor(r, c.H)
+			}
+			keys, values := k.Slice(0, c.past+c.T), v.Slice(0, c.past+c.T)
+			got, want, whole := tensor.New(c.T, c.H*c.Dh), tensor.New(c.T, c.H*c.Dh), tensor.New(c.T, c.H*c.Dh)
+			b.Attention(got, q, keys, values, c.H, c.KV, c.past, o)
+			tensor.Go{}.Attention(want, q, keys, values, c.H, c.KV, c.past, o)
+			if i, ok := identical(got.Data(), want.Data()); !ok {
+				t.Fatalf("%s chunked attention %+v: element %d = %v, Go %v", name, c, i, got.Data()[i], want.Data()[i])
+			}
+			o.Chunk = 0
+			tensor.Go{}.Attention(whole, q, keys, values, c.H, c.KV, c.past, o)
+			if _, same := identical(whole.Data(), want.Data()); same {
+				t.Fatalf("attention %+v: the chunks change nothing", c)
+			}
+		}
+	}
+}
+
 // TestDelegatedOps runs the ops without kernels through the backend, so a
 // wrong delegation shows.
 func TestDelegatedOps(t *testing.T) {

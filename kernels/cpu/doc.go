@@ -1,10 +1,11 @@
 // Package cpu is toy's native CPU backend: C kernels for the hot ops (matrix
 // multiply with F32, F16, Q8_0, the k-quants Q2_K … Q6_K, Q4_0, Q5_0, Q4_1,
 // Q5_1, IQ4_NL, IQ4_XS and MXFP4 weights, RMSNorm, SiLU/SwiGLU, attention
-// with or without gpt-oss's sinks), precompiled into shared libraries for
-// linux/amd64 and linux/arm64, embedded in the Go binary, written at first
-// use to the user's cache directory and called through purego — no cgo, so
-// CGO_ENABLED=0 builds keep working.
+// with or without gpt-oss's sinks, and Llama 4's chunked attention as one
+// call per chunk), precompiled into shared libraries for linux/amd64 and
+// linux/arm64, embedded in the Go binary, written at first use to the user's
+// cache directory and called through purego — no cgo, so CGO_ENABLED=0
+// builds keep working.
 //
 // # Backends
 //

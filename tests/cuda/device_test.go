@@ -324,7 +324,7 @@ func referenceModels(t *testing.T, b *cuda.Backend, toyGemm bool) {
 			if spec.Arch == "gpt2" {
 				perStep = 2 // and the position id
 			}
-			if spec.Arch == "mistral3" {
+			if spec.Arch == "mistral3" || spec.Arch == "llama4" {
 				perStep++ // the step's query temperatures (nn.Temperature), shared by every layer
 			}
 			if spec.Arch == "deepseek2" {

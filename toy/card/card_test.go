@@ -22,6 +22,7 @@ import (
 	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
 	"github.com/toyml/toy/toy/models/llama"
+	"github.com/toyml/toy/toy/models/llama4"
 	"github.com/toyml/toy/toy/models/olmo2"
 	"github.com/toyml/toy/toy/models/olmoe"
 	"github.com/toyml/toy/toy/models/phi2"
@@ -77,7 +78,8 @@ func TestRoundTrip(t *testing.T) {
 	for _, s := range []testmodel.Spec{
 		gates["olmoe-q8_0"], gates["phi2-f32"], gates["phi2-q8_0"], gates["phi3-long-f32"], gates["phi4-q8_0"],
 		gates["deepseek2-f32"], gates["deepseek2-lite-q8_0"], gates["deepseek2-v3-f32"],
-		gates["command-r-q8_0"], gates["cohere2-f32"], gates["mistral3-f32"], gates["mistral3-temp-f32"],
+		gates["command-r-q8_0"], gates["command-r-plus-f32"], gates["cohere2-f32"], gates["mistral3-f32"], gates["mistral3-temp-f32"],
+		gates["llama4-f32"], gates["llama4-q8_0"],
 		g2, g3, g1, yarn, linear, mix, q3moe, q2moe, gmoe,
 		spec("granite", "granite", tensor.F32, true),
 		smollm3,
@@ -128,6 +130,8 @@ func TestRoundTrip(t *testing.T) {
 				loaded, built, fromFile = net.Config, olmo2.New(cfg.(olmo2.Config)).Card(), net.Card()
 			case *starcoder2.Model:
 				loaded, built, fromFile = net.Config, starcoder2.New(cfg.(starcoder2.Config)).Card(), net.Card()
+			case *llama4.Model:
+				loaded, built, fromFile = net.Config, llama4.New(cfg.(llama4.Config)).Card(), net.Card()
 			}
 			if !reflect.DeepEqual(cfg, loaded) {
 				t.Fatalf("parsed config %+v, loader's %+v", cfg, loaded)

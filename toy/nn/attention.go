@@ -26,11 +26,12 @@ type RoPE struct {
 // Attention is multi-head causal self-attention (Vaswani et al. 2017), with
 // grouped key/value heads when KVHeads < Heads (Ainslie et al. 2023):
 //
-//	q, k, v = x·Wqᵀ, x·Wkᵀ, x·Wvᵀ        (per-head RMSNorm, then RoPE, on q and k if configured)
+//	q, k, v = x·Wqᵀ, x·Wkᵀ, x·Wvᵀ        (per-head RMSNorm or LayerNorm, then RoPE, on q and k if configured)
 //	o_h = softmax(q_h·k_gᵀ / √Dh + causal mask)·v_g,   g = h / (H/KV)
 //	y = [o_1 … o_H]·Woᵀ
 //
-// Scale, SoftCap and Window vary the scores and the mask (Gemma 2).
+// Scale, SoftCap, Window and Chunk vary the scores and the mask (Gemma 2,
+// Llama 4).
 //
 // The projections are either separate (Q, K, V) or fused (QKV, rows [Q; K; V],
 // as GPT-2 stores them).
@@ -44,8 +45,14 @@ type Attention struct {
 	// QNorm and KNorm, when set, RMS-normalise q and k before RoPE: each
 	// head on its own when the weights are [Dh], shared by the heads
 	// (Qwen3); the whole projection when they are [H·Dh] and [KV·Dh] (OLMoE).
-	QNorm *RMSNorm `gguf:"attn_q_norm,optional"`
-	KNorm *RMSNorm `gguf:"attn_k_norm,optional"`
+	QNorm *RMSNorm `gguf:"attn_q_norm,ifset"`
+	KNorm *RMSNorm `gguf:"attn_k_norm,ifset"`
+	// QLayerNorm and KLayerNorm, when set instead, LayerNorm each head of q
+	// and k before RoPE, head h scaled by row h of weights [H, Dh] and
+	// [KV, Dh] (Command R+). They read the same tensors as QNorm and KNorm:
+	// a model sets the pair it has before loading.
+	QLayerNorm *LayerNorm `gguf:"attn_q_norm,ifset"`
+	KLayerNorm *LayerNorm `gguf:"attn_k_norm,ifset"`
 
 	Heads, KVHeads, HeadDim int
 	RoPE                    *RoPE // nil: positions are added to the input instead
@@ -60,6 +67,14 @@ type Attention struct {
 	// Bidirectional drops the causal mask: every position sees every
 	// other (encoders such as ViT).
 	Bidirectional bool
+	// Chunk > 0 lets a position see only the positions of its own chunk of
+	// Chunk (0 … Chunk−1, Chunk … 2·Chunk−1, …): Llama 4's chunked local
+	// attention.
+	Chunk int
+	// L2NormEps > 0 RMS-normalises each head of q and k after RoPE, with no
+	// weights, x/√(mean(x²) + L2NormEps): Llama 4's "L2 norm" on its RoPE
+	// layers, which leaves every query and key head of length √Dh.
+	L2NormEps float32
 	// Temperature sharpens the attention of positions far into a long
 	// context (Llama 4, Ministral 3); its zero value is off.
 	Temperature Temperature
@@ -69,11 +84,13 @@ type Attention struct {
 }
 
 // Temperature multiplies each query at position p, after RoPE, by
-// 1 + Scale·ln(⌊p/Floor⌋ + 1): 1 for the first Floor positions, then
-// growing with the log of the distance. Scale 0 is off.
+// 1 + Scale·ln(⌊(p + Offset)/Floor⌋ + 1): 1 for the first Floor positions
+// (less Offset), then growing with the log of the distance. Scale 0 is off.
+// Llama 4 counts from position 1 (Offset 1), Ministral 3 from 0.
 type Temperature struct {
-	Scale float32
-	Floor int
+	Scale  float32
+	Floor  int
+	Offset float32
 }
 
 // apply scales the rows of q [T, C], at positions pos0 …, by their
@@ -108,7 +125,7 @@ func (tp Temperature) factors(pos0, T, C int) *tensor.Tensor {
 	}
 	f := make([]float32, T*C)
 	for t := range T {
-		s := float32(math.Log(math.Floor(float64(float32(pos0+t)/float32(tp.Floor)))+1)*float64(tp.Scale) + 1)
+		s := float32(math.Log(math.Floor(float64((float32(pos0+t)+tp.Offset)/float32(tp.Floor)))+1)*float64(tp.Scale) + 1)
 		for j := range C {
 			f[t*C+j] = s
 		}
@@ -122,11 +139,11 @@ func (a *Attention) Check() error {
 	if a.Heads <= 0 || a.KVHeads <= 0 || a.Heads%a.KVHeads != 0 || a.HeadDim <= 0 {
 		return fmt.Errorf("attention: %d heads, %d KV heads, head width %d", a.Heads, a.KVHeads, a.HeadDim)
 	}
-	if !(a.Scale >= 0) || !(a.SoftCap >= 0) || a.Window < 0 {
-		return fmt.Errorf("attention: scale %g, soft cap %g, window %d", a.Scale, a.SoftCap, a.Window)
+	if !(a.Scale >= 0) || !(a.SoftCap >= 0) || a.Window < 0 || a.Chunk < 0 || !(a.L2NormEps >= 0 && a.L2NormEps < 1) {
+		return fmt.Errorf("attention: scale %g, soft cap %g, window %d, chunk %d, L2 norm ε %g", a.Scale, a.SoftCap, a.Window, a.Chunk, a.L2NormEps)
 	}
-	if tp := a.Temperature; tp.Scale != 0 && (tp.Floor <= 0 || !(tp.Scale > -1e3 && tp.Scale < 1e3)) {
-		return fmt.Errorf("attention: temperature scale %g over %d positions", tp.Scale, tp.Floor)
+	if tp := a.Temperature; tp.Scale != 0 && (tp.Floor <= 0 || !(tp.Scale > -1e3 && tp.Scale < 1e3) || !(tp.Offset >= 0 && tp.Offset < 1e6)) {
+		return fmt.Errorf("attention: temperature scale %g over %d positions from %g", tp.Scale, tp.Floor, tp.Offset)
 	}
 	q, kv := a.Heads*a.HeadDim, a.KVHeads*a.HeadDim
 	rows := func(l *Linear) int { return l.W.Dim(0) }
@@ -147,6 +164,12 @@ func (a *Attention) Check() error {
 	}
 	if a.RoPE != nil && (a.RoPE.Dim <= 0 || a.RoPE.Dim > a.HeadDim || a.RoPE.Dim%2 != 0) {
 		return fmt.Errorf("attention: RoPE width %d for head width %d", a.RoPE.Dim, a.HeadDim)
+	}
+	if n := a.QLayerNorm; n != nil && n.W != nil && (n.W.DType() != tensor.F32 || n.W.Len() != q) {
+		return fmt.Errorf("attention: query head LayerNorm weights %v %v, want F32 [%d, %d]", n.W.DType(), n.W.Shape(), a.Heads, a.HeadDim)
+	}
+	if n := a.KLayerNorm; n != nil && n.W != nil && (n.W.DType() != tensor.F32 || n.W.Len() != kv) {
+		return fmt.Errorf("attention: key head LayerNorm weights %v %v, want F32 [%d, %d]", n.W.DType(), n.W.Shape(), a.KVHeads, a.HeadDim)
 	}
 	if a.Sinks != nil && (a.Sinks.DType() != tensor.F32 || a.Sinks.Len() != a.Heads) {
 		return fmt.Errorf("attention: sinks %v %v, want F32 [%d]", a.Sinks.DType(), a.Sinks.Shape(), a.Heads)
@@ -173,6 +196,12 @@ func (a *Attention) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 	if a.KNorm != nil {
 		k = headNorm(k, a.KNorm, a.HeadDim)
 	}
+	if a.QLayerNorm != nil {
+		q = headLayerNorm(q, a.QLayerNorm, a.HeadDim)
+	}
+	if a.KLayerNorm != nil {
+		k = headLayerNorm(k, a.KLayerNorm, a.HeadDim)
+	}
 	past := 0
 	if cache != nil {
 		past = cache.Len
@@ -181,6 +210,10 @@ func (a *Attention) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 		o := tensor.RoPEOptions{HeadDim: a.HeadDim, Dim: r.Dim, Base: r.Base, NeoX: r.NeoX, Factors: r.Factors, Scaling: r.Scaling}
 		q, k = tensor.RoPEWith(q, past, o), tensor.RoPEWith(k, past, o)
 	}
+	if a.L2NormEps > 0 {
+		l2 := &RMSNorm{Eps: a.L2NormEps}
+		q, k = headNorm(q, l2, a.HeadDim), headNorm(k, l2, a.HeadDim)
+	}
 	if a.Temperature.Scale != 0 {
 		q = a.Temperature.apply(q, past)
 	}
@@ -188,7 +221,7 @@ func (a *Attention) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 	if cache != nil {
 		keys, values = cache.Append(k, v)
 	}
-	opt := tensor.AttentionOptions{Scale: a.Scale, SoftCap: a.SoftCap, Window: a.Window, Bidirectional: a.Bidirectional, Sinks: a.Sinks}
+	opt := tensor.AttentionOptions{Scale: a.Scale, SoftCap: a.SoftCap, Window: a.Window, Chunk: a.Chunk, Bidirectional: a.Bidirectional, Sinks: a.Sinks}
 	if opt.Scale == 0 {
 		opt.Scale = float32(1 / math.Sqrt(float64(a.HeadDim)))
 	}
@@ -204,6 +237,26 @@ func headNorm(x *tensor.Tensor, n *RMSNorm, dh int) *tensor.Tensor {
 		return n.Forward(x)
 	}
 	return tensor.Reshape(n.Forward(tensor.Reshape(x, T*C/dh, dh)), T, C)
+}
+
+// headLayerNorm LayerNorms each head of x [T, n·Dh] on its own, then scales
+// and shifts head h by row h of n's weights and bias [n, Dh]:
+//
+//	y_h = (x_h − mean(x_h)) / √(var(x_h) + ε) ⊙ w_h + b_h
+//
+// The weights [n, Dh], row-major, are one row of x's width [n·Dh]: Mul and
+// Add apply them to every token's row (and sum their gradients over the
+// tokens), with no reshape that a device would see as a new tensor.
+func headLayerNorm(x *tensor.Tensor, n *LayerNorm, dh int) *tensor.Tensor {
+	T, C := x.Rows(), x.Cols()
+	y := tensor.Reshape(tensor.LayerNorm(tensor.Reshape(x, T*C/dh, dh), nil, nil, n.Eps), T, C) // [T·n, Dh] → [T, n·Dh]
+	if n.W != nil {
+		y = tensor.Mul(y, n.W)
+	}
+	if n.B != nil {
+		y = tensor.Add(y, n.B)
+	}
+	return y
 }
 
 // splitQKV cuts fused projections [T, (H+2KV)·Dh] into q, k and v.

@@ -24,7 +24,10 @@ import (
 // already set) is filled in place. Untagged struct fields, and interface
 // fields holding a pointer to a struct, are walked with the same prefix, so
 // nested blocks share their parent's names. With the tag option ",optional" a
-// missing tensor leaves the field nil instead of failing.
+// missing tensor leaves the field nil instead of failing. With ",ifset" a nil
+// field stays nil and a set one must find its tensors: for layers of
+// different kinds that read the same tensor names (attention's RMSNorm or
+// LayerNorm of the query and key heads), of which a model sets the one it has.
 func Load(f *gguf.File, prefix string, v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
@@ -71,6 +74,9 @@ func loadStruct(f *gguf.File, prefix string, sv reflect.Value) error {
 		}
 		name, opt, _ := strings.Cut(tag, ",")
 		optional := opt == "optional"
+		if opt == "ifset" && (fv.Kind() == reflect.Pointer || fv.Kind() == reflect.Interface) && fv.IsNil() {
+			continue // the model has no such layer, or a layer of another kind
+		}
 		if fv.Kind() == reflect.Interface {
 			// An interface field (a norm or feed-forward layer) holding a
 			// pointer: load the concrete value under this field's name.

@@ -30,6 +30,12 @@ import (
 // experts of its GroupsUsed best groups; Scale multiplies the k weights; and
 // SharedUngated adds a shared expert's output without a gate.
 //
+// Llama 4 weighs the experts' inputs instead of their outputs
+// (WeightInputs), choosing by the router logits and weighing by their
+// sigmoids:
+//
+//	y = Σ_{e ∈ top-k(x·Wrᵀ)} Down_e(SiLU(Gate_e(p_e·x)) ⊙ Up_e(p_e·x)),   p = σ(x·Wrᵀ)
+//
 // The experts are stored stacked, as GGUF files hold them:
 // one 3-D tensor per projection, expert e's [F, D] (or [D, F]) matrix at
 // index e, in any weight type.
@@ -78,6 +84,12 @@ type MoE struct {
 	// GroupsUsed groups whose two best scores sum highest (DeepSeek's
 	// group-limited routing, as llama.cpp runs it).
 	Groups, GroupsUsed int
+	// WeightInputs runs each chosen expert on its weighted input p_e·x and
+	// adds the outputs as they are (Llama 4; llama.cpp's weight_before_ffn).
+	// The experts are then chosen by the router logits, as Meta's reference
+	// and llama.cpp choose them: with Sigmoid the same experts as by the
+	// scores, but where σ rounds two logits to one float32.
+	WeightInputs bool
 
 	// A shared expert that every token runs, its output weighted by
 	// σ(x·w_s) (Qwen2-MoE), or added as it is with SharedUngated
@@ -190,6 +202,9 @@ func (m *MoE) Forward(x *tensor.Tensor) *tensor.Tensor {
 	if m.Bias != nil {
 		scores = tensor.Add(probs, m.Bias)
 	}
+	if m.WeightInputs {
+		scores = logits // Llama 4: the top k logits, then σ
+	}
 	var y *tensor.Tensor // [T, D]
 	if T <= routedTokens && !m.trains(x) {
 		y = m.routed(x, logits, probs, scores)
@@ -230,10 +245,38 @@ func (m *MoE) routed(x, logits, probs, scores *tensor.Tensor) *tensor.Tensor {
 	if m.Scale != 0 && m.Scale != 1 {
 		w = tensor.Scale(w, m.Scale)
 	}
+	if m.WeightInputs {
+		return m.routedWeightedInputs(x, w, ids)
+	}
 	g := m.biased(tensor.MatMulID(x, m.Gate, ids), m.GateBias, ids)                           // [T·k, F]: Gate_e(x_t)
 	u := m.biased(tensor.MatMulID(x, m.Up, ids), m.UpBias, ids)                               // [T·k, F]: Up_e(x_t)
 	h := m.biased(tensor.MatMulID(glu(g, u, m.Alpha, m.Limit), m.Down, ids), m.DownBias, ids) // [T·k, D]: SwiGLU_e(x_t)
 	return tensor.WeightedSum(h, w)                                                           // y[t] = Σ_e p[t, e] · SwiGLU_e(x_t)
+}
+
+// routedWeightedInputs runs the chosen experts ids [T, k] on the inputs
+// weighted by w [T, k] (Llama 4), token by token, and adds their outputs:
+// y[t] = Σ_j SwiGLU_{ids[t, j]}(w[t, j]·x[t]). With k = 1 (Llama 4's
+// routing) the weighted rows are x's own, scaled; otherwise each row is
+// repeated k times first (a gather whose ids a device backend uploads).
+func (m *MoE) routedWeightedInputs(x, w, ids *tensor.Tensor) *tensor.Tensor {
+	T, k := w.Rows(), w.Cols()
+	xs := x // [T·k, D]: x[t] at row t·k + j
+	if k > 1 {
+		rows := make([]int32, T*k)
+		for i := range rows {
+			rows[i] = int32(i / k)
+		}
+		xs = tensor.Embedding(x, rows)
+	}
+	xw := tensor.WeightedSum(xs, tensor.Reshape(w, T*k, 1))                                   // [T·k, D]: w[t, j]·x[t]
+	g := m.biased(tensor.MatMulID(xw, m.Gate, ids), m.GateBias, ids)                          // [T·k, F]
+	u := m.biased(tensor.MatMulID(xw, m.Up, ids), m.UpBias, ids)                              // [T·k, F]
+	h := m.biased(tensor.MatMulID(glu(g, u, m.Alpha, m.Limit), m.Down, ids), m.DownBias, ids) // [T·k, D]
+	if k == 1 {
+		return h
+	}
+	return tensor.WeightedSum(h, m.onesOf(T, k)) // y[t] = Σ_j h[t·k + j], in j order from zero
 }
 
 // biased adds to y [T·k, n], the chosen experts' products, each one's bias
@@ -273,9 +316,14 @@ func (m *MoE) grouped(x, logits, probs, scores *tensor.Tensor) *tensor.Tensor {
 		if len(tokens[e]) == 0 {
 			continue
 		}
-		xe := tensor.Embedding(x, tokens[e])        // [n, D]: gather the n rows routed to e
+		xe := tensor.Embedding(x, tokens[e])   // [n, D]: gather the n rows routed to e
+		pe := tensor.Embedding(flat, slots[e]) // [n, 1]: their weights p[t, e]
+		if m.WeightInputs {
+			he := experts[e].Forward(tensor.WeightedSum(xe, pe)) // [n, D]: SwiGLU_e(p[t, e]·x[t])
+			y = tensor.ScatterAdd(y, tokens[e], he, nil)         // y[t] += SwiGLU_e(p[t, e]·x[t])
+			continue
+		}
 		he := experts[e].Forward(xe)                // [n, D]: SwiGLU_e of each
-		pe := tensor.Embedding(flat, slots[e])      // [n, 1]: their weights p[t, e]
 		y = tensor.ScatterAdd(y, tokens[e], he, pe) // y[t] += p[t, e] · SwiGLU_e(x[t])
 	}
 	return y

@@ -236,6 +236,7 @@ func TestMoERoutedEqualsGrouped(t *testing.T) {
 			m.SharedWeight = in.Normal(0.5, D)
 			m.SharedWeight.SetRequiresGrad(false)
 		}},
+		{"sigmoid, weighted inputs (Llama 4)", func(m *MoE) { m.Sigmoid, m.WeightInputs = true, true }},
 	}
 	for _, r := range routers {
 		for _, dt := range []tensor.DType{tensor.F32, tensor.Q8_0} {
@@ -260,6 +261,9 @@ func TestMoERoutedEqualsGrouped(t *testing.T) {
 				scores := probs
 				if m.Bias != nil {
 					scores = tensor.Add(probs, m.Bias)
+				}
+				if m.WeightInputs {
+					scores = logits
 				}
 				want := m.grouped(x, logits, probs, scores).Float32s()
 				got := m.routed(x, logits, probs, scores).Float32s()

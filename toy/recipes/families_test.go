@@ -2,12 +2,15 @@ package recipes
 
 import (
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models/cohere"
 	"github.com/toyml/toy/toy/models/gptoss"
+	"github.com/toyml/toy/toy/models/llama4"
 	"github.com/toyml/toy/toy/models/olmo2"
 	"github.com/toyml/toy/toy/models/phi2"
 	"github.com/toyml/toy/toy/models/phi3"
@@ -36,11 +39,37 @@ func TestFamiliesFromScratch(t *testing.T) {
 		{"cohere2", cohere.Config{Arch: "cohere2", VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, Heads: 4,
 			KVHeads: 2, RopeBase: 50000, NormEps: 1e-5, LogitScale: 0.5, Window: 4, SlidingPattern: 4}, 1e-2,
 			func(f *gguf.File) (Model, error) { return cohere.Load(f) }},
+		{"command-r-plus", cohere.Config{Arch: "command-r", VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64,
+			Heads: 4, KVHeads: 2, RopeBase: 8e6, NormEps: 1e-5, LogitScale: 0.5, QKNorm: true}, 1e-2,
+			func(f *gguf.File) (Model, error) { return cohere.Load(f) }},
 		{"gptoss", gptoss.Config{VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 2, FFN: 32, Experts: 4, ExpertsUsed: 2,
 			Heads: 4, KVHeads: 2, HeadDim: 8, RopeDim: 8, RopeBase: 150000, NormEps: 1e-5, Window: 4, WindowPeriod: 2,
 			RopeScaleFactor: 4, RopeOrigContext: 16}, 0, func(f *gguf.File) (Model, error) { return gptoss.Load(f) }},
+		// Llama 4 with llama.cpp's spans (a saved file keeps no others):
+		// NoPE layer 3, the mixture in layers 1 and 3, weighted inputs.
+		{"llama4", llama4.Config{VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, ExpertFFN: 32, Experts: 4,
+			ExpertsUsed: 2, MoEPeriod: 2, Heads: 4, KVHeads: 2, HeadDim: 8, RopeBase: 500000, NormEps: 1e-5,
+			NoRoPEPeriod: llama4.DefaultNoRoPEPeriod, Chunk: llama4.DefaultChunk, ChunkPeriod: llama4.DefaultChunkPeriod,
+			TempScale: llama4.DefaultTempScale, TempFloor: llama4.DefaultTempFloor, TempOffset: llama4.DefaultTempOffset, L2Norm: true},
+			0, func(f *gguf.File) (Model, error) { return llama4.Load(f) }},
 	} {
-		t.Run(c.name, func(t *testing.T) { checkFromScratch(t, c.cfg, c.lr, c.load) })
+		t.Run(c.name, func(t *testing.T) {
+			r, _ := checkFromScratch(t, c.cfg, c.lr, c.load)
+			// Command R+'s per-head query/key norm scales start at 1 and
+			// train: gradients reach them through the per-head LayerNorm.
+			headNorms := 0
+			for _, p := range r.Params {
+				if strings.HasSuffix(p.Name, "q_norm.weight") || strings.HasSuffix(p.Name, "k_norm.weight") {
+					headNorms++
+					if p.Decay || !slices.ContainsFunc(p.T.Float32s(), func(v float32) bool { return v != 1 }) {
+						t.Errorf("%s: decay %v, still all 1 after training", p.Name, p.Decay)
+					}
+				}
+			}
+			if c.name == "command-r-plus" && headNorms != 4 {
+				t.Errorf("%d query/key norm parameters, want 4", headNorms)
+			}
+		})
 	}
 }
 
@@ -55,10 +84,17 @@ func TestFamiliesLoRA(t *testing.T) {
 			Heads: 4, KVHeads: 2, Context: 64, Seed: 3},
 		{Name: "cohere2", Arch: "cohere2", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300, Embed: 64, Layers: 4, FFN: 64,
 			Heads: 4, KVHeads: 2, Context: 64, Seed: 3, Window: 4, Tied: true},
+		// Command R+: 64 layers, from which the test models carry per-head
+		// query/key norms.
+		{Name: "command-r-plus", Arch: "command-r", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300, Embed: 32, Layers: 64,
+			FFN: 32, Heads: 4, KVHeads: 2, Context: 64, Seed: 3, Tied: true},
 		{Name: "starcoder2", Arch: "starcoder2", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300, Embed: 64, Layers: 2,
 			FFN: 64, Heads: 4, KVHeads: 2, Context: 64, Seed: 3},
 		{Name: "gpt-oss", Arch: "gpt-oss", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300, Embed: 64, Layers: 2,
 			FFN: 32, Heads: 4, KVHeads: 2, HeadDim: 32, Context: 64, Seed: 3, Experts: 4, ExpertsUsed: 2, Window: 4},
+		{Name: "llama4", Arch: "llama4", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300, Embed: 64, Layers: 4,
+			FFN: 64, Heads: 4, KVHeads: 2, Context: 64, Seed: 3, Experts: 4, ExpertsUsed: 1,
+			Llama4: &testmodel.Llama4Spec{ExpertFFN: 32, MoEPeriod: 2}},
 	} {
 		t.Run(spec.Name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "base.gguf")

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
@@ -15,6 +16,7 @@ import (
 	"github.com/toyml/toy/toy/models/gpt2"
 	"github.com/toyml/toy/toy/models/gptoss"
 	"github.com/toyml/toy/toy/models/llama"
+	"github.com/toyml/toy/toy/models/llama4"
 	"github.com/toyml/toy/toy/models/olmo2"
 	"github.com/toyml/toy/toy/models/olmoe"
 	"github.com/toyml/toy/toy/models/phi2"
@@ -52,7 +54,7 @@ type Recipe struct {
 
 // NewFromScratch starts from fresh random weights for cfg: the Config of
 // llama, gpt2, gemma, olmoe, deepseek2, phi2, phi3, starcoder2, olmo2,
-// cohere or gptoss.
+// cohere, gptoss or llama4.
 func NewFromScratch(cfg any, o Options) (*Recipe, error) {
 	if err := o.validate(false); err != nil {
 		return nil, err
@@ -114,8 +116,13 @@ func NewFromScratch(cfg any, o Options) (*Recipe, error) {
 			return nil, err
 		}
 		m = gptoss.NewRandom(c, o.Seed)
+	case llama4.Config:
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+		m = llama4.NewRandom(c, o.Seed)
 	default:
-		return nil, fmt.Errorf("recipes: config %T is not the Config of a family toy trains (llama, gpt2, gemma, olmoe, deepseek2, phi2, phi3, starcoder2, olmo2, cohere, gptoss)", cfg)
+		return nil, fmt.Errorf("recipes: config %T is not the Config of a family toy trains (llama, gpt2, gemma, olmoe, deepseek2, phi2, phi3, starcoder2, olmo2, cohere, gptoss, llama4)", cfg)
 	}
 	return newRecipe("from-scratch", m, cfg, o, allWeights(m))
 }
@@ -160,12 +167,14 @@ func newRecipe(kind string, m Model, cfg any, o Options, params []optim.Param) (
 // inv_freq buffer).
 var constants = map[string]bool{"rope_freqs.weight": true, "rope_factors_short.weight": true, "rope_factors_long.weight": true}
 
-// allWeights lists every weight as a parameter, decaying matrices only.
+// allWeights lists every weight as a parameter, decaying matrices only: not
+// vectors, nor norm scales stored as matrices (Command R+'s per-head query
+// and key norms, [H, Dh] and [KV, Dh]).
 func allWeights(m Model) []optim.Param {
 	var ps []optim.Param
 	for _, w := range m.Weights() {
 		if !constants[w.Name] {
-			ps = append(ps, optim.Param{Name: w.Name, T: w.T, Decay: len(w.T.Shape()) >= 2})
+			ps = append(ps, optim.Param{Name: w.Name, T: w.T, Decay: len(w.T.Shape()) >= 2 && !strings.HasSuffix(w.Name, "_norm.weight")})
 		}
 	}
 	return ps
@@ -240,6 +249,12 @@ func build(f *gguf.File) (Model, any, error) {
 		return m, m.Config, nil
 	case gptoss.Arch:
 		m, err := gptoss.Load(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m.Config, nil
+	case llama4.Arch:
+		m, err := llama4.Load(f)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -321,6 +321,11 @@ type AttentionOptions struct {
 	// Bidirectional drops the causal mask: every query sees all past+T keys
 	// (encoders: ViT).
 	Bidirectional bool
+	// Chunk, when > 0, cuts the positions into chunks of Chunk (0 … Chunk−1,
+	// Chunk … 2·Chunk−1, …): a query sees only the keys of its own chunk
+	// (Llama 4's chunked local attention). It combines with Window and the
+	// causal mask.
+	Chunk int
 	// Sinks, when set, holds one logit per query head [H] that joins each
 	// softmax as a key with no value (gpt-oss's attention sinks): the
 	// probabilities of the real keys sum to less than 1,
@@ -337,6 +342,10 @@ func (o AttentionOptions) Keys(t, T, past int) (lo, hi int) {
 	}
 	if o.Window > 0 {
 		lo = max(0, past+t-o.Window+1)
+	}
+	if o.Chunk > 0 {
+		start := (past + t) / o.Chunk * o.Chunk // the first position of the query's chunk
+		lo, hi = max(lo, start), min(hi, start+o.Chunk-1)
 	}
 	return lo, hi
 }
@@ -368,7 +377,7 @@ func Attention(q, k, v *Tensor, nHead, nKV, past int, scale float32) *Tensor {
 }
 
 // AttentionWith is Attention with the scores and mask o chooses: soft-capped
-// scores, a sliding window, or no causal mask,
+// scores, a sliding window, chunks, or no causal mask,
 //
 //	out = softmax(cap(o.Scale · q·kᵀ) + mask) · v.
 func AttentionWith(q, k, v *Tensor, nHead, nKV, past int, o AttentionOptions) *Tensor {
@@ -383,13 +392,25 @@ func AttentionWith(q, k, v *Tensor, nHead, nKV, past int, o AttentionOptions) *T
 	if k.Cols() != nKV*dh || v.Cols() != nKV*dh || k.Rows() < past+T || v.Rows() < past+T {
 		panic(fmt.Sprintf("Attention: q %v, k %v, v %v: want k, v with ≥ %d rows of %d", q.shape, k.shape, v.shape, past+T, nKV*dh))
 	}
-	if o.SoftCap < 0 || o.Window < 0 || math.IsNaN(float64(o.SoftCap)) {
-		panic(fmt.Sprintf("Attention: options %+v: soft cap and window must be ≥ 0", o))
+	if o.SoftCap < 0 || o.Window < 0 || o.Chunk < 0 || math.IsNaN(float64(o.SoftCap)) {
+		panic(fmt.Sprintf("Attention: options %+v: soft cap, window and chunk must be ≥ 0", o))
+	}
+	if o.Chunk >= past+T {
+		o.Chunk = 0 // every position lies in the first chunk: nothing to mask
 	}
 	if o.Sinks != nil && (o.Sinks.dtype != F32 || o.Sinks.Len() != nHead) {
 		panic(fmt.Sprintf("Attention: sinks %v %v for %d heads, want F32 [%d]", o.Sinks.dtype, o.Sinks.shape, nHead, nHead))
 	}
 	b := beFor(q, k, v)
+	if o.Chunk > 0 && isDeviceBackend(b) {
+		// No device kernel masks by chunk yet: past its first chunk, chunked
+		// attention runs on the host (the device's copies of q, k and v
+		// come back first, and the output goes up at its next use).
+		b = Go{}
+		q.hostRead()
+		k.hostRead()
+		v.hostRead()
+	}
 	out := newOut(b, q.shape...)
 	b.Attention(out, q, k, v, nHead, nKV, past, o)
 	record("Attention", out, func(g *Tensor) []*Tensor {

@@ -37,7 +37,8 @@
 // package is the reference: plain loops, split over rows across goroutines. The
 // native CPU, CUDA and Metal backends implement the same interface and are
 // tested against it. Use SetBackend to choose one and SetThreads to size the
-// worker pool.
+// worker pool. An op a device backend has no kernel for runs on the host:
+// chunked attention (AttentionOptions.Chunk, Llama 4) past its first chunk.
 //
 // # Error Handling
 //

@@ -80,6 +80,12 @@ func TestGradients(t *testing.T) {
 		{"Reshape per-head RMSNorm", func(in []*Tensor) *Tensor {
 			return Reshape(RMSNorm(Reshape(in[0], 4, 4), FromFloat32([]float32{0.5, 1, 1.5, 2}, 4), 1e-6), 2, 8)
 		}, []*Tensor{FromFloat32([]float32{0.3, -1.2, 2.5, 0.7, -0.1, 0.9, 1.1, -2, 0.4, 0.8, -0.6, 1.3, 0.2, -0.9, 1.7, -0.5}, 2, 8)}},
+		// Command R+: each head of [T, H·Dh] LayerNormed, then scaled by its
+		// own row of weights [H, Dh], which Mul reads as one row [H·Dh].
+		{"Reshape per-head LayerNorm, a scale row per head", func(in []*Tensor) *Tensor {
+			return Mul(Reshape(LayerNorm(Reshape(in[0], 4, 4), nil, nil, 1e-5), 2, 8), in[1])
+		}, []*Tensor{FromFloat32([]float32{0.3, -1.2, 2.5, 0.7, -0.1, 0.9, 1.1, -2, 0.4, 0.8, -0.6, 1.3, 0.2, -0.9, 1.7, -0.5}, 2, 8),
+			FromFloat32([]float32{0.5, 1, 1.5, 2, -1, 0.8, 1.2, 0.3}, 2, 4)}},
 		{"SiLU", func(in []*Tensor) *Tensor { return SiLU(in[0]) }, []*Tensor{x(2, 5)}},
 		{"GELU", func(in []*Tensor) *Tensor { return GELU(in[0]) }, []*Tensor{x(2, 5)}},
 		{"Tanh", func(in []*Tensor) *Tensor { return Tanh(in[0]) }, []*Tensor{x(2, 5)}},
@@ -93,6 +99,9 @@ func TestGradients(t *testing.T) {
 		{"Attention soft cap, window", func(in []*Tensor) *Tensor {
 			return AttentionWith(in[0], in[1], in[2], 4, 2, 0, AttentionOptions{Scale: 2, SoftCap: 1.5, Window: 2})
 		}, []*Tensor{x(4, 8), x(4, 4), x(4, 4)}},
+		{"Attention chunks, window", func(in []*Tensor) *Tensor {
+			return AttentionWith(in[0], in[1], in[2], 4, 2, 1, AttentionOptions{Scale: 0.7, Chunk: 2, Window: 2})
+		}, []*Tensor{x(4, 8), x(5, 4), x(5, 4)}},
 		{"Attention bidirectional", func(in []*Tensor) *Tensor {
 			return AttentionWith(in[0], in[1], in[2], 2, 1, 0, AttentionOptions{Scale: 0.5, Bidirectional: true})
 		}, []*Tensor{x(3, 8), x(3, 4), x(3, 4)}},

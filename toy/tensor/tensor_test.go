@@ -284,10 +284,11 @@ func TestAttentionMatchesComposition(t *testing.T) {
 	})
 }
 
-// TestAttentionOptions checks soft-capped, sliding-window and bidirectional
-// attention against the definitions written out in float64: key j is seen by
-// the query at position p iff (bidirectional or j ≤ p) and (no window or
-// p − j < window), and each score s becomes c·tanh(s/c).
+// TestAttentionOptions checks soft-capped, sliding-window, chunked and
+// bidirectional attention against the definitions written out in float64:
+// key j is seen by the query at position p iff (bidirectional or j ≤ p) and
+// (no window or p − j < window) and (no chunks or ⌊j/c⌋ = ⌊p/c⌋), and each
+// score s becomes c·tanh(s/c).
 func TestAttentionOptions(t *testing.T) {
 	onEach(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(11, 12))
@@ -297,6 +298,7 @@ func TestAttentionOptions(t *testing.T) {
 		for _, o := range []AttentionOptions{
 			{Scale: 1.5, SoftCap: 2}, {Scale: 0.4, Window: 3}, {Scale: 0.4, Window: 1}, {Scale: 0.4, Bidirectional: true},
 			{Scale: 3, SoftCap: 0.7, Window: 4},
+			{Scale: 0.4, Chunk: 3}, {Scale: 0.4, Chunk: 4, Window: 2}, {Scale: 0.4, Chunk: 2, Bidirectional: true},
 		} {
 			got := AttentionWith(q, k, v, H, KV, past, o)
 			for i := 0; i < T; i++ {
@@ -307,7 +309,7 @@ func TestAttentionOptions(t *testing.T) {
 					var keys []int
 					m := math.Inf(-1)
 					for j := 0; j < S; j++ {
-						if (!o.Bidirectional && j > p) || (o.Window > 0 && p-j >= o.Window) {
+						if (!o.Bidirectional && j > p) || (o.Window > 0 && p-j >= o.Window) || (o.Chunk > 0 && j/o.Chunk != p/o.Chunk) {
 							continue
 						}
 						var d float64

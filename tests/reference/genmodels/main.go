@@ -40,7 +40,7 @@ func main() {
 	embed := flag.Bool("embed", false, "write the embedding models (BERT, nomic-bert) of embed.mjs instead")
 	rank := flag.Bool("rank", false, "write the reranker models (BERT cross-encoders) of rank.mjs instead")
 	flag.Parse()
-	specs := testmodel.Specs()
+	specs := append(testmodel.Specs(), testmodel.LongSpecs()...)
 	if *bench {
 		specs = testmodel.BenchSpecs()
 	}

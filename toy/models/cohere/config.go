@@ -1,5 +1,5 @@
-// The flat configuration of a Command R or Command R7B model, read from
-// GGUF metadata.
+// The flat configuration of a Command R, Command R+ or Command R7B model,
+// read from GGUF metadata and tensor names.
 
 package cohere
 
@@ -17,7 +17,8 @@ var Archs = []string{"command-r", "cohere2"}
 // ErrUnsupported marks files of this family that use features toy lacks.
 var ErrUnsupported = errors.New("cohere: unsupported model feature")
 
-// Config holds every hyperparameter of a Command R or Command R7B model.
+// Config holds every hyperparameter of a Command R, Command R+ or Command
+// R7B model.
 type Config struct {
 	Arch          string  // "command-r" or "cohere2"
 	VocabSize     int     // V
@@ -30,6 +31,11 @@ type Config struct {
 	RopeBase      float32 // θ base
 	NormEps       float32 // LayerNorm ε
 	LogitScale    float32 // the logits are multiplied by it (0 means 1)
+
+	// QKNorm (Command R+): each query and key head is LayerNormed before
+	// RoPE, without an offset, head h scaled by row h of attn_q_norm
+	// [H, Dh] or attn_k_norm [KV, Dh]. The file's tensors decide it.
+	QKNorm bool
 
 	// Command R7B: layer l attends within the last Window positions, with
 	// RoPE, when l mod SlidingPattern < SlidingPattern − 1; the others
@@ -50,8 +56,9 @@ func (c Config) Sliding(i int) bool {
 func (c Config) RoPE(i int) bool { return c.Arch == "command-r" || c.Sliding(i) }
 
 // ConfigFromGGUF reads the configuration from f's metadata and tensor
-// shapes. Files that need features toy lacks (per-head query/key norms,
-// RoPE scaling or frequency factors) are refused with ErrUnsupported.
+// shapes. Files that need features toy lacks (RoPE scaling or frequency
+// factors, query/key norms in a Command R7B) are refused with
+// ErrUnsupported.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c, lacking, err := readConfig(f)
 	if err == nil && len(lacking) > 0 {
@@ -105,7 +112,19 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if rot != c.HeadDim() {
 		return c, nil, fmt.Errorf("cohere: RoPE over %d features of heads %d wide (they must be equal)", rot, c.HeadDim())
 	}
-	for _, name := range []string{"blk.0.attn_q_norm.weight", "rope_freqs.weight", "blk.0.rope_freqs.weight"} {
+	// Command R+ normalises each query and key head when the file has
+	// the weights; llama.cpp loads them in models of 64 layers or more
+	// (and requires them there), toy wherever they are.
+	for _, name := range []string{"blk.0.attn_q_norm.weight", "blk.0.attn_k_norm.weight"} {
+		if _, err := f.Info(name); err == nil {
+			c.QKNorm = true
+		}
+	}
+	if c.QKNorm && arch == "cohere2" {
+		c.QKNorm = false
+		lacking = append(lacking, "query/key norms (attn_q_norm, attn_k_norm) in a cohere2 model")
+	}
+	for _, name := range []string{"rope_freqs.weight", "blk.0.rope_freqs.weight"} {
 		if _, err := f.Info(name); err == nil {
 			lacking = append(lacking, "tensor "+name)
 		}
@@ -144,6 +163,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("cohere: window %d every %d layers", c.Window, c.SlidingPattern)
 	case c.Arch == "command-r" && c.Window != 0:
 		return fmt.Errorf("cohere: a command-r model with a window of %d", c.Window)
+	case c.Arch == "cohere2" && c.QKNorm:
+		return fmt.Errorf("cohere: a cohere2 model with query/key norms (Command R+'s are command-r)")
 	}
 	return nil
 }

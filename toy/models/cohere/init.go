@@ -11,7 +11,7 @@ import (
 // NewRandom returns a model of shape c with GPT-2-style initial weights:
 // N(0, 0.02²) everywhere, the projections into the residual stream
 // (attention output, feed-forward down) scaled by 1/√(2L), LayerNorm gains
-// 1. The same seed gives the same model.
+// (Command R+'s per-head ones too) 1. The same seed gives the same model.
 func NewRandom(c Config, seed uint64) *Model {
 	in := nn.NewInit(seed)
 	const std = 0.02
@@ -25,6 +25,9 @@ func NewRandom(c Config, seed uint64) *Model {
 		b.Attn.Q, b.Attn.K, b.Attn.V = in.Linear(D, D, std, false), in.Linear(kv, D, std, false), in.Linear(kv, D, std, false)
 		b.Attn.O = in.Linear(D, D, resid, false)
 		b.FFN = nn.SwiGLU{Gate: in.Linear(F, D, std, false), Up: in.Linear(F, D, std, false), Down: in.Linear(D, F, resid, false)}
+		if c.QKNorm {
+			b.Attn.QLayerNorm.W, b.Attn.KLayerNorm.W = in.Fill(1, c.Heads, c.HeadDim()), in.Fill(1, c.KVHeads, c.HeadDim())
+		}
 	}
 	m.OutputNorm.W = in.Fill(1, D)
 	return m

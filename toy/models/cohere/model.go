@@ -10,9 +10,9 @@ import (
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is a Command R or Command R7B transformer. Weights are tagged with
-// their GGUF tensor names; blocks are named "blk.N.". The output head is
-// the token embedding.
+// Model is a Command R, Command R+ or Command R7B transformer. Weights are
+// tagged with their GGUF tensor names; blocks are named "blk.N.". The output
+// head is the token embedding.
 type Model struct {
 	Config Config
 
@@ -23,10 +23,11 @@ type Model struct {
 
 // Block is the parallel block: attention and the SwiGLU both read one
 // LayerNorm (without a bias) of x. The sum is taken as llama.cpp takes it,
-// (SwiGLU(h) + x) + Attn(h).
+// (SwiGLU(h) + x) + Attn(h). In Command R+ the attention LayerNorms each
+// query and key head before RoPE (Attn.QLayerNorm, Attn.KLayerNorm).
 type Block struct {
 	Norm *nn.LayerNorm `gguf:"attn_norm"` // [D], no bias
-	Attn nn.Attention  // attn_q, attn_k, attn_v, attn_output
+	Attn nn.Attention  // attn_q, attn_k, attn_v, attn_output; in Command R+ attn_q_norm [H, Dh], attn_k_norm [KV, Dh]
 	FFN  nn.SwiGLU     // ffn_gate, ffn_up [F, D], ffn_down [D, F]
 }
 
@@ -67,6 +68,9 @@ func New(c Config) *Model {
 		}
 		if c.Sliding(i) {
 			b.Attn.Window = c.Window
+		}
+		if c.QKNorm {
+			b.Attn.QLayerNorm, b.Attn.KLayerNorm = &nn.LayerNorm{Eps: c.NormEps}, &nn.LayerNorm{Eps: c.NormEps}
 		}
 	}
 	return m
@@ -132,11 +136,29 @@ func (m *Model) check() error {
 			nn.CheckLinear(p+"ffn_up", b.FFN.Up, F, D),
 			nn.CheckLinear(p+"ffn_down", b.FFN.Down, D, F),
 		)
+		if c.QKNorm {
+			errs = append(errs, checkHeadNorm(p+"attn_q_norm", a.QLayerNorm, c.Heads, c.HeadDim()),
+				checkHeadNorm(p+"attn_k_norm", a.KLayerNorm, c.KVHeads, c.HeadDim()))
+		}
 	}
 	for _, err := range errs {
 		if err != nil {
 			return fmt.Errorf("cohere: %w", err)
 		}
+	}
+	return nil
+}
+
+// checkHeadNorm checks a per-head LayerNorm: F32 weights [heads, Dh], no bias.
+func checkHeadNorm(name string, n *nn.LayerNorm, heads, dh int) error {
+	if err := nn.CheckShape(name+".weight", n.W, heads, dh); err != nil {
+		return err
+	}
+	if n.W.DType() != tensor.F32 {
+		return fmt.Errorf("tensor %s.weight is %v; norm weights must be F32", name, n.W.DType())
+	}
+	if n.B != nil {
+		return fmt.Errorf("tensor %s.bias: Command R+'s head norms have no offset", name)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package cohere
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,5 +63,50 @@ func TestLyingMetadata(t *testing.T) {
 		if c.name == "scaling" && !errors.Is(err, ErrUnsupported) {
 			t.Errorf("%s: %v is not ErrUnsupported", c.name, err)
 		}
+	}
+}
+
+// Command R+: a command-r file with attn_q_norm and attn_k_norm (64 layers,
+// as llama.cpp wants them) loads with a LayerNorm per query and key head,
+// its parameter count includes them, decoding through the KV cache gives
+// the logits of the whole prompt, and a Command R7B may not have them.
+func TestCommandRPlus(t *testing.T) {
+	f := testmodel.Edited(t, testmodel.Spec{Name: "plus", Arch: "command-r", DType: tensor.F32, Vocab: "none", VocabSize: 300,
+		Embed: 32, Layers: 64, FFN: 32, Heads: 4, KVHeads: 2, Context: 64, Tied: true, Seed: 7}, func(*gguf.Writer) {})
+	m, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Config.QKNorm {
+		t.Fatal("QKNorm not read from the tensors")
+	}
+	for i, b := range m.Blocks {
+		q, k := b.Attn.QLayerNorm, b.Attn.KLayerNorm
+		if q == nil || k == nil || b.Attn.QNorm != nil || b.Attn.KNorm != nil || q.Eps != m.Config.NormEps ||
+			!slices.Equal(q.W.Shape(), []int{4, 8}) || !slices.Equal(k.W.Shape(), []int{2, 8}) {
+			t.Fatalf("layer %d: query/key norms %+v, %+v", i, q, k)
+		}
+	}
+	var n int64
+	for _, w := range m.Weights() {
+		n += int64(w.T.Len())
+	}
+	if n != m.Config.ParamCount() {
+		t.Errorf("ParamCount %d, the model holds %d", m.Config.ParamCount(), n)
+	}
+	ids := []int32{5, 17, 200, 3, 9}
+	whole := m.Forward(ids, m.NewCache(8)).Float32s()
+	cache := m.NewCache(8)
+	for i, id := range ids {
+		row := m.Forward([]int32{id}, cache).Float32s()
+		for j, v := range row {
+			if d := v - whole[i*len(row)+j]; d > 1e-4 || d < -1e-4 {
+				t.Fatalf("position %d, logit %d: %g one at a time, %g at once", i, j, v, whole[i*len(row)+j])
+			}
+		}
+	}
+	if err := (Config{Arch: "cohere2", VocabSize: 300, ContextLength: 64, Embed: 32, Layers: 4, FFN: 32, Heads: 4, KVHeads: 2,
+		RopeBase: 50000, NormEps: 1e-5, Window: 4, SlidingPattern: 4, QKNorm: true}).Validate(); err == nil {
+		t.Error("a cohere2 config with query/key norms validated")
 	}
 }
