@@ -41,7 +41,7 @@ func gateModel(t *testing.T, name string) *toy.Model {
 // badly) — generation gives the tokens it gives without one, greedy and
 // sampled with a seed, with a grammar, a stop token, few positions left
 // and any number of guesses a round; the Q8_0 draft's guesses are mostly
-// kept.
+// kept, under the grammar too (the draft guesses under a fork of it).
 func TestSpeculativeSameTokens(t *testing.T) {
 	m := gateModel(t, "llama-f32")
 	good, bad := gateModel(t, "llama-q8_0"), gateModel(t, "llama3-f32")
@@ -80,7 +80,7 @@ func TestSpeculativeSameTokens(t *testing.T) {
 				if !slices.Equal(got.IDs, want.IDs) || got.Reason != want.Reason {
 					t.Fatalf("%s, draft %s, %d a round: %v (%s), without a draft %v (%s)", c.name, d.name, k, got.IDs, got.Reason, want.IDs, want.Reason)
 				}
-				if got.Accepted > got.Drafted || d.name == "q8_0" && c.name == "greedy" && k == 8 && got.Accepted*2 < got.Drafted {
+				if got.Accepted > got.Drafted || d.name == "q8_0" && (c.name == "greedy" || c.name == "json") && k == 8 && got.Accepted*2 < got.Drafted {
 					t.Errorf("%s, draft %s: %d of %d guesses kept", c.name, d.name, got.Accepted, got.Drafted)
 				}
 				t.Logf("%-7s draft %-5s k=%d: %d tokens, %2d of %2d guesses kept", c.name, d.name, k, len(got.IDs), got.Accepted, got.Drafted)

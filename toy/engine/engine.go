@@ -120,6 +120,8 @@ type Options struct {
 	// vocabulary, fresh or holding a prefix of the prompt, that guesses
 	// DraftTokens tokens ahead (default 8): speculative decoding, see
 	// speculate.go. The tokens generated are those Generate would give.
+	// The draft guesses under a fork of Constraint when it has a Fork()
+	// method (grammar.Tokens), else freely.
 	Draft       *Session
 	DraftTokens int
 }

@@ -6,6 +6,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -102,7 +103,7 @@ func speculate(ctx context.Context, s *Session, prompt []int32, opts Options) (R
 		n := min(k, room-1, opts.MaxTokens-len(r.IDs), d.Capacity()-len(d.tokens)-len(pending)-1)
 		var guesses []int32
 		if n > 0 {
-			if guesses, err = d.guess(append(pending, id), n); err != nil {
+			if guesses, err = d.guess(append(pending, id), n, draftConstraint(opts.Constraint)); err != nil {
 				return r, err
 			}
 			pending = nil
@@ -157,9 +158,23 @@ func speculate(ctx context.Context, s *Session, prompt []int32, opts Options) (R
 	return r, nil
 }
 
-// guess feeds the draft ids and then takes n ≥ 1 greedy steps, returning
-// the n tokens it guessed (the last one not fed back).
-func (d *Session) guess(ids []int32, n int) ([]int32, error) {
+// draftConstraint is a copy of c for the draft to guess under, when c can
+// fork one (grammar.Tokens.Fork); nil otherwise, and the draft guesses
+// freely (its guesses that c refuses are simply not kept).
+func draftConstraint(c sample.Constraint) sample.Constraint {
+	f, ok := c.(interface{ Fork() any })
+	if !ok {
+		return nil
+	}
+	fc, _ := f.Fork().(sample.Constraint)
+	return fc
+}
+
+// guess feeds the draft ids and then takes n ≥ 1 greedy steps, under c
+// when it is not nil (c follows the guesses), returning the n tokens it
+// guessed (the last one not fed back). It stops early where c allows no
+// token.
+func (d *Session) guess(ids []int32, n int, c sample.Constraint) ([]int32, error) {
 	logits, err := d.Next(ids)
 	if err != nil {
 		return nil, fmt.Errorf("draft: %w", err)
@@ -167,6 +182,21 @@ func (d *Session) guess(ids []int32, n int) ([]int32, error) {
 	var out []int32
 	for {
 		g := argmax(logits)
+		if c != nil && !c.Allows(g) {
+			masked := slices.Clone(logits)
+			c.Mask(masked)
+			if g = argmax(masked); math.IsInf(float64(masked[g]), -1) {
+				// Nothing allowed: guess no further, and unread the last
+				// guess (the caller counts on its not being read).
+				if len(out) > 0 {
+					d.Truncate(len(d.tokens) - 1)
+				}
+				return out, nil
+			}
+		}
+		if c != nil {
+			c.Accept(g)
+		}
 		out = append(out, g)
 		if len(out) == n {
 			return out, nil

@@ -552,6 +552,20 @@ func (t Tokens) Accept(id int32) { t.State.AcceptToken(id, t.Vocab) }
 // Allows reports whether token id may come next.
 func (t Tokens) Allows(id int32) bool { return t.State.AllowsToken(id, t.Vocab) }
 
+// Fork returns an independent copy of t (a Tokens, nil when its state is
+// neither a JSON nor a Matcher) that can follow other tokens than t: a
+// draft model guesses under it (engine's speculative decoding) while t
+// follows the tokens kept.
+func (t Tokens) Fork() any {
+	switch s := t.State.(type) {
+	case *JSON:
+		return Tokens{State: s.Clone(), Vocab: t.Vocab}
+	case *Matcher:
+		return Tokens{State: s.Clone(), Vocab: t.Vocab}
+	}
+	return nil
+}
+
 // AllowsToken reports whether token id may come next: an end of
 // generation once the value is complete, any other token that Accepts.
 func (g *JSON) AllowsToken(id int32, v Vocab) bool {

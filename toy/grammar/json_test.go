@@ -288,3 +288,33 @@ func TestJSONAllowTail(t *testing.T) {
 		t.Error(`without AllowTail, "}} was accepted`)
 	}
 }
+
+// TestTokensFork: a fork follows its own tokens; the original is left as
+// it was.
+func TestTokensFork(t *testing.T) {
+	v := vocab{"</s>", "{", "}", `"a"`, ":", "1"}
+	for _, st := range []State{NewJSON(), NewMatcher(mustGBNF(t, `root ::= "{" ("\"a\"" ":" "1")? "}"`))} {
+		orig := Tokens{State: st, Vocab: v}
+		orig.Accept(1) // {
+		f, ok := orig.Fork().(Tokens)
+		if !ok {
+			t.Fatalf("%T: no fork", st)
+		}
+		f.Accept(3) // "a"
+		if !orig.Allows(2) || orig.Allows(4) || f.Allows(2) || !f.Allows(4) {
+			t.Errorf("%T: original and fork are not independent", st)
+		}
+	}
+	if (Tokens{State: nil, Vocab: v}).Fork() != nil {
+		t.Error("a state that cannot be cloned forked")
+	}
+}
+
+func mustGBNF(t *testing.T, src string) *GBNF {
+	t.Helper()
+	g, err := ParseGBNF(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
