@@ -148,12 +148,12 @@ func newImatrixCollector(f *gguf.File, output bool) (*imatrixCollector, error) {
 // the file's.
 func (c *imatrixCollector) observe(x, w *tensor.Tensor) {
 	var at uintptr
-	switch {
-	case w.DType() == tensor.F32 && len(w.Data()) > 0:
-		at = uintptr(unsafe.Pointer(&w.Data()[0]))
-	case w.DType() != tensor.F32 && len(w.Bytes()) > 0:
-		at = uintptr(unsafe.Pointer(&w.Bytes()[0]))
-	default:
+	if w.DType() == tensor.F32 {
+		at = uintptr(unsafe.Pointer(unsafe.SliceData(w.Data())))
+	} else {
+		at = uintptr(unsafe.Pointer(unsafe.SliceData(w.Bytes())))
+	}
+	if at == 0 {
 		return
 	}
 	i := sort.Search(len(c.spans), func(i int) bool { return c.spans[i].end > at })

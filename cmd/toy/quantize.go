@@ -33,15 +33,9 @@ type quantizeFlags struct {
 	requantize         *bool
 	imatrix            *string
 	output, embeddings *string
-	tensorTypes        *listFlag
+	tensorTypes        *stringList
 	leaveOutput        *bool
 }
-
-// listFlag is a flag that may be given many times.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
 func quantizeFlagSet() (*flag.FlagSet, quantizeFlags) {
 	fs := flag.NewFlagSet("quantize", flag.ContinueOnError)
@@ -54,7 +48,7 @@ func quantizeFlagSet() (*flag.FlagSet, quantizeFlags) {
 			"toward the columns the model leans on"),
 		output:      fs.String("output-tensor-type", "", "the head's type (q8_0, q6_k, f16, …), whatever the mix says"),
 		embeddings:  fs.String("token-embedding-type", "", "the token embeddings' type, whatever the mix says"),
-		tensorTypes: new(listFlag),
+		tensorTypes: new(stringList),
 		leaveOutput: fs.Bool("leave-output-tensor", false, "keep output.weight as it is"),
 	}
 	fs.Var(fl.tensorTypes, "tensor-type", "PATTERN=TYPE: the matrices whose names the regular expression matches get TYPE "+

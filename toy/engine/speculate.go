@@ -6,7 +6,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -179,13 +178,12 @@ func (d *Session) guess(ids []int32, n int, c sample.Constraint) ([]int32, error
 	if err != nil {
 		return nil, fmt.Errorf("draft: %w", err)
 	}
+	greedy := sample.New(sample.Params{})
 	var out []int32
 	for {
-		g := argmax(logits)
-		if c != nil && !c.Allows(g) {
-			masked := slices.Clone(logits)
-			c.Mask(masked)
-			if g = argmax(masked); math.IsInf(float64(masked[g]), -1) {
+		g := sample.Greedy(logits)
+		if c != nil {
+			if g = greedy.SampleConstrained(logits, nil, c); g < 0 {
 				// Nothing allowed: guess no further, and unread the last
 				// guess (the caller counts on its not being read).
 				if len(out) > 0 {
@@ -193,9 +191,6 @@ func (d *Session) guess(ids []int32, n int, c sample.Constraint) ([]int32, error
 				}
 				return out, nil
 			}
-		}
-		if c != nil {
-			c.Accept(g)
 		}
 		out = append(out, g)
 		if len(out) == n {
@@ -205,17 +200,6 @@ func (d *Session) guess(ids []int32, n int, c sample.Constraint) ([]int32, error
 			return nil, fmt.Errorf("draft: %w", err)
 		}
 	}
-}
-
-// argmax is the index of the largest logit (the first of equals).
-func argmax(logits []float32) int32 {
-	best := 0
-	for i, l := range logits {
-		if l > logits[best] {
-			best = i
-		}
-	}
-	return int32(best)
 }
 
 // commonPrefix is the length of the longest prefix a and b share.

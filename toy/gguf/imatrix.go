@@ -146,10 +146,10 @@ func ReadImatrix(path string) (*Imatrix, error) {
 	for _, ti := range f.Tensors {
 		name, isSums := strings.CutSuffix(ti.Name, imatrixSums)
 		if !isSums {
-			if _, isCounts := strings.CutSuffix(ti.Name, imatrixCounts); !isCounts {
+			var isCounts bool
+			if name, isCounts = strings.CutSuffix(ti.Name, imatrixCounts); !isCounts {
 				continue
 			}
-			name = strings.TrimSuffix(ti.Name, imatrixCounts)
 		}
 		if ti.Type != tensor.F32 {
 			return nil, fmt.Errorf("%s: %w: %s is %v, want F32", path, ErrImatrix, ti.Name, ti.Type)

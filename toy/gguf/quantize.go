@@ -585,7 +585,8 @@ func (m *mixFacts) layerInfo(seen int, name string) (int, error) {
 // mix's rules (unless Pure), then the fallbacks.
 func (m *mixFacts) choose(ti TensorInfo, opt QuantizeOptions, base tensor.DType) (tensor.DType, bool, error) {
 	cat := categoryOf(ti.Name)
-	if opt.TokenEmbeddingType != nil && cat == catTokenEmbd && !(ti.Name == "per_layer_token_embd.weight" && overridden(opt, ti.Name)) {
+	override, manual := overrideOf(opt, ti.Name)
+	if opt.TokenEmbeddingType != nil && cat == catTokenEmbd && !(ti.Name == "per_layer_token_embd.weight" && manual) {
 		return *opt.TokenEmbeddingType, false, nil
 	}
 	if opt.OutputType != nil && cat == catOutput {
@@ -595,14 +596,9 @@ func (m *mixFacts) choose(ti TensorInfo, opt QuantizeOptions, base tensor.DType)
 	if base.BlockSize() == 1 { // F32, F16, BF16: no rules, no fallbacks
 		return t, false, nil
 	}
-	manual := false
-	for _, o := range opt.TensorTypes {
-		if o.Pattern.MatchString(ti.Name) {
-			t, manual = o.Type, true
-			break
-		}
-	}
-	if !manual && !opt.Pure {
+	if manual {
+		t = override
+	} else if !opt.Pure {
 		var err error
 		if t, err = m.llamaType(ti, opt.FileType, base); err != nil {
 			return 0, false, err
@@ -623,14 +619,15 @@ func (m *mixFacts) choose(ti TensorInfo, opt QuantizeOptions, base tensor.DType)
 	return t, true, nil
 }
 
-// overridden reports whether one of opt's overrides names the tensor.
-func overridden(opt QuantizeOptions, name string) bool {
+// overrideOf returns the type the first of opt's overrides that matches
+// name gives it, and whether one does.
+func overrideOf(opt QuantizeOptions, name string) (tensor.DType, bool) {
 	for _, o := range opt.TensorTypes {
 		if o.Pattern.MatchString(name) {
-			return true
+			return o.Type, true
 		}
 	}
-	return false
+	return 0, false
 }
 
 // llamaType applies llama.cpp's rules for the file types toy writes

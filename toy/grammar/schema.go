@@ -422,8 +422,7 @@ func ofType(text, t string) bool {
 	return t == "number" || t == "integer" && !strings.ContainsAny(text, ".eE")
 }
 
-// compactJSON writes a JSON value compactly, object keys sorted, strings
-// with only the escapes JSON needs (as llama.cpp writes a const).
+// compactJSON writes a JSON value compactly (jsonText).
 func compactJSON(raw json.RawMessage) (string, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -431,13 +430,19 @@ func compactJSON(raw json.RawMessage) (string, error) {
 	if err := dec.Decode(&v); err != nil {
 		return "", err
 	}
+	return jsonText(v), nil
+}
+
+// jsonText writes v as JSON compactly, object keys sorted, strings with
+// only the escapes JSON needs (as llama.cpp writes a const or a key).
+func jsonText(v any) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return "", err
+		panic(err) // v came from decoding JSON, or is a string
 	}
-	return strings.TrimSuffix(b.String(), "\n"), nil
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // formatRule names the primitive rule of a string format, "" for one not
@@ -546,7 +551,7 @@ func (c *schemaConv) objectRule(props *object, required []string, extra json.Raw
 		if err != nil {
 			return "", err
 		}
-		quoted, _ := compactJSON(mustMarshal(key))
+		quoted := jsonText(key)
 		kv[key] = c.rule(sub(name, key+"-kv"), QuoteGBNF(quoted)+` space ":" space `+value)
 		if slices.Contains(required, key) {
 			req = append(req, key)
@@ -615,14 +620,6 @@ func (c *schemaConv) objectRule(props *object, required []string, extra json.Raw
 	}
 	b.WriteString(` space "}"`)
 	return c.named(name, b.String()), nil
-}
-
-func mustMarshal(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
 }
 
 // allOf merges a list of schemas: objects into one object, enums into
@@ -878,7 +875,7 @@ func (c *schemaConv) notKeys(keys []string) string {
 	}
 	root := &trie{next: map[rune]*trie{}}
 	for _, k := range keys {
-		quoted, _ := compactJSON(mustMarshal(k))
+		quoted := jsonText(k)
 		t := root
 		for _, r := range quoted[1 : len(quoted)-1] {
 			if t.next[r] == nil {
