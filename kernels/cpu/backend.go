@@ -186,9 +186,13 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		}
 		op, xvp := ptr(o), ptr(xv)
 		workers.run(N, split(N, 16, 16), func(lo, hi int) {
+			// x repacked for a few rows, or NB F16 rows widened for the C
+			// gemm (f32.c)
 			var scratch *[]float32
-			if w.DType() == tensor.F16 {
-				scratch = getF32(64 * K) // NB rows of the C gemm (f32.c)
+			if M < b.ks.packMin {
+				scratch = getF32(16 * K)
+			} else if w.DType() == tensor.F16 {
+				scratch = getF32(64 * K)
 			}
 			var sp uintptr
 			if scratch != nil {

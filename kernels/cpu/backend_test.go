@@ -79,6 +79,9 @@ var matmulShapes = [][3]int{ // M, K, N
 	{1, 32, 1}, {1, 64, 3}, {2, 32, 17}, {3, 96, 16}, {1, 576, 576}, {5, 160, 33}, {7, 64, 100},
 	{17, 128, 50}, {64, 576, 192}, {1, 1536, 576}, {33, 32, 31}, {128, 576, 64},
 	{1, 64, 6}, {1, 160, 130}, {2, 64, 9}, // decode: four-row passes over quarters, and the rows left over
+	// a few rows (f32.c's small tiles): every group count, odd N, and a K
+	// K + 1 and K + 7 (below) leave tails
+	{4, 96, 13}, {6, 128, 9}, {8, 32, 70}, {9, 160, 5}, {11, 64, 7}, {10, 64, 21}, {12, 96, 66}, {15, 192, 3}, {16, 64, 9},
 }
 
 // TestMatMul: on an Exact backend every weight type keeps the Go summation

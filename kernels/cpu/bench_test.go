@@ -238,3 +238,42 @@ func BenchmarkMatMulID(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMatMulSmallM: the few-row products of speculative decoding (a
+// token and its draft's guesses) and of batched sampling, against one row:
+// the "x1row" metric is the time over that of M=1 on the same weights.
+func BenchmarkMatMulSmallM(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 3))
+	nb, err := Load()
+	if err != nil {
+		b.Skip(err)
+	}
+	be := nb.Exact()
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K} {
+		// a block's projection (in cache) and the output head (from memory)
+		for _, N := range []int{1536, 49152} {
+			K := 576
+			if dt.BlockSize() == tensor.QK {
+				K = 512
+			}
+			w := encode(b, randTensor(r, N, K), dt)
+			var one float64
+			for _, M := range []int{1, 2, 3, 4, 5, 8, 9, 12, 16} {
+				x := randTensor(r, M, K)
+				b.Run(fmt.Sprintf("%v/M%d_K%d_N%d", dt, M, K, N), func(b *testing.B) {
+					defer tensor.SetThreads(tensor.Threads())
+					tensor.SetThreads(*benchThreads)
+					out := tensor.New(M, N)
+					for b.Loop() {
+						be.MatMul(out, x, w)
+					}
+					sec := b.Elapsed().Seconds() / float64(b.N)
+					if M == 1 {
+						one = sec
+					}
+					b.ReportMetric(sec/one, "x1row")
+				})
+			}
+		}
+	}
+}

@@ -4,16 +4,16 @@ package cpu
 
 // sourcesSHA256 is the SHA-256 of the C sources and build.sh, concatenated
 // in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "661bd387cd4c6d8c0b2a6c28f01e6edbc82287c7ea5e8ba1488c93374cf2fba0"
+const sourcesSHA256 = "bab0c256ebd37946a765664af9f34a8ec67d1abeacd89550c28561ccb3979340"
 
 var sourceFiles = []string{"build.sh", "csrc/f32.c", "csrc/iq4.c", "csrc/kq.c", "csrc/kq2.c", "csrc/ops.c", "csrc/q41.c", "csrc/q45.c", "csrc/q8.c", "csrc/quant.h", "csrc/toy.h"}
 
 // libSHA256 maps each embedded library to the SHA-256 build.sh recorded.
 var libSHA256 = map[string]string{
-	"libtoy-amd64-avx2.so":         "1cee21383d98d8c8f8be345e730ceae0a97941ee4efb4765144b4da9b6047ba4",
-	"libtoy-amd64-avx512.so":       "cfd608cc01087066e76d9f48f8231f10c200a8c6940e88576a18e434e0c70c1f",
-	"libtoy-amd64-avxvnni.so":      "82a727d729277190319f49b5a3f2bf8f9fe4586470e06d679960d73e0a669f14",
+	"libtoy-amd64-avx2.so":         "764e4084dfae6c2ad85eb2e46467eebd238862923eaefa49bdb6dfc773191ba5",
+	"libtoy-amd64-avx512.so":       "57f2a8b0e6c183d37ac2e69cec84df467861fe820ebd0e3a16c4fdbf0bf988da",
+	"libtoy-amd64-avxvnni.so":      "e23462bfcc67e3d2b64439ef0822a4dff80c21406c6fc84a485a6e1cc4075310",
 	"libtoy-amd64-x86-64.so":       "b2e807c7f43640733d8cab77bbb4994610fb2a1a075ddf68c8dffcc0858f3fb4",
-	"libtoy-arm64-neon-dotprod.so": "6501005345ce214c1efbf6e0e655b33f494c155829c545a7e4ddf7fcc32f7220",
-	"libtoy-arm64-neon.so":         "95b50051c6bb1fef25f342de2cf11e68467c9c1ede6fbeceaa747359f4bb8dce",
+	"libtoy-arm64-neon-dotprod.so": "d2d0144f516badbe7d2b5e8c292446634c6a731ef77ee3d13a0cd830e9e10398",
+	"libtoy-arm64-neon.so":         "e3c36fd6707f16e194ed8c88ed5b25f39d1147f8ff921fcb87f05e880b04c076",
 }

@@ -217,42 +217,61 @@ TOY_INLINE uint32_t load_u32(const uint8_t *p) {
 	return v;
 }
 
-static void q8_pack16(uint8_t *pk, const uint8_t *const r[16], int64_t nb) {
+// q8_pack16 packs the 16 rows at r0 + gidx (byte offsets, lane k = row k):
+// each vector is one gather of a 4-byte group from every row.
+static void q8_pack16(uint8_t *pk, const uint8_t *r0, __m512i gidx, int64_t nb) {
+	const __m512i bias = _mm512_set1_epi8((char)0x80);
 	for (int64_t b = 0; b < nb; b++) {
 		uint8_t *pb = pk + b * Q8_PACKED;
-		int64_t off = b * Q8_BYTES;
+		const uint8_t *rb = r0 + b * Q8_BYTES;
 		for (int g = 0; g < 8; g++)
-			for (int k = 0; k < 16; k++) {
-				uint32_t v = load_u32(r[k] + off + 2 + 4 * g) ^ 0x80808080u;
-				__builtin_memcpy(pb + g * 64 + k * 4, &v, 4);
-			}
-		float d[16];
-		for (int k = 0; k < 16; k++) d[k] = toy_fp16_f32(toy_load_u16(r[k] + off));
-		__builtin_memcpy(pb + 512, d, 64);
+			_mm512_storeu_si512(pb + g * 64, _mm512_xor_si512(_mm512_i32gather_epi32(gidx, rb + 2 + 4 * g, 1), bias));
+		__m512i sw = _mm512_i32gather_epi32(gidx, rb, 1);
+		_mm512_storeu_ps(pb + 512, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(sw)));
 	}
 }
 
-// q8_packed_rows computes MR activation rows x[i] (their xsum rows xs[i])
-// against the packed tile pk, into acc[i] (lane k = weight row k).
+// q8_packed_rows computes MR ≤ 8 activation rows x[i] (their xsum rows
+// xs[i]) against the packed tile pk, into acc[i] (lane k = weight row k).
+// A block's integer sum is exact in any order, so with few rows each is
+// split in two chains (even and odd groups) to keep enough vpdpbusd in
+// flight.
 TOY_INLINE void q8_packed_rows(__m512 acc[], const uint8_t *const x[], const int32_t *const xs[], int MR,
                                const uint8_t *pk, int64_t nb) {
+	const int CH = MR <= 4 ? 2 : 1;
 	for (int i = 0; i < MR; i++) acc[i] = _mm512_setzero_ps();
 	for (int64_t b = 0; b < nb; b++) {
 		const uint8_t *pb = pk + b * Q8_PACKED;
 		int64_t off = b * Q8_BYTES;
-		__m512i isum[8];
-		for (int i = 0; i < MR; i++) isum[i] = _mm512_set1_epi32(-xs[i][b]);
+		__m512i isum[2][8];
+		for (int i = 0; i < MR; i++) {
+			isum[0][i] = _mm512_set1_epi32(-xs[i][b]);
+			if (CH == 2) isum[1][i] = _mm512_setzero_si512();
+		}
 		for (int g = 0; g < 8; g++) {
 			__m512i wv = _mm512_loadu_si512(pb + g * 64);
 			for (int i = 0; i < MR; i++)
-				isum[i] = _mm512_dpbusd_epi32(isum[i], wv, _mm512_set1_epi32((int32_t)load_u32(x[i] + off + 2 + 4 * g)));
+				isum[g % CH][i] = _mm512_dpbusd_epi32(isum[g % CH][i], wv,
+				                                      _mm512_set1_epi32((int32_t)load_u32(x[i] + off + 2 + 4 * g)));
 		}
 		__m512 dw = _mm512_loadu_ps(pb + 512);
 		for (int i = 0; i < MR; i++) {
-			__m512 d = _mm512_mul_ps(_mm512_set1_ps(toy_fp16_f32(toy_load_u16(x[i] + off))), dw);
-			acc[i] = _mm512_add_ps(acc[i], _mm512_mul_ps(_mm512_cvtepi32_ps(isum[i]), d));
+			__m512i is = CH == 2 ? _mm512_add_epi32(isum[0][i], isum[1][i]) : isum[0][i];
+			__m512 d = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(toy_load_u16(x[i] + off))), dw);
+			acc[i] = _mm512_add_ps(acc[i], _mm512_mul_ps(_mm512_cvtepi32_ps(is), d));
 		}
 	}
+}
+
+// q8_packed_group runs MR rows from m on against the packed tile.
+TOY_INLINE void q8_packed_group(float *out, const uint8_t *xq, const int32_t *xsum, const uint8_t *pk, int64_t m,
+                                int MR, int64_t nb, int64_t N, __mmask16 mask) {
+	__m512 acc[8];
+	const uint8_t *x[8];
+	const int32_t *xs[8];
+	for (int i = 0; i < MR; i++) x[i] = xq + (m + i) * nb * Q8_BYTES, xs[i] = xsum + (m + i) * nb;
+	q8_packed_rows(acc, x, xs, MR, pk, nb);
+	for (int i = 0; i < MR; i++) _mm512_mask_storeu_ps(out + (m + i) * N, mask, acc[i]);
 }
 
 static void q8_gemm_packed(float *out, const uint8_t *xq, const int32_t *xsum, const uint8_t *w, int64_t M,
@@ -260,25 +279,20 @@ static void q8_gemm_packed(float *out, const uint8_t *xq, const int32_t *xsum, c
 	int64_t nb = K / Q8_BLOCK, rb = nb * Q8_BYTES;
 	for (int64_t n = n0; n < n1; n += 16) {
 		int valid = (int)(n1 - n < 16 ? n1 - n : 16);
-		const uint8_t *r[16];
-		for (int j = 0; j < 16; j++) r[j] = w + (n + (j < valid ? j : valid - 1)) * rb;
-		q8_pack16(pk, r, nb);
+		__m512i rows = _mm512_min_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+		                                _mm512_set1_epi32(valid - 1));
+		q8_pack16(pk, w + n * rb, _mm512_mullo_epi32(rows, _mm512_set1_epi32((int32_t)rb)), nb);
 		__mmask16 mask = (__mmask16)((1u << valid) - 1);
 		int64_t m = 0;
-		for (; m + 4 <= M; m += 4) {
-			__m512 acc[4];
-			const uint8_t *x[4];
-			const int32_t *xs[4];
-			for (int i = 0; i < 4; i++) x[i] = xq + (m + i) * rb, xs[i] = xsum + (m + i) * nb;
-			q8_packed_rows(acc, x, xs, 4, pk, nb);
-			for (int i = 0; i < 4; i++) _mm512_mask_storeu_ps(out + (m + i) * N + n, mask, acc[i]);
-		}
-		for (; m < M; m++) {
-			__m512 acc[1];
-			const uint8_t *x[1] = {xq + m * rb};
-			const int32_t *xs[1] = {xsum + m * nb};
-			q8_packed_rows(acc, x, xs, 1, pk, nb);
-			_mm512_mask_storeu_ps(out + m * N + n, mask, acc[0]);
+		for (; m + 8 <= M; m += 8) q8_packed_group(out + n, xq, xsum, pk, m, 8, nb, N, mask);
+		switch (M - m) { // a constant row count in each call, so that the tile unrolls
+		case 1: q8_packed_group(out + n, xq, xsum, pk, m, 1, nb, N, mask); break;
+		case 2: q8_packed_group(out + n, xq, xsum, pk, m, 2, nb, N, mask); break;
+		case 3: q8_packed_group(out + n, xq, xsum, pk, m, 3, nb, N, mask); break;
+		case 4: q8_packed_group(out + n, xq, xsum, pk, m, 4, nb, N, mask); break;
+		case 5: q8_packed_group(out + n, xq, xsum, pk, m, 5, nb, N, mask); break;
+		case 6: q8_packed_group(out + n, xq, xsum, pk, m, 6, nb, N, mask); break;
+		case 7: q8_packed_group(out + n, xq, xsum, pk, m, 7, nb, N, mask); break;
 		}
 	}
 }
