@@ -21,6 +21,7 @@ func init() {
 		"Loss":           reflect.ValueOf(engine.Loss),
 		"NewBatch":       reflect.ValueOf(engine.NewBatch),
 		"NewSession":     reflect.ValueOf(engine.NewSession),
+		"NewSpeculator":  reflect.ValueOf(engine.NewSpeculator),
 		"SetInterrupt":   reflect.ValueOf(engine.SetInterrupt),
 		"TrainStep":      reflect.ValueOf(engine.TrainStep),
 		"WithInterrupt":  reflect.ValueOf(engine.WithInterrupt),
@@ -31,6 +32,7 @@ func init() {
 		"Options":    reflect.ValueOf((*engine.Options)(nil)),
 		"Result":     reflect.ValueOf((*engine.Result)(nil)),
 		"Session":    reflect.ValueOf((*engine.Session)(nil)),
+		"Speculator": reflect.ValueOf((*engine.Speculator)(nil)),
 		"StepResult": reflect.ValueOf((*engine.StepResult)(nil)),
 
 		// interface wrapper definitions

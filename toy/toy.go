@@ -285,6 +285,17 @@ func (m *Model) checkDraft(d *Model) error {
 	return nil
 }
 
+// NewSpeculator returns speculative decoding for session s of m: draft d
+// (checked as GenerateOptions.Draft is), in a session as large as s,
+// guesses k tokens a round (8 if k ≤ 0); see engine.Speculator. A server
+// decoding token by token calls its Next instead of s.Next.
+func (m *Model) NewSpeculator(s *engine.Session, d *Model, k int) (*engine.Speculator, error) {
+	if err := m.checkDraft(d); err != nil {
+		return nil, err
+	}
+	return engine.NewSpeculator(s, d.NewSession(s.Capacity()), k)
+}
+
 // Generate continues prompt with up to opts.MaxTokens tokens and returns them.
 func (m *Model) Generate(prompt []int32, opts GenerateOptions) ([]int32, error) {
 	r, err := m.GenerateContext(context.Background(), prompt, opts)

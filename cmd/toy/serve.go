@@ -29,7 +29,8 @@ import (
 type serveOpts struct {
 	addr, device, name, template string
 	embed                        string // an embedding model to serve beside the chat model (embed.go)
-	threads, ctx                 int
+	draft                        string // speculative decoding's draft model
+	threads, ctx, draftN         int
 	quiet                        bool
 }
 
@@ -43,6 +44,8 @@ func serveFlagSet() (*flag.FlagSet, *serveOpts) {
 	fs.StringVar(&o.template, "chat-template-file", "", "use this Jinja2 chat template instead of the model's")
 	fs.BoolVar(&o.quiet, "quiet", false, "do not log requests")
 	fs.StringVar(&o.embed, "embed", "", "also serve embeddings (POST /v1/embeddings, /api/embed) from this embedding model (all-MiniLM, bge, nomic-embed-text …), or reranking (POST /rerank) by this reranker")
+	fs.StringVar(&o.draft, "draft", "", "speculative decoding: a smaller model over the same vocabulary guesses ahead, the model checks its guesses in one pass (the same replies, faster when it guesses well; llama-server's --model-draft)")
+	fs.IntVar(&o.draftN, "draft-n", 8, "tokens the draft guesses a round")
 	deviceFlag(fs, &o.device)
 	return fs, o
 }
@@ -128,6 +131,14 @@ func runServe(args []string, stdout io.Writer) error {
 			return err
 		}
 		defer m.Close()
+		if o.draft != "" {
+			d, err := loadModel([]string{o.draft})
+			if err != nil {
+				return fmt.Errorf("--draft: %w", err)
+			}
+			defer d.Close()
+			opts.Draft, opts.DraftTokens = d, o.draftN
+		}
 		if s, err = serve.New(m, opts); err != nil {
 			return err
 		}
@@ -136,6 +147,9 @@ func runServe(args []string, stdout io.Writer) error {
 			template = "no chat template: chat messages are joined one per line"
 		} else if f := s.ToolCallFormat(); f != "" {
 			template += ", tool calls in its " + f + " format"
+		}
+		if opts.Draft != nil {
+			template += fmt.Sprintf(", draft %s guessing %d tokens a round", opts.Draft, o.draftN)
 		}
 		fmt.Fprintf(os.Stderr, "toy serve: %s, context %d, %s\n", m, s.ContextSize(), template)
 		if e := opts.Embedder; e != nil {

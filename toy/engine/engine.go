@@ -150,13 +150,21 @@ func (r Result) DecodeTokensPerSecond() float64 {
 // The session must be fresh or hold a prefix the prompt continues. It stops
 // with Reason "canceled" and ctx's error at the next token once ctx — or the
 // interrupt context current when it started (SetInterrupt) — is done.
-func Generate(ctx context.Context, s *Session, prompt []int32, opts Options) (Result, error) {
+func Generate(ctx context.Context, s *Session, prompt []int32, opts Options) (r Result, err error) {
 	ctx, release := WithInterrupt(ctx)
 	defer release()
+	// next runs one token; with a draft, through a Speculator.
+	next := func(id int32) ([]float32, error) { return s.Next([]int32{id}) }
+	length := func() int { return len(s.tokens) }
 	if opts.Draft != nil {
-		return speculate(ctx, s, prompt, opts)
+		sp, err := NewSpeculator(s, opts.Draft, opts.DraftTokens)
+		if err != nil {
+			return r, err
+		}
+		defer func() { sp.Settle(); r.Drafted, r.Accepted = sp.Drafted, sp.Accepted }()
+		next = func(id int32) ([]float32, error) { return sp.Next(id, opts.Constraint, opts.MaxTokens-len(r.IDs)) }
+		length = sp.Len
 	}
-	var r Result
 	sampler := sample.New(opts.Sample)
 	start := time.Now()
 	logits, err := s.Next(prompt)
@@ -194,11 +202,11 @@ func Generate(ctx context.Context, s *Session, prompt []int32, opts Options) (Re
 		if len(r.IDs) == opts.MaxTokens {
 			break
 		}
-		if len(s.tokens) >= s.Capacity() {
+		if length() >= s.Capacity() {
 			r.Reason = "context"
 			break
 		}
-		if logits, err = s.Next([]int32{id}); err != nil {
+		if logits, err = next(id); err != nil {
 			return r, err
 		}
 	}

@@ -4,162 +4,122 @@
 package engine
 
 import (
-	"context"
 	"fmt"
-	"slices"
-	"time"
 
 	"github.com/toyml/toy/toy/sample"
+	"github.com/toyml/toy/toy/tensor"
 )
 
-// speculate is Generate with a draft (opts.Draft). Each round:
+// A Speculator stands in for a Session's one-token steps: Next(id) gives
+// the model's logits after id, as Session.Next([]int32{id}) would, but it
+// gets them from batched passes over a draft model's guesses:
 //
-//  1. the draft, fed the last token chosen, guesses k tokens greedily, one
-//     forward pass each (cheap: it is small);
-//  2. the model runs the last token and the k guesses in one pass, which
-//     gives its logits after each of them;
-//  3. the sampler draws the next token from the model's logits after the
-//     last token, exactly as Generate would; while it draws the draft's
-//     guess, the model's logits after that guess are already there, and
-//     the next token is drawn from them; at the first token that differs
-//     from the guess, or after all k, the round ends;
-//  4. both caches forget the positions past what was kept.
+//  1. when it has no logits for id, the draft (a smaller model over the
+//     same vocabulary), fed what it has not read of the model's tokens and
+//     id, guesses k tokens greedily, one cheap forward pass each;
+//  2. the model runs id and the k guesses in one pass, which gives its
+//     logits after id — returned — and after each guess, kept;
+//  3. while the caller's next tokens are the guesses, Next returns the kept
+//     logits with no forward pass at all; at the first token that differs,
+//     the model forgets the guesses from there on and step 1 runs again.
 //
-// Every token is drawn by the same sampler from the same logits, in the
-// same order as Generate draws it, so the text is the same — with a
-// sampler's seed too — only faster when the draft guesses well: a round
-// costs k cheap steps and one batched pass, and yields from 1 to k+1
-// tokens. (Logits from a batched pass equal a single token's on toy's
-// exact backends, whose products do not depend on the batch.)
-func speculate(ctx context.Context, s *Session, prompt []int32, opts Options) (Result, error) {
-	var r Result
-	d := opts.Draft
+// The caller draws every token from the same logits, in the same order, as
+// without a draft, so the text is the same — with a sampler's seed too —
+// and only faster when the draft guesses well: a round costs k cheap steps
+// and one batched pass and yields from 1 to k+1 tokens. (Logits from a
+// batched pass equal a single token's on toy's exact backends, whose
+// products do not depend on the batch.)
+//
+// The model's session holds the guesses not yet taken; Settle forgets them.
+// Between calls the caller may truncate the session (a server starting a
+// new reply): a Speculator whose session changed under it forgets its
+// guesses, and the draft catches up with whatever the session holds.
+type Speculator struct {
+	model, draft *Session
+	k            int
+
+	guesses []int32        // the draft's guesses of the last round
+	logits  *tensor.Tensor // the model's logits after the round's token and each guess
+	taken   int            // guesses the caller has taken
+	end     int            // len(model.tokens) right after the round
+
+	Drafted, Accepted int // guesses made, and those the caller took
+}
+
+// NewSpeculator returns a Speculator for the model's session s with draft
+// session d, which guesses k tokens a round (8 if k ≤ 0).
+func NewSpeculator(s, d *Session, k int) (*Speculator, error) {
 	if d.model.VocabSize() != s.model.VocabSize() {
-		return r, fmt.Errorf("speculative decoding: the draft's vocabulary has %d tokens, the model's %d", d.model.VocabSize(), s.model.VocabSize())
+		return nil, fmt.Errorf("speculative decoding: the draft's vocabulary has %d tokens, the model's %d", d.model.VocabSize(), s.model.VocabSize())
 	}
-	k := opts.DraftTokens
 	if k <= 0 {
 		k = 8
 	}
-	sampler := sample.New(opts.Sample)
-	start := time.Now()
-	logits, err := s.Next(prompt)
+	return &Speculator{model: s, draft: d, k: k}, nil
+}
+
+// Len is how many tokens the model's session holds less the guesses not
+// taken: the length of the text so far.
+func (p *Speculator) Len() int { return len(p.model.tokens) - p.untaken() }
+
+// untaken is the number of guesses the session holds beyond the text.
+func (p *Speculator) untaken() int {
+	if p.logits == nil || len(p.model.tokens) != p.end {
+		return 0 // no round, or the session was changed under it
+	}
+	return len(p.guesses) - p.taken
+}
+
+// Settle forgets the guesses not taken, leaving the session holding the
+// text only.
+func (p *Speculator) Settle() {
+	p.model.Truncate(p.Len())
+	p.guesses, p.logits, p.taken = nil, nil, 0
+}
+
+// Next appends id to the text and returns the model's logits after it.
+// c, if not nil, is the constraint the next token will be drawn under, in
+// its state after id: the draft guesses under a fork of it when it has a
+// Fork() method (grammar.Tokens), else freely (its guesses c refuses are
+// simply not taken). left is how many tokens the caller may still draw
+// after id; no more than that many are guessed. The logits stay valid until
+// the next call.
+func (p *Speculator) Next(id int32, c sample.Constraint, left int) ([]float32, error) {
+	if n := p.untaken(); n > 0 && id == p.guesses[p.taken] {
+		p.taken++
+		p.Accepted++
+		return p.logits.Row(p.taken), nil
+	}
+	p.Settle()
+
+	// 1. The draft catches up with the text and id, and guesses: at most
+	// what the context, the draft's cache and the tokens still wanted
+	// leave room for.
+	s, d := p.model, p.draft
+	d.Truncate(commonPrefix(d.tokens, s.tokens))
+	feed := append(append([]int32(nil), s.tokens[len(d.tokens):]...), id)
+	n := min(p.k, s.Capacity()-len(s.tokens)-1, left-1, d.Capacity()-len(d.tokens)-len(feed))
+	if n <= 0 {
+		return s.Next([]int32{id})
+	}
+	guesses, err := d.guess(feed, n, draftConstraint(c))
 	if err != nil {
-		return r, err
+		return nil, err
 	}
-	// The draft catches up with the prompt (keeping what it shares).
-	all := slices.Clone(s.tokens)
-	d.Truncate(commonPrefix(d.tokens, all))
-	pending := all[len(d.tokens):] // tokens the draft has yet to read
-	history := slices.Clone(all)
+	p.Drafted += len(guesses)
 
-	// draw samples the token after logits, as Generate does; -1 when the
-	// constraint allows none.
-	draw := func(logits []float32) int32 {
-		if opts.Constraint != nil {
-			return sampler.SampleConstrained(logits, history, opts.Constraint)
-		}
-		return sampler.Sample(logits, history)
+	// 2. The model's logits after id and after each guess.
+	out, err := s.All(append([]int32{id}, guesses...))
+	if err != nil {
+		return nil, err
 	}
-	// emit takes token id; true when generation ends with it.
-	emit := func(id int32) bool {
-		r.IDs = append(r.IDs, id)
-		history = append(history, id)
-		if len(r.IDs) == 1 {
-			r.PrefillTime = time.Since(start)
-			start = time.Now()
-		}
-		if opts.OnToken != nil {
-			opts.OnToken(id)
-		}
-		if opts.Stop != nil && opts.Stop(id) {
-			r.Reason = "stop"
-			return true
-		}
-		return len(r.IDs) == opts.MaxTokens
-	}
-
-	id := draw(logits)
-	for {
-		if id < 0 {
-			r.Reason = "stop"
-			break
-		}
-		if emit(id) {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			r.Reason = "canceled"
-			return r, err
-		}
-		room := s.Capacity() - len(s.tokens)
-		if room < 1 {
-			r.Reason = "context"
-			break
-		}
-		// 1. The draft's guesses: at most what the context, the draft's
-		// cache and the tokens still wanted leave room for.
-		n := min(k, room-1, opts.MaxTokens-len(r.IDs), d.Capacity()-len(d.tokens)-len(pending)-1)
-		var guesses []int32
-		if n > 0 {
-			if guesses, err = d.guess(append(pending, id), n, draftConstraint(opts.Constraint)); err != nil {
-				return r, err
-			}
-			pending = nil
-		} else {
-			pending = append(pending, id) // no guesses this round: the draft reads id later
-		}
-		r.Drafted += len(guesses)
-
-		// 2. The model's logits after id and after each guess.
-		base := len(s.tokens)
-		out, err := s.All(append([]int32{id}, guesses...))
-		if err != nil {
-			return r, err
-		}
-
-		// 3. Draw as Generate would, along the guesses while they agree.
-		kept, ended := 0, false
-		for i := 0; i <= len(guesses); i++ {
-			next := draw(out.Row(i))
-			if i < len(guesses) && next == guesses[i] {
-				kept++
-				r.Accepted++
-				if ended = emit(next); ended {
-					break
-				}
-				continue
-			}
-			id = next
-			break
-		}
-
-		// 4. Keep id and the guesses kept; the draft holds id and the
-		// guesses before the last it read (it never read the last).
-		s.Truncate(base + 1 + kept)
-		switch {
-		case len(guesses) == 0:
-		case kept == len(guesses):
-			pending = guesses[len(guesses)-1:] // it read all but the last guess
-		default:
-			d.Truncate(base + 1 + kept)
-		}
-		if ended {
-			break
-		}
-	}
-	if r.Reason == "" {
-		r.Reason = "length"
-	}
-	if len(r.IDs) > 0 {
-		r.DecodeTime = time.Since(start)
-	}
-	return r, nil
+	p.guesses, p.logits, p.taken, p.end = guesses, out, 0, len(s.tokens)
+	return out.Row(0), nil
 }
 
 // draftConstraint is a copy of c for the draft to guess under, when c can
 // fork one (grammar.Tokens.Fork); nil otherwise, and the draft guesses
-// freely (its guesses that c refuses are simply not kept).
+// freely.
 func draftConstraint(c sample.Constraint) sample.Constraint {
 	f, ok := c.(interface{ Fork() any })
 	if !ok {
@@ -184,11 +144,6 @@ func (d *Session) guess(ids []int32, n int, c sample.Constraint) ([]int32, error
 		g := sample.Greedy(logits)
 		if c != nil {
 			if g = greedy.SampleConstrained(logits, nil, c); g < 0 {
-				// Nothing allowed: guess no further, and unread the last
-				// guess (the caller counts on its not being read).
-				if len(out) > 0 {
-					d.Truncate(len(d.tokens) - 1)
-				}
 				return out, nil
 			}
 		}

@@ -82,6 +82,8 @@ type outcome struct {
 	generated   int // tokens generated over all choices
 	prefillTime time.Duration
 	decodeTime  time.Duration
+	// With a draft: its guesses over all choices, and those kept.
+	drafted, accepted int
 }
 
 // generate runs j and reports to out. It waits for the model first; it
@@ -101,6 +103,18 @@ func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, erro
 	// Keep the cached prefix this prompt shares with the previous request;
 	// at least one token is run, for the logits that choose the next.
 	sess := s.session
+	// next runs token id and returns the logits after it; with a draft,
+	// through the speculator (c: the constraint the token after id is drawn
+	// under, left: the tokens still wanted). length is the text's length.
+	next := func(id int32, c sample.Constraint, left int) ([]float32, error) { return sess.Next([]int32{id}) }
+	length := func() int { return len(sess.Tokens()) }
+	sp := s.spec
+	var drafted, accepted int // the speculator's counts before this request
+	if sp != nil {
+		sp.Settle() // a request that failed may have left guesses behind
+		next, length = sp.Next, sp.Len
+		drafted, accepted = sp.Drafted, sp.Accepted
+	}
 	res := &outcome{prompt: len(j.prompt)}
 	res.cached = min(commonPrefix(sess.Tokens(), j.prompt), len(j.prompt)-1)
 	sess.Truncate(res.cached)
@@ -173,12 +187,19 @@ func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, erro
 			if text, reasoning, lps := c.ready(); text != "" || reasoning != "" || len(lps) > 0 {
 				out.text(i, text, reasoning, lps)
 			}
-			if c.eog || c.stopped || len(c.ids) == j.maxTokens || len(sess.Tokens()) >= sess.Capacity() {
+			if c.eog || c.stopped || len(c.ids) == j.maxTokens || length() >= sess.Capacity() {
 				break
 			}
-			if logits, err = sess.Next([]int32{id}); err != nil {
+			var cons sample.Constraint
+			if gram != nil {
+				cons = grammar.Tokens{State: gram, Vocab: tok}
+			}
+			if logits, err = next(id, cons, j.maxTokens-len(c.ids)); err != nil {
 				return nil, err
 			}
+		}
+		if sp != nil {
+			sp.Settle()
 		}
 		c.finish()
 		res.generated += len(c.ids)
@@ -186,6 +207,9 @@ func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, erro
 		out.end(i, c)
 	}
 	res.decodeTime = time.Since(start) - res.prefillTime
+	if sp != nil {
+		res.drafted, res.accepted = sp.Drafted-drafted, sp.Accepted-accepted
+	}
 	return res, nil
 }
 

@@ -299,7 +299,8 @@ func (s *Server) answerOpenAI(w http.ResponseWriter, r *http.Request, req *sampl
 	u := &usage{PromptTokens: res.prompt, CompletionTokens: res.generated, TotalTokens: res.prompt + res.generated}
 	u.PromptTokensDetails.CachedTokens = res.cached
 	t := &timings{PromptN: res.prompt - res.cached, PromptMS: ms(res.prefillTime), PredictedN: res.generated,
-		PredictedMS: ms(res.prefillTime + res.decodeTime), PredictedPerSecond: perSecond(res)}
+		PredictedMS: ms(res.prefillTime + res.decodeTime), PredictedPerSecond: perSecond(res),
+		DraftN: res.drafted, DraftNAccepted: res.accepted}
 	if req.Stream {
 		o.sse.send(withTimings(o.last, t))
 		if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
@@ -438,6 +439,9 @@ type timings struct {
 	PredictedN         int     `json:"predicted_n"`
 	PredictedMS        float64 `json:"predicted_ms"`
 	PredictedPerSecond float64 `json:"predicted_per_second"`
+	// With a draft model: its guesses, and those the model kept.
+	DraftN         int `json:"draft_n,omitempty"`
+	DraftNAccepted int `json:"draft_n_accepted,omitempty"`
 }
 
 // withTimings adds llama-server's "timings" field to a response.

@@ -168,6 +168,7 @@ import (
 
 	"github.com/toyml/toy/toy"
 	"github.com/toyml/toy/toy/chat"
+	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/tokenizer"
 )
 
@@ -184,6 +185,12 @@ type Options struct {
 	Log *log.Logger
 	// Embedder, if set, answers POST /v1/embeddings and /api/embed (embed.go).
 	Embedder *toy.Embedder
+	// Draft, if set, is a smaller model over the same vocabulary that
+	// guesses DraftTokens tokens ahead (default 8) for the model to check in
+	// one pass: speculative decoding (engine.Speculator), as llama-server's
+	// --model-draft. Replies are the same, only faster when it guesses well.
+	Draft       *toy.Model
+	DraftTokens int
 }
 
 // Server answers the OpenAI and Ollama endpoints for one model. It is an
@@ -200,6 +207,10 @@ type Server struct {
 	turn    chan struct{} // holds one token while a request uses the model
 	session lm            // the KV cache of the last request
 	ctxSize int
+
+	draft       *toy.Model         // speculative decoding's draft, or nil
+	draftTokens int                // its guesses a round
+	spec        *engine.Speculator // over session, with draft
 
 	harmony    chat.HarmonyTokens // gpt-oss's format tokens
 	hasHarmony bool               // the chat template writes harmony and the vocabulary has its tokens
@@ -238,7 +249,10 @@ func New(m *toy.Model, opts Options) (*Server, error) {
 		s.ctxSize = min(m.ContextLength(), 4096)
 	}
 	s.ctxSize = min(s.ctxSize, m.ContextLength())
-	s.session = m.NewSession(s.ctxSize)
+	s.draft, s.draftTokens = opts.Draft, opts.DraftTokens
+	if err := s.newSession(); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
@@ -449,4 +463,22 @@ func (s *Server) acquire(ctx context.Context) bool {
 func (s *Server) release() { <-s.turn }
 
 // resetSession drops the KV cache (after a panic left it in an unknown state).
-func (s *Server) resetSession() { s.session = s.model.NewSession(s.ctxSize) }
+func (s *Server) resetSession() {
+	if err := s.newSession(); err != nil {
+		panic(err) // the draft was checked at New
+	}
+}
+
+// newSession makes a fresh session, and its speculator with a draft.
+func (s *Server) newSession() error {
+	sess := s.model.NewSession(s.ctxSize)
+	s.session, s.spec = sess, nil
+	if s.draft != nil {
+		sp, err := s.model.NewSpeculator(sess, s.draft, s.draftTokens)
+		if err != nil {
+			return err
+		}
+		s.spec = sp
+	}
+	return nil
+}
