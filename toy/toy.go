@@ -268,9 +268,10 @@ type GenerateOptions struct {
 // model's.
 var ErrDraftVocab = errors.New("the draft model's vocabulary differs from the model's")
 
-// checkDraft checks that d can draft for m: the same vocabulary size, and
-// the same token texts when both have tokenizers.
-func (m *Model) checkDraft(d *Model) error {
+// CheckDraft checks that d can draft for m (speculative decoding): the
+// same vocabulary size, and the same token texts when both have
+// tokenizers; the error wraps ErrDraftVocab.
+func (m *Model) CheckDraft(d *Model) error {
 	if d.VocabSize() != m.VocabSize() {
 		return fmt.Errorf("%w: %d tokens, the model has %d", ErrDraftVocab, d.VocabSize(), m.VocabSize())
 	}
@@ -290,7 +291,7 @@ func (m *Model) checkDraft(d *Model) error {
 // guesses k tokens a round (8 if k ≤ 0); see engine.Speculator. A server
 // decoding token by token calls its Next instead of s.Next.
 func (m *Model) NewSpeculator(s *engine.Session, d *Model, k int) (*engine.Speculator, error) {
-	if err := m.checkDraft(d); err != nil {
+	if err := m.CheckDraft(d); err != nil {
 		return nil, err
 	}
 	return engine.NewSpeculator(s, d.NewSession(s.Capacity()), k)
@@ -310,7 +311,7 @@ func (m *Model) GenerateContext(ctx context.Context, prompt []int32, opts Genera
 		DraftTokens: opts.DraftTokens,
 	}
 	if opts.Draft != nil {
-		if err := m.checkDraft(opts.Draft); err != nil {
+		if err := m.CheckDraft(opts.Draft); err != nil {
 			return engine.Result{}, err
 		}
 		eo.Draft = engine.NewSession(opts.Draft.Net, len(prompt)+opts.MaxTokens)

@@ -29,6 +29,9 @@ type chatOpts struct {
 	reply                    *replyFormat
 	n, ctx, threads          int
 	p                        sample.Params
+	draft                    string // speculative decoding's draft model
+	draftN                   int
+	draftSession             *engine.Session
 }
 
 func chatFlagSet() (*flag.FlagSet, *chatOpts) {
@@ -46,6 +49,8 @@ func chatFlagSet() (*flag.FlagSet, *chatOpts) {
 	fs.Func("repeat-penalty", "repetition penalty (1: off)", floatFlag(&o.p.RepeatPenalty))
 	fs.Uint64Var(&o.p.Seed, "seed", 0, "random seed")
 	fs.IntVar(&o.threads, "threads", 0, "worker threads (0: all cores)")
+	fs.StringVar(&o.draft, "draft", "", "speculative decoding: a smaller model over the same vocabulary guesses ahead, the model checks its guesses in one pass (the same replies, faster when it guesses well)")
+	fs.IntVar(&o.draftN, "draft-n", 8, "tokens the draft guesses a round")
 	deviceFlag(fs, &o.device)
 	return fs, o
 }
@@ -91,6 +96,17 @@ func runChat(args []string, stdout io.Writer) error {
 		history = append(history, chat.Message{Role: "system", Content: o.system})
 	}
 	s := m.NewSession(min(o.ctx, m.Net.ContextLength()))
+	if o.draft != "" { // one draft session for the whole chat: it keeps what it read
+		d, err := loadModel([]string{o.draft})
+		if err != nil {
+			return fmt.Errorf("--draft: %w", err)
+		}
+		defer d.Close()
+		if err := m.CheckDraft(d); err != nil {
+			return fmt.Errorf("--draft: %w", err)
+		}
+		o.draftSession = d.NewSession(s.Capacity())
+	}
 	in := bufio.NewScanner(chatInput)
 	in.Buffer(make([]byte, 1<<16), 1<<20)
 	for {
@@ -196,6 +212,7 @@ func chatTurn(m *toy.Model, s *engine.Session, tmpl *chat.Template, history []ch
 			fmt.Fprint(os.Stderr, piece)
 		},
 	}
+	gen.Draft, gen.DraftTokens = o.draftSession, o.draftN
 	if err := o.reply.constrain(m, &gen.Constraint); err != nil {
 		return chatReply{}, err
 	}

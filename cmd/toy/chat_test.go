@@ -2,11 +2,14 @@ package main
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/toyml/toy/toy"
 	"github.com/toyml/toy/toy/chat"
+	"github.com/toyml/toy/toy/defaultmodel"
 )
 
 // Two turns with the default model (no chat template: turns joined one per
@@ -48,6 +51,29 @@ func TestChatReusesTheCache(t *testing.T) {
 	want, _ := m.Decode(got)
 	if strings.TrimSpace(want) != replies[1] {
 		t.Errorf("second reply %q, a fresh model says %q", replies[1], strings.TrimSpace(want))
+	}
+}
+
+// With --draft (the default model drafting for itself, one draft session
+// over the whole chat), three sampled turns are the turns without it.
+func TestChatDraft(t *testing.T) {
+	defer func(r io.Reader) { chatInput = r }(chatInput)
+	draft := filepath.Join(t.TempDir(), "draft.gguf")
+	if err := os.WriteFile(draft, defaultmodel.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	input := "func main() {\nfmt.Println(x)\nreturn nil\n"
+	var replies [2]string
+	for i, extra := range [][]string{nil, {"--draft", draft, "--draft-n", "3"}} {
+		chatInput = strings.NewReader(input)
+		status, out, errs := runToy(append([]string{"chat", "--n", "12", "--temperature", "0.7", "--seed", "3"}, extra...)...)
+		if status != 0 {
+			t.Fatalf("%v: status %d: %s", extra, status, errs)
+		}
+		replies[i] = out
+	}
+	if replies[0] != replies[1] || strings.TrimSpace(replies[0]) == "" {
+		t.Errorf("with a draft:\n%s\nwithout:\n%s", replies[1], replies[0])
 	}
 }
 
