@@ -29,6 +29,7 @@ import (
 	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
 	"github.com/toyml/toy/toy/models/gptoss"
+	"github.com/toyml/toy/toy/models/lfm2"
 	"github.com/toyml/toy/toy/models/llama"
 	"github.com/toyml/toy/toy/models/llama4"
 	"github.com/toyml/toy/toy/models/olmo2"
@@ -71,6 +72,7 @@ var loaders = map[string]func(*gguf.File) (engine.Model, error){
 	"phi3":       func(f *gguf.File) (engine.Model, error) { return phi3.Load(f) },
 	"gpt-oss":    func(f *gguf.File) (engine.Model, error) { return gptoss.Load(f) },
 	"llama4":     func(f *gguf.File) (engine.Model, error) { return llama4.Load(f) },
+	"lfm2":       func(f *gguf.File) (engine.Model, error) { return lfm2.Load(f) },
 }
 
 // Archs returns the GGUF architectures toy can load, sorted.

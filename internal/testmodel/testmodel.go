@@ -66,6 +66,8 @@ type Spec struct {
 	// Llama4: the experts' width and the mixture layers' period (llama4;
 	// llama4.go).
 	Llama4 *Llama4Spec `json:"llama4,omitempty"`
+	// Lfm2: the layers' kinds and the convolution's taps (lfm2; lfm2.go).
+	Lfm2 *Lfm2Spec `json:"lfm2,omitempty"`
 	// TopK, when not 0, is how many of each distribution's most likely
 	// tokens the golden keeps (gen_goldens.sh's top_k; 10 otherwise).
 	TopK int `json:"top_k,omitempty"`
@@ -162,6 +164,7 @@ func Specs() []Spec {
 	out = append(out, olmo2Specs()...)
 	out = append(out, gptossSpecs()...)
 	out = append(out, llama4Specs()...)
+	out = append(out, lfm2Specs()...)
 	// Q4_K_M: k-quant super-blocks need widths that are multiples of 256.
 	// Q4_0 and Q5_0: older files, and Q4_K_M files of narrower models.
 	return append(out,
@@ -413,7 +416,7 @@ func build(s Spec) (*gguf.Writer, error) {
 			w.SetUint32(a+".attention.key_length", uint32(hd))
 			w.SetUint32(a+".attention.value_length", uint32(hd))
 		}
-		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000, "granite": 10000, "granitemoe": 10000, "starcoder2": 100000, "olmo2": 500000, "smollm3": 2000000, "exaone": 1000000, "command-r": 8000000, "cohere2": 50000, "mistral3": 1000000, "gpt-oss": 150000, "llama4": 500000}[a]
+		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000, "granite": 10000, "granitemoe": 10000, "starcoder2": 100000, "olmo2": 500000, "smollm3": 2000000, "exaone": 1000000, "command-r": 8000000, "cohere2": 50000, "mistral3": 1000000, "gpt-oss": 150000, "llama4": 500000, "lfm2": 1000000}[a]
 		if s.RopeFreqs {
 			base = 500000
 		}
@@ -425,6 +428,8 @@ func build(s Spec) (*gguf.Writer, error) {
 		deepseekMetadata(w, s)
 	} else if a == "llama4" {
 		llama4Metadata(w, s)
+	} else if a == "lfm2" {
+		lfm2Metadata(w, s)
 	} else if s.Experts > 0 {
 		moeMetadata(w, s)
 	}
@@ -451,7 +456,7 @@ func build(s Spec) (*gguf.Writer, error) {
 	}
 	pre := "default"
 	if v.Model == "gpt2" {
-		pre = map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2", "qwen2moe": "qwen2", "qwen3moe": "qwen2", "starcoder2": "starcoder", "phi2": "phi-2", "phi3": "gpt-2", "llama4": "llama4"}[a]
+		pre = map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2", "qwen2moe": "qwen2", "qwen3moe": "qwen2", "starcoder2": "starcoder", "phi2": "phi-2", "phi3": "gpt-2", "llama4": "llama4", "lfm2": "lfm2"}[a]
 	}
 	setVocab(w, v, pre)
 
@@ -504,6 +509,10 @@ func build(s Spec) (*gguf.Writer, error) {
 			errs = append(errs, llama4Layer(s, l, p, hd, add, vec)...)
 			continue
 		}
+		if a == "lfm2" {
+			errs = append(errs, lfm2Layer(s, l, p, hd, add, vec)...)
+			continue
+		}
 		errs = append(errs, vec(p+"attn_norm.weight", D, 1, 0.2), vec(p+"ffn_norm.weight", D, 1, 0.2))
 		if a == "gpt2" {
 			errs = append(errs,
@@ -546,7 +555,11 @@ func build(s Spec) (*gguf.Writer, error) {
 	}
 	// Output norm weights of mean 0: with a tied head, weights near 1 would
 	// make every token predict itself (h ≈ e_t, so h·e_t dominates).
-	errs = append(errs, vec("output_norm.weight", D, 0, 1.5))
+	if a == "lfm2" { // llama.cpp's name for LFM2's final norm
+		errs = append(errs, vec("token_embd_norm.weight", D, 0, 1.5))
+	} else {
+		errs = append(errs, vec("output_norm.weight", D, 0, 1.5))
+	}
 	if a == "gpt2" || a == "starcoder2" {
 		errs = append(errs, vec("output_norm.bias", D, 0, 0.1))
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/toyml/toy/toy/models/deepseek2"
 	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
+	"github.com/toyml/toy/toy/models/lfm2"
 	"github.com/toyml/toy/toy/models/llama"
 	"github.com/toyml/toy/toy/models/llama4"
 	"github.com/toyml/toy/toy/models/olmo2"
@@ -132,6 +133,8 @@ func TestRoundTrip(t *testing.T) {
 				loaded, built, fromFile = net.Config, starcoder2.New(cfg.(starcoder2.Config)).Card(), net.Card()
 			case *llama4.Model:
 				loaded, built, fromFile = net.Config, llama4.New(cfg.(llama4.Config)).Card(), net.Card()
+			case *lfm2.Model:
+				loaded, built, fromFile = net.Config, lfm2.New(cfg.(lfm2.Config)).Card(), net.Card()
 			}
 			if !reflect.DeepEqual(cfg, loaded) {
 				t.Fatalf("parsed config %+v, loader's %+v", cfg, loaded)

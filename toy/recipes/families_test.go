@@ -10,6 +10,7 @@ import (
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models/cohere"
 	"github.com/toyml/toy/toy/models/gptoss"
+	"github.com/toyml/toy/toy/models/lfm2"
 	"github.com/toyml/toy/toy/models/llama4"
 	"github.com/toyml/toy/toy/models/olmo2"
 	"github.com/toyml/toy/toy/models/phi2"
@@ -52,6 +53,11 @@ func TestFamiliesFromScratch(t *testing.T) {
 			NoRoPEPeriod: llama4.DefaultNoRoPEPeriod, Chunk: llama4.DefaultChunk, ChunkPeriod: llama4.DefaultChunkPeriod,
 			TempScale: llama4.DefaultTempScale, TempFloor: llama4.DefaultTempFloor, TempOffset: llama4.DefaultTempOffset, L2Norm: true},
 			0, func(f *gguf.File) (Model, error) { return llama4.Load(f) }},
+		// LFM2: convolutions in layers 0, 1 and 3, attention (one with a
+		// window) in 2; the taps train like any weight.
+		{"lfm2", lfm2.Config{VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, Heads: 4,
+			KVHeads: []int{0, 0, 2, 0}, ConvL: 3, RopeBase: 1e6, NormEps: 1e-5, Window: 6}, 0,
+			func(f *gguf.File) (Model, error) { return lfm2.Load(f) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, _ := checkFromScratch(t, c.cfg, c.lr, c.load)
@@ -95,6 +101,9 @@ func TestFamiliesLoRA(t *testing.T) {
 		{Name: "llama4", Arch: "llama4", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300, Embed: 64, Layers: 4,
 			FFN: 64, Heads: 4, KVHeads: 2, Context: 64, Seed: 3, Experts: 4, ExpertsUsed: 1,
 			Llama4: &testmodel.Llama4Spec{ExpertFFN: 32, MoEPeriod: 2}},
+		// LFM2: adapters on the attention layers' q and v (layers 1 and 3).
+		{Name: "lfm2", Arch: "lfm2", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300, Embed: 64, Layers: 4,
+			FFN: 64, Heads: 4, Context: 64, Seed: 3, Tied: true, Lfm2: &testmodel.Lfm2Spec{KVHeads: []int{0, 2, 0, 2}, ConvL: 3}},
 	} {
 		t.Run(spec.Name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "base.gguf")
@@ -110,7 +119,11 @@ func TestFamiliesLoRA(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.meta.Close()
-			if want := spec.Layers * len(targets) * 2; len(r.Params) != want {
+			attention := spec.Layers
+			if spec.Lfm2 != nil {
+				attention = 2
+			}
+			if want := attention * len(targets) * 2; len(r.Params) != want {
 				t.Fatalf("%d adapter tensors, want %d", len(r.Params), want)
 			}
 			first, err := r.Step(batchAt(t, 0))

@@ -15,6 +15,7 @@ import (
 	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
 	"github.com/toyml/toy/toy/models/gptoss"
+	"github.com/toyml/toy/toy/models/lfm2"
 	"github.com/toyml/toy/toy/models/llama"
 	"github.com/toyml/toy/toy/models/llama4"
 	"github.com/toyml/toy/toy/models/olmo2"
@@ -121,8 +122,13 @@ func NewFromScratch(cfg any, o Options) (*Recipe, error) {
 			return nil, err
 		}
 		m = llama4.NewRandom(c, o.Seed)
+	case lfm2.Config:
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+		m = lfm2.NewRandom(c, o.Seed)
 	default:
-		return nil, fmt.Errorf("recipes: config %T is not the Config of a family toy trains (llama, gpt2, gemma, olmoe, deepseek2, phi2, phi3, starcoder2, olmo2, cohere, gptoss, llama4)", cfg)
+		return nil, fmt.Errorf("recipes: config %T is not the Config of a family toy trains (llama, gpt2, gemma, olmoe, deepseek2, phi2, phi3, starcoder2, olmo2, cohere, gptoss, llama4, lfm2)", cfg)
 	}
 	return newRecipe("from-scratch", m, cfg, o, allWeights(m))
 }
@@ -255,6 +261,12 @@ func build(f *gguf.File) (Model, any, error) {
 		return m, m.Config, nil
 	case llama4.Arch:
 		m, err := llama4.Load(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m.Config, nil
+	case "lfm2":
+		m, err := lfm2.Load(f)
 		if err != nil {
 			return nil, nil, err
 		}

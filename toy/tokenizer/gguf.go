@@ -5,6 +5,7 @@ package tokenizer
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/toyml/toy/toy/gguf"
 )
@@ -58,7 +59,8 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	}
 
 	spm, wpm := v.Model == "llama", v.Model == "bert"
-	llama3 := v.Pre == "llama-bpe" || v.Pre == "llama3" || v.Pre == "llama-v3"
+	// llama.cpp's Llama 3 group adds <bos> unless the file says otherwise
+	llama3 := slices.Contains([]string{"llama-bpe", "llama3", "llama-v3", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2"}, v.Pre)
 	id := func(key string, def int32) (int32, error) {
 		if !f.Has(p + key) {
 			return def, nil

@@ -1,0 +1,172 @@
+// The flat configuration of an LFM2 model, read from GGUF metadata and
+// tensor shapes.
+
+package lfm2
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/toyml/toy/toy/gguf"
+)
+
+// Archs lists the GGUF architectures this package loads.
+var Archs = []string{"lfm2"}
+
+// ErrUnsupported marks files of this family that use features toy lacks.
+var ErrUnsupported = errors.New("lfm2: unsupported model feature")
+
+// Config holds every hyperparameter of an LFM2 model.
+type Config struct {
+	VocabSize     int // V
+	ContextLength int // trained context length
+	Embed         int // D
+	Layers        int // L
+	FFN           int // F
+	Heads         int // H, in the attention layers
+	// KVHeads[l] is layer l's key/value heads; 0 makes it a short
+	// convolution layer (GGUF attention.head_count_kv, an array).
+	KVHeads  []int
+	ConvL    int     // the convolution's taps (shortconv.l_cache)
+	RopeBase float32 // θ base
+	NormEps  float32 // RMSNorm ε
+	// Window > 0 lets the attention layers see only the Window most recent
+	// positions (attention.sliding_window).
+	Window int
+}
+
+// HeadDim returns Dh = D/H.
+func (c Config) HeadDim() int { return c.Embed / c.Heads }
+
+// Conv reports whether layer l is a short convolution.
+func (c Config) Conv(l int) bool { return c.KVHeads[l] == 0 }
+
+// ConfigFromGGUF reads the configuration from f's metadata and tensor
+// shapes. Files that need features toy lacks (RoPE scaling, an extra dense
+// output layer, a bidirectional encoder) are refused with ErrUnsupported.
+func ConfigFromGGUF(f *gguf.File) (Config, error) {
+	c, lacking, err := readConfig(f)
+	if err == nil && len(lacking) > 0 {
+		err = fmt.Errorf("%w: %s", ErrUnsupported, lacking[0])
+	}
+	return c, err
+}
+
+// readConfig reads the configuration, listing the features the file uses
+// that toy does not run yet (describing a model needs no more).
+func readConfig(f *gguf.File) (Config, []string, error) {
+	var c Config
+	arch, err := f.Architecture()
+	if err != nil {
+		return c, nil, err
+	}
+	if !slices.Contains(Archs, arch) {
+		return c, nil, fmt.Errorf("lfm2: architecture %q is not one of %v", arch, Archs)
+	}
+	m := f.Meta(arch)
+	c.ContextLength, c.Embed, c.Layers = m.Uint("context_length"), m.Uint("embedding_length"), m.Uint("block_count")
+	c.FFN, c.Heads, c.ConvL = m.Uint("feed_forward_length"), m.Uint("attention.head_count"), m.Uint("shortconv.l_cache")
+	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")
+	c.RopeBase = m.FloatOr("rope.freq_base", 1000000)
+	c.Window = m.UintOr("attention.sliding_window", 0)
+	if err := m.Err(); err != nil {
+		return c, nil, err
+	}
+	if c.Layers <= 0 || c.Layers > 1024 {
+		return c, nil, fmt.Errorf("lfm2: %d layers", c.Layers)
+	}
+	// One count for every layer, or one per layer (0: a convolution).
+	key := m.Key("attention.head_count_kv")
+	if kv, err := f.Int32s(key); err == nil {
+		if len(kv) != c.Layers {
+			return c, nil, fmt.Errorf("lfm2: %s has %d entries for %d layers", key, len(kv), c.Layers)
+		}
+		for _, n := range kv {
+			c.KVHeads = append(c.KVHeads, int(n))
+		}
+	} else if n, err2 := f.Uint32(key); err2 == nil {
+		c.KVHeads = slices.Repeat([]int{int(n)}, c.Layers)
+	} else {
+		return c, nil, err
+	}
+	var lacking []string
+	if c.Heads > 0 {
+		if rot := m.UintOr("rope.dimension_count", c.HeadDim()); rot != c.HeadDim() {
+			return c, nil, fmt.Errorf("lfm2: RoPE over %d features of heads %d wide (they must be equal)", rot, c.HeadDim())
+		}
+	}
+	if t := m.StringOr("rope.scaling.type", "none"); t != "none" && m.FloatOr("rope.scaling.factor", 0) > 1 {
+		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q", t))
+	}
+	if !m.BoolOr("attention.causal", true) {
+		lacking = append(lacking, "bidirectional attention (an LFM2 encoder)")
+	}
+	if _, err := f.Info("dense_2_out.weight"); err == nil {
+		lacking = append(lacking, "the extra dense output layer dense_2_out (LFM2-ColBERT)")
+	}
+	if err := m.Err(); err != nil {
+		return c, nil, err
+	}
+	emb, err := f.Info("token_embd.weight")
+	if err != nil {
+		return c, nil, err
+	}
+	c.VocabSize = emb.Shape()[0]
+	return c, lacking, c.Validate()
+}
+
+// Validate checks that the numbers describe a buildable model.
+func (c Config) Validate() error {
+	const big = 1 << 20
+	switch {
+	case c.VocabSize <= 0 || c.VocabSize > 1<<24:
+		return fmt.Errorf("lfm2: vocabulary size %d", c.VocabSize)
+	case c.Embed <= 0 || c.Embed > big || c.FFN <= 0 || c.FFN > big:
+		return fmt.Errorf("lfm2: width %d, feed-forward width %d", c.Embed, c.FFN)
+	case c.Layers <= 0 || c.Layers > 1024 || len(c.KVHeads) != c.Layers:
+		return fmt.Errorf("lfm2: %d layers, %d key/value head counts", c.Layers, len(c.KVHeads))
+	case c.Heads <= 0 || c.Embed%c.Heads != 0 || c.HeadDim()%2 != 0:
+		return fmt.Errorf("lfm2: %d heads, width %d", c.Heads, c.Embed)
+	case c.ConvL < 2 || c.ConvL > 64:
+		return fmt.Errorf("lfm2: a convolution of %d taps", c.ConvL)
+	case c.ContextLength <= 0:
+		return fmt.Errorf("lfm2: context length %d", c.ContextLength)
+	case !(c.NormEps > 0 && c.NormEps < 1):
+		return fmt.Errorf("lfm2: RMSNorm epsilon %g", c.NormEps)
+	case !(c.RopeBase > 1 && c.RopeBase < 1e12):
+		return fmt.Errorf("lfm2: RoPE base %g", c.RopeBase)
+	case c.Window < 0:
+		return fmt.Errorf("lfm2: window %d", c.Window)
+	}
+	for l, kv := range c.KVHeads {
+		if kv < 0 || kv > 0 && c.Heads%kv != 0 {
+			return fmt.Errorf("lfm2: layer %d: %d heads with %d KV heads", l, c.Heads, kv)
+		}
+	}
+	return nil
+}
+
+// SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys.
+func (c Config) SetMetadata(w *gguf.Writer) {
+	const a = "lfm2"
+	w.SetString("general.architecture", a)
+	w.SetUint32(a+".context_length", uint32(c.ContextLength))
+	w.SetUint32(a+".embedding_length", uint32(c.Embed))
+	w.SetUint32(a+".block_count", uint32(c.Layers))
+	w.SetUint32(a+".feed_forward_length", uint32(c.FFN))
+	w.SetUint32(a+".attention.head_count", uint32(c.Heads))
+	kv := make([]int32, len(c.KVHeads))
+	for i, n := range c.KVHeads {
+		kv[i] = int32(n)
+	}
+	w.SetInt32s(a+".attention.head_count_kv", kv)
+	w.SetFloat32(a+".attention.layer_norm_rms_epsilon", c.NormEps)
+	w.SetUint32(a+".rope.dimension_count", uint32(c.HeadDim()))
+	w.SetFloat32(a+".rope.freq_base", c.RopeBase)
+	w.SetUint32(a+".shortconv.l_cache", uint32(c.ConvL))
+	w.SetUint32(a+".vocab_size", uint32(c.VocabSize))
+	if c.Window > 0 {
+		w.SetUint32(a+".attention.sliding_window", uint32(c.Window))
+	}
+}

@@ -1,0 +1,40 @@
+// Fresh random weights, for training from scratch.
+
+package lfm2
+
+import (
+	"math"
+
+	"github.com/toyml/toy/toy/nn"
+)
+
+// NewRandom returns a model of shape c with GPT-2-style initial weights:
+// N(0, 0.02²) everywhere, the projections into the residual stream
+// (attention and convolution output, feed-forward down) scaled by 1/√(2L),
+// the convolution taps N(0, 1/k) (PyTorch's Conv1d scale), RMSNorm gains 1,
+// the output head tied to the embedding. The same seed gives the same model.
+func NewRandom(c Config, seed uint64) *Model {
+	in := nn.NewInit(seed)
+	const std = 0.02
+	resid := std / math.Sqrt(2*float64(c.Layers))
+	D, F, dh := c.Embed, c.FFN, c.HeadDim()
+	m := New(c)
+	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, D)}
+	m.Output = &nn.Linear{W: m.Embed.W}
+	for i := range m.Blocks {
+		b := &m.Blocks[i]
+		b.Norm.W, b.FFNNorm.W = in.Fill(1, D), in.Fill(1, D)
+		if s := b.Conv(); s != nil {
+			s.In, s.Out = in.Linear(3*D, D, std, false), in.Linear(D, D, resid, false)
+			s.Conv = in.Normal(1/math.Sqrt(float64(c.ConvL)), D, c.ConvL)
+		} else {
+			a, kv := b.Attn(), c.KVHeads[i]*dh
+			a.Q, a.K, a.V = in.Linear(D, D, std, false), in.Linear(kv, D, std, false), in.Linear(kv, D, std, false)
+			a.O = in.Linear(D, D, resid, false)
+			a.QNorm.W, a.KNorm.W = in.Fill(1, dh), in.Fill(1, dh)
+		}
+		b.FFN = nn.SwiGLU{Gate: in.Linear(F, D, std, false), Up: in.Linear(F, D, std, false), Down: in.Linear(D, F, resid, false)}
+	}
+	m.OutputNorm.W = in.Fill(1, D)
+	return m
+}

@@ -1,0 +1,109 @@
+package lfm2
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/toyml/toy/internal/testmodel"
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// spec is a tiny LFM2: convolutions in layers 0, 1 and 3, attention in 2
+// and 4 (one of them with a window when window > 0).
+func spec(window int) testmodel.Spec {
+	return testmodel.Spec{Name: "m", Arch: "lfm2", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300, Embed: 64, Layers: 5,
+		FFN: 96, Heads: 4, Context: 64, Tied: true, Seed: 5, Window: window,
+		Lfm2: &testmodel.Lfm2Spec{KVHeads: []int{0, 0, 2, 0, 1}, ConvL: 3}}
+}
+
+func edited(t *testing.T, edit func(w *gguf.Writer)) *gguf.File {
+	return testmodel.Edited(t, spec(3), edit)
+}
+
+// Decoding one token at a time, or a few at a time, gives the logits of
+// the whole prompt: the convolutions reach back into the cache across
+// calls; and after the cache is truncated, running the rest again gives
+// them once more.
+func TestDecodeMatchesPrefill(t *testing.T) {
+	m, err := Load(edited(t, func(*gguf.Writer) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []int32{5, 17, 200, 3, 9, 41, 7, 120}
+	whole := m.Forward(ids, m.NewCache(16)).Float32s()
+	V := m.Config.VocabSize
+	check := func(what string, from int, got []float32) {
+		t.Helper()
+		for j, v := range got {
+			if d := v - whole[from*V+j]; d > 1e-4 || d < -1e-4 {
+				t.Fatalf("%s: position %d, logit %d: %g, %g at once", what, from+j/V, j%V, v, whole[from*V+j])
+			}
+		}
+	}
+	cache := m.NewCache(16)
+	for i, id := range ids {
+		check("one at a time", i, m.Forward([]int32{id}, cache).Float32s())
+	}
+	cache.Truncate(1) // fewer positions than the taps reach back
+	check("after truncation", 1, m.Forward(ids[1:4], cache).Float32s())
+	check("then the rest", 4, m.Forward(ids[4:], cache).Float32s())
+	if cache.Len() != len(ids) {
+		t.Errorf("cache holds %d positions, want %d", cache.Len(), len(ids))
+	}
+}
+
+// The parameter count is what the model holds; the card round-trips the
+// configuration.
+func TestParamCountAndCard(t *testing.T) {
+	m, err := Load(edited(t, func(*gguf.Writer) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, w := range m.Weights() {
+		n += int64(w.T.Len())
+	}
+	if n != m.Config.ParamCount() {
+		t.Errorf("ParamCount %d, the model holds %d", m.Config.ParamCount(), n)
+	}
+	cfg, err := ConfigFromCard(m.Card())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.(Config)
+	if got.Window != 3 || len(got.KVHeads) != 5 || got.KVHeads[4] != 1 || got.ConvL != 3 {
+		t.Errorf("card config %+v", got)
+	}
+}
+
+// Metadata that disagrees with the tensors, or asks for what toy lacks, is
+// an error at load that names the problem.
+func TestLyingMetadata(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(w *gguf.Writer)
+		want string
+	}{
+		{"layers", func(w *gguf.Writer) { w.SetUint32("lfm2.block_count", 6) }, "5 entries for 6 layers"},
+		{"kv count", func(w *gguf.Writer) { w.SetInt32s("lfm2.attention.head_count_kv", []int32{0, 0, 2, 0}) }, "4 entries for 5 layers"},
+		{"kind", func(w *gguf.Writer) { w.SetInt32s("lfm2.attention.head_count_kv", []int32{2, 0, 2, 0, 1}) }, "blk.0.attn_output"},
+		{"taps", func(w *gguf.Writer) { w.SetUint32("lfm2.shortconv.l_cache", 4) }, "shortconv.conv.weight has shape"},
+		{"one tap", func(w *gguf.Writer) { w.SetUint32("lfm2.shortconv.l_cache", 1) }, "a convolution of 1 taps"},
+		{"ffn", func(w *gguf.Writer) { w.SetUint32("lfm2.feed_forward_length", 128) }, "ffn_gate.weight has shape"},
+		{"encoder", func(w *gguf.Writer) { w.SetBool("lfm2.attention.causal", false) }, "bidirectional"},
+		{"scaling", func(w *gguf.Writer) {
+			w.SetString("lfm2.rope.scaling.type", "yarn")
+			w.SetFloat32("lfm2.rope.scaling.factor", 4)
+		}, "unsupported"},
+	} {
+		_, err := Load(edited(t, c.edit))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want it to mention %q", c.name, err, c.want)
+		}
+		if (c.name == "scaling" || c.name == "encoder") && !errors.Is(err, ErrUnsupported) {
+			t.Errorf("%s: %v is not ErrUnsupported", c.name, err)
+		}
+	}
+}
