@@ -73,6 +73,7 @@ var loaders = map[string]func(*gguf.File) (engine.Model, error){
 	"gpt-oss":    func(f *gguf.File) (engine.Model, error) { return gptoss.Load(f) },
 	"llama4":     func(f *gguf.File) (engine.Model, error) { return llama4.Load(f) },
 	"lfm2":       func(f *gguf.File) (engine.Model, error) { return lfm2.Load(f) },
+	"lfm2moe":    func(f *gguf.File) (engine.Model, error) { return lfm2.Load(f) },
 }
 
 // Archs returns the GGUF architectures toy can load, sorted.

@@ -416,7 +416,7 @@ func build(s Spec) (*gguf.Writer, error) {
 			w.SetUint32(a+".attention.key_length", uint32(hd))
 			w.SetUint32(a+".attention.value_length", uint32(hd))
 		}
-		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000, "granite": 10000, "granitemoe": 10000, "starcoder2": 100000, "olmo2": 500000, "smollm3": 2000000, "exaone": 1000000, "command-r": 8000000, "cohere2": 50000, "mistral3": 1000000, "gpt-oss": 150000, "llama4": 500000, "lfm2": 1000000}[a]
+		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000, "granite": 10000, "granitemoe": 10000, "starcoder2": 100000, "olmo2": 500000, "smollm3": 2000000, "exaone": 1000000, "command-r": 8000000, "cohere2": 50000, "mistral3": 1000000, "gpt-oss": 150000, "llama4": 500000, "lfm2": 1000000, "lfm2moe": 1000000}[a]
 		if s.RopeFreqs {
 			base = 500000
 		}
@@ -428,7 +428,7 @@ func build(s Spec) (*gguf.Writer, error) {
 		deepseekMetadata(w, s)
 	} else if a == "llama4" {
 		llama4Metadata(w, s)
-	} else if a == "lfm2" {
+	} else if a == "lfm2" || a == "lfm2moe" {
 		lfm2Metadata(w, s)
 	} else if s.Experts > 0 {
 		moeMetadata(w, s)
@@ -456,7 +456,7 @@ func build(s Spec) (*gguf.Writer, error) {
 	}
 	pre := "default"
 	if v.Model == "gpt2" {
-		pre = map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2", "qwen2moe": "qwen2", "qwen3moe": "qwen2", "starcoder2": "starcoder", "phi2": "phi-2", "phi3": "gpt-2", "llama4": "llama4", "lfm2": "lfm2"}[a]
+		pre = map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2", "qwen2moe": "qwen2", "qwen3moe": "qwen2", "starcoder2": "starcoder", "phi2": "phi-2", "phi3": "gpt-2", "llama4": "llama4", "lfm2": "lfm2", "lfm2moe": "lfm2"}[a]
 	}
 	setVocab(w, v, pre)
 
@@ -509,7 +509,7 @@ func build(s Spec) (*gguf.Writer, error) {
 			errs = append(errs, llama4Layer(s, l, p, hd, add, vec)...)
 			continue
 		}
-		if a == "lfm2" {
+		if a == "lfm2" || a == "lfm2moe" {
 			errs = append(errs, lfm2Layer(s, l, p, hd, add, vec)...)
 			continue
 		}
@@ -555,7 +555,7 @@ func build(s Spec) (*gguf.Writer, error) {
 	}
 	// Output norm weights of mean 0: with a tied head, weights near 1 would
 	// make every token predict itself (h ≈ e_t, so h·e_t dominates).
-	if a == "lfm2" { // llama.cpp's name for LFM2's final norm
+	if a == "lfm2" || a == "lfm2moe" { // llama.cpp's name for LFM2's final norm
 		errs = append(errs, vec("token_embd_norm.weight", D, 0, 1.5))
 	} else {
 		errs = append(errs, vec("output_norm.weight", D, 0, 1.5))

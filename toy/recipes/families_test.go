@@ -55,9 +55,14 @@ func TestFamiliesFromScratch(t *testing.T) {
 			0, func(f *gguf.File) (Model, error) { return llama4.Load(f) }},
 		// LFM2: convolutions in layers 0, 1 and 3, attention (one with a
 		// window) in 2; the taps train like any weight.
-		{"lfm2", lfm2.Config{VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, Heads: 4,
+		{"lfm2", lfm2.Config{Arch: "lfm2", VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, Heads: 4,
 			KVHeads: []int{0, 0, 2, 0}, ConvL: 3, RopeBase: 1e6, NormEps: 1e-5, Window: 6}, 0,
 			func(f *gguf.File) (Model, error) { return lfm2.Load(f) }},
+		// LFM2-MoE: a dense layer, then mixtures of 4 experts, 2 a token,
+		// by sigmoid scores and a (constant) selection bias.
+		{"lfm2moe", lfm2.Config{Arch: "lfm2moe", VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 3, FFN: 64, Heads: 4,
+			KVHeads: []int{0, 2, 0}, ConvL: 3, RopeBase: 1e6, NormEps: 1e-5, Experts: 4, ExpertsUsed: 2, ExpertFFN: 32,
+			DenseLead: 1, Sigmoid: true}, 0, func(f *gguf.File) (Model, error) { return lfm2.Load(f) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, _ := checkFromScratch(t, c.cfg, c.lr, c.load)

@@ -265,7 +265,7 @@ func build(f *gguf.File) (Model, any, error) {
 			return nil, nil, err
 		}
 		return m, m.Config, nil
-	case "lfm2":
+	case "lfm2", "lfm2moe":
 		m, err := lfm2.Load(f)
 		if err != nil {
 			return nil, nil, err

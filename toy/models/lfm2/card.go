@@ -10,6 +10,7 @@ import (
 
 	"github.com/toyml/toy/toy/card"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -33,8 +34,15 @@ func (m *Model) Card() *card.Card {
 		if s := b.Conv(); s != nil && s.In != nil {
 			ws = append(ws, s.In.W, s.Out.W)
 		}
-		if b.FFN.Gate != nil {
-			ws = append(ws, b.FFN.Gate.W, b.FFN.Up.W, b.FFN.Down.W)
+		switch ffn := b.FFN.(type) {
+		case *nn.SwiGLU:
+			if ffn.Gate != nil {
+				ws = append(ws, ffn.Gate.W, ffn.Up.W, ffn.Down.W)
+			}
+		case *nn.MoE:
+			if ffn.Gate != nil {
+				ws = append(ws, ffn.Gate, ffn.Up, ffn.Down)
+			}
 		}
 	}
 	c.Quant = card.DominantType(ws)
@@ -64,7 +72,14 @@ func (c Config) Card() *card.Card {
 		}
 	}
 	summary := fmt.Sprintf("LFM2: a hybrid decoder, %d of its %d layers a gated short convolution over the last %d positions, the rest grouped-query attention with normalised query and key heads.", conv, c.Layers, c.ConvL)
-	k := card.NewDecoder("lfm2", summary, c.VocabSize, c.ContextLength, c.Embed, c.Layers)
+	if c.Arch == "lfm2moe" {
+		gate := "softmax"
+		if c.Sigmoid {
+			gate = "sigmoid"
+		}
+		summary += fmt.Sprintf(" From layer %d on, a mixture of %d SwiGLU experts, %d a token, scored by the %s of the router.", c.DenseLead, c.Experts, c.ExpertsUsed, gate)
+	}
+	k := card.NewDecoder(c.Arch, summary, c.VocabSize, c.ContextLength, c.Embed, c.Layers)
 	k.Hyper = append(k.Hyper, []card.Hyper{
 		{Symbol: "d_mlp", Value: card.Int(c.FFN), Key: "ffn", Meaning: "feed-forward width"},
 		{Symbol: "H", Value: card.Int(c.Heads), Key: "heads", Meaning: "query heads of the attention layers, each d_h = d_e/H wide"},
@@ -73,6 +88,15 @@ func (c Config) Card() *card.Card {
 		{Symbol: "θ_rope", Value: card.Float(c.RopeBase), Key: "rope_base", Meaning: "RoPE frequency base"},
 		{Symbol: "ε", Value: card.Float(c.NormEps), Key: "norm_eps", Meaning: "RMSNorm epsilon"},
 	}...)
+	if c.Arch == "lfm2moe" {
+		k.Hyper = append(k.Hyper, []card.Hyper{
+			{Symbol: "E", Value: card.Int(c.Experts), Key: "experts", Meaning: "experts in each mixture layer"},
+			{Symbol: "k_e", Value: card.Int(c.ExpertsUsed), Key: "experts_used", Meaning: "experts run per token"},
+			{Symbol: "d_exp", Value: card.Int(c.ExpertFFN), Key: "expert_ffn", Meaning: "each expert's feed-forward width"},
+			{Symbol: "l_0", Value: card.Int(c.DenseLead), Key: "dense_lead", Meaning: "layers before the first mixture (dense)"},
+			{Symbol: "σ_r", Value: card.Bool(c.Sigmoid), Key: "sigmoid", Meaning: "the router's scores are sigmoids (else a softmax)"},
+		}...)
+	}
 	mask := "Mask"
 	if c.Window > 0 {
 		k.Hyper = append(k.Hyper, card.Hyper{Symbol: "w", Value: card.Int(c.Window), Key: "window", Meaning: "the attention layers' sliding window, in positions"})
@@ -94,9 +118,18 @@ func (c Config) Card() *card.Card {
 		per("W_gate^l", "d_mlp × d_e", "MLP gate"),
 		per("W_up^l", "d_mlp × d_e", "MLP up projection"),
 		per("W_down^l", "d_e × d_mlp", "MLP down projection"),
+	}
+	if c.Arch == "lfm2moe" {
+		k.Params = append(k.Params,
+			per("W_r^l", "E × d_e", "mixture layers: router"),
+			per("b_r^l", "E", "mixture layers: bias added to the scores to choose the experts"),
+			per("W_gate^{l,e}, W_up^{l,e}", "d_exp × d_e", "mixture layers: expert e's gate and up projections"),
+			per("W_down^{l,e}", "d_e × d_exp", "mixture layers: expert e's down projection"))
+	}
+	k.Params = append(k.Params, []card.Param{
 		{Symbol: "γ", Shape: "d_e", Meaning: "final RMSNorm scale"},
 		{Symbol: "W_u", Shape: "N_V × d_e", Meaning: "unembedding (W_eᵀ when the file has no output head)"},
-	}
+	}...)
 	k.Steps = []card.Step{
 		{Text: "ℓ ← length(x)"},
 		{Text: "for t ∈ [ℓ]: X[:, t] ← W_e[:, x[t]]", Shape: col("d_e", c.Embed)},
@@ -114,11 +147,23 @@ func (c Config) Card() *card.Card {
 		{Depth: 2, Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: col("d_e", c.Embed)},
 		{Depth: 1, Text: "end if"},
 		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ'_l, ε)", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "X ← X + W_down^l (SiLU(W_gate^l X̃) ⊙ W_up^l X̃)", Shape: col("d_e", c.Embed) + " (inside: d_mlp × ℓ)"},
+		{Depth: 1, Text: "X ← X + W_down^l (SiLU(W_gate^l X̃) ⊙ W_up^l X̃)" + map[bool]string{true: "   (l < l_0)", false: ""}[c.Arch == "lfm2moe"], Shape: col("d_e", c.Embed) + " (inside: d_mlp × ℓ)"},
+	}
+	if c.Arch == "lfm2moe" {
+		score := "softmax(W_r^l X̃[:, t])"
+		if c.Sigmoid {
+			score = "σ(W_r^l X̃[:, t])"
+		}
+		k.Steps = append(k.Steps, []card.Step{
+			{Depth: 1, Text: "for l ≥ l_0, t ∈ [ℓ]: s ← " + score + "; S ← the k_e experts of largest s + b_r^l", Shape: "E"},
+			{Depth: 2, Text: "X[:, t] ← X[:, t] + Σ_{e ∈ S} (s_e / Σ_{e' ∈ S} s_e') W_down^{l,e} (SiLU(W_gate^{l,e} X̃[:, t]) ⊙ W_up^{l,e} X̃[:, t])", Shape: "d_e"},
+		}...)
+	}
+	k.Steps = append(k.Steps, []card.Step{
 		{Text: "end for"},
 		{Text: "X ← RMSNorm(X | γ, ε)", Shape: col("d_e", c.Embed)},
 		{Text: "return P = softmax(W_u X), column by column", Shape: col("N_V", c.VocabSize)},
-	}
+	}...)
 	k.Notes = []string{"Mask[t', t] = 0 if t' ≤ t else −∞ (causal); softmax runs over each column."}
 	if c.Window > 0 {
 		k.Notes = append(k.Notes, "Mask_w = Mask, and also −∞ where t − t' ≥ w.")
@@ -136,7 +181,13 @@ func (c Config) ParamCount() int64 {
 	}
 	n := V*D + D
 	for l := range c.KVHeads {
-		n += 2*D + 3*D*F
+		n += 2 * D
+		if c.MoE(l) {
+			E := int64(c.Experts)
+			n += E*D + E + 3*E*D*int64(c.ExpertFFN)
+		} else {
+			n += 3 * D * F
+		}
 		if c.Conv(l) {
 			n += 3*D*D + D*int64(c.ConvL) + D*D
 		} else {
@@ -149,7 +200,7 @@ func (c Config) ParamCount() int64 {
 
 // ConfigFromCard reads a Config from a card's hyperparameters.
 func ConfigFromCard(k *card.Card) (any, error) {
-	var c Config
+	c := Config{Arch: k.Arch}
 	r := k.Reader()
 	r.Int("vocab_size", &c.VocabSize)
 	r.Int("context_length", &c.ContextLength)
@@ -164,6 +215,13 @@ func ConfigFromCard(k *card.Card) (any, error) {
 	r.Float("norm_eps", &c.NormEps)
 	if r.Has("window") {
 		r.Int("window", &c.Window)
+	}
+	if r.Has("experts") {
+		r.Int("experts", &c.Experts)
+		r.Int("experts_used", &c.ExpertsUsed)
+		r.Int("expert_ffn", &c.ExpertFFN)
+		r.Int("dense_lead", &c.DenseLead)
+		r.Bool("sigmoid", &c.Sigmoid)
 	}
 	for _, f := range strings.Split(kv, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))

@@ -11,20 +11,22 @@ import (
 	"github.com/toyml/toy/toy/gguf"
 )
 
-// Archs lists the GGUF architectures this package loads.
-var Archs = []string{"lfm2"}
+// Archs lists the GGUF architectures this package loads: LFM2 and its
+// mixture of experts (LFM2-8B-A1B).
+var Archs = []string{"lfm2", "lfm2moe"}
 
 // ErrUnsupported marks files of this family that use features toy lacks.
 var ErrUnsupported = errors.New("lfm2: unsupported model feature")
 
 // Config holds every hyperparameter of an LFM2 model.
 type Config struct {
-	VocabSize     int // V
-	ContextLength int // trained context length
-	Embed         int // D
-	Layers        int // L
-	FFN           int // F
-	Heads         int // H, in the attention layers
+	Arch          string // "lfm2" or "lfm2moe"
+	VocabSize     int    // V
+	ContextLength int    // trained context length
+	Embed         int    // D
+	Layers        int    // L
+	FFN           int    // F
+	Heads         int    // H, in the attention layers
 	// KVHeads[l] is layer l's key/value heads; 0 makes it a short
 	// convolution layer (GGUF attention.head_count_kv, an array).
 	KVHeads  []int
@@ -34,7 +36,18 @@ type Config struct {
 	// Window > 0 lets the attention layers see only the Window most recent
 	// positions (attention.sliding_window).
 	Window int
+
+	// lfm2moe: layers DenseLead … L−1 replace the SwiGLU with a mixture of
+	// Experts SwiGLUs of width ExpertFFN, ExpertsUsed a token, scored by
+	// the sigmoid of the router's logits (Sigmoid; else the softmax),
+	// chosen by the scores plus a per-expert bias, weighted by the scores
+	// renormalised to sum to 1.
+	Experts, ExpertsUsed, ExpertFFN, DenseLead int
+	Sigmoid                                    bool
 }
+
+// MoE reports whether layer l's feed-forward layer is the mixture.
+func (c Config) MoE(l int) bool { return c.Experts > 0 && l >= c.DenseLead }
 
 // HeadDim returns Dh = D/H.
 func (c Config) HeadDim() int { return c.Embed / c.Heads }
@@ -64,12 +77,24 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if !slices.Contains(Archs, arch) {
 		return c, nil, fmt.Errorf("lfm2: architecture %q is not one of %v", arch, Archs)
 	}
+	c.Arch = arch
 	m := f.Meta(arch)
 	c.ContextLength, c.Embed, c.Layers = m.Uint("context_length"), m.Uint("embedding_length"), m.Uint("block_count")
 	c.FFN, c.Heads, c.ConvL = m.Uint("feed_forward_length"), m.Uint("attention.head_count"), m.Uint("shortconv.l_cache")
 	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")
 	c.RopeBase = m.FloatOr("rope.freq_base", 1000000)
 	c.Window = m.UintOr("attention.sliding_window", 0)
+	if arch == "lfm2moe" {
+		c.Experts, c.ExpertsUsed = m.Uint("expert_count"), m.Uint("expert_used_count")
+		c.ExpertFFN, c.DenseLead = m.Uint("expert_feed_forward_length"), m.UintOr("leading_dense_block_count", 0)
+		switch g := m.Uint("expert_gating_func"); g {
+		case 1:
+		case 2:
+			c.Sigmoid = true
+		default:
+			return c, nil, fmt.Errorf("lfm2: expert gating function %d (1: softmax, 2: sigmoid)", g)
+		}
+	}
 	if err := m.Err(); err != nil {
 		return c, nil, err
 	}
@@ -120,6 +145,8 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 func (c Config) Validate() error {
 	const big = 1 << 20
 	switch {
+	case !slices.Contains(Archs, c.Arch):
+		return fmt.Errorf("lfm2: architecture %q", c.Arch)
 	case c.VocabSize <= 0 || c.VocabSize > 1<<24:
 		return fmt.Errorf("lfm2: vocabulary size %d", c.VocabSize)
 	case c.Embed <= 0 || c.Embed > big || c.FFN <= 0 || c.FFN > big:
@@ -138,6 +165,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("lfm2: RoPE base %g", c.RopeBase)
 	case c.Window < 0:
 		return fmt.Errorf("lfm2: window %d", c.Window)
+	case c.Arch == "lfm2" && (c.Experts != 0 || c.DenseLead != 0 || c.ExpertsUsed != 0 || c.ExpertFFN != 0 || c.Sigmoid):
+		return fmt.Errorf("lfm2: an lfm2 model with experts (they are lfm2moe)")
+	case c.Arch == "lfm2moe" && (c.Experts < 2 || c.Experts > 1<<16 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts ||
+		c.ExpertFFN <= 0 || c.ExpertFFN > big || c.DenseLead < 0 || c.DenseLead > c.Layers):
+		return fmt.Errorf("lfm2: %d experts, %d a token, width %d, after %d dense layers", c.Experts, c.ExpertsUsed, c.ExpertFFN, c.DenseLead)
 	}
 	for l, kv := range c.KVHeads {
 		if kv < 0 || kv > 0 && c.Heads%kv != 0 {
@@ -149,7 +181,7 @@ func (c Config) Validate() error {
 
 // SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys.
 func (c Config) SetMetadata(w *gguf.Writer) {
-	const a = "lfm2"
+	a := c.Arch
 	w.SetString("general.architecture", a)
 	w.SetUint32(a+".context_length", uint32(c.ContextLength))
 	w.SetUint32(a+".embedding_length", uint32(c.Embed))
@@ -168,5 +200,16 @@ func (c Config) SetMetadata(w *gguf.Writer) {
 	w.SetUint32(a+".vocab_size", uint32(c.VocabSize))
 	if c.Window > 0 {
 		w.SetUint32(a+".attention.sliding_window", uint32(c.Window))
+	}
+	if c.Arch == "lfm2moe" {
+		w.SetUint32(a+".expert_count", uint32(c.Experts))
+		w.SetUint32(a+".expert_used_count", uint32(c.ExpertsUsed))
+		w.SetUint32(a+".expert_feed_forward_length", uint32(c.ExpertFFN))
+		w.SetUint32(a+".leading_dense_block_count", uint32(c.DenseLead))
+		g := uint32(1)
+		if c.Sigmoid {
+			g = 2
+		}
+		w.SetUint32(a+".expert_gating_func", g)
 	}
 }

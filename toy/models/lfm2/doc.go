@@ -12,7 +12,9 @@
 // before RoPE on the two halves of each head. The file marks the
 // convolution layers with 0 key/value heads; the final norm is the tensor
 // llama.cpp calls token_embd_norm, and the output head is tied to the
-// token embedding unless the file has its own.
+// token embedding unless the file has its own. LFM2-MoE ("lfm2moe",
+// LFM2-8B-A1B) keeps the first layers' SwiGLU and replaces the others'
+// with a mixture of experts scored by sigmoids and chosen with a bias.
 //
 // Dimensions (row-major):
 //

@@ -12,7 +12,7 @@ import (
 // N(0, 0.02²) everywhere, the projections into the residual stream
 // (attention and convolution output, feed-forward down) scaled by 1/√(2L),
 // the convolution taps N(0, 1/k) (PyTorch's Conv1d scale), RMSNorm gains 1,
-// the output head tied to the embedding. The same seed gives the same model.
+// the experts' selection biases 0, the output head tied to the embedding. The same seed gives the same model.
 func NewRandom(c Config, seed uint64) *Model {
 	in := nn.NewInit(seed)
 	const std = 0.02
@@ -33,7 +33,15 @@ func NewRandom(c Config, seed uint64) *Model {
 			a.O = in.Linear(D, D, resid, false)
 			a.QNorm.W, a.KNorm.W = in.Fill(1, dh), in.Fill(1, dh)
 		}
-		b.FFN = nn.SwiGLU{Gate: in.Linear(F, D, std, false), Up: in.Linear(F, D, std, false), Down: in.Linear(D, F, resid, false)}
+		switch ffn := b.FFN.(type) {
+		case *nn.SwiGLU:
+			ffn.Gate, ffn.Up, ffn.Down = in.Linear(F, D, std, false), in.Linear(F, D, std, false), in.Linear(D, F, resid, false)
+		case *nn.MoE:
+			E, FE := c.Experts, c.ExpertFFN
+			ffn.Router = in.Linear(E, D, std, false)
+			ffn.Gate, ffn.Up, ffn.Down = in.Normal(std, E, FE, D), in.Normal(std, E, FE, D), in.Normal(resid, E, D, FE)
+			ffn.Bias = in.Fill(0, E) // a constant: toy does not train it
+		}
 	}
 	m.OutputNorm.W = in.Fill(1, D)
 	return m

@@ -39,7 +39,7 @@ type Block struct {
 	Norm    *nn.RMSNorm `gguf:"attn_norm"` // [D]
 	Mixer   Mixer       // attn_q, attn_k, attn_v, attn_q_norm, attn_k_norm, attn_output, or shortconv.*
 	FFNNorm *nn.RMSNorm `gguf:"ffn_norm"` // [D]
-	FFN     nn.SwiGLU   // ffn_gate, ffn_up [F, D], ffn_down [D, F]
+	FFN     nn.Layer    // *nn.SwiGLU (ffn_gate, ffn_up [F, D], ffn_down [D, F]) or, in lfm2moe, *nn.MoE
 }
 
 // Forward runs the block on x [T, D] with this layer's cache (keys and
@@ -83,6 +83,10 @@ func New(c Config) *Model {
 	for i := range m.Blocks {
 		b := &m.Blocks[i]
 		b.Norm, b.FFNNorm = &nn.RMSNorm{Eps: c.NormEps}, &nn.RMSNorm{Eps: c.NormEps}
+		b.FFN = &nn.SwiGLU{}
+		if c.MoE(i) {
+			b.FFN = &nn.MoE{Used: c.ExpertsUsed, Normalize: true, Sigmoid: c.Sigmoid}
+		}
 		if c.Conv(i) {
 			b.Mixer = &ShortConv{}
 			continue
@@ -150,10 +154,20 @@ func (m *Model) check() error {
 		p := blockPrefix(i)
 		errs = append(errs,
 			nn.CheckShape(p+"attn_norm.weight", b.Norm.W, D),
-			nn.CheckShape(p+"ffn_norm.weight", b.FFNNorm.W, D),
-			nn.CheckLinear(p+"ffn_gate", b.FFN.Gate, F, D),
-			nn.CheckLinear(p+"ffn_up", b.FFN.Up, F, D),
-			nn.CheckLinear(p+"ffn_down", b.FFN.Down, D, F))
+			nn.CheckShape(p+"ffn_norm.weight", b.FFNNorm.W, D))
+		switch ffn := b.FFN.(type) {
+		case *nn.SwiGLU:
+			errs = append(errs, nn.CheckLinear(p+"ffn_gate", ffn.Gate, F, D), nn.CheckLinear(p+"ffn_up", ffn.Up, F, D),
+				nn.CheckLinear(p+"ffn_down", ffn.Down, D, F))
+		case *nn.MoE:
+			errs = append(errs, nn.CheckLinear(p+"ffn_gate_inp", ffn.Router, c.Experts, D),
+				nn.CheckShape(p+"ffn_gate_exps.weight", ffn.Gate, c.Experts, c.ExpertFFN, D), ffn.Check(D))
+			if ffn.Bias == nil {
+				errs = append(errs, fmt.Errorf("tensor %sexp_probs_b.bias: missing (LFM2's router needs its expert bias)", p))
+			} else {
+				errs = append(errs, nn.CheckShape(p+"exp_probs_b.bias", ffn.Bias, c.Experts))
+			}
+		}
 		if s := b.Conv(); s != nil {
 			errs = append(errs,
 				nn.CheckShape(p+"shortconv.conv.weight", s.Conv, D, c.ConvL),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -105,5 +106,48 @@ func TestLyingMetadata(t *testing.T) {
 		if (c.name == "scaling" || c.name == "encoder") && !errors.Is(err, ErrUnsupported) {
 			t.Errorf("%s: %v is not ErrUnsupported", c.name, err)
 		}
+	}
+}
+
+// LFM2-MoE: the mixture layers start at leading_dense_block_count, decoding
+// through the cache gives the prompt's logits, and a gating function other
+// than softmax or sigmoid, or experts in an lfm2 file, are refused.
+func TestMoE(t *testing.T) {
+	s := testmodel.Spec{Name: "moe", Arch: "lfm2moe", DType: tensor.F32, Vocab: "none", VocabSize: 300, Embed: 32, Layers: 4,
+		FFN: 48, Heads: 4, Context: 64, Tied: true, Seed: 9, Experts: 4, ExpertsUsed: 2,
+		Lfm2: &testmodel.Lfm2Spec{KVHeads: []int{0, 2, 0, 2}, ConvL: 3, ExpertFFN: 16, DenseLead: 1}}
+	m, err := Load(testmodel.Edited(t, s, func(*gguf.Writer) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range m.Blocks {
+		e, ok := b.FFN.(*nn.MoE)
+		if ok != (i >= 1) || ok && (!e.Sigmoid || !e.Normalize || e.Used != 2 || e.Bias == nil) {
+			t.Fatalf("layer %d: feed-forward %T %+v", i, b.FFN, b.FFN)
+		}
+	}
+	var n int64
+	for _, w := range m.Weights() {
+		n += int64(w.T.Len())
+	}
+	if n != m.Config.ParamCount() {
+		t.Errorf("ParamCount %d, the model holds %d", m.Config.ParamCount(), n)
+	}
+	ids := []int32{5, 17, 200, 3, 9}
+	whole := m.Forward(ids, m.NewCache(8)).Float32s()
+	cache := m.NewCache(8)
+	for i, id := range ids {
+		for j, v := range m.Forward([]int32{id}, cache).Float32s() {
+			if d := v - whole[i*300+j]; d > 1e-4 || d < -1e-4 {
+				t.Fatalf("position %d, logit %d: %g one at a time, %g at once", i, j, v, whole[i*300+j])
+			}
+		}
+	}
+	if _, err := Load(testmodel.Edited(t, s, func(w *gguf.Writer) { w.SetUint32("lfm2moe.expert_gating_func", 3) })); err == nil ||
+		!strings.Contains(err.Error(), "gating function 3") {
+		t.Errorf("gating function 3: %v", err)
+	}
+	if _, err := Load(testmodel.Edited(t, s, func(w *gguf.Writer) { w.SetString("general.architecture", "lfm2") })); err == nil {
+		t.Error("an lfm2 file with expert tensors loaded")
 	}
 }
