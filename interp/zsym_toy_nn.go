@@ -22,6 +22,7 @@ func init() {
 		"NewCache":     reflect.ValueOf(nn.NewCache),
 		"NewInit":      reflect.ValueOf(nn.NewInit),
 		"NewKVCache":   reflect.ValueOf(nn.NewKVCache),
+		"Unique":       reflect.ValueOf(nn.Unique),
 
 		// type definitions
 		"Attention":   reflect.ValueOf((*nn.Attention)(nil)),

@@ -117,9 +117,15 @@ func ModelWeights(top any, blocks []Block) []Named {
 	for i := range blocks {
 		all = append(all, Collect(blockPrefix(i), &blocks[i])...)
 	}
+	return Unique(all)
+}
+
+// Unique returns ws with every tensor listed once, under its first name (a
+// tied output head stays token_embd.weight).
+func Unique(ws []Named) []Named {
 	seen := map[*tensor.Tensor]bool{}
 	var out []Named
-	for _, w := range all {
+	for _, w := range ws {
 		if !seen[w.T] {
 			seen[w.T] = true
 			out = append(out, w)
