@@ -219,13 +219,5 @@ func (m *Model) Weights() []nn.Named {
 	for i := range m.Blocks {
 		all = append(all, nn.Collect(fmt.Sprintf("blk.%d.", i), &m.Blocks[i])...)
 	}
-	seen := map[*tensor.Tensor]bool{}
-	var out []nn.Named
-	for _, w := range all {
-		if !seen[w.T] {
-			seen[w.T] = true
-			out = append(out, w)
-		}
-	}
-	return out
+	return nn.Unique(all)
 }
