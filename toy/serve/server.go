@@ -149,6 +149,13 @@
 // that starts with the tokens of the previous request (a chat growing turn
 // by turn) prefills only what is new, as llama-server does. A request whose
 // client goes away is dropped from the queue or stops at its next token.
+//
+// With Options.Draft (toy serve --draft, llama-server's --model-draft) a
+// smaller model over the same vocabulary guesses a few tokens ahead and the
+// model checks them in one batched pass (engine.Speculator): every token is
+// still drawn from the model's own logits, so the replies are those without
+// a draft, only faster when it guesses well; the OpenAI responses' timings
+// count draft_n and draft_n_accepted.
 package serve
 
 import (
