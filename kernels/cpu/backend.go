@@ -187,11 +187,13 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		op, xvp := ptr(o), ptr(xv)
 		workers.run(N, split(N, 16, 16), func(lo, hi int) {
 			// x repacked for a few rows, or NB F16 rows widened for the C
-			// gemm (f32.c)
+			// gemm (f32.c); the F32 decode GEMV needs none
 			var scratch *[]float32
-			if M < b.ks.packMin {
+			switch {
+			case M == 1 && w.DType() == tensor.F32:
+			case M < b.ks.packMin:
 				scratch = getF32(16 * K)
-			} else if w.DType() == tensor.F16 {
+			case w.DType() == tensor.F16:
 				scratch = getF32(64 * K)
 			}
 			var sp uintptr
