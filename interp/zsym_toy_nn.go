@@ -12,6 +12,7 @@ func init() {
 	Symbols["github.com/toyml/toy/toy/nn/nn"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"BlockLinears": reflect.ValueOf(nn.BlockLinears),
+		"CausalConv":   reflect.ValueOf(nn.CausalConv),
 		"CheckLinear":  reflect.ValueOf(nn.CheckLinear),
 		"CheckShape":   reflect.ValueOf(nn.CheckShape),
 		"Collect":      reflect.ValueOf(nn.Collect),
@@ -40,12 +41,14 @@ func init() {
 		"MoE":         reflect.ValueOf((*nn.MoE)(nil)),
 		"Named":       reflect.ValueOf((*nn.Named)(nil)),
 		"RMSNorm":     reflect.ValueOf((*nn.RMSNorm)(nil)),
+		"Recurrent":   reflect.ValueOf((*nn.Recurrent)(nil)),
 		"RoPE":        reflect.ValueOf((*nn.RoPE)(nil)),
 		"SwiGLU":      reflect.ValueOf((*nn.SwiGLU)(nil)),
 		"Temperature": reflect.ValueOf((*nn.Temperature)(nil)),
 
 		// interface wrapper definitions
-		"_Layer": reflect.ValueOf((*_github_com_toyml_toy_toy_nn_Layer)(nil)),
+		"_Layer":     reflect.ValueOf((*_github_com_toyml_toy_toy_nn_Layer)(nil)),
+		"_Recurrent": reflect.ValueOf((*_github_com_toyml_toy_toy_nn_Recurrent)(nil)),
 	}
 }
 
@@ -57,4 +60,14 @@ type _github_com_toyml_toy_toy_nn_Layer struct {
 
 func (W _github_com_toyml_toy_toy_nn_Layer) Forward(x *tensor.Tensor) *tensor.Tensor {
 	return W.WForward(x)
+}
+
+// _github_com_toyml_toy_toy_nn_Recurrent is an interface wrapper for Recurrent type
+type _github_com_toyml_toy_toy_nn_Recurrent struct {
+	IValue  interface{}
+	WRewind func(n int) int
+}
+
+func (W _github_com_toyml_toy_toy_nn_Recurrent) Rewind(n int) int {
+	return W.WRewind(n)
 }

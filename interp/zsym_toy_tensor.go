@@ -43,6 +43,7 @@ func init() {
 		"FromFloat32":          reflect.ValueOf(tensor.FromFloat32),
 		"GELU":                 reflect.ValueOf(tensor.GELU),
 		"GELUErf":              reflect.ValueOf(tensor.GELUErf),
+		"GatedDeltaNet":        reflect.ValueOf(tensor.GatedDeltaNet),
 		"GatherColumns":        reflect.ValueOf(tensor.GatherColumns),
 		"I32":                  reflect.ValueOf(tensor.I32),
 		"IQ4_NL":               reflect.ValueOf(tensor.IQ4_NL),
@@ -100,7 +101,9 @@ func init() {
 		"SetRows":              reflect.ValueOf(tensor.SetRows),
 		"SetThreads":           reflect.ValueOf(tensor.SetThreads),
 		"SiLU":                 reflect.ValueOf(tensor.SiLU),
+		"Sigmoid":              reflect.ValueOf(tensor.Sigmoid),
 		"Softmax":              reflect.ValueOf(tensor.Softmax),
+		"Softplus":             reflect.ValueOf(tensor.Softplus),
 		"Sum":                  reflect.ValueOf(tensor.Sum),
 		"SwiGLU":               reflect.ValueOf(tensor.SwiGLU),
 		"SwiGLUOAI":            reflect.ValueOf(tensor.SwiGLUOAI),
@@ -110,34 +113,40 @@ func init() {
 		"WeightedSum":          reflect.ValueOf(tensor.WeightedSum),
 
 		// type definitions
-		"AttentionOptions":  reflect.ValueOf((*tensor.AttentionOptions)(nil)),
-		"Backend":           reflect.ValueOf((*tensor.Backend)(nil)),
-		"ColumnsBackend":    reflect.ValueOf((*tensor.ColumnsBackend)(nil)),
-		"ConcatBackend":     reflect.ValueOf((*tensor.ConcatBackend)(nil)),
-		"DType":             reflect.ValueOf((*tensor.DType)(nil)),
-		"DeviceBackend":     reflect.ValueOf((*tensor.DeviceBackend)(nil)),
-		"DeviceStorage":     reflect.ValueOf((*tensor.DeviceStorage)(nil)),
-		"ExpertsBackend":    reflect.ValueOf((*tensor.ExpertsBackend)(nil)),
-		"GELUErfBackend":    reflect.ValueOf((*tensor.GELUErfBackend)(nil)),
-		"Go":                reflect.ValueOf((*tensor.Go)(nil)),
-		"RoPEOptions":       reflect.ValueOf((*tensor.RoPEOptions)(nil)),
-		"RoPEParams":        reflect.ValueOf((*tensor.RoPEParams)(nil)),
-		"RoPEScaling":       reflect.ValueOf((*tensor.RoPEScaling)(nil)),
-		"ScatterAddBackend": reflect.ValueOf((*tensor.ScatterAddBackend)(nil)),
-		"SwiGLUOAIBackend":  reflect.ValueOf((*tensor.SwiGLUOAIBackend)(nil)),
-		"Tape":              reflect.ValueOf((*tensor.Tape)(nil)),
-		"Tensor":            reflect.ValueOf((*tensor.Tensor)(nil)),
+		"AttentionOptions":     reflect.ValueOf((*tensor.AttentionOptions)(nil)),
+		"Backend":              reflect.ValueOf((*tensor.Backend)(nil)),
+		"ColumnsBackend":       reflect.ValueOf((*tensor.ColumnsBackend)(nil)),
+		"ConcatBackend":        reflect.ValueOf((*tensor.ConcatBackend)(nil)),
+		"DType":                reflect.ValueOf((*tensor.DType)(nil)),
+		"DeviceBackend":        reflect.ValueOf((*tensor.DeviceBackend)(nil)),
+		"DeviceStorage":        reflect.ValueOf((*tensor.DeviceStorage)(nil)),
+		"ExpertsBackend":       reflect.ValueOf((*tensor.ExpertsBackend)(nil)),
+		"GELUErfBackend":       reflect.ValueOf((*tensor.GELUErfBackend)(nil)),
+		"GatedDeltaNetBackend": reflect.ValueOf((*tensor.GatedDeltaNetBackend)(nil)),
+		"Go":                   reflect.ValueOf((*tensor.Go)(nil)),
+		"RoPEOptions":          reflect.ValueOf((*tensor.RoPEOptions)(nil)),
+		"RoPEParams":           reflect.ValueOf((*tensor.RoPEParams)(nil)),
+		"RoPEScaling":          reflect.ValueOf((*tensor.RoPEScaling)(nil)),
+		"ScatterAddBackend":    reflect.ValueOf((*tensor.ScatterAddBackend)(nil)),
+		"SigmoidBackend":       reflect.ValueOf((*tensor.SigmoidBackend)(nil)),
+		"SoftplusBackend":      reflect.ValueOf((*tensor.SoftplusBackend)(nil)),
+		"SwiGLUOAIBackend":     reflect.ValueOf((*tensor.SwiGLUOAIBackend)(nil)),
+		"Tape":                 reflect.ValueOf((*tensor.Tape)(nil)),
+		"Tensor":               reflect.ValueOf((*tensor.Tensor)(nil)),
 
 		// interface wrapper definitions
-		"_Backend":           reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_Backend)(nil)),
-		"_ColumnsBackend":    reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ColumnsBackend)(nil)),
-		"_ConcatBackend":     reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ConcatBackend)(nil)),
-		"_DeviceBackend":     reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeviceBackend)(nil)),
-		"_DeviceStorage":     reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeviceStorage)(nil)),
-		"_ExpertsBackend":    reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ExpertsBackend)(nil)),
-		"_GELUErfBackend":    reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_GELUErfBackend)(nil)),
-		"_ScatterAddBackend": reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ScatterAddBackend)(nil)),
-		"_SwiGLUOAIBackend":  reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_SwiGLUOAIBackend)(nil)),
+		"_Backend":              reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_Backend)(nil)),
+		"_ColumnsBackend":       reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ColumnsBackend)(nil)),
+		"_ConcatBackend":        reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ConcatBackend)(nil)),
+		"_DeviceBackend":        reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeviceBackend)(nil)),
+		"_DeviceStorage":        reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeviceStorage)(nil)),
+		"_ExpertsBackend":       reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ExpertsBackend)(nil)),
+		"_GELUErfBackend":       reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_GELUErfBackend)(nil)),
+		"_GatedDeltaNetBackend": reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_GatedDeltaNetBackend)(nil)),
+		"_ScatterAddBackend":    reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ScatterAddBackend)(nil)),
+		"_SigmoidBackend":       reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_SigmoidBackend)(nil)),
+		"_SoftplusBackend":      reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_SoftplusBackend)(nil)),
+		"_SwiGLUOAIBackend":     reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_SwiGLUOAIBackend)(nil)),
 	}
 }
 
@@ -351,6 +360,16 @@ func (W _github_com_toyml_toy_toy_tensor_GELUErfBackend) GELUErf(out *tensor.Ten
 	W.WGELUErf(out, x)
 }
 
+// _github_com_toyml_toy_toy_tensor_GatedDeltaNetBackend is an interface wrapper for GatedDeltaNetBackend type
+type _github_com_toyml_toy_toy_tensor_GatedDeltaNetBackend struct {
+	IValue         interface{}
+	WGatedDeltaNet func(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, g *tensor.Tensor, beta *tensor.Tensor, state *tensor.Tensor, eps float32)
+}
+
+func (W _github_com_toyml_toy_toy_tensor_GatedDeltaNetBackend) GatedDeltaNet(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, g *tensor.Tensor, beta *tensor.Tensor, state *tensor.Tensor, eps float32) {
+	W.WGatedDeltaNet(out, q, k, v, g, beta, state, eps)
+}
+
 // _github_com_toyml_toy_toy_tensor_ScatterAddBackend is an interface wrapper for ScatterAddBackend type
 type _github_com_toyml_toy_toy_tensor_ScatterAddBackend struct {
 	IValue      interface{}
@@ -359,6 +378,26 @@ type _github_com_toyml_toy_toy_tensor_ScatterAddBackend struct {
 
 func (W _github_com_toyml_toy_toy_tensor_ScatterAddBackend) ScatterAdd(out *tensor.Tensor, dst *tensor.Tensor, src *tensor.Tensor, ids []int32, scale *tensor.Tensor) {
 	W.WScatterAdd(out, dst, src, ids, scale)
+}
+
+// _github_com_toyml_toy_toy_tensor_SigmoidBackend is an interface wrapper for SigmoidBackend type
+type _github_com_toyml_toy_toy_tensor_SigmoidBackend struct {
+	IValue   interface{}
+	WSigmoid func(out *tensor.Tensor, x *tensor.Tensor)
+}
+
+func (W _github_com_toyml_toy_toy_tensor_SigmoidBackend) Sigmoid(out *tensor.Tensor, x *tensor.Tensor) {
+	W.WSigmoid(out, x)
+}
+
+// _github_com_toyml_toy_toy_tensor_SoftplusBackend is an interface wrapper for SoftplusBackend type
+type _github_com_toyml_toy_toy_tensor_SoftplusBackend struct {
+	IValue    interface{}
+	WSoftplus func(out *tensor.Tensor, x *tensor.Tensor)
+}
+
+func (W _github_com_toyml_toy_toy_tensor_SoftplusBackend) Softplus(out *tensor.Tensor, x *tensor.Tensor) {
+	W.WSoftplus(out, x)
 }
 
 // _github_com_toyml_toy_toy_tensor_SwiGLUOAIBackend is an interface wrapper for SwiGLUOAIBackend type

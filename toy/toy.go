@@ -36,6 +36,7 @@ import (
 	"github.com/toyml/toy/toy/models/olmoe"
 	"github.com/toyml/toy/toy/models/phi2"
 	"github.com/toyml/toy/toy/models/phi3"
+	"github.com/toyml/toy/toy/models/qwen35"
 	"github.com/toyml/toy/toy/models/starcoder2"
 	"github.com/toyml/toy/toy/models/vit"
 	"github.com/toyml/toy/toy/sample"
@@ -74,6 +75,7 @@ var loaders = map[string]func(*gguf.File) (engine.Model, error){
 	"llama4":     func(f *gguf.File) (engine.Model, error) { return llama4.Load(f) },
 	"lfm2":       func(f *gguf.File) (engine.Model, error) { return lfm2.Load(f) },
 	"lfm2moe":    func(f *gguf.File) (engine.Model, error) { return lfm2.Load(f) },
+	"qwen35":     func(f *gguf.File) (engine.Model, error) { return qwen35.Load(f) },
 }
 
 // Archs returns the GGUF architectures toy can load, sorted.

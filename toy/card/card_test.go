@@ -28,6 +28,7 @@ import (
 	"github.com/toyml/toy/toy/models/olmoe"
 	"github.com/toyml/toy/toy/models/phi2"
 	"github.com/toyml/toy/toy/models/phi3"
+	"github.com/toyml/toy/toy/models/qwen35"
 	"github.com/toyml/toy/toy/models/starcoder2"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
@@ -80,7 +81,7 @@ func TestRoundTrip(t *testing.T) {
 		gates["olmoe-q8_0"], gates["phi2-f32"], gates["phi2-q8_0"], gates["phi3-long-f32"], gates["phi4-q8_0"],
 		gates["deepseek2-f32"], gates["deepseek2-lite-q8_0"], gates["deepseek2-v3-f32"],
 		gates["command-r-q8_0"], gates["command-r-plus-f32"], gates["cohere2-f32"], gates["mistral3-f32"], gates["mistral3-temp-f32"],
-		gates["llama4-f32"], gates["llama4-q8_0"],
+		gates["llama4-f32"], gates["llama4-q8_0"], gates["qwen35-f32"], gates["qwen35-q8_0"],
 		g2, g3, g1, yarn, linear, mix, q3moe, q2moe, gmoe,
 		spec("granite", "granite", tensor.F32, true),
 		smollm3,
@@ -135,6 +136,8 @@ func TestRoundTrip(t *testing.T) {
 				loaded, built, fromFile = net.Config, llama4.New(cfg.(llama4.Config)).Card(), net.Card()
 			case *lfm2.Model:
 				loaded, built, fromFile = net.Config, lfm2.New(cfg.(lfm2.Config)).Card(), net.Card()
+			case *qwen35.Model:
+				loaded, built, fromFile = net.Config, qwen35.New(cfg.(qwen35.Config)).Card(), net.Card()
 			}
 			if !reflect.DeepEqual(cfg, loaded) {
 				t.Fatalf("parsed config %+v, loader's %+v", cfg, loaded)

@@ -59,9 +59,15 @@ func (s *Session) Capacity() int { return s.cache.Capacity() }
 // Truncate forgets every position from n on, keeping the first n tokens and
 // their keys and values, so that the session can continue them differently:
 // a server reuses the prefix two consecutive prompts share this way.
+//
+// A model with recurrent layers keeps the inputs of only its last few
+// positions; cut back further, the session runs the first n tokens again.
 func (s *Session) Truncate(n int) {
 	n = min(max(n, 0), len(s.tokens))
 	s.cache.Truncate(n)
+	if m := s.cache.Len(); m < n {
+		s.model.Hidden(s.tokens[m:n], s.cache)
+	}
 	s.tokens = s.tokens[:n]
 }
 

@@ -81,6 +81,10 @@ type Attention struct {
 	// Sinks, when set, holds a logit per head [H] that joins each softmax
 	// as a key with no value (gpt-oss); see tensor.AttentionOptions.
 	Sinks *tensor.Tensor `gguf:"attn_sinks.weight,optional"`
+	// Gated doubles the query projection [2·H·Dh, D]: each head's 2·Dh
+	// outputs are its query and then a gate, and the head's attention
+	// output is multiplied by σ(gate) before Wo (Qwen3-Next, Qwen3.5).
+	Gated bool
 }
 
 // Temperature multiplies each query at position p, after RoPE, by
@@ -147,14 +151,20 @@ func (a *Attention) Check() error {
 	}
 	q, kv := a.Heads*a.HeadDim, a.KVHeads*a.HeadDim
 	rows := func(l *Linear) int { return l.W.Dim(0) }
+	qRows := q
+	if a.Gated {
+		qRows = 2 * q
+	}
 	switch {
+	case a.Gated && a.QKV != nil:
+		return fmt.Errorf("attention: a gated query needs its own attn_q")
 	case a.QKV != nil:
 		if rows(a.QKV) != q+2*kv {
 			return fmt.Errorf("attention: fused QKV has %d rows, want %d", rows(a.QKV), q+2*kv)
 		}
 	case a.Q != nil && a.K != nil && a.V != nil:
-		if rows(a.Q) != q || rows(a.K) != kv || rows(a.V) != kv {
-			return fmt.Errorf("attention: Q, K, V have %d, %d, %d rows, want %d, %d, %d", rows(a.Q), rows(a.K), rows(a.V), q, kv, kv)
+		if rows(a.Q) != qRows || rows(a.K) != kv || rows(a.V) != kv {
+			return fmt.Errorf("attention: Q, K, V have %d, %d, %d rows, want %d, %d, %d", rows(a.Q), rows(a.K), rows(a.V), qRows, kv, kv)
 		}
 	default:
 		return fmt.Errorf("attention: needs attn_q, attn_k and attn_v, or attn_qkv")
@@ -184,10 +194,14 @@ func (a *Attention) Check() error {
 // appends this call's keys and values to the cache. With a nil cache (a
 // training step over whole sequences) it attends within x alone.
 func (a *Attention) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
-	var q, k, v *tensor.Tensor
-	if a.QKV != nil {
+	var q, k, v, gate *tensor.Tensor
+	switch {
+	case a.QKV != nil:
 		q, k, v = a.splitQKV(a.QKV.Forward(x))
-	} else {
+	case a.Gated:
+		q, gate = a.splitGate(a.Q.Forward(x))
+		k, v = a.K.Forward(x), a.V.Forward(x)
+	default:
 		q, k, v = a.Q.Forward(x), a.K.Forward(x), a.V.Forward(x) // [T, H·Dh], [T, KV·Dh] ×2
 	}
 	if a.QNorm != nil {
@@ -226,7 +240,20 @@ func (a *Attention) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 		opt.Scale = float32(1 / math.Sqrt(float64(a.HeadDim)))
 	}
 	o := tensor.AttentionWith(q, keys, values, a.Heads, a.KVHeads, past, opt) // [T, H·Dh]
+	if gate != nil {
+		o = tensor.Mul(o, tensor.Sigmoid(gate))
+	}
 	return a.O.Forward(o)
+}
+
+// splitGate cuts a gated query projection [T, H·2Dh], each head's query
+// followed by its gate, into the queries and the gates [T, H·Dh] each.
+func (a *Attention) splitGate(qg *tensor.Tensor) (q, gate *tensor.Tensor) {
+	T, dh := qg.Rows(), a.HeadDim
+	heads := tensor.Reshape(qg, T*a.Heads, 2*dh) // one row per (token, head)
+	q = tensor.Reshape(tensor.Columns(heads, 0, dh), T, a.Heads*dh)
+	gate = tensor.Reshape(tensor.Columns(heads, dh, 2*dh), T, a.Heads*dh)
+	return q, gate
 }
 
 // headNorm applies n to x [T, H·Dh] in pieces of n's width: each head on its
@@ -266,9 +293,24 @@ func (a *Attention) splitQKV(qkv *tensor.Tensor) (q, k, v *tensor.Tensor) {
 }
 
 // KVCache holds one layer's keys and values for the positions seen so far.
+// A recurrent layer keeps its running state in State instead (K then only
+// sizes the cache).
 type KVCache struct {
-	K, V *tensor.Tensor // [capacity, KV·Dh]
-	Len  int            // positions filled
+	K, V  *tensor.Tensor // [capacity, KV·Dh]
+	Len   int            // positions filled
+	State Recurrent
+}
+
+// Recurrent is the memory a recurrent layer keeps in KVCache.State (a gated
+// delta rule's matrices, say): it does not grow with the positions seen,
+// so it cannot be cut back to any of them as keys and values can. Truncating
+// the cache only lowers Len; the layer brings its state back to Len itself,
+// from a snapshot and the few recent inputs it keeps.
+type Recurrent interface {
+	// Rewind returns the position the state can be brought back to for a
+	// cache truncated to n < Len: n itself when it keeps a snapshot and
+	// the inputs since, else 0 (the positions must be run again).
+	Rewind(n int) int
 }
 
 // NewKVCache returns an empty cache for capacity positions of width features.
@@ -322,9 +364,17 @@ func (c *Cache) Layer(i int) *KVCache {
 // Capacity is the number of positions the cache can hold.
 func (c *Cache) Capacity() int { return c.Layers[0].K.Rows() }
 
-// Truncate forgets every position from n on (for rewinding a conversation).
+// Truncate forgets every position from n on (for rewinding a
+// conversation). A recurrent layer that cannot rewind to n forgets more
+// (see Recurrent): Len tells what the cache holds afterwards.
 func (c *Cache) Truncate(n int) {
+	n = max(n, 0)
 	for _, l := range c.Layers {
-		l.Len = min(l.Len, max(n, 0))
+		if l.State != nil && n < l.Len {
+			n = min(n, l.State.Rewind(n))
+		}
+	}
+	for _, l := range c.Layers {
+		l.Len = min(l.Len, n)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/toyml/toy/toy/models/olmo2"
 	"github.com/toyml/toy/toy/models/phi2"
 	"github.com/toyml/toy/toy/models/phi3"
+	"github.com/toyml/toy/toy/models/qwen35"
 	"github.com/toyml/toy/toy/models/starcoder2"
 	"github.com/toyml/toy/toy/tensor"
 )
@@ -63,6 +64,12 @@ func TestFamiliesFromScratch(t *testing.T) {
 		{"lfm2moe", lfm2.Config{Arch: "lfm2moe", VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 3, FFN: 64, Heads: 4,
 			KVHeads: []int{0, 2, 0}, ConvL: 3, RopeBase: 1e6, NormEps: 1e-5, Experts: 4, ExpertsUsed: 2, ExpertFFN: 32,
 			DenseLead: 1, Sigmoid: true}, 0, func(f *gguf.File) (Model, error) { return lfm2.Load(f) }},
+		// Qwen3.5: the delta rule in layers 0 and 2 (one key head for two
+		// value heads), gated attention in 1 and 3; the gradients run back
+		// through the recurrence, the convolution and the decay rates.
+		{"qwen35", qwen35.Config{VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, Interval: 2, Heads: 4,
+			KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e7, Sections: [4]int{2, 0, 0, 0}, KHeads: 1, VHeads: 2, StateDim: 8,
+			ConvL: 4, NormEps: 1e-6, TiedOutput: true}, 0, func(f *gguf.File) (Model, error) { return qwen35.Load(f) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, _ := checkFromScratch(t, c.cfg, c.lr, c.load)
@@ -109,6 +116,11 @@ func TestFamiliesLoRA(t *testing.T) {
 		// LFM2: adapters on the attention layers' q and v (layers 1 and 3).
 		{Name: "lfm2", Arch: "lfm2", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300, Embed: 64, Layers: 4,
 			FFN: 64, Heads: 4, Context: 64, Seed: 3, Tied: true, Lfm2: &testmodel.Lfm2Spec{KVHeads: []int{0, 2, 0, 2}, ConvL: 3}},
+		// Qwen3.5: adapters on the gated attention's q (query and gate)
+		// and v, in layers 1 and 3.
+		{Name: "qwen35", Arch: "qwen35", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300, Embed: 64, Layers: 4,
+			FFN: 64, Heads: 4, KVHeads: 2, HeadDim: 32, RopeDim: 8, Context: 64, Seed: 3, Tied: true,
+			Qwen35: &testmodel.Qwen35Spec{KHeads: 2, VHeads: 4, StateDim: 16, ConvL: 4, Interval: 2}},
 	} {
 		t.Run(spec.Name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "base.gguf")
@@ -127,6 +139,9 @@ func TestFamiliesLoRA(t *testing.T) {
 			attention := spec.Layers
 			if spec.Lfm2 != nil {
 				attention = 2
+			}
+			if spec.Qwen35 != nil {
+				attention = spec.Layers / spec.Qwen35.Interval
 			}
 			if want := attention * len(targets) * 2; len(r.Params) != want {
 				t.Fatalf("%d adapter tensors, want %d", len(r.Params), want)

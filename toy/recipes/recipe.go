@@ -22,6 +22,7 @@ import (
 	"github.com/toyml/toy/toy/models/olmoe"
 	"github.com/toyml/toy/toy/models/phi2"
 	"github.com/toyml/toy/toy/models/phi3"
+	"github.com/toyml/toy/toy/models/qwen35"
 	"github.com/toyml/toy/toy/models/starcoder2"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/optim"
@@ -127,8 +128,13 @@ func NewFromScratch(cfg any, o Options) (*Recipe, error) {
 			return nil, err
 		}
 		m = lfm2.NewRandom(c, o.Seed)
+	case qwen35.Config:
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+		m = qwen35.NewRandom(c, o.Seed)
 	default:
-		return nil, fmt.Errorf("recipes: config %T is not the Config of a family toy trains (llama, gpt2, gemma, olmoe, deepseek2, phi2, phi3, starcoder2, olmo2, cohere, gptoss, llama4, lfm2)", cfg)
+		return nil, fmt.Errorf("recipes: config %T is not the Config of a family toy trains (llama, gpt2, gemma, olmoe, deepseek2, phi2, phi3, starcoder2, olmo2, cohere, gptoss, llama4, lfm2, qwen35)", cfg)
 	}
 	return newRecipe("from-scratch", m, cfg, o, allWeights(m))
 }
@@ -267,6 +273,12 @@ func build(f *gguf.File) (Model, any, error) {
 		return m, m.Config, nil
 	case "lfm2", "lfm2moe":
 		m, err := lfm2.Load(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m.Config, nil
+	case qwen35.Arch:
+		m, err := qwen35.Load(f)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -1,9 +1,10 @@
 // Package tensor is toy's layer 1: the Tensor type and the primitives every
 // transformer is built from — matmul, add, mul, scale, softmax, RMSNorm,
 // LayerNorm, RoPE, SiLU, GELU (tanh form, and GELUErf, exact), attention over
-// a KV cache, embedding lookup, and for mixtures of experts Select (one
+// a KV cache, embedding lookup, for mixtures of experts Select (one
 // matrix of a stack) and ScatterAdd (weighted rows added back where they
-// were gathered from).
+// were gathered from), and for linear attention Sigmoid, Softplus and
+// GatedDeltaNet (the gated delta rule's recurrence, Qwen3.5).
 //
 // # Shapes
 //

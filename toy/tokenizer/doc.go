@@ -5,10 +5,10 @@
 //
 // Three tokenizer models are supported, named as in tokenizer.ggml.model:
 //
-//   - "gpt2": byte-level BPE (GPT-2, Llama 3, Qwen2, SmolLM, OLMoE). Text is
-//     split into words by a pre-tokenizer (tokenizer.ggml.pre names it), each
-//     word's bytes become their byte tokens, and the adjacent pair with the
-//     lowest merge rank is merged until no pair has a rank.
+//   - "gpt2": byte-level BPE (GPT-2, Llama 3, Qwen2, Qwen3.5, SmolLM, OLMoE).
+//     Text is split into words by a pre-tokenizer (tokenizer.ggml.pre names
+//     it), each word's bytes become their byte tokens, and the adjacent pair
+//     with the lowest merge rank is merged until no pair has a rank.
 //   - "llama": SentencePiece BPE (Llama 2, TinyLlama, Mistral, Gemma). Spaces
 //     become "▁", a leading "▁" is added (add_space_prefix), the adjacent pair
 //     whose concatenation is the token with the highest score is merged until
@@ -40,7 +40,9 @@
 // Pixtral) and GPT-4o's (gpt-4o, llama4: gpt-oss, Llama 4) split letters
 // where case changes, as llama.cpp's rewrite of their expressions does: a
 // letter not a-z may start a word, a letter not A-Z continue it, so a
-// non-ASCII letter of either case is both (pretokenize_tekken.go).
+// non-ASCII letter of either case is both (pretokenize_tekken.go). Qwen3.5's
+// (qwen35) is Qwen2's with combining marks (\p{M}) in the letter runs, so
+// "e" + U+0301 is one word where Qwen2 makes it two.
 //
 // # Where toy differs from llama.cpp, on purpose
 //

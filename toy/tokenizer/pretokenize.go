@@ -60,6 +60,9 @@ var preTokenizers = map[string]struct {
 	"stablelm2":        {split: []splitter{splitQwen2}},
 	"megrez":           {split: []splitter{splitQwen2}},
 	"kormo":            {split: []splitter{splitQwen2}},
+	// the qwen2 expression with combining marks joining letters:
+	// [^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+ and  ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*
+	"qwen35": {split: []splitter{splitQwen35}},
 	// \p{N}, then the GPT-2 expression
 	"smollm":     {split: []splitter{splitEachNumber, splitGPT2}},
 	"starcoder":  {split: []splitter{splitEachNumber, splitGPT2}},
@@ -94,7 +97,7 @@ func preTokenizer(pre string) ([]splitter, bool, error) {
 	}
 	p, ok := preTokenizers[pre]
 	if !ok {
-		return nil, false, fmt.Errorf("%w: %q (supported: gpt-2, llama-bpe, qwen2, smollm, default, falcon, deepseek-llm, deepseek-coder, deepseek-v3, tekken, gpt-4o, and aliases)", ErrUnknownPre, pre)
+		return nil, false, fmt.Errorf("%w: %q (supported: gpt-2, llama-bpe, qwen2, qwen35, smollm, default, falcon, deepseek-llm, deepseek-coder, deepseek-v3, tekken, gpt-4o, and aliases)", ErrUnknownPre, pre)
 	}
 	return p.split, p.ignoreMerges, nil
 }
@@ -294,28 +297,37 @@ func splitGPT2(s string, ends []int) []int {
 
 // splitLlama3 is (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
 // ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+.
-func splitLlama3(s string, ends []int) []int { return splitLlama3Digits(s, ends, 3) }
+func splitLlama3(s string, ends []int) []int { return splitLlama3Like(s, ends, 3, false) }
 
 // splitQwen2 is splitLlama3 with \p{N} in place of \p{N}{1,3}.
-func splitQwen2(s string, ends []int) []int { return splitLlama3Digits(s, ends, 1) }
+func splitQwen2(s string, ends []int) []int { return splitLlama3Like(s, ends, 1, false) }
 
-func splitLlama3Digits(s string, ends []int, digits int) []int {
+// splitQwen35 is splitQwen2 with combining marks in the letter runs:
+// [^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+ and  ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*. A mark
+// is also in [^\r\n\p{L}\p{N}], but the optional character changes nothing
+// there: a word that starts at a mark runs to the end of the letters and
+// marks either way, so the scanner can take a mark for a letter throughout.
+func splitQwen35(s string, ends []int) []int { return splitLlama3Like(s, ends, 1, true) }
+
+// splitLlama3Like is the expression of splitLlama3, splitQwen2 and
+// splitQwen35: digits is the most digits a number word holds; with marks, a
+// combining mark (\p{M}) is a letter (see atWithMarks).
+func splitLlama3Like(s string, ends []int, digits int, marks bool) []int {
 	for i := 0; i < len(s); {
 		if n := contraction(s, i, true); n > 0 {
 			i += n
 			ends = append(ends, i)
 			continue
 		}
-		r, c, n := at(s, i)
-		c &^= clPunct
+		r, c, n := atWithMarks(s, i, marks)
 		// [^\r\n\p{L}\p{N}]?\p{L}+
 		if c == clLetter {
-			i = skip(s, i, clLetter)
+			i = skipWithMarks(s, i, clLetter, marks)
 			ends = append(ends, i)
 			continue
 		}
-		if r != '\r' && r != '\n' && c != clNumber && class(s, i+n) == clLetter {
-			i = skip(s, i+n, clLetter)
+		if r != '\r' && r != '\n' && c != clNumber && classWithMarks(s, i+n, marks) == clLetter {
+			i = skipWithMarks(s, i+n, clLetter, marks)
 			ends = append(ends, i)
 			continue
 		}
@@ -330,11 +342,11 @@ func splitLlama3Digits(s string, ends []int, digits int) []int {
 		}
 		//  ?[^\s\p{L}\p{N}]+[\r\n]*
 		j := i
-		if r == ' ' && class(s, i+1) == clOther {
+		if r == ' ' && classWithMarks(s, i+1, marks) == clOther {
 			c, j = clOther, i+1
 		}
 		if c == clOther {
-			i = skip(s, j, clOther)
+			i = skipWithMarks(s, j, clOther, marks)
 			for i < len(s) && (s[i] == '\r' || s[i] == '\n') {
 				i++
 			}
@@ -350,6 +362,38 @@ func splitLlama3Digits(s string, ends []int, digits int) []int {
 		ends = append(ends, i)
 	}
 	return ends
+}
+
+// atWithMarks is at with the class alone (no punctuation flag) and, with
+// marks, a combining mark (\p{M}: Mn, Mc, Me) as clLetter rather than
+// clOther. Go's \p{M} is llama.cpp's accent-mark flag: both come from the
+// Unicode general category, and the Unicode 15.1 additions that Go's 15.0
+// tables lack (see isLetter151) hold no marks.
+func atWithMarks(s string, i int, marks bool) (rune, uint8, int) {
+	r, c, n := at(s, i)
+	c &^= clPunct
+	if marks && c == clOther && r >= 0x300 && unicode.IsMark(r) { // no mark is below U+0300
+		c = clLetter
+	}
+	return r, c, n
+}
+
+// classWithMarks is atWithMarks's class.
+func classWithMarks(s string, i int, marks bool) uint8 {
+	_, c, _ := atWithMarks(s, i, marks)
+	return c
+}
+
+// skipWithMarks is skip with atWithMarks's classes.
+func skipWithMarks(s string, i int, c uint8, marks bool) int {
+	for i < len(s) {
+		_, ci, n := atWithMarks(s, i, marks)
+		if ci != c {
+			break
+		}
+		i += n
+	}
+	return i
 }
 
 // splitMatches splits s into the runs that match and the gaps between them;

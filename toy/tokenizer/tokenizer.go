@@ -32,7 +32,7 @@ const (
 // (BOS, EOS, UNK, PAD) are -1.
 type Vocab struct {
 	Model          string    // tokenizer.ggml.model: "gpt2" (byte-level BPE), "llama" (SentencePiece) or "bert" (WordPiece)
-	Pre            string    // tokenizer.ggml.pre, for "gpt2": "gpt-2", "llama-bpe", "qwen2", "smollm", "deepseek-v3", "default", …
+	Pre            string    // tokenizer.ggml.pre, for "gpt2": "gpt-2", "llama-bpe", "qwen2", "qwen35", "smollm", "deepseek-v3", "default", …
 	Tokens         []string  // token text by id
 	Scores         []float32 // SentencePiece merge scores by id (empty: all 0)
 	Types          []int32   // token types by id (empty: all normal)

@@ -46,6 +46,7 @@ var ToyPackages = []string{
 	"github.com/toyml/toy/toy/models/cohere",
 	"github.com/toyml/toy/toy/models/gptoss",
 	"github.com/toyml/toy/toy/models/lfm2",
+	"github.com/toyml/toy/toy/models/qwen35",
 	"github.com/toyml/toy/toy/models/llama4",
 	"github.com/toyml/toy/toy/display",
 	"github.com/toyml/toy/toy/optim",

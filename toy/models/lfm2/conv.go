@@ -38,8 +38,8 @@ func (s *ShortConv) Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor 
 	b, c, h := tensor.Columns(bch, 0, D), tensor.Columns(bch, D, 2*D), tensor.Columns(bch, 2*D, 3*D)
 	u := tensor.Mul(b, h) // [T, D]
 
-	// past: the L−1 rows of u before this call's, zeros before position 0;
-	// then all of them flat, so that each tap is a column range of one row.
+	// past: the L−1 rows of u before this call's, flat; zeros before
+	// position 0.
 	n := 0
 	if cache != nil {
 		n = min(cache.Len, L-1)
@@ -60,17 +60,5 @@ func (s *ShortConv) Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor 
 		tensor.SetRows(cache.K, cache.Len, u)
 		cache.Len += T
 	}
-	flat := tensor.ConcatColumns(past, tensor.Reshape(u, 1, T*D)) // [1, (L−1+T)·D]
-
-	var y *tensor.Tensor
-	for j := range L {
-		tap := tensor.Reshape(tensor.Columns(flat, j*D, (j+T)*D), T, D) // u_{t−L+1+j}
-		w := tensor.Reshape(tensor.Columns(s.Conv, j, j+1), 1, D)       // w_j, one per channel
-		if p := tensor.Mul(tap, w); y == nil {
-			y = p
-		} else {
-			y = tensor.Add(y, p)
-		}
-	}
-	return s.Out.Forward(tensor.Mul(c, y))
+	return s.Out.Forward(tensor.Mul(c, nn.CausalConv(past, u, s.Conv)))
 }

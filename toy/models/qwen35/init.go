@@ -1,0 +1,54 @@
+// Fresh random weights, for training from scratch.
+
+package qwen35
+
+import (
+	"math"
+
+	"github.com/toyml/toy/toy/nn"
+)
+
+// NewRandom returns a model of shape c with GPT-2-style initial weights:
+// N(0, 0.02²) for the projections, those into the residual stream
+// (attention, delta-rule and feed-forward outputs) scaled by 1/√(2L); the
+// convolution taps N(0, 1/k) (PyTorch's Conv1d scale); the decay rates
+// a = −1 … −16 spread over the value heads and their biases 0 (as
+// Qwen3.5's own initialisation, A_log = log U(1, 16)); norm gains 1; the
+// output head tied to the embedding when c.TiedOutput. The same seed gives the same model.
+func NewRandom(c Config, seed uint64) *Model {
+	in := nn.NewInit(seed)
+	const std = 0.02
+	resid := std / math.Sqrt(2*float64(c.Layers))
+	D, F, dh := c.Embed, c.FFN, c.HeadDim
+	m := New(c)
+	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, D)}
+	m.Output = &nn.Linear{W: m.Embed.W}
+	if !c.TiedOutput {
+		m.Output = in.Linear(c.VocabSize, D, std, false)
+	}
+	for i := range m.Blocks {
+		b := &m.Blocks[i]
+		b.Norm.W, b.FFNNorm.W = in.Fill(1, D), in.Fill(1, D)
+		b.FFN.Gate, b.FFN.Up, b.FFN.Down = in.Linear(F, D, std, false), in.Linear(F, D, std, false), in.Linear(D, F, resid, false)
+		if d := b.Delta(); d != nil {
+			C, Hv, v := c.ConvChannels(), c.VHeads, c.VHeads*c.StateDim
+			d.QKV, d.Z = in.Linear(C, D, std, false), in.Linear(v, D, std, false)
+			d.Conv = in.Normal(1/math.Sqrt(float64(c.ConvL)), C, c.ConvL)
+			d.Beta, d.Alpha = in.Linear(Hv, D, std, false), in.Linear(Hv, D, std, false)
+			d.DT, d.A = in.Fill(0, Hv), in.Fill(0, Hv)
+			a := d.A.Data()
+			for h := range a {
+				a[h] = -float32(1 + 15*float64(h)/float64(max(Hv-1, 1)))
+			}
+			d.Norm.W = in.Fill(1, c.StateDim)
+			d.Out = in.Linear(D, v, resid, false)
+			continue
+		}
+		a, q, kv := b.Attn(), c.Heads*dh, c.KVHeads*dh
+		a.Q, a.K, a.V = in.Linear(2*q, D, std, false), in.Linear(kv, D, std, false), in.Linear(kv, D, std, false)
+		a.O = in.Linear(D, q, resid, false)
+		a.QNorm.W, a.KNorm.W = in.Fill(1, dh), in.Fill(1, dh)
+	}
+	m.OutputNorm.W = in.Fill(1, D)
+	return m
+}

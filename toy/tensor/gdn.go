@@ -1,0 +1,364 @@
+// The gated delta rule (Qwen3-Next, Qwen3.5 "linear attention"), recurrent
+// form, and the two activations around it: Sigmoid and Softplus.
+
+package tensor
+
+import (
+	"fmt"
+	"math"
+)
+
+// SigmoidBackend is an optional Backend op: Sigmoid(out, x) writes σ(x)
+// elementwise. A device backend without it runs the op on host copies.
+type SigmoidBackend interface {
+	Sigmoid(out, x *Tensor)
+}
+
+// Sigmoid returns the logistic function elementwise, any shape (llama.cpp's
+// ggml_sigmoid):
+//
+//	σ(x) = 1/(1 + e^{−x}),   dσ/dx = σ(x)(1 − σ(x))
+func Sigmoid(x *Tensor) *Tensor {
+	mustF32("Sigmoid", "x", x)
+	b := beFor(x)
+	var out *Tensor
+	if sb, ok := b.(SigmoidBackend); ok && isDeviceBackend(b) {
+		out = newOut(b, x.shape...)
+		sb.Sigmoid(out, x)
+	} else {
+		out = New(x.shape...)
+		for i, v := range x.hostRead().f32 {
+			out.f32[i] = sigmoid32(v)
+		}
+	}
+	record("Sigmoid", out, func(gr *Tensor) []*Tensor {
+		d := like(gr)
+		for i, s := range out.f32 {
+			d.f32[i] = gr.f32[i] * s * (1 - s)
+		}
+		return []*Tensor{d}
+	}, x)
+	return out
+}
+
+// SoftplusBackend is an optional Backend op: Softplus(out, x) as the
+// function of that name defines it. A device backend without it runs the op
+// on host copies.
+type SoftplusBackend interface {
+	Softplus(out, x *Tensor)
+}
+
+// Softplus returns a smooth ReLU elementwise, any shape, as llama.cpp's
+// ggml_softplus defines it (the identity past 20, where log(1 + e^x) and x
+// agree to float32 precision):
+//
+//	softplus(x) = x > 20 ? x : log(1 + e^x)
+//	d/dx        = x > 20 ? 1 : σ(x)
+//
+// log(1 + e^x) is evaluated in float64 and rounded once.
+func Softplus(x *Tensor) *Tensor {
+	mustF32("Softplus", "x", x)
+	b := beFor(x)
+	var out *Tensor
+	if sb, ok := b.(SoftplusBackend); ok && isDeviceBackend(b) {
+		out = newOut(b, x.shape...)
+		sb.Softplus(out, x)
+	} else {
+		out = New(x.shape...)
+		for i, v := range x.hostRead().f32 {
+			out.f32[i] = softplus32(v)
+		}
+	}
+	record("Softplus", out, func(gr *Tensor) []*Tensor {
+		d := like(gr)
+		for i, v := range x.f32 {
+			s := float32(1)
+			if v <= 20 {
+				s = sigmoid32(v)
+			}
+			d.f32[i] = gr.f32[i] * s
+		}
+		return []*Tensor{d}
+	}, x)
+	return out
+}
+
+func softplus32(v float32) float32 {
+	if v > 20 {
+		return v
+	}
+	return float32(math.Log1p(math.Exp(float64(v))))
+}
+
+// GatedDeltaNetBackend is an optional Backend op: GatedDeltaNet(out, q, k,
+// v, g, beta, state, eps) as the function of that name defines it, writing
+// o into out and, when state is not nil, the final state into state in
+// place (state nil: S starts at zero). A device backend without it runs the
+// op on host copies, and so does every backend while gradients are being
+// recorded, since the backward pass needs the per-token states.
+type GatedDeltaNetBackend interface {
+	GatedDeltaNet(out, q, k, v, g, beta, state *Tensor, eps float32)
+}
+
+// GatedDeltaNet runs the gated delta rule (Yang, Kautz & Hatamizadeh 2024,
+// https://arxiv.org/abs/2412.06464) over T tokens in its recurrent form, as
+// llama.cpp's ggml_gated_delta_net computes it after ggml_l2_norm of q and
+// k. Each value head h keeps a D×D state S (S[i][j]: key feature i, value
+// feature j) and reads query/key head h mod Hk (llama.cpp tiles q and k over
+// the value heads). Per token t and value head h:
+//
+//	q̂ = q_t,h / max(‖q_t,h‖, eps),  k̂ = k_t,h / max(‖k_t,h‖, eps)
+//	S ← e^{g_t,h} · S               (decay)
+//	u = Sᵀk̂                         (what S recalls for k̂)
+//	d = β_t,h · (v_t,h − u)         (the delta)
+//	S ← S + k̂ dᵀ                    (write it back)
+//	o_t,h = Sᵀq̂ / √D
+//
+// Shapes, with Hv = g.Cols() and D = v.Cols()/Hv:
+//
+//	q, k  [T, Hk·D]    v, o  [T, Hv·D]    g, beta  [T, Hv]
+//	state [Hv, D·D]    row h is head h's S, value-major: [h, j·D + i] = S[i][j]
+//
+// g is the log decay (≤ 0 in Qwen3-Next), beta the write strength in (0, 1).
+// Hv must be a multiple of Hk. state may be nil (S starts at zero); when it
+// is not, S starts at it and state is overwritten in place with S after the
+// last token, so an inference cache carries the recurrence from call to
+// call. state is not differentiated.
+//
+// Gradients flow to q, k, v, g and beta by backpropagation through time;
+// while recording, the op keeps each head's state before every token
+// (T·Hv·D·D floats) for the backward pass, which inference does not pay for.
+func GatedDeltaNet(q, k, v, g, beta, state *Tensor, eps float32) *Tensor {
+	mustF32("GatedDeltaNet", "q", q)
+	mustF32("GatedDeltaNet", "k", k)
+	mustF32("GatedDeltaNet", "v", v)
+	mustF32("GatedDeltaNet", "g", g)
+	mustF32("GatedDeltaNet", "beta", beta)
+	T, Hv := g.Rows(), g.Cols()
+	bad := func(why string) {
+		panic(fmt.Sprintf("GatedDeltaNet: q %v, k %v, v %v, g %v, beta %v: %s", q.shape, k.shape, v.shape, g.shape, beta.shape, why))
+	}
+	if Hv == 0 || v.Cols() == 0 || v.Cols()%Hv != 0 {
+		bad("v's columns must be Hv = g.Cols() heads of D > 0")
+	}
+	D := v.Cols() / Hv
+	if q.Cols() == 0 || q.Cols()%D != 0 || Hv%(q.Cols()/D) != 0 {
+		bad(fmt.Sprintf("q's columns must be Hk heads of D = %d, Hk dividing Hv = %d", D, Hv))
+	}
+	Hk := q.Cols() / D
+	if k.Rows() != T || k.Cols() != q.Cols() || q.Rows() != T || v.Rows() != T || beta.Rows() != T || beta.Cols() != Hv {
+		bad(fmt.Sprintf("want q, k [%d, %d], v [%d, %d], beta [%d, %d]", T, Hk*D, T, Hv*D, T, Hv))
+	}
+	if state != nil {
+		mustF32("GatedDeltaNet", "state", state)
+		if state.Rows() != Hv || state.Cols() != D*D {
+			panic(fmt.Sprintf("GatedDeltaNet: state %v, want [%d, %d] (Hv, D·D)", state.shape, Hv, D*D))
+		}
+	}
+
+	needGrad := Recording() && (q.requiresGrad || k.requiresGrad || v.requiresGrad || g.requiresGrad || beta.requiresGrad)
+	b := beFor(q, k, v, g, beta, state)
+	if gb, ok := b.(GatedDeltaNetBackend); ok && isDeviceBackend(b) && !needGrad {
+		out := newOut(b, v.shape...)
+		gb.GatedDeltaNet(out, q, k, v, g, beta, state, eps)
+		return out
+	}
+
+	r := gdnRun{T: T, Hk: Hk, Hv: Hv, D: D,
+		qn: l2Rows(q.hostRead().f32, D, eps), kn: l2Rows(k.hostRead().f32, D, eps),
+		v: v.hostRead().f32, g: g.hostRead().f32, beta: beta.hostRead().f32}
+	if state != nil {
+		r.S = state.hostWrite().f32
+	} else {
+		r.S = make([]float32, Hv*D*D)
+	}
+	if needGrad {
+		r.hist = make([]float32, T*Hv*D*D)
+	}
+	out := New(v.shape...)
+	parallelFor(Hv, 1, func(lo, hi int) {
+		for h := lo; h < hi; h++ {
+			r.forward(h, out.f32)
+		}
+	})
+	record("GatedDeltaNet", out, func(gr *Tensor) []*Tensor {
+		dq, dk, dv, dg, dbeta := r.backward(gr.f32, q.f32, k.f32, eps)
+		return []*Tensor{
+			FromFloat32(dq, q.shape...), FromFloat32(dk, k.shape...), FromFloat32(dv, v.shape...),
+			FromFloat32(dg, g.shape...), FromFloat32(dbeta, beta.shape...)}
+	}, q, k, v, g, beta)
+	return out
+}
+
+// gdnRun is one call of GatedDeltaNet on the host: the normalised q̂, k̂
+// [T, Hk·D], the raw v, g, beta, the running states S [Hv, D·D], and, when
+// recording, hist [T, Hv, D·D]: each head's state before each token.
+type gdnRun struct {
+	T, Hk, Hv, D int
+	qn, kn       []float32
+	v, g, beta   []float32
+	S, hist      []float32
+}
+
+// forward runs value head h over all tokens, writing o into out [T, Hv·D]
+// and leaving the final state in S. Column j of S (S[·][j], contiguous)
+// depends only on itself, so each token is one pass per column.
+func (r *gdnRun) forward(h int, out []float32) {
+	D, kh := r.D, h%r.Hk
+	scale := 1 / float32(math.Sqrt(float64(D)))
+	S := r.S[h*D*D : (h+1)*D*D]
+	for t := range r.T {
+		if r.hist != nil {
+			copy(r.hist[(t*r.Hv+h)*D*D:], S)
+		}
+		qn := r.qn[(t*r.Hk+kh)*D:][:D]
+		kn := r.kn[(t*r.Hk+kh)*D:][:D]
+		vt := r.v[(t*r.Hv+h)*D:][:D]
+		ot := out[(t*r.Hv+h)*D:][:D]
+		decay, beta := float32(math.Exp(float64(r.g[t*r.Hv+h]))), r.beta[t*r.Hv+h]
+		for j := range D {
+			col := S[j*D : j*D+D]
+			kn, qn := kn[:len(col)], qn[:len(col)] // one length, so no bounds checks below
+
+			var u float32 // u_j = Σ_i S'[i][j] k̂_i, with S' = e^g S
+			for i := range col {
+				col[i] *= decay
+				u += col[i] * kn[i]
+			}
+			d := beta * (vt[j] - u)
+			var o float32 // o_j = Σ_i S[i][j] q̂_i, with S = S' + k̂ dᵀ
+			for i := range col {
+				col[i] += kn[i] * d
+				o += col[i] * qn[i]
+			}
+			ot[j] = o * scale
+		}
+	}
+}
+
+// backward returns the gradients of q, k, v, g and beta given do, the
+// output's gradient [T, Hv·D], by running each head backwards in time from
+// its recorded states. dS, the gradient of the state after token t, starts at
+// zero (the final state is not differentiated) and per column j goes, with
+// S_prev the recorded state and S' = e^g S_prev, S = S' + k̂dᵀ:
+//
+//	dS += q̂ doᵀ/√D,  dq̂ += S do/√D
+//	dd = dSᵀk̂,       dk̂ += dS d
+//	dβ = dd·(v − u), dv = β dd,  du = −β dd
+//	dS' = dS + k̂ duᵀ, dk̂ += S' du
+//	dg = e^g Σ dS' ⊙ S_prev,  dS_prev = e^g dS'
+//
+// then dq̂, dk̂, summed over the value heads of each key head, go back
+// through the L2 normalisation.
+func (r *gdnRun) backward(do, q, k []float32, eps float32) (dq, dk, dv, dg, dbeta []float32) {
+	T, Hk, Hv, D := r.T, r.Hk, r.Hv, r.D
+	scale := 1 / float32(math.Sqrt(float64(D)))
+	dqn, dkn := make([]float32, T*Hv*D), make([]float32, T*Hv*D) // per value head
+	dv, dg, dbeta = make([]float32, T*Hv*D), make([]float32, T*Hv), make([]float32, T*Hv)
+	parallelFor(Hv, 1, func(lo, hi int) {
+		dS := make([]float32, D*D)
+		for h := lo; h < hi; h++ {
+			clear(dS)
+			kh := h % Hk
+			for t := T - 1; t >= 0; t-- {
+				Sp := r.hist[(t*Hv+h)*D*D:][:D*D]
+				qn := r.qn[(t*Hk+kh)*D:][:D]
+				kn := r.kn[(t*Hk+kh)*D:][:D]
+				vt := r.v[(t*Hv+h)*D:][:D]
+				dot := do[(t*Hv+h)*D:][:D]
+				dqt, dkt, dvt := dqn[(t*Hv+h)*D:][:D], dkn[(t*Hv+h)*D:][:D], dv[(t*Hv+h)*D:][:D]
+				decay, beta := float32(math.Exp(float64(r.g[t*Hv+h]))), r.beta[t*Hv+h]
+				var dgt, dbt float32
+				for j := range D {
+					p, dSj := Sp[j*D:j*D+D], dS[j*D:j*D+D]
+					var u float32 // recompute the forward pass's u_j and d_j
+					for i, pi := range p {
+						u += decay * pi * kn[i]
+					}
+					res := vt[j] - u
+					d := beta * res
+					c := dot[j] * scale
+					var dd float32
+					for i, pi := range p {
+						s := decay*pi + kn[i]*d // S[i][j]
+						dSj[i] += qn[i] * c
+						dqt[i] += s * c
+						dd += dSj[i] * kn[i]
+						dkt[i] += dSj[i] * d
+					}
+					dbt += dd * res
+					dvt[j] = beta * dd
+					du := -beta * dd
+					var dgj float32
+					for i, pi := range p {
+						dSj[i] += kn[i] * du // now dS'
+						dkt[i] += decay * pi * du
+						dgj += dSj[i] * pi
+						dSj[i] *= decay // now dS_prev
+					}
+					dgt += decay * dgj
+				}
+				dg[t*Hv+h], dbeta[t*Hv+h] = dgt, dbt
+			}
+		}
+	})
+	return l2Grad(q, r.qn, dqn, Hk, Hv, D, eps), l2Grad(k, r.kn, dkn, Hk, Hv, D, eps), dv, dg, dbeta
+}
+
+// l2Rows returns x with each run of D values divided by max(‖x‖, eps), as
+// ggml_l2_norm does: the sum of squares in float64, the scale in float32.
+func l2Rows(x []float32, D int, eps float32) []float32 {
+	y := make([]float32, len(x))
+	for r := 0; r < len(x); r += D {
+		s := 1 / max(l2Norm(x[r:r+D]), eps)
+		for i, v := range x[r : r+D] {
+			y[r+i] = v * s
+		}
+	}
+	return y
+}
+
+func l2Norm(x []float32) float32 {
+	var sum float64
+	for _, v := range x {
+		sum += float64(v * v)
+	}
+	return float32(math.Sqrt(float64(float32(sum))))
+}
+
+// l2Grad sums dŷ [T, Hv·D] over the value heads of each key head and takes
+// it back through ŷ = x/max(‖x‖, eps) for x [T, Hk·D]:
+//
+//	dx = (dŷ − ŷ(ŷ·dŷ)) / ‖x‖   (‖x‖ > eps),   dŷ/eps otherwise.
+func l2Grad(x, y, dy []float32, Hk, Hv, D int, eps float32) []float32 {
+	dx := make([]float32, len(x))
+	T := len(x) / (Hk * D)
+	for t := range T {
+		for h := range Hv {
+			kh := h % Hk
+			row := dx[(t*Hk+kh)*D:][:D]
+			for i, v := range dy[(t*Hv+h)*D:][:D] {
+				row[i] += v
+			}
+		}
+		for kh := range Hk {
+			o := (t*Hk + kh) * D
+			xr, yr, dr := x[o:o+D], y[o:o+D], dx[o:o+D]
+			n := l2Norm(xr)
+			if n <= eps {
+				for i := range dr {
+					dr[i] /= eps
+				}
+				continue
+			}
+			var yd float32
+			for i := range dr {
+				yd += yr[i] * dr[i]
+			}
+			for i := range dr {
+				dr[i] = (dr[i] - yr[i]*yd) / n
+			}
+		}
+	}
+	return dx
+}
