@@ -242,6 +242,17 @@ func BenchSpecs() []Spec {
 	return out
 }
 
+// BenchQwen35Specs are the Qwen3.5-0.8B-shaped benchmark models
+// (tests/bench/run.sh with SHAPE=qwen35): 24 layers of width 1024, 18 of
+// them the delta rule (16 key and 16 value heads of 128), 6 gated attention
+// (8 heads of 256, 2 KV heads, 64 features rotated), the full vocabulary of
+// 248320 with the head tied to it; in Q8_0.
+func BenchQwen35Specs() []Spec {
+	return []Spec{{Name: "qwen35-shape-q8_0", Arch: "qwen35", DType: tensor.Q8_0, Vocab: "none", VocabSize: 248320, Embed: 1024,
+		Layers: 24, FFN: 3584, Heads: 8, KVHeads: 2, HeadDim: 256, RopeDim: 64, Context: 4096, Tied: true, Seed: 7,
+		PromptIDs: llamaPrompt, Qwen35: &Qwen35Spec{KHeads: 16, VHeads: 16, StateDim: 128, ConvL: 4, Interval: 4}}}
+}
+
 // vocab is the JSON written by tests/tokenizer/vocab.mjs.
 type vocab struct {
 	Model     string    `json:"model"`

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run.sh: toy vs llama.cpp inference speed on random GGUFs with SmolLM2-135M's shape.
+# run.sh: toy vs llama.cpp inference speed on random GGUFs with SmolLM2-135M's shape (or, with
+# SHAPE=qwen35 DTYPES=q8_0, Qwen3.5-0.8B's).
 #
 #   tests/bench/run.sh
 #
@@ -11,7 +12,7 @@
 # toy (`toy infer --json`), each after a warm-up run, and prints a table.
 #
 # Environment (defaults in brackets):
-#   DTYPES ["f32 q8_0"]   THREADS ["1 2"]   PROMPT [128]   N [128]
+#   DTYPES ["f32 q8_0"]   THREADS ["1 2"]   PROMPT [128]   N [128]   SHAPE [smollm2] or qwen35
 #   MODELS [/tmp/toy-bench-models]   models are generated there when missing
 #   RESULTS [a new /tmp/toy-bench-results.XXXXXX]  raw JSON per run; report.mjs rebuilds the table from it
 #   TOY_TIMEOUT [300], LLAMACPP_TIMEOUT [300]  seconds allowed for one run of each engine
@@ -27,6 +28,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
 
 DTYPES=${DTYPES:-"f32 q8_0"}
+SHAPE=${SHAPE:-smollm2}
 THREADS=${THREADS:-"1 2"}
 PROMPT=${PROMPT:-128}
 N=${N:-128}
@@ -53,9 +55,12 @@ fi
 
 mkdir -p "$MODELS"
 for dtype in $DTYPES; do
-  if [[ ! -f $MODELS/smollm2-shape-$dtype.gguf ]]; then
-    log "generating SmolLM2-shape models in $MODELS"
-    go run ./tests/reference/genmodels -bench -out "$MODELS"
+  if [[ ! -f $MODELS/$SHAPE-shape-$dtype.gguf ]]; then
+    log "generating $SHAPE-shape models in $MODELS"
+    flag=-bench
+    if [[ $SHAPE == qwen35 ]]; then flag=-bench-qwen35; fi
+    go run ./tests/reference/genmodels "$flag" -out "$MODELS/$SHAPE"
+    mv "$MODELS/$SHAPE"/*.gguf "$MODELS"/
     break
   fi
 done
@@ -69,7 +74,7 @@ mkdir -p "$RESULTS"
 rm -f "$RESULTS"/*.json "$RESULTS"/*.err
 log "results in $RESULTS"
 for dtype in $DTYPES; do
-  model=$MODELS/smollm2-shape-$dtype.gguf
+  model=$MODELS/$SHAPE-shape-$dtype.gguf
   for t in $THREADS; do
     key=$RESULTS/$dtype-t$t
     if [[ $SKIP_LLAMACPP != 1 ]]; then

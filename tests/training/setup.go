@@ -16,6 +16,7 @@ import (
 	"github.com/toyml/toy/toy/models/llama"
 	"github.com/toyml/toy/toy/models/olmo2"
 	"github.com/toyml/toy/toy/models/phi3"
+	"github.com/toyml/toy/toy/models/qwen35"
 	"github.com/toyml/toy/toy/models/starcoder2"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
@@ -51,7 +52,8 @@ type Case struct {
 // and phi3 (fused projections split in the forward pass, partial RoPE),
 // and starcoder2 (LayerNorms and biases with grouped-query RoPE attention),
 // and two DeepSeek-V2s (latent attention in both file layouts, shared
-// experts, softmax and normalised sigmoid routing).
+// experts, softmax and normalised sigmoid routing), and qwen35 (the gated
+// delta rule's recurrence, convolution and decay rates, gated attention).
 func Cases() []Case {
 	lc := llama.Config{Arch: "llama", VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64,
 		Heads: 4, KVHeads: 2, HeadDim: 8, RopeDim: 8, RopeBase: 10000, NormEps: 1e-5}
@@ -96,6 +98,11 @@ func Cases() []Case {
 	// RoPE, 3 global without; a parallel block; logits × 0.25.
 	cc := cohere.Config{Arch: "cohere2", VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, Heads: 4,
 		KVHeads: 2, RopeBase: 50000, NormEps: 1e-5, LogitScale: 0.25, Window: 4, SlidingPattern: 4}
+	// Qwen3.5: the delta rule in layers 0 and 2 (one key head read by two
+	// value heads), gated attention in 1 and 3; its own output head.
+	q35 := qwen35.Config{VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, Interval: 2, Heads: 4,
+		KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e7, Sections: [4]int{2, 0, 0, 0}, KHeads: 1, VHeads: 2, StateDim: 8,
+		ConvL: 4, NormEps: 1e-6}
 	return []Case{
 		{"llama", llama.NewRandom(lc, 1), lc.SetMetadata},
 		{"qwen2", llama.NewRandom(qc, 2), qc.SetMetadata},
@@ -110,6 +117,7 @@ func Cases() []Case {
 		{"cohere2", cohere.NewRandom(cc, 13), cc.SetMetadata},
 		{"deepseek2-lite", deepseek2.NewRandom(dl, 10), dl.SetMetadata},
 		{"deepseek2", deepseek2.NewRandom(dv, 11), dv.SetMetadata},
+		{"qwen35", qwen35.NewRandom(q35, 14), q35.SetMetadata},
 	}
 }
 

@@ -373,6 +373,68 @@ def cohere_forward(meta, W, ids):
     return x @ W["token_embd.weight"].T * meta.get(a + "logit_scale", 1.0)
 
 
+def qwen35_forward(meta, W, ids):
+    """Qwen3.5: every interval-th layer gated attention (query and gate from
+    one projection, per-head RMSNorm, NeoX RoPE on the first R features of a
+    head, σ(gate) on the output), the others the gated delta rule, written
+    from its definition: a depthwise causal convolution and SiLU, L2-normed
+    queries and keys, and per value head a state S (key × value) that each
+    token decays by e^g and corrects towards v with strength β."""
+    a = "qwen35"
+    L, H, KV = meta[a + ".block_count"], meta[a + ".attention.head_count"], meta[a + ".attention.head_count_kv"]
+    dh, R = meta[a + ".attention.key_length"], meta[a + ".rope.dimension_count"]
+    eps, base, every = meta[a + ".attention.layer_norm_rms_epsilon"], meta[a + ".rope.freq_base"], meta[a + ".full_attention_interval"]
+    Hk, Hv, Ds, K = meta[a + ".ssm.group_count"], meta[a + ".ssm.time_step_rank"], meta[a + ".ssm.state_size"], meta[a + ".ssm.conv_kernel"]
+
+    def rms(x, w):
+        return x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps) * w
+
+    def lin(x, name):
+        return x @ W[name + ".weight"].T
+
+    def partial_rope(x):
+        return torch.cat([rope(x[..., :R], base, True), x[..., R:]], dim=-1)
+
+    x = W["token_embd.weight"][ids]
+    T = len(ids)
+    for l in range(L):
+        p = f"blk.{l}."
+        h = rms(x, W[p + "attn_norm.weight"])
+        if (l + 1) % every == 0:
+            qg = lin(h, p + "attn_q").reshape(T, H, 2 * dh)
+            q, gate = qg[..., :dh], qg[..., dh:].reshape(T, H * dh)
+            q = partial_rope(rms(q, W[p + "attn_q_norm.weight"]))
+            k = partial_rope(rms(lin(h, p + "attn_k").reshape(T, KV, dh), W[p + "attn_k_norm.weight"]))
+            o = attention(q, k, lin(h, p + "attn_v").reshape(T, KV, dh), H, KV) * torch.sigmoid(gate)
+            x = x + lin(o, p + "attn_output")
+        else:
+            m = lin(h, p + "attn_qkv")  # [T, C]
+            C = m.shape[1]
+            conv = F.conv1d(m.T.unsqueeze(0), W[p + "ssm_conv1d.weight"].unsqueeze(1), padding=K - 1, groups=C)
+            m = F.silu(conv[0, :, :T].T)
+            kd = Hk * Ds
+            tile = [i % Hk for i in range(Hv)]  # value head i reads key head i mod Hk
+            q = F.normalize(m[:, :kd].reshape(T, Hk, Ds), dim=-1, eps=eps)[:, tile]
+            k = F.normalize(m[:, kd:2 * kd].reshape(T, Hk, Ds), dim=-1, eps=eps)[:, tile]
+            v = m[:, 2 * kd:].reshape(T, Hv, Ds)
+            beta = torch.sigmoid(lin(h, p + "ssm_beta"))
+            g = W[p + "ssm_a"] * F.softplus(lin(h, p + "ssm_alpha") + W[p + "ssm_dt.bias"])
+            S = torch.zeros(Hv, Ds, Ds, dtype=x.dtype)
+            out = []
+            for t in range(T):
+                S = S * torch.exp(g[t])[:, None, None]
+                u = torch.einsum("hij,hi->hj", S, k[t])
+                d = beta[t][:, None] * (v[t] - u)
+                S = S + k[t][:, :, None] * d[:, None, :]
+                out.append(torch.einsum("hij,hi->hj", S, q[t]) / math.sqrt(Ds))
+            o = rms(torch.stack(out), W[p + "ssm_norm.weight"]) * F.silu(lin(h, p + "attn_gate").reshape(T, Hv, Ds))
+            x = x + lin(o.reshape(T, Hv * Ds), p + "ssm_out")
+        h = rms(x, W[p + "post_attention_norm.weight"])
+        x = x + lin(F.silu(lin(h, p + "ffn_gate")) * lin(h, p + "ffn_up"), p + "ffn_down")
+    x = rms(x, W["output_norm.weight"])
+    return x @ W.get("output.weight", W["token_embd.weight"]).T
+
+
 def batch():
     a = [(i * 7 + 3) % VOCAB for i in range(13)]
     b = [(i * i + 5) % VOCAB for i in range(13)]
@@ -383,7 +445,7 @@ def batch():
 def loss_of(meta, W):
     fwd = {"gpt2": gpt2_forward, "gemma2": gemma_forward, "gemma3": gemma_forward, "phi3": phi3_forward,
            "starcoder2": starcoder2_forward, "deepseek2": deepseek2_forward,
-           "olmo2": olmo2_forward, "command-r": cohere_forward, "cohere2": cohere_forward}.get(meta["general.architecture"], llama_forward)
+           "olmo2": olmo2_forward, "command-r": cohere_forward, "cohere2": cohere_forward, "qwen35": qwen35_forward}.get(meta["general.architecture"], llama_forward)
     logits, targets = [], []
     for s in batch():
         ids = [0 if t == PAD else t for t in s[:-1]]
@@ -395,7 +457,7 @@ def loss_of(meta, W):
 def main(src, dst):
     os.makedirs(dst, exist_ok=True)
     for name in sys.argv[3:] or ["llama", "qwen2", "gpt2", "gemma2", "gemma3", "mixtral", "granite", "phi3", "starcoder2", "olmo2", "cohere2",
-                                       "deepseek2-lite", "deepseek2"]:
+                                       "deepseek2-lite", "deepseek2", "qwen35"]:
         meta, W, sha = read_gguf(os.path.join(src, name + ".gguf"))
         loss = loss_of(meta, W)
         loss.backward()

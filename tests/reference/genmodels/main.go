@@ -4,6 +4,7 @@
 //
 //	go run ./tests/reference/genmodels -out tests/reference/models
 //	go run ./tests/reference/genmodels -bench -out /tmp/bench
+//	go run ./tests/reference/genmodels -bench-qwen35 -out /tmp/bench
 //	go run ./tests/reference/genmodels -embed -out tests/reference/models/embed
 //	go run ./tests/reference/genmodels -rank -out tests/reference/models/rank
 package main
@@ -37,12 +38,16 @@ type adapterEntry struct {
 func main() {
 	out := flag.String("out", "tests/reference/models", "output directory")
 	bench := flag.Bool("bench", false, "write the SmolLM2-135M-shaped benchmark models instead")
+	benchQwen35 := flag.Bool("bench-qwen35", false, "write the Qwen3.5-0.8B-shaped benchmark model instead")
 	embed := flag.Bool("embed", false, "write the embedding models (BERT, nomic-bert) of embed.mjs instead")
 	rank := flag.Bool("rank", false, "write the reranker models (BERT cross-encoders) of rank.mjs instead")
 	flag.Parse()
 	specs := append(testmodel.Specs(), testmodel.LongSpecs()...)
 	if *bench {
 		specs = testmodel.BenchSpecs()
+	}
+	if *benchQwen35 {
+		specs = testmodel.BenchQwen35Specs()
 	}
 	if *embed {
 		specs = testmodel.EmbedSpecs()
@@ -66,7 +71,7 @@ func main() {
 		manifest.Models = append(manifest.Models, entry{Spec: s, File: s.File(), DType: s.DType.String(), SHA256: sum})
 		fmt.Fprintf(os.Stderr, "%s  %s\n", sum, path)
 	}
-	if !*bench && !*embed && !*rank {
+	if !*bench && !*benchQwen35 && !*embed && !*rank {
 		byName := map[string]testmodel.Spec{}
 		for _, s := range specs {
 			byName[s.Name] = s
