@@ -15,6 +15,8 @@ func init() {
 	Symbols["github.com/toyml/toy/toy/models/qwen35/qwen35"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"Arch":           reflect.ValueOf(constant.MakeFromLiteral("\"qwen35\"", token.STRING, 0)),
+		"ArchMoE":        reflect.ValueOf(constant.MakeFromLiteral("\"qwen35moe\"", token.STRING, 0)),
+		"Archs":          reflect.ValueOf(&qwen35.Archs).Elem(),
 		"ConfigFromCard": reflect.ValueOf(qwen35.ConfigFromCard),
 		"ConfigFromGGUF": reflect.ValueOf(qwen35.ConfigFromGGUF),
 		"ErrUnsupported": reflect.ValueOf(&qwen35.ErrUnsupported).Elem(),

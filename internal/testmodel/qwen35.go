@@ -25,7 +25,9 @@ type Qwen35Spec struct {
 //   - qwen35-f32: 2 key heads for 4 value heads (Qwen3.5-9B's ratio, which
 //     pairs value head h with key head h mod 2), its own output head;
 //   - qwen35-q8_0: as many key heads as value heads (Qwen3.5-0.8B), the
-//     head tied to the embedding.
+//     head tied to the embedding;
+//   - qwen35moe-f32, shaped as Qwen3.5-35B-A3B: mixtures of 8 experts, 2 a
+//     token, beside a shared expert gated by a sigmoid, in every layer.
 func qwen35Specs() []Spec {
 	return []Spec{
 		{Name: "qwen35-f32", Arch: "qwen35", DType: tensor.F32, Vocab: "gpt2", Embed: 64, Layers: 8, FFN: 96, Heads: 4,
@@ -34,6 +36,9 @@ func qwen35Specs() []Spec {
 		{Name: "qwen35-q8_0", Arch: "qwen35", DType: tensor.Q8_0, Vocab: "gpt2", Embed: 64, Layers: 8, FFN: 96, Heads: 4,
 			KVHeads: 2, HeadDim: 32, RopeDim: 8, Context: 256, Tied: true, Seed: 62, PromptIDs: gpt2Prompt,
 			Qwen35: &Qwen35Spec{KHeads: 4, VHeads: 4, StateDim: 16, ConvL: 4, Interval: 4}},
+		{Name: "qwen35moe-f32", Arch: "qwen35moe", DType: tensor.F32, Vocab: "gpt2", Embed: 64, Layers: 8, FFN: 32, Heads: 4,
+			KVHeads: 2, HeadDim: 32, RopeDim: 8, Context: 256, Tied: true, Seed: 63, PromptIDs: gpt2Prompt, Experts: 8,
+			ExpertsUsed: 2, SharedFFN: 48, Qwen35: &Qwen35Spec{KHeads: 2, VHeads: 4, StateDim: 16, ConvL: 4, Interval: 4}},
 	}
 }
 
@@ -53,6 +58,9 @@ func qwen35Metadata(w *gguf.Writer, s Spec) {
 	w.SetUint32(a+".ssm.group_count", uint32(q.KHeads))
 	w.SetUint32(a+".ssm.time_step_rank", uint32(q.VHeads))
 	w.SetUint32(a+".ssm.inner_size", uint32(q.VHeads*q.StateDim))
+	if s.Experts > 0 {
+		moeMetadata(w, s)
+	}
 }
 
 // qwen35Layer writes layer l's tensors under p: the two norms, the SwiGLU,
@@ -67,8 +75,12 @@ func qwen35Layer(s Spec, l int, p string,
 	mat := func(name string, out, in int) error {
 		return add(name, weightType(s.DType, name), scale(in), 0, out, in)
 	}
-	errs := []error{vec(p+"attn_norm.weight", D, 1, 0.2), vec(p+"post_attention_norm.weight", D, 1, 0.2),
-		mat(p+"ffn_gate.weight", F, D), mat(p+"ffn_up.weight", F, D), mat(p+"ffn_down.weight", D, F)}
+	errs := []error{vec(p+"attn_norm.weight", D, 1, 0.2), vec(p+"post_attention_norm.weight", D, 1, 0.2)}
+	if s.Experts > 0 {
+		errs = append(errs, moeLayer(s, p, add)...)
+	} else {
+		errs = append(errs, mat(p+"ffn_gate.weight", F, D), mat(p+"ffn_up.weight", F, D), mat(p+"ffn_down.weight", D, F))
+	}
 	if (l+1)%q.Interval == 0 {
 		hd, kv := s.HeadDim, s.KVHeads*s.HeadDim
 		return append(errs,

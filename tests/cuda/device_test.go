@@ -330,7 +330,7 @@ func referenceModels(t *testing.T, b *cuda.Backend, toyGemm bool) {
 			if spec.Arch == "deepseek2" {
 				perStep, perStepDown = deepseekTransfers(spec)
 			}
-			if spec.Arch == "qwen35" {
+			if spec.Qwen35 != nil {
 				perStep, perStepDown = qwen35Transfers(spec)
 			}
 			once := int64(0) // constants the first decode step uploads, resident after

@@ -100,7 +100,7 @@ func Cases() []Case {
 		KVHeads: 2, RopeBase: 50000, NormEps: 1e-5, LogitScale: 0.25, Window: 4, SlidingPattern: 4}
 	// Qwen3.5: the delta rule in layers 0 and 2 (one key head read by two
 	// value heads), gated attention in 1 and 3; its own output head.
-	q35 := qwen35.Config{VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, Interval: 2, Heads: 4,
+	q35 := qwen35.Config{Arch: qwen35.Arch, VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, Interval: 2, Heads: 4,
 		KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e7, Sections: [4]int{2, 0, 0, 0}, KHeads: 1, VHeads: 2, StateDim: 8,
 		ConvL: 4, NormEps: 1e-6}
 	return []Case{

@@ -67,9 +67,15 @@ func TestFamiliesFromScratch(t *testing.T) {
 		// Qwen3.5: the delta rule in layers 0 and 2 (one key head for two
 		// value heads), gated attention in 1 and 3; the gradients run back
 		// through the recurrence, the convolution and the decay rates.
-		{"qwen35", qwen35.Config{VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, Interval: 2, Heads: 4,
+		{"qwen35", qwen35.Config{Arch: qwen35.Arch, VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, Interval: 2, Heads: 4,
 			KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e7, Sections: [4]int{2, 0, 0, 0}, KHeads: 1, VHeads: 2, StateDim: 8,
 			ConvL: 4, NormEps: 1e-6, TiedOutput: true}, 0, func(f *gguf.File) (Model, error) { return qwen35.Load(f) }},
+		// Qwen3.5-MoE: mixtures of 4 experts, 2 a token, and a shared
+		// expert behind its sigmoid gate, in every layer.
+		{"qwen35moe", qwen35.Config{Arch: qwen35.ArchMoE, VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, Interval: 2,
+			Heads: 4, KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e7, Sections: [4]int{2, 0, 0, 0}, KHeads: 1, VHeads: 2,
+			StateDim: 8, ConvL: 4, NormEps: 1e-6, TiedOutput: true, Experts: 4, ExpertsUsed: 2, ExpertFFN: 32, SharedFFN: 32}, 0,
+			func(f *gguf.File) (Model, error) { return qwen35.Load(f) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, _ := checkFromScratch(t, c.cfg, c.lr, c.load)

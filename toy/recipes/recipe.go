@@ -277,7 +277,7 @@ func build(f *gguf.File) (Model, any, error) {
 			return nil, nil, err
 		}
 		return m, m.Config, nil
-	case qwen35.Arch:
+	case qwen35.Arch, qwen35.ArchMoE:
 		m, err := qwen35.Load(f)
 		if err != nil {
 			return nil, nil, err

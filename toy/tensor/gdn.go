@@ -218,22 +218,54 @@ func (r *gdnRun) forward(h int, out []float32) {
 		decay, beta := float32(math.Exp(float64(r.g[t*r.Hv+h]))), r.beta[t*r.Hv+h]
 		for j := range D {
 			col := S[j*D : j*D+D]
-			kn, qn := kn[:len(col)], qn[:len(col)] // one length, so no bounds checks below
-
-			var u float32 // u_j = Σ_i S'[i][j] k̂_i, with S' = e^g S
-			for i := range col {
-				col[i] *= decay
-				u += col[i] * kn[i]
-			}
-			d := beta * (vt[j] - u)
-			var o float32 // o_j = Σ_i S[i][j] q̂_i, with S = S' + k̂ dᵀ
-			for i := range col {
-				col[i] += kn[i] * d
-				o += col[i] * qn[i]
-			}
-			ot[j] = o * scale
+			// u_j = Σ_i S'[i][j] k̂_i with S' = e^g S, in place; then
+			// S = S' + k̂ dᵀ and o_j = Σ_i S[i][j] q̂_i. Each sum runs in
+			// dotF32's four partial sums, so that the adds do not wait on
+			// one another.
+			d := beta * (vt[j] - decayDot(col, kn, decay))
+			ot[j] = updateDot(col, kn, qn, d) * scale
 		}
 	}
+}
+
+// decayDot scales s by decay in place and returns s·k, summed as dotF32.
+func decayDot(s, k []float32, decay float32) float32 {
+	k = k[:len(s)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(s); i += 4 {
+		a0, a1, a2, a3 := s[i]*decay, s[i+1]*decay, s[i+2]*decay, s[i+3]*decay
+		s[i], s[i+1], s[i+2], s[i+3] = a0, a1, a2, a3
+		s0 += a0 * k[i]
+		s1 += a1 * k[i+1]
+		s2 += a2 * k[i+2]
+		s3 += a3 * k[i+3]
+	}
+	for ; i < len(s); i++ {
+		s[i] *= decay
+		s0 += s[i] * k[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// updateDot adds k·d to s in place and returns s·q, summed as dotF32.
+func updateDot(s, k, q []float32, d float32) float32 {
+	k, q = k[:len(s)], q[:len(s)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(s); i += 4 {
+		a0, a1, a2, a3 := s[i]+k[i]*d, s[i+1]+k[i+1]*d, s[i+2]+k[i+2]*d, s[i+3]+k[i+3]*d
+		s[i], s[i+1], s[i+2], s[i+3] = a0, a1, a2, a3
+		s0 += a0 * q[i]
+		s1 += a1 * q[i+1]
+		s2 += a2 * q[i+2]
+		s3 += a3 * q[i+3]
+	}
+	for ; i < len(s); i++ {
+		s[i] += k[i] * d
+		s0 += s[i] * q[i]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // backward returns the gradients of q, k, v, g and beta given do, the

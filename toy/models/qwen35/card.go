@@ -10,11 +10,12 @@ import (
 
 	"github.com/toyml/toy/toy/card"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
 func init() {
-	card.Register(card.Family{Archs: []string{Arch}, FromHeader: cardFromHeader, Config: ConfigFromCard})
+	card.Register(card.Family{Archs: Archs, FromHeader: cardFromHeader, Config: ConfigFromCard})
 }
 
 // Card returns the model's algorithm card; the quantization is that of the
@@ -33,8 +34,15 @@ func (m *Model) Card() *card.Card {
 		if d := b.Delta(); d != nil && d.QKV != nil {
 			ws = append(ws, d.QKV.W, d.Z.W, d.Out.W)
 		}
-		if b.FFN.Gate != nil {
-			ws = append(ws, b.FFN.Gate.W, b.FFN.Up.W, b.FFN.Down.W)
+		switch ffn := b.FFN.(type) {
+		case *nn.SwiGLU:
+			if ffn.Gate != nil {
+				ws = append(ws, ffn.Gate.W, ffn.Up.W, ffn.Down.W)
+			}
+		case *nn.MoE:
+			if ffn.Gate != nil {
+				ws = append(ws, ffn.Gate, ffn.Up, ffn.Down)
+			}
 		}
 	}
 	c.Quant = card.DominantType(ws)
@@ -51,13 +59,30 @@ func (c Config) Card() *card.Card {
 		}
 	}
 	summary := fmt.Sprintf("Qwen3.5: a hybrid decoder, %d of its %d layers a gated delta rule (linear attention with a %d × %d state per value head), the others grouped-query attention with normalised query and key heads and a sigmoid gate on each head's output.", rec, c.Layers, c.StateDim, c.StateDim)
-	k := card.NewDecoder(Arch, summary, c.VocabSize, c.ContextLength, c.Embed, c.Layers)
+	moe := c.Arch == ArchMoE
+	if moe {
+		summary += fmt.Sprintf(" In every layer a mixture of %d SwiGLU experts, %d a token, by the softmax of the router renormalised over the chosen", c.Experts, c.ExpertsUsed)
+		if c.SharedFFN > 0 {
+			summary += ", beside a shared expert gated by a sigmoid"
+		}
+		summary += "."
+	}
+	k := card.NewDecoder(c.Arch, summary, c.VocabSize, c.ContextLength, c.Embed, c.Layers)
 	sec := make([]string, 4)
 	for i, s := range c.Sections {
 		sec[i] = strconv.Itoa(s)
 	}
+	if moe {
+		k.Hyper = append(k.Hyper, []card.Hyper{
+			{Symbol: "E", Value: card.Int(c.Experts), Key: "experts", Meaning: "experts in each layer's mixture"},
+			{Symbol: "k_e", Value: card.Int(c.ExpertsUsed), Key: "experts_used", Meaning: "experts run per token"},
+			{Symbol: "d_exp", Value: card.Int(c.ExpertFFN), Key: "expert_ffn", Meaning: "each expert's feed-forward width"},
+			{Symbol: "d_sh", Value: card.Int(c.SharedFFN), Key: "shared_ffn", Meaning: "the shared expert's feed-forward width (0: none)"},
+		}...)
+	} else {
+		k.Hyper = append(k.Hyper, card.Hyper{Symbol: "d_mlp", Value: card.Int(c.FFN), Key: "ffn", Meaning: "feed-forward width"})
+	}
 	k.Hyper = append(k.Hyper, []card.Hyper{
-		{Symbol: "d_mlp", Value: card.Int(c.FFN), Key: "ffn", Meaning: "feed-forward width"},
 		{Symbol: "p", Value: card.Int(c.Interval), Key: "interval", Meaning: "layer l is attention when p divides l (counting from 1), else the delta rule"},
 		{Symbol: "H", Value: card.Int(c.Heads), Key: "heads", Meaning: "query heads of the attention layers"},
 		{Symbol: "H_kv", Value: card.Int(c.KVHeads), Key: "kv_heads", Meaning: "key/value heads of the attention layers"},
@@ -92,12 +117,27 @@ func (c Config) Card() *card.Card {
 		per("W_k^l, W_v^l", "H_kv·d_h × d_e", "attention layers: key and value projections"),
 		per("γq_l, γk_l", "d_h", "attention layers: RMSNorm scales shared by the query heads, and by the key heads"),
 		per("W_o^l", "d_e × H·d_h", "attention layers: output projection"),
-		per("W_gate^l", "d_mlp × d_e", "MLP gate"),
-		per("W_up^l", "d_mlp × d_e", "MLP up projection"),
-		per("W_down^l", "d_e × d_mlp", "MLP down projection"),
-		{Symbol: "γ", Shape: "d_e", Meaning: "final RMSNorm scale"},
-		{Symbol: "W_u", Shape: "N_V × d_e", Meaning: "unembedding (W_eᵀ when tied)"},
 	}
+	if moe {
+		k.Params = append(k.Params,
+			per("W_r^l", "E × d_e", "router"),
+			per("W_gate^{l,e}, W_up^{l,e}", "d_exp × d_e", "expert e's gate and up projections"),
+			per("W_down^{l,e}", "d_e × d_exp", "expert e's down projection"))
+		if c.SharedFFN > 0 {
+			k.Params = append(k.Params,
+				per("W_gate^{l,s}, W_up^{l,s}", "d_sh × d_e", "the shared expert's gate and up projections"),
+				per("W_down^{l,s}", "d_e × d_sh", "the shared expert's down projection"),
+				per("w_s^l", "d_e", "the shared expert's gate"))
+		}
+	} else {
+		k.Params = append(k.Params,
+			per("W_gate^l", "d_mlp × d_e", "MLP gate"),
+			per("W_up^l", "d_mlp × d_e", "MLP up projection"),
+			per("W_down^l", "d_e × d_mlp", "MLP down projection"))
+	}
+	k.Params = append(k.Params,
+		card.Param{Symbol: "γ", Shape: "d_e", Meaning: "final RMSNorm scale"},
+		card.Param{Symbol: "W_u", Shape: "N_V × d_e", Meaning: "unembedding (W_eᵀ when tied)"})
 	ds := c.StateDim
 	k.Steps = []card.Step{
 		{Text: "ℓ ← length(x)"},
@@ -120,11 +160,23 @@ func (c Config) Card() *card.Card {
 		{Depth: 2, Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: col("d_e", c.Embed)},
 		{Depth: 1, Text: "end if"},
 		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ'_l, ε)", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "X ← X + W_down^l (SiLU(W_gate^l X̃) ⊙ W_up^l X̃)", Shape: col("d_e", c.Embed) + " (inside: d_mlp × ℓ)"},
+	}
+	if moe {
+		k.Steps = append(k.Steps, []card.Step{
+			{Depth: 1, Text: "for t ∈ [ℓ]: s ← softmax(W_r^l X̃[:, t]); S ← the k_e experts of largest s", Shape: "E"},
+			{Depth: 2, Text: "X[:, t] ← X[:, t] + Σ_{e ∈ S} (s_e / Σ_{e' ∈ S} s_e') W_down^{l,e} (SiLU(W_gate^{l,e} X̃[:, t]) ⊙ W_up^{l,e} X̃[:, t])", Shape: "d_e"},
+		}...)
+		if c.SharedFFN > 0 {
+			k.Steps = append(k.Steps, card.Step{Depth: 2, Text: "X[:, t] ← X[:, t] + σ(w_s^l · X̃[:, t]) W_down^{l,s} (SiLU(W_gate^{l,s} X̃[:, t]) ⊙ W_up^{l,s} X̃[:, t])", Shape: "d_e"})
+		}
+	} else {
+		k.Steps = append(k.Steps, card.Step{Depth: 1, Text: "X ← X + W_down^l (SiLU(W_gate^l X̃) ⊙ W_up^l X̃)", Shape: col("d_e", c.Embed) + " (inside: d_mlp × ℓ)"})
+	}
+	k.Steps = append(k.Steps, []card.Step{
 		{Text: "end for"},
 		{Text: "X ← RMSNorm(X | γ, ε)", Shape: col("d_e", c.Embed)},
 		{Text: "return P = softmax(W_u X), column by column", Shape: col("N_V", c.VocabSize)},
-	}
+	}...)
 	k.Notes = []string{
 		"Mask[t', t] = 0 if t' ≤ t else −∞ (causal); softmax runs over each column.",
 		"‖·‖ is the L2 norm, max(‖x‖, ε).",
@@ -142,8 +194,17 @@ func (c Config) ParamCount() int64 {
 	if !c.TiedOutput {
 		n += V * D
 	}
+	E, FE, S := int64(c.Experts), int64(c.ExpertFFN), int64(c.SharedFFN)
 	for l := range c.Layers {
-		n += 2*D + 3*D*F
+		n += 2 * D
+		if c.Arch == ArchMoE {
+			n += E*D + 3*E*D*FE
+			if S > 0 {
+				n += 3*D*S + D
+			}
+		} else {
+			n += 3 * D * F
+		}
 		if c.Recurrent(l) {
 			n += C*D + C*int64(c.ConvL) + 2*Hv*D + 2*Hv + int64(c.StateDim) + v*D + D*v
 		} else {
@@ -155,13 +216,20 @@ func (c Config) ParamCount() int64 {
 
 // ConfigFromCard reads a Config from a card's hyperparameters.
 func ConfigFromCard(k *card.Card) (any, error) {
-	var c Config
+	c := Config{Arch: k.Arch}
 	r := k.Reader()
 	r.Int("vocab_size", &c.VocabSize)
 	r.Int("context_length", &c.ContextLength)
 	r.Int("embed", &c.Embed)
 	r.Int("layers", &c.Layers)
-	r.Int("ffn", &c.FFN)
+	if c.Arch == ArchMoE {
+		r.Int("experts", &c.Experts)
+		r.Int("experts_used", &c.ExpertsUsed)
+		r.Int("expert_ffn", &c.ExpertFFN)
+		r.Int("shared_ffn", &c.SharedFFN)
+	} else {
+		r.Int("ffn", &c.FFN)
+	}
 	r.Int("interval", &c.Interval)
 	r.Int("heads", &c.Heads)
 	r.Int("kv_heads", &c.KVHeads)

@@ -6,23 +6,32 @@ package qwen35
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/toyml/toy/toy/gguf"
 )
 
-// Arch is the GGUF architecture this package loads.
-const Arch = "qwen35"
+// Arch is the GGUF architecture of the dense models; ArchMoE that of the
+// mixtures of experts (Qwen3.5-35B-A3B, 122B-A10B, 397B-A17B).
+const (
+	Arch    = "qwen35"
+	ArchMoE = "qwen35moe"
+)
+
+// Archs lists the GGUF architectures this package loads.
+var Archs = []string{Arch, ArchMoE}
 
 // ErrUnsupported marks files of this family that use features toy lacks.
 var ErrUnsupported = errors.New("qwen35: unsupported model feature")
 
 // Config holds every hyperparameter of a Qwen3.5 model.
 type Config struct {
-	VocabSize     int // V
-	ContextLength int // trained context length
-	Embed         int // D
-	Layers        int // L, the multi-token-prediction layers not counted
-	FFN           int // F
+	Arch          string // Arch or ArchMoE
+	VocabSize     int    // V
+	ContextLength int    // trained context length
+	Embed         int    // D
+	Layers        int    // L, the multi-token-prediction layers not counted
+	FFN           int    // F (qwen35)
 
 	// The attention layers: H query heads and KV key/value heads of width
 	// Dh; RoPE turns the first RopeDim features of each (NeoX pairs).
@@ -40,6 +49,12 @@ type Config struct {
 	// (a multiple of KHeads), all StateDim wide; a causal convolution of
 	// ConvL taps.
 	KHeads, VHeads, StateDim, ConvL int
+
+	// qwen35moe: every layer's feed-forward is a mixture of Experts
+	// SwiGLUs of width ExpertFFN, ExpertsUsed a token, chosen and weighted
+	// by the softmax of the router's logits renormalised over the chosen,
+	// beside a shared SwiGLU of width SharedFFN gated by σ(x·w_s).
+	Experts, ExpertsUsed, ExpertFFN, SharedFFN int
 
 	NormEps float32 // RMSNorm ε (also the delta rule's L2 norm ε)
 	// TiedOutput: the output head reuses the token embedding.
@@ -74,11 +89,19 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if err != nil {
 		return c, nil, err
 	}
-	if arch != Arch {
-		return c, nil, fmt.Errorf("qwen35: architecture %q is not %q", arch, Arch)
+	if !slices.Contains(Archs, arch) {
+		return c, nil, fmt.Errorf("qwen35: architecture %q is not one of %v", arch, Archs)
 	}
+	c.Arch = arch
 	m := f.Meta(arch)
-	c.ContextLength, c.Embed, c.FFN = m.Uint("context_length"), m.Uint("embedding_length"), m.Uint("feed_forward_length")
+	c.ContextLength, c.Embed = m.Uint("context_length"), m.Uint("embedding_length")
+	if arch == ArchMoE {
+		c.Experts, c.ExpertsUsed = m.Uint("expert_count"), m.Uint("expert_used_count")
+		c.ExpertFFN = m.Uint("expert_feed_forward_length")
+		c.SharedFFN = m.UintOr("expert_shared_feed_forward_length", 0)
+	} else {
+		c.FFN = m.Uint("feed_forward_length")
+	}
 	c.MTPLayers = m.UintOr("nextn_predict_layers", 0)
 	c.Layers = m.Uint("block_count") - c.MTPLayers
 	c.Heads, c.KVHeads = m.Uint("attention.head_count"), m.Uint("attention.head_count_kv")
@@ -114,6 +137,12 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if _, err := f.Info("blk.0.ssm_ba.weight"); err == nil {
 		lacking = append(lacking, "a fused ssm_ba projection")
 	}
+	if _, err := f.Info("blk.0.ffn_gate_up_exps.weight"); err == nil {
+		lacking = append(lacking, "fused ffn_gate_up_exps experts")
+	}
+	if sc := m.FloatOr("expert_weights_scale", 1); arch == ArchMoE && sc != 0 && sc != 1 {
+		lacking = append(lacking, fmt.Sprintf("expert weights scaled by %g", sc))
+	}
 	emb, err := f.Info("token_embd.weight")
 	if err != nil {
 		return c, nil, err
@@ -128,10 +157,17 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 func (c Config) Validate() error {
 	const big = 1 << 20
 	switch {
+	case !slices.Contains(Archs, c.Arch):
+		return fmt.Errorf("qwen35: architecture %q", c.Arch)
 	case c.VocabSize <= 0 || c.VocabSize > 1<<24:
 		return fmt.Errorf("qwen35: vocabulary size %d", c.VocabSize)
-	case c.Embed <= 0 || c.Embed > big || c.FFN <= 0 || c.FFN > big:
+	case c.Embed <= 0 || c.Embed > big || c.Arch == Arch && (c.FFN <= 0 || c.FFN > big):
 		return fmt.Errorf("qwen35: width %d, feed-forward width %d", c.Embed, c.FFN)
+	case c.Arch == Arch && (c.Experts != 0 || c.ExpertsUsed != 0 || c.ExpertFFN != 0 || c.SharedFFN != 0):
+		return fmt.Errorf("qwen35: a qwen35 model with experts (they are qwen35moe)")
+	case c.Arch == ArchMoE && (c.FFN != 0 || c.Experts < 2 || c.Experts > 1<<16 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts ||
+		c.ExpertFFN <= 0 || c.ExpertFFN > big || c.SharedFFN < 0 || c.SharedFFN > big):
+		return fmt.Errorf("qwen35: %d experts, %d a token, width %d, shared %d (feed-forward width %d)", c.Experts, c.ExpertsUsed, c.ExpertFFN, c.SharedFFN, c.FFN)
 	case c.Layers <= 0 || c.Layers > 1024 || c.MTPLayers < 0:
 		return fmt.Errorf("qwen35: %d layers (%d for prediction)", c.Layers, c.MTPLayers)
 	case c.Heads <= 0 || c.KVHeads <= 0 || c.Heads%c.KVHeads != 0 || c.Heads > 4096:
@@ -158,12 +194,21 @@ func (c Config) Validate() error {
 
 // SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys.
 func (c Config) SetMetadata(w *gguf.Writer) {
-	a := Arch
+	a := c.Arch
 	w.SetString("general.architecture", a)
 	w.SetUint32(a+".context_length", uint32(c.ContextLength))
 	w.SetUint32(a+".embedding_length", uint32(c.Embed))
 	w.SetUint32(a+".block_count", uint32(c.Layers+c.MTPLayers))
-	w.SetUint32(a+".feed_forward_length", uint32(c.FFN))
+	if a == ArchMoE {
+		w.SetUint32(a+".expert_count", uint32(c.Experts))
+		w.SetUint32(a+".expert_used_count", uint32(c.ExpertsUsed))
+		w.SetUint32(a+".expert_feed_forward_length", uint32(c.ExpertFFN))
+		if c.SharedFFN > 0 {
+			w.SetUint32(a+".expert_shared_feed_forward_length", uint32(c.SharedFFN))
+		}
+	} else {
+		w.SetUint32(a+".feed_forward_length", uint32(c.FFN))
+	}
 	w.SetUint32(a+".attention.head_count", uint32(c.Heads))
 	w.SetUint32(a+".attention.head_count_kv", uint32(c.KVHeads))
 	w.SetUint32(a+".attention.key_length", uint32(c.HeadDim))

@@ -15,7 +15,10 @@
 // rewind need. The attention layers RMS-normalise query and key heads,
 // rotate a quarter of each head's features (NeoX pairs; Qwen3.5's
 // interleaved M-RoPE is plain RoPE for text), and gate each head's output
-// with σ of a second half of the query projection.
+// with σ of a second half of the query projection. Qwen3.5-MoE
+// ("qwen35moe") replaces every layer's SwiGLU with a mixture of experts
+// (softmax router, renormalised over the chosen) beside a shared expert
+// gated by a sigmoid.
 //
 // Dimensions (row-major):
 //

@@ -14,7 +14,8 @@ import (
 // convolution taps N(0, 1/k) (PyTorch's Conv1d scale); the decay rates
 // a = −1 … −16 spread over the value heads and their biases 0 (as
 // Qwen3.5's own initialisation, A_log = log U(1, 16)); norm gains 1; the
-// output head tied to the embedding when c.TiedOutput. The same seed gives the same model.
+// output head tied to the embedding when c.TiedOutput; in qwen35moe the
+// experts and the shared expert as the SwiGLU, their router N(0, 0.02²). The same seed gives the same model.
 func NewRandom(c Config, seed uint64) *Model {
 	in := nn.NewInit(seed)
 	const std = 0.02
@@ -29,7 +30,18 @@ func NewRandom(c Config, seed uint64) *Model {
 	for i := range m.Blocks {
 		b := &m.Blocks[i]
 		b.Norm.W, b.FFNNorm.W = in.Fill(1, D), in.Fill(1, D)
-		b.FFN.Gate, b.FFN.Up, b.FFN.Down = in.Linear(F, D, std, false), in.Linear(F, D, std, false), in.Linear(D, F, resid, false)
+		switch ffn := b.FFN.(type) {
+		case *nn.SwiGLU:
+			ffn.Gate, ffn.Up, ffn.Down = in.Linear(F, D, std, false), in.Linear(F, D, std, false), in.Linear(D, F, resid, false)
+		case *nn.MoE:
+			E, FE := c.Experts, c.ExpertFFN
+			ffn.Router = in.Linear(E, D, std, false)
+			ffn.Gate, ffn.Up, ffn.Down = in.Normal(std, E, FE, D), in.Normal(std, E, FE, D), in.Normal(resid, E, D, FE)
+			if S := c.SharedFFN; S > 0 {
+				ffn.SharedGate, ffn.SharedUp = in.Linear(S, D, std, false), in.Linear(S, D, std, false)
+				ffn.SharedDown, ffn.SharedWeight = in.Linear(D, S, resid, false), in.Normal(std, D)
+			}
+		}
 		if d := b.Delta(); d != nil {
 			C, Hv, v := c.ConvChannels(), c.VHeads, c.VHeads*c.StateDim
 			d.QKV, d.Z = in.Linear(C, D, std, false), in.Linear(v, D, std, false)

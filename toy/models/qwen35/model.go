@@ -11,7 +11,8 @@ import (
 )
 
 // Model is a Qwen3.5 hybrid: the gated delta rule in most layers, gated
-// attention in every Interval-th. Weights are tagged with their GGUF
+// attention in every Interval-th; in qwen35moe, mixtures of experts in
+// place of the SwiGLUs. Weights are tagged with their GGUF
 // tensor names; blocks are named "blk.N.".
 type Model struct {
 	Config Config
@@ -35,7 +36,7 @@ type Block struct {
 	Norm    *nn.RMSNorm `gguf:"attn_norm"` // [D]
 	Mixer   Mixer       // attn_q (query and gate), attn_k, attn_v, attn_q_norm, attn_k_norm, attn_output; or attn_qkv, attn_gate, ssm_*
 	FFNNorm *nn.RMSNorm `gguf:"post_attention_norm"` // [D]
-	FFN     *nn.SwiGLU  // ffn_gate, ffn_up [F, D], ffn_down [D, F]
+	FFN     nn.Layer    // *nn.SwiGLU (ffn_gate, ffn_up [F, D], ffn_down [D, F]) or, in qwen35moe, *nn.MoE
 }
 
 // Forward runs the block on x [T, D] with this layer's cache.
@@ -79,6 +80,9 @@ func New(c Config) *Model {
 	for i := range m.Blocks {
 		b := &m.Blocks[i]
 		b.Norm, b.FFNNorm, b.FFN = &nn.RMSNorm{Eps: c.NormEps}, &nn.RMSNorm{Eps: c.NormEps}, &nn.SwiGLU{}
+		if c.Arch == ArchMoE {
+			b.FFN = &nn.MoE{Used: c.ExpertsUsed, Normalize: true}
+		}
 		if c.Recurrent(i) {
 			b.Mixer = &DeltaNet{KHeads: c.KHeads, VHeads: c.VHeads, StateDim: c.StateDim, Eps: c.NormEps,
 				Norm: &nn.RMSNorm{Eps: c.NormEps}}
@@ -147,9 +151,21 @@ func (m *Model) check() error {
 		p := blockPrefix(i)
 		errs = append(errs,
 			nn.CheckShape(p+"attn_norm.weight", b.Norm.W, D),
-			nn.CheckShape(p+"post_attention_norm.weight", b.FFNNorm.W, D),
-			nn.CheckLinear(p+"ffn_gate", b.FFN.Gate, F, D), nn.CheckLinear(p+"ffn_up", b.FFN.Up, F, D),
-			nn.CheckLinear(p+"ffn_down", b.FFN.Down, D, F))
+			nn.CheckShape(p+"post_attention_norm.weight", b.FFNNorm.W, D))
+		switch ffn := b.FFN.(type) {
+		case *nn.SwiGLU:
+			errs = append(errs, nn.CheckLinear(p+"ffn_gate", ffn.Gate, F, D), nn.CheckLinear(p+"ffn_up", ffn.Up, F, D),
+				nn.CheckLinear(p+"ffn_down", ffn.Down, D, F))
+		case *nn.MoE:
+			errs = append(errs, nn.CheckLinear(p+"ffn_gate_inp", ffn.Router, c.Experts, D),
+				nn.CheckShape(p+"ffn_gate_exps.weight", ffn.Gate, c.Experts, c.ExpertFFN, D), ffn.Check(D))
+			if c.SharedFFN > 0 && ffn.SharedGate == nil {
+				errs = append(errs, fmt.Errorf("tensor %sffn_gate_shexp.weight: missing (the file gives a shared expert of width %d)", p, c.SharedFFN))
+			}
+			if ffn.SharedGate != nil {
+				errs = append(errs, nn.CheckLinear(p+"ffn_gate_shexp", ffn.SharedGate, c.SharedFFN, D))
+			}
+		}
 		if d := b.Delta(); d != nil {
 			C, Hv, v := c.ConvChannels(), c.VHeads, c.VHeads*c.StateDim
 			errs = append(errs,
