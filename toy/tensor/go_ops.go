@@ -18,20 +18,31 @@ func (Go) Name() string { return "go" }
 // rowsGrain is the fewest rows a goroutine gets in row-wise ops.
 const rowsGrain = 4
 
-func (Go) Add(out, a, b *Tensor) { broadcast(out, a, b, func(x, y float32) float32 { return x + y }) }
-func (Go) Mul(out, a, b *Tensor) { broadcast(out, a, b, func(x, y float32) float32 { return x * y }) }
-
-func broadcast(out, a, b *Tensor, f func(x, y float32) float32) {
-	o, av, bv := out.f32, a.f32, b.f32
-	if len(bv) == len(av) {
+func (Go) Add(out, a, b *Tensor) {
+	byRows(out, a, b, func(o, x, y []float32) {
+		x, y = x[:len(o)], y[:len(o)]
 		for i := range o {
-			o[i] = f(av[i], bv[i])
+			o[i] = x[i] + y[i]
 		}
-		return
-	}
-	c := len(bv)
-	for i := range o {
-		o[i] = f(av[i], bv[i%c])
+	})
+}
+
+func (Go) Mul(out, a, b *Tensor) {
+	byRows(out, a, b, func(o, x, y []float32) {
+		x, y = x[:len(o)], y[:len(o)]
+		for i := range o {
+			o[i] = x[i] * y[i]
+		}
+	})
+}
+
+// byRows runs f over out and a in pieces of b's length, each with all of b:
+// b is as long as a, or one row of it (broadcast to every row).
+func byRows(out, a, b *Tensor, f func(o, x, y []float32)) {
+	o, av, bv := out.f32, a.f32, b.f32
+	for i := 0; i < len(o); i += len(bv) {
+		n := len(bv)
+		f(o[i:i+n:i+n], av[i:i+n:i+n], bv)
 	}
 }
 
