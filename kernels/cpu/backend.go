@@ -424,6 +424,30 @@ func (b *Backend) SiLU(out, x *tensor.Tensor) {
 	runtime.KeepAlive(xs)
 }
 
+// drArgs is csrc's toy_dr_args.
+type drArgs struct {
+	T, D, QS, VS, GS int64
+	Scale, _         uint32
+}
+
+// DeltaRule implements tensor.DeltaRuleBackend: one value head of the gated
+// delta rule over T tokens, in C (toy_delta_rule), bit for bit as tensor's
+// own loop.
+func (b *Backend) DeltaRule(S, q, k, v, out, decay, beta []float32, T, D, qStride, vStride, gStride int, scale float32) {
+	u := make([]float32, D)
+	a := drArgs{T: int64(T), D: int64(D), QS: int64(qStride), VS: int64(vStride), GS: int64(gStride), Scale: math.Float32bits(scale)}
+	call(b.ks.deltaRule, ptr(S), ptr(q), ptr(k), ptr(v), ptr(out), ptr(decay), ptr(beta), ptr(u), uintptr(unsafe.Pointer(&a)))
+	runtime.KeepAlive(S)
+	runtime.KeepAlive(q)
+	runtime.KeepAlive(k)
+	runtime.KeepAlive(v)
+	runtime.KeepAlive(out)
+	runtime.KeepAlive(decay)
+	runtime.KeepAlive(beta)
+	runtime.KeepAlive(u)
+	runtime.KeepAlive(&a)
+}
+
 // SwiGLU: out = SiLU(gate) ⊙ up.
 func (b *Backend) SwiGLU(out, gate, up *tensor.Tensor) {
 	o, g, us := out.Data(), gate.Data(), up.Data()

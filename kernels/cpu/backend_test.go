@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -532,6 +533,41 @@ func TestSelfTest(t *testing.T) {
 	for name, b := range backends(t) {
 		if err := SelfTest(b); err != nil {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// The gated delta rule runs in C (toy_delta_rule) bit for bit as tensor's
+// own loop: every value head, from a given state and from zeros, at a head
+// width of vectors and one with tails, with key heads shared by two value
+// heads.
+func TestDeltaRule(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for name, b := range backends(t) {
+		for _, s := range [][4]int{{5, 2, 4, 128}, {3, 1, 2, 6}, {1, 3, 3, 16}, {40, 2, 2, 32}} {
+			T, Hk, Hv, D := s[0], s[1], s[2], s[3]
+			q, k, v := randTensor(r, T, Hk*D), randTensor(r, T, Hk*D), randTensor(r, T, Hv*D)
+			g, beta := randTensor(r, T, Hv), randTensor(r, T, Hv)
+			for i := range g.Data() {
+				g.Data()[i] = -0.5 * (g.Data()[i] + 1)      // log decays in (−1, 0]
+				beta.Data()[i] = 0.5 * (beta.Data()[i] + 1) // in (0, 1)
+			}
+			start := randTensor(r, Hv, D*D)
+			run := func(be tensor.Backend) (out, state []float32) {
+				old := tensor.ActiveBackend()
+				tensor.SetBackend(be)
+				defer tensor.SetBackend(old)
+				st := tensor.FromFloat32(slices.Clone(start.Data()), Hv, D*D)
+				return tensor.GatedDeltaNet(q, k, v, g, beta, st, 1e-6).Data(), st.Data()
+			}
+			got, gotS := run(b)
+			want, wantS := run(tensor.Go{})
+			if i, ok := identical(got, want); !ok {
+				t.Fatalf("%s %v: output %d = %v, Go %v", name, s, i, got[i], want[i])
+			}
+			if i, ok := identical(gotS, wantS); !ok {
+				t.Fatalf("%s %v: state %d = %v, Go %v", name, s, i, gotS[i], wantS[i])
+			}
 		}
 	}
 }

@@ -1,8 +1,9 @@
 // Package cpu is toy's native CPU backend: C kernels for the hot ops (matrix
 // multiply with F32, F16, Q8_0, the k-quants Q2_K … Q6_K, Q4_0, Q5_0, Q4_1,
 // Q5_1, IQ4_NL, IQ4_XS and MXFP4 weights, RMSNorm, SiLU/SwiGLU, attention
-// with or without gpt-oss's sinks, and Llama 4's chunked attention as one
-// call per chunk), precompiled into shared libraries for linux/amd64 and
+// with or without gpt-oss's sinks, Llama 4's chunked attention as one call
+// per chunk, and the gated delta rule of Qwen3.5's linear attention, one
+// value head per call), precompiled into shared libraries for linux/amd64 and
 // linux/arm64, embedded in the Go binary, written at first use to the user's
 // cache directory and called through purego — no cgo, so CGO_ENABLED=0
 // builds keep working.
@@ -96,7 +97,8 @@
 // each vector lane holds one row and broadcasts the activations; NEON unpacks
 // each block once for two activation rows.
 //
-// RMSNorm is bit-identical too; SiLU, SwiGLU and attention use their own exp
+// RMSNorm and the gated delta rule (toy_delta_rule: dotF32 products,
+// tensor.DeltaRuleBackend) are bit-identical too; SiLU, SwiGLU and attention use their own exp
 // (and attention's soft cap its own tanh, toy_tanh_f32)
 // and agree to float32 rounding (≤ 1e-5 relative).
 //

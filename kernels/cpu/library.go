@@ -23,7 +23,7 @@ type kernelSet struct {
 	roundF16, quantizeQ8, q8XSum   uintptr
 	packX, packThreshold           uintptr
 	rmsnorm, silu, swiglu          uintptr
-	attention                      uintptr
+	attention, deltaRule           uintptr
 	read                           uintptr // the bandwidth probe
 
 	// 2- to 6-bit weights: Q4_K and Q6_K against Q8_K activations (kq.c),
@@ -50,7 +50,7 @@ func (k *kernelSet) symbols() map[string]*uintptr {
 		"matmul_f32_fma": &k.matmulF32FMA, "matmul_f16_fma": &k.matmulF16FMA,
 		"round_f16": &k.roundF16, "quantize_q8": &k.quantizeQ8, "q8_xsum": &k.q8XSum,
 		"pack_x": &k.packX, "pack_threshold": &k.packThreshold,
-		"rmsnorm": &k.rmsnorm, "silu": &k.silu, "swiglu": &k.swiglu, "attention": &k.attention, "read": &k.read,
+		"rmsnorm": &k.rmsnorm, "silu": &k.silu, "swiglu": &k.swiglu, "attention": &k.attention, "delta_rule": &k.deltaRule, "read": &k.read,
 		"matmul_q4k": &k.matmulQ4K, "matmul_q6k": &k.matmulQ6K, "quantize_q8k": &k.quantizeQ8K,
 		"kq_scratch": &k.kqScratch, "matmul_q4_0": &k.matmulQ4_0, "matmul_q5_0": &k.matmulQ5_0,
 		"q45_scratch": &k.q45Scratch,

@@ -4,16 +4,16 @@ package cpu
 
 // sourcesSHA256 is the SHA-256 of the C sources and build.sh, concatenated
 // in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "bab0c256ebd37946a765664af9f34a8ec67d1abeacd89550c28561ccb3979340"
+const sourcesSHA256 = "f3f21992d4abcafbdb6a5f5319e17a23fe7f390d5de5d6fb6f4ddfafc0464108"
 
 var sourceFiles = []string{"build.sh", "csrc/f32.c", "csrc/iq4.c", "csrc/kq.c", "csrc/kq2.c", "csrc/ops.c", "csrc/q41.c", "csrc/q45.c", "csrc/q8.c", "csrc/quant.h", "csrc/toy.h"}
 
 // libSHA256 maps each embedded library to the SHA-256 build.sh recorded.
 var libSHA256 = map[string]string{
-	"libtoy-amd64-avx2.so":         "764e4084dfae6c2ad85eb2e46467eebd238862923eaefa49bdb6dfc773191ba5",
-	"libtoy-amd64-avx512.so":       "57f2a8b0e6c183d37ac2e69cec84df467861fe820ebd0e3a16c4fdbf0bf988da",
-	"libtoy-amd64-avxvnni.so":      "e23462bfcc67e3d2b64439ef0822a4dff80c21406c6fc84a485a6e1cc4075310",
-	"libtoy-amd64-x86-64.so":       "b2e807c7f43640733d8cab77bbb4994610fb2a1a075ddf68c8dffcc0858f3fb4",
-	"libtoy-arm64-neon-dotprod.so": "d2d0144f516badbe7d2b5e8c292446634c6a731ef77ee3d13a0cd830e9e10398",
-	"libtoy-arm64-neon.so":         "e3c36fd6707f16e194ed8c88ed5b25f39d1147f8ff921fcb87f05e880b04c076",
+	"libtoy-amd64-avx2.so":         "e326047aa5e4474ab67bfce82eda2fb4c0d6153410fb4551c84e6c479b4a6bd5",
+	"libtoy-amd64-avx512.so":       "4479585e64be67cab69f8b240e5274c393340bc319cd09c720c6d8d7f343bc02",
+	"libtoy-amd64-avxvnni.so":      "50a6ae78c1d9fa324a535147cc7ee83429c49b7fc6802d53b0ec1bcd0221e4e4",
+	"libtoy-amd64-x86-64.so":       "b73dc4be3e324957f2f80b2d60759dc0a8273aaac6d9a1da2903a7c95b5e0857",
+	"libtoy-arm64-neon-dotprod.so": "0fb26f552a1bc6612a39f78d33415c888d66757b77e9cc771fb20ff3d321d87f",
+	"libtoy-arm64-neon.so":         "f7aed46e3b79bde4ff5f18d68ef020220bb036162b2ba296bc46b75e33e834e2",
 }

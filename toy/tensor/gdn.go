@@ -100,6 +100,15 @@ type GatedDeltaNetBackend interface {
 	GatedDeltaNet(out, q, k, v, g, beta, state *Tensor, eps float32)
 }
 
+// DeltaRuleBackend is an optional Backend op for a host backend: one value
+// head of GatedDeltaNet over T tokens on host memory, rounding exactly as
+// the op's own loop: S [D·D] value-major; token t's q̂ and k̂ (normalised)
+// at t·qStride of q and k, its v and output at t·vStride, its decay e^g and
+// β at t·gStride; scale is 1/√D. (kernels/cpu runs it in C.)
+type DeltaRuleBackend interface {
+	DeltaRule(S, q, k, v, out, decay, beta []float32, T, D, qStride, vStride, gStride int, scale float32)
+}
+
 // GatedDeltaNet runs the gated delta rule (Yang, Kautz & Hatamizadeh 2024,
 // https://arxiv.org/abs/2412.06464) over T tokens in its recurrent form, as
 // llama.cpp's ggml_gated_delta_net computes it after ggml_l2_norm of q and
@@ -176,8 +185,19 @@ func GatedDeltaNet(q, k, v, g, beta, state *Tensor, eps float32) *Tensor {
 		r.hist = make([]float32, T*Hv*D*D)
 	}
 	out := New(v.shape...)
+	r.decay = make([]float32, len(r.g))
+	for i, gv := range r.g {
+		r.decay[i] = float32(math.Exp(float64(gv)))
+	}
+	db, native := b.(DeltaRuleBackend)
 	parallelFor(Hv, 1, func(lo, hi int) {
 		for h := lo; h < hi; h++ {
+			if native && r.hist == nil {
+				kh := h % Hk
+				db.DeltaRule(r.S[h*D*D:(h+1)*D*D], r.qn[kh*D:], r.kn[kh*D:], r.v[h*D:], out.f32[h*D:], r.decay[h:], r.beta[h:],
+					T, D, Hk*D, Hv*D, Hv, 1/float32(math.Sqrt(float64(D))))
+				continue
+			}
 			r.forward(h, out.f32)
 		}
 	})
@@ -197,6 +217,7 @@ type gdnRun struct {
 	T, Hk, Hv, D int
 	qn, kn       []float32
 	v, g, beta   []float32
+	decay        []float32 // e^g
 	S, hist      []float32
 }
 
@@ -215,7 +236,7 @@ func (r *gdnRun) forward(h int, out []float32) {
 		kn := r.kn[(t*r.Hk+kh)*D:][:D]
 		vt := r.v[(t*r.Hv+h)*D:][:D]
 		ot := out[(t*r.Hv+h)*D:][:D]
-		decay, beta := float32(math.Exp(float64(r.g[t*r.Hv+h]))), r.beta[t*r.Hv+h]
+		decay, beta := r.decay[t*r.Hv+h], r.beta[t*r.Hv+h]
 		for j := range D {
 			col := S[j*D : j*D+D]
 			// u_j = Σ_i S'[i][j] k̂_i with S' = e^g S, in place; then

@@ -748,3 +748,59 @@ TOY_API void toy_matmul_f16_fma(float *out, const float *xr, const uint16_t *w, 
 	toy_matmul_f16(out, xr, w, M, K, N, n0, n1, scratch);
 }
 #endif
+
+// ---- the gated delta rule (Qwen3.5's linear attention) ----
+
+// toy_dr_args is the shape of a toy_delta_rule call: T tokens of one value
+// head of width D; token t's q̂ and k̂ at t·qs, its v and output at t·vs,
+// its decay e^g and β at t·gs; scale (1/√D) as float32 bits.
+typedef struct {
+	int64_t T, D, qs, vs, gs;
+	uint32_t scale, pad;
+} toy_dr_args;
+
+// toy_delta_rule runs one value head of the gated delta rule over T tokens
+// in the rounding of tensor's (*gdnRun).forward: S [D·D] value-major
+// (S[j·D + i] = S[i][j]), left after the last token; per token
+//
+//	S ← e^g S;  u_j = dotF32(S[·][j], k̂);  S[·][j] += k̂ β(v_j − u_j);  o_j = dotF32(S[·][j], q̂)/√D
+//
+// u is scratch for D floats.
+TOY_API void toy_delta_rule(float *S, const float *q, const float *k, const float *v, float *out, const float *decay,
+                            const float *beta, float *u, const toy_dr_args *a) {
+	const int64_t D = a->D;
+	const float scale = toy_bits_f32(a->scale);
+	for (int64_t t = 0; t < a->T; t++) {
+		const float *qt = q + t * a->qs, *kt = k + t * a->qs, *vt = v + t * a->vs;
+		float *ot = out + t * a->vs;
+		const float dec = decay[t * a->gs], b = beta[t * a->gs];
+		for (int64_t i = 0; i < D * D; i++) S[i] *= dec; // S' = e^g S
+		toy_dots(u, kt, S, D, D, D);                     // u_j = Σ_i S'[i][j] k̂_i
+		for (int64_t j = 0; j < D; j++) {
+			const float d = b * (vt[j] - u[j]);
+			float *col = S + j * D;
+			for (int64_t i = 0; i < D; i++) col[i] = MADD(col[i], kt[i], d); // S = S' + k̂ dᵀ
+		}
+		toy_dots(ot, qt, S, D, D, D); // o_j = Σ_i S[i][j] q̂_i
+		for (int64_t j = 0; j < D; j++) ot[j] *= scale;
+	}
+}
+
+// toy_delta_rule_ref is toy_delta_rule with scalar dot products.
+TOY_API void toy_delta_rule_ref(float *S, const float *q, const float *k, const float *v, float *out, const float *decay,
+                                const float *beta, float *u, const toy_dr_args *a) {
+	const int64_t D = a->D;
+	const float scale = toy_bits_f32(a->scale);
+	for (int64_t t = 0; t < a->T; t++) {
+		const float *qt = q + t * a->qs, *kt = k + t * a->qs, *vt = v + t * a->vs;
+		float *ot = out + t * a->vs;
+		const float dec = decay[t * a->gs], b = beta[t * a->gs];
+		for (int64_t j = 0; j < D; j++) {
+			float *col = S + j * D;
+			for (int64_t i = 0; i < D; i++) col[i] *= dec;
+			const float d = b * (vt[j] - dot_go(col, kt, D));
+			for (int64_t i = 0; i < D; i++) col[i] = MADD(col[i], kt[i], d);
+			ot[j] = dot_go(col, qt, D) * scale;
+		}
+	}
+}
