@@ -118,6 +118,7 @@ func init() {
 		"ColumnsBackend":       reflect.ValueOf((*tensor.ColumnsBackend)(nil)),
 		"ConcatBackend":        reflect.ValueOf((*tensor.ConcatBackend)(nil)),
 		"DType":                reflect.ValueOf((*tensor.DType)(nil)),
+		"DeltaRuleBackend":     reflect.ValueOf((*tensor.DeltaRuleBackend)(nil)),
 		"DeviceBackend":        reflect.ValueOf((*tensor.DeviceBackend)(nil)),
 		"DeviceStorage":        reflect.ValueOf((*tensor.DeviceStorage)(nil)),
 		"ExpertsBackend":       reflect.ValueOf((*tensor.ExpertsBackend)(nil)),
@@ -138,6 +139,7 @@ func init() {
 		"_Backend":              reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_Backend)(nil)),
 		"_ColumnsBackend":       reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ColumnsBackend)(nil)),
 		"_ConcatBackend":        reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ConcatBackend)(nil)),
+		"_DeltaRuleBackend":     reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeltaRuleBackend)(nil)),
 		"_DeviceBackend":        reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeviceBackend)(nil)),
 		"_DeviceStorage":        reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeviceStorage)(nil)),
 		"_ExpertsBackend":       reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ExpertsBackend)(nil)),
@@ -238,6 +240,16 @@ type _github_com_toyml_toy_toy_tensor_ConcatBackend struct {
 
 func (W _github_com_toyml_toy_toy_tensor_ConcatBackend) PlaceColumns(out *tensor.Tensor, src *tensor.Tensor, at int) {
 	W.WPlaceColumns(out, src, at)
+}
+
+// _github_com_toyml_toy_toy_tensor_DeltaRuleBackend is an interface wrapper for DeltaRuleBackend type
+type _github_com_toyml_toy_toy_tensor_DeltaRuleBackend struct {
+	IValue     interface{}
+	WDeltaRule func(S []float32, q []float32, k []float32, v []float32, out []float32, decay []float32, beta []float32, T int, D int, qStride int, vStride int, gStride int, scale float32)
+}
+
+func (W _github_com_toyml_toy_toy_tensor_DeltaRuleBackend) DeltaRule(S []float32, q []float32, k []float32, v []float32, out []float32, decay []float32, beta []float32, T int, D int, qStride int, vStride int, gStride int, scale float32) {
+	W.WDeltaRule(S, q, k, v, out, decay, beta, T, D, qStride, vStride, gStride, scale)
 }
 
 // _github_com_toyml_toy_toy_tensor_DeviceBackend is an interface wrapper for DeviceBackend type
