@@ -24,7 +24,7 @@ const conversations = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, 
 const tokens = {
   llama2: ["<s>", "</s>"], mistral: ["<s>", "</s>"], "mistral-v0.3": ["<s>", "</s>"], tinyllama: ["<s>", "</s>"],
   llama3: ["<|begin_of_text|>", "<|eot_id|>"], "llama3.1": ["<|begin_of_text|>", "<|eot_id|>"], "llama3.2": ["<|begin_of_text|>", "<|eot_id|>"],
-  smollm2: ["<|im_start|>", "<|im_end|>"], "qwen2.5": [null, "<|im_end|>"], qwen3: [null, "<|im_end|>"],
+  smollm2: ["<|im_start|>", "<|im_end|>"], "qwen2.5": [null, "<|im_end|>"], qwen3: [null, "<|im_end|>"], "qwen3.5": [null, "<|im_end|>"],
   gemma2: ["<bos>", "<eos>"], olmoe: ["<|endoftext|>", "<|endoftext|>"], "gpt-oss": ["<|startoftext|>", "<|return|>"],
 };
 
