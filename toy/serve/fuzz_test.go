@@ -63,11 +63,13 @@ func FuzzToolParse(f *testing.F) {
 		"<|python_tag|>{\"name\": \"f\", \"parameters\": {}}; {\"name\": \"g\"}",
 		"[TOOL_CALLS] [{\"name\": \"f\", \"arguments\": {}, \"id\": \"abcdefghi\"}]",
 		"{\"name\": 3}", "<tool_call><tool_call>", "[TOOL_CALLS]",
+		"<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n<parameter=b>\nx\n</parameter>\n</function>\n</tool_call>",
+		"<tool_call><function=f><parameter=a>{\"k\": [1, 2]}</parameter>", "<tool_call>\n<function=>\n</tool_call>",
 	} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		for _, format := range []toolFormat{hermesFormat, llama3Format, mistralFormat} {
+		for _, format := range []toolFormat{hermesFormat, llama3Format, mistralFormat, xmlFormat} {
 			tc := &toolCalls{format: format}
 			_ = tc.holdFrom(text)
 			calls, _, ok := tc.parse(text)

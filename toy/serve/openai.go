@@ -132,7 +132,7 @@ func (s *Server) chatJob(req *chatRequest) (*job, *apiError) {
 
 // encodeChat renders messages with the template (the tools offered among
 // its variables) and encodes the prompt, the opening of a forced tool call
-// after it.
+// after it (after an empty reasoning when the template opened one).
 func (s *Server) encodeChat(msgs []chat.Message, opts chat.Options, tools toolSetup) ([]int32, *apiError) {
 	if tools.vars != nil {
 		if opts.Vars == nil {
@@ -145,6 +145,9 @@ func (s *Server) encodeChat(msgs []chat.Message, opts chat.Options, tools toolSe
 		return nil, badRequest("messages", "%v", err)
 	}
 	if tools.prefill != "" {
+		if s.opensThink(ids) && !s.hasHarmony { // the template opened a reasoning (Qwen3.5, DeepSeek-R1): a forced call closes it empty
+			ids = append(ids, s.model.Tokenizer.Encode("\n"+thinkClose+"\n\n", tokenizerOptions(false))...)
+		}
 		ids = append(ids, s.model.Tokenizer.Encode(tools.prefill, tokenizerOptions(false))...)
 	}
 	return ids, nil

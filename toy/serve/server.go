@@ -49,8 +49,11 @@
 //     not listed.
 //   - Tools: tools [{type: "function", function: {name, description,
 //     parameters}}] go to the chat template as its tools variable, which is
-//     how Qwen2.5/Qwen3 (Hermes <tool_call>{json}</tool_call>), Llama
-//     3.1/3.2 (a JSON object {name, parameters}, maybe after <|python_tag|>)
+//     how Qwen2.5/Qwen3 (Hermes <tool_call>{json}</tool_call>), Qwen3.5
+//     and Qwen3-Coder (<tool_call><function=NAME><parameter=P>value
+//     </parameter></function></tool_call>, values JSON unless the schema
+//     types them as strings), Llama 3.1/3.2 (a JSON object {name,
+//     parameters}, maybe after <|python_tag|>)
 //     and Mistral v0.3 ([TOOL_CALLS] [{name, arguments, id}]) templates
 //     show them to the model. The reply is read back in the format the
 //     template writes earlier calls in: calls to offered functions become

@@ -36,10 +36,14 @@ const (
 	// mistralFormat: Mistral v0.3, a list after the [TOOL_CALLS] token:
 	//	[TOOL_CALLS] [{"name": "get_weather", "arguments": {"place": "Paris"}, "id": "a1b2c3d4e"}]
 	mistralFormat
+	// xmlFormat: Qwen3.5 and Qwen3-Coder, one call per tag, each argument
+	// in its own element, its value as text (JSON for non-strings):
+	//	<tool_call>\n<function=get_weather>\n<parameter=place>\nParis\n</parameter>\n</function>\n</tool_call>
+	xmlFormat
 )
 
 func (f toolFormat) String() string {
-	return [...]string{"unknown", "hermes", "llama3", "mistral"}[f]
+	return [...]string{"unknown", "hermes", "llama3", "mistral", "xml"}[f]
 }
 
 // detectToolFormat reads the format off the chat template's source: what it
@@ -50,6 +54,8 @@ func detectToolFormat(tmpl *chat.Template) toolFormat {
 	}
 	src := tmpl.Source()
 	switch {
+	case strings.Contains(src, "<tool_call>") && strings.Contains(src, "<function="):
+		return xmlFormat
 	case strings.Contains(src, "<tool_call>"):
 		return hermesFormat
 	case strings.Contains(src, "[TOOL_CALLS]"):
@@ -64,7 +70,7 @@ func detectToolFormat(tmpl *chat.Template) toolFormat {
 // decoder would drop: they are kept in the reply so that it can be parsed.
 func (f toolFormat) markers() []string {
 	switch f {
-	case hermesFormat:
+	case hermesFormat, xmlFormat:
 		return []string{"<tool_call>", "</tool_call>"}
 	case llama3Format:
 		return []string{"<|python_tag|>"}
@@ -82,9 +88,13 @@ func (f toolFormat) opening(name string) string {
 		hermesFormat:  "<tool_call>\n{\"name\": \"",
 		llama3Format:  "{\"name\": \"",
 		mistralFormat: "[TOOL_CALLS] [{\"name\": \"",
+		xmlFormat:     "<tool_call>\n<function=",
 	}[f]
 	if name == "" {
 		return open
+	}
+	if f == xmlFormat {
+		return open + name + ">\n"
 	}
 	args := map[toolFormat]string{hermesFormat: "arguments", llama3Format: "parameters", mistralFormat: "arguments"}[f]
 	return open + name + "\", \"" + args + "\": "
@@ -95,6 +105,9 @@ type toolCalls struct {
 	format toolFormat
 	names  map[string]bool // the functions offered; a call to another is not one
 	single bool            // parallel_tool_calls false: only the first call counts
+	// strings holds, per function, the parameters its schema types as
+	// strings: xmlFormat's values are JSON for the others.
+	strings map[string]map[string]bool
 }
 
 // toolCall is one parsed call; Arguments is the JSON text of an object.
@@ -143,6 +156,8 @@ func (t *toolCalls) parse(text string) (calls []toolCall, content string, ok boo
 		calls, content, ok = parseLlama3(text)
 	case mistralFormat:
 		calls, content, ok = parseMistral(text)
+	case xmlFormat:
+		calls, content, ok = parseXML(text, t.strings)
 	}
 	if !ok || len(calls) == 0 {
 		return nil, text, false
@@ -182,6 +197,109 @@ func parseHermes(text string) ([]toolCall, string, bool) {
 		}
 		calls = append(calls, c)
 	}
+}
+
+func parseXML(text string, strs map[string]map[string]bool) ([]toolCall, string, bool) {
+	const open, close = "<tool_call>", "</tool_call>"
+	i := strings.Index(text, open)
+	if i < 0 {
+		return nil, "", false
+	}
+	content, rest := strings.TrimRight(text[:i], " \t\r\n"), text[i:]
+	var calls []toolCall
+	for {
+		rest = strings.TrimLeft(rest, " \t\r\n")
+		if rest == "" {
+			return calls, content, true
+		}
+		body, ok := strings.CutPrefix(rest, open)
+		if !ok {
+			return nil, "", false
+		}
+		body, rest, _ = strings.Cut(body, close) // the last may lack its closing tag
+		c, ok := callFromXML(body, strs)
+		if !ok {
+			return nil, "", false
+		}
+		calls = append(calls, c)
+	}
+}
+
+// callFromXML reads <function=NAME> and its <parameter=P>value</parameter>
+// elements into a call whose arguments keep the parameters' order. A value
+// is the text between the tags less one newline at each end; it is taken as
+// JSON when it is JSON and the function's schema does not type the
+// parameter as a string, else as a string.
+func callFromXML(body string, strs map[string]map[string]bool) (toolCall, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(body), "<function=")
+	if !ok {
+		return toolCall{}, false
+	}
+	name, rest, ok := strings.Cut(rest, ">")
+	if !ok || name == "" || strings.ContainsAny(name, "<\n") {
+		return toolCall{}, false
+	}
+	rest = strings.TrimSuffix(strings.TrimRight(rest, " \t\r\n"), "</function>") // the last may lack it
+	var args bytes.Buffer
+	args.WriteByte('{')
+	for n := 0; ; n++ {
+		rest = strings.TrimLeft(rest, " \t\r\n")
+		if rest == "" {
+			break
+		}
+		p, ok := strings.CutPrefix(rest, "<parameter=")
+		if !ok {
+			return toolCall{}, false
+		}
+		key, after, ok := strings.Cut(p, ">")
+		if !ok || key == "" || strings.ContainsAny(key, "<\n") {
+			return toolCall{}, false
+		}
+		val, after, _ := strings.Cut(after, "</parameter>")
+		val = strings.TrimSuffix(strings.TrimPrefix(val, "\n"), "\n")
+		if n > 0 {
+			args.WriteByte(',')
+		}
+		k, _ := json.Marshal(key)
+		args.Write(k)
+		args.WriteByte(':')
+		if v := strings.TrimSpace(val); !strs[name][key] && v != "" && json.Valid([]byte(v)) {
+			json.Compact(&args, []byte(v))
+		} else {
+			b, _ := json.Marshal(val)
+			args.Write(b)
+		}
+		rest = after
+	}
+	args.WriteByte('}')
+	return toolCall{Name: name, Arguments: args.String()}, true
+}
+
+// stringParams lists, per offered function, the parameters its schema
+// types as "string".
+func stringParams(raw json.RawMessage) map[string]map[string]bool {
+	var tools []struct {
+		Function struct {
+			Name       string `json:"name"`
+			Parameters struct {
+				Properties map[string]struct {
+					Type any `json:"type"`
+				} `json:"properties"`
+			} `json:"parameters"`
+		} `json:"function"`
+	}
+	json.Unmarshal(raw, &tools) // offeredTools checked it
+	out := map[string]map[string]bool{}
+	for _, t := range tools {
+		m := map[string]bool{}
+		for k, p := range t.Function.Parameters.Properties {
+			if p.Type == "string" {
+				m[k] = true
+			}
+		}
+		out[t.Function.Name] = m
+	}
+	return out
 }
 
 func parseLlama3(text string) ([]toolCall, string, bool) {
@@ -432,12 +550,15 @@ func (s *Server) setupTools(rawTools json.RawMessage, choice toolChoice, paralle
 	setup := toolSetup{vars: vars}
 	if f != unknownFormat {
 		setup.calls = &toolCalls{format: f, names: names, single: parallel != nil && !*parallel}
+		if f == xmlFormat {
+			setup.calls.strings = stringParams(rawTools)
+		}
 	}
 	if choice.mode != "required" && choice.mode != "function" {
 		return setup, nil
 	}
 	if f == unknownFormat && !s.hasHarmony {
-		return toolSetup{}, badRequest("tool_choice", "tool_choice %q needs a chat template whose tool-call format toy reads (Qwen/Hermes <tool_call>, Llama 3.1/3.2 JSON, Mistral [TOOL_CALLS], gpt-oss's harmony); this model's is not one", choice.mode)
+		return toolSetup{}, badRequest("tool_choice", "tool_choice %q needs a chat template whose tool-call format toy reads (Qwen/Hermes <tool_call>, Qwen3.5/Qwen3-Coder <function=…>, Llama 3.1/3.2 JSON, Mistral [TOOL_CALLS], gpt-oss's harmony); this model's is not one", choice.mode)
 	}
 	if choice.mode == "function" && !names[choice.name] {
 		return toolSetup{}, badRequest("tool_choice", "tool_choice names %q, which is not among the tools", choice.name)
@@ -455,7 +576,7 @@ func (s *Server) setupTools(rawTools json.RawMessage, choice toolChoice, paralle
 		return setup, nil
 	}
 	setup.prefill = f.opening(choice.name)
-	if choice.mode == "function" {
+	if choice.mode == "function" && f != xmlFormat { // xmlFormat's arguments are not JSON: left to the model
 		setup.args = &forcedArgs{}
 		if params := parametersOf(rawTools, choice.name); len(params) > 0 {
 			setup.args.schema, _ = grammar.CompileSchema(params) // nil when not covered: any object

@@ -249,7 +249,7 @@ func TestToolTemplates(t *testing.T) {
 	}
 	var tools []any
 	json.Unmarshal(g.Tools, &tools)
-	for _, name := range []string{"qwen2.5", "qwen3", "llama3.1", "llama3.2", "mistral-v0.3"} {
+	for _, name := range []string{"qwen2.5", "qwen3", "qwen3.5", "llama3.1", "llama3.2", "mistral-v0.3"} {
 		t.Run(name, func(t *testing.T) {
 			s, tmpl := toolServer(t, name)
 			if f := detectToolFormat(tmpl); f == unknownFormat {
@@ -273,7 +273,11 @@ func TestToolTemplates(t *testing.T) {
 			}
 			body := `{"messages": ` + wireMessages(t, conv) + `, "tools": ` + string(g.Tools) +
 				`, "temperature": 0, "chat_template_kwargs": {"date_string": "26 Jul 2024"}}`
-			sc := say(s, "It is 21 degrees and clear in Paris.")
+			answer := "It is 21 degrees and clear in Paris."
+			if strings.HasSuffix(want, "<think>\n") { // Qwen3.5 opens the reasoning: the model closes it
+				answer = "</think>\n\n" + answer
+			}
+			sc := say(s, answer)
 			code, out := post(t, s, "/v1/chat/completions", body)
 			if code != 200 {
 				t.Fatalf("%d %v", code, out)
@@ -295,7 +299,7 @@ func TestToolTemplates(t *testing.T) {
 			id, _ := field(call, "id").(string)
 			args, _ := field(call, "function", "arguments").(string)
 			var content any // what the template writes before the call (Qwen3's empty <think></think> is reasoning, not content)
-			if before, _, _ := strings.Cut(reply, "<tool_call>"); strings.TrimSpace(before) != "" && before != reply && !strings.HasPrefix(before, "<think>") {
+			if before, _, _ := strings.Cut(reply, "<tool_call>"); strings.TrimSpace(before) != "" && before != reply && !strings.HasPrefix(before, "<think>") && !strings.Contains(before, "</think>") {
 				content = strings.TrimSpace(before)
 			}
 			if field(out, "choices", 0, "finish_reason") != "tool_calls" || field(out, "choices", 0, "message", "content") != content ||
@@ -488,5 +492,67 @@ func TestForcedCallArguments(t *testing.T) {
 	t.Logf("arguments: %q", args)
 	if args == "" || strings.HasPrefix(args, `{"place": 5`) || grammar.NewJSONSchema(schema).Accept(args) != nil {
 		t.Errorf("arguments %q do not follow the parameters schema (reply %v)", args, out)
+	}
+}
+
+// TestXMLToolReplies: Qwen3.5's calls, an element per argument, read back
+// with the offered schema's types; a forced call closes the reasoning the
+// template opened and starts with the call's opening.
+func TestXMLToolReplies(t *testing.T) {
+	g, err := golden()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := toolServer(t, "qwen3.5")
+	ask := func(extra string) string {
+		return `{"messages": [{"role": "user", "content": "Paris and Rome?"}], "tools": ` + string(g.Tools) + `, "temperature": 0` + extra + `}`
+	}
+	call := func(place, days string) string {
+		c := "<tool_call>\n<function=get_weather>\n<parameter=place>\n" + place + "\n</parameter>\n"
+		if days != "" {
+			c += "<parameter=days>\n" + days + "\n</parameter>\n"
+		}
+		return c + "</function>\n</tool_call>"
+	}
+	const think = "Two cities.\n</think>\n\n"
+	for _, c := range []struct {
+		name, reply string
+		content     any
+		args        []string // the calls' arguments, compact JSON
+	}{
+		{"content, then two calls", think + "Looking.\n\n" + call("Paris", "2") + "\n" + call("Rome", ""), "Looking.",
+			[]string{`{"place":"Paris","days":2}`, `{"place":"Rome"}`}},
+		{"a string that reads as JSON stays a string", think + call("42", "[1, 2]"), nil, []string{`{"place":"42","days":[1,2]}`}},
+		{"lines inside a value", think + call("Paris\nTexas", ""), nil, []string{`{"place":"Paris\nTexas"}`}},
+		{"no closing tags at the end", think + "<tool_call>\n<function=get_weather>\n<parameter=place>\nOslo\n", nil, []string{`{"place":"Oslo"}`}},
+		{"a stray element", think + "<tool_call>\n<function=get_weather>\n<oops>\n</function>\n</tool_call>", "<tool_call>\n<function=get_weather>\n<oops>\n</function>\n</tool_call>", nil},
+		{"a function not offered", think + "<tool_call>\n<function=rm_rf>\n</function>\n</tool_call>", "<tool_call>\n<function=rm_rf>\n</function>\n</tool_call>", nil},
+	} {
+		say(s, c.reply)
+		_, out := post(t, s, "/v1/chat/completions", ask(""))
+		var args []string
+		for _, tc := range asList(field(out, "choices", 0, "message", "tool_calls")) {
+			args = append(args, field(tc, "function", "arguments").(string))
+		}
+		if field(out, "choices", 0, "message", "content") != c.content || !slices.Equal(args, c.args) ||
+			field(out, "choices", 0, "message", "reasoning_content") != "Two cities." {
+			t.Errorf("%s: %v; want content %q, calls %v", c.name, out, c.content, c.args)
+		}
+	}
+
+	// Forced: the reasoning the generation prompt opened is closed empty,
+	// then the call opens (by name for a named function).
+	for _, f := range []struct{ choice, opening, rest string }{
+		{`"required"`, "<tool_call>\n<function=", "get_weather>\n<parameter=place>\nOslo\n</parameter>\n</function>\n</tool_call>"},
+		{`{"type": "function", "function": {"name": "get_weather"}}`, "<tool_call>\n<function=get_weather>\n", "<parameter=place>\nOslo\n</parameter>\n</function>\n</tool_call>"},
+	} {
+		sc := say(s, f.rest)
+		_, out := post(t, s, "/v1/chat/completions", ask(`, "tool_choice": `+f.choice))
+		if p := promptText(s, sc); !strings.HasSuffix(p, "<|im_start|>assistant\n<think>\n\n</think>\n\n"+f.opening) {
+			t.Errorf("tool_choice %s: prompt ends %q", f.choice, p[max(0, len(p)-80):])
+		}
+		if field(out, "choices", 0, "finish_reason") != "tool_calls" || field(out, "choices", 0, "message", "tool_calls", 0, "function", "arguments") != `{"place":"Oslo"}` {
+			t.Errorf("tool_choice %s: %v", f.choice, out)
+		}
 	}
 }
