@@ -87,54 +87,64 @@ func (d *DeltaNet) cached(cache *nn.KVCache, m, g, beta *tensor.Tensor) *tensor.
 	if st.len != n {
 		st.restore(d, n)
 	}
-	past := st.past(d, n)
+	past := st.past(n, m.Cols())
+	if T > 1 || n-st.newest() >= snapEvery {
+		st.snapshot(n) // before the rows of this call overwrite those before n
+	}
+	st.store(n, m, g, beta)
 	var o *tensor.Tensor
-	switch {
-	case T > 2*snapEvery:
-		// A long call (a prompt): the snapshot goes near its end, where a
+	if T <= 2*snapEvery {
+		o = d.mix(past, m, g, beta, st.S)
+	} else {
+		// A long call (a prompt): another snapshot near its end, where a
 		// rewind is likely to land.
 		cut := T - snapEvery
 		rows := func(t *tensor.Tensor, a, b int) *tensor.Tensor { return t.Slice(a, b) }
 		o1 := d.mix(past, rows(m, 0, cut), rows(g, 0, cut), rows(beta, 0, cut), st.S)
 		st.snapshot(n + cut)
-		o2 := d.mix(st.pastOf(d, m, n, cut), rows(m, cut, T), rows(g, cut, T), rows(beta, cut, T), st.S)
+		o2 := d.mix(st.past(n+cut, m.Cols()), rows(m, cut, T), rows(g, cut, T), rows(beta, cut, T), st.S)
 		o = tensor.New(T, o1.Cols())
 		tensor.SetRows(o, 0, o1)
 		tensor.SetRows(o, cut, o2)
-	default:
-		if T > 1 || n-st.newest() >= snapEvery {
-			st.snapshot(n)
-		}
-		o = d.mix(past, m, g, beta, st.S)
 	}
-	st.store(n, m, g, beta)
+	if T > 1 {
+		// The state after a prompt is kept apart from the recent ones:
+		// choices and chat turns go back to it after long replies.
+		st.prompt = st.take(st.prompt, n+T)
+	}
 	cache.Len = n + T
 	return o
 }
 
 // state is a delta-rule layer's cache: the state S after len positions,
-// snapshots of S at a few recent positions, and the inputs (m, g, β) of
-// the last keepRows positions, so that a truncated cache (a speculative
-// guess not taken, a regenerated reply) can be brought back by replaying
-// them from a snapshot.
+// snapshots of S at a few recent positions and at the end of the last
+// prompt, and the inputs (m, g, β) of the last keepRows positions, so that
+// a truncated cache (a speculative guess not taken, a regenerated reply)
+// can be brought back by replaying them from a snapshot.
 type state struct {
 	S     *tensor.Tensor // [Hv, Ds·Ds], after len positions
 	len   int
 	snaps []snapshot // oldest first
+	// prompt is the state at the end of the last call of several tokens.
+	prompt snapshot
 	// rows is a ring of keepRows rows [m | g | β]: position p in row
 	// p mod keepRows, valid for positions first … len−1.
-	rows         []float32
-	width, first int
+	rows                []float32
+	width, first, convL int
 }
 
+// snapshot is S after pos positions, and the rows of the convL−1
+// positions before pos (zeros before 0), which the convolution of the
+// next position reads.
 type snapshot struct {
-	pos int
-	s   []float32
+	pos     int
+	s, rows []float32
 }
 
 func newState(c Config) *state {
 	w := c.ConvChannels() + 2*c.VHeads
-	return &state{S: tensor.New(c.VHeads, c.StateDim*c.StateDim), rows: make([]float32, keepRows*w), width: w}
+	return &state{S: tensor.New(c.VHeads, c.StateDim*c.StateDim), rows: make([]float32, keepRows*w), width: w, convL: c.ConvL,
+		prompt: snapshot{pos: -1}}
 }
 
 // Rewind implements nn.Recurrent.
@@ -142,25 +152,27 @@ func (st *state) Rewind(n int) int {
 	if n <= 0 || n >= st.len {
 		return max(n, 0)
 	}
-	if _, ok := st.snapFor(n, 0); ok {
+	if _, ok := st.snapFor(n); ok {
 		return n
 	}
 	return 0
 }
 
-// snapFor finds the newest snapshot at or before n from which the kept
-// inputs reach n (the convolution's L−1 positions before it included).
-func (st *state) snapFor(n, taps int) (snapshot, bool) {
-	for i := len(st.snaps) - 1; i >= 0; i-- {
-		s := st.snaps[i]
-		if s.pos <= n && (s.pos == 0 || s.pos-max(taps-1, 3) >= st.first) {
-			return s, true
+// snapFor finds the newest snapshot from which n can be reached: n itself,
+// or one at or before n from whose position on the inputs are kept.
+func (st *state) snapFor(n int) (snapshot, bool) {
+	ok := func(s snapshot) bool { return s.pos == n || s.pos >= st.first && s.pos < n }
+	best, found := snapshot{pos: -1}, false
+	for _, s := range append([]snapshot{st.prompt}, st.snaps...) {
+		if s.pos >= 0 && ok(s) && s.pos > best.pos {
+			best, found = s, true
 		}
 	}
-	return snapshot{}, false
+	return best, found
 }
 
-// newest is the position of the newest snapshot (far back when none).
+// newest is the position of the newest recent snapshot (far back when
+// none).
 func (st *state) newest() int {
 	if len(st.snaps) == 0 {
 		return -1 << 30
@@ -168,15 +180,29 @@ func (st *state) newest() int {
 	return st.snaps[len(st.snaps)-1].pos
 }
 
-// snapshot keeps a copy of S as the state after pos positions.
+// snapshot keeps S as the state after pos positions among the recent ones.
 func (st *state) snapshot(pos int) {
-	var buf []float32
+	var old snapshot
 	if len(st.snaps) == maxSnaps {
-		buf = st.snaps[0].s
+		old = st.snaps[0]
 		st.snaps = append(st.snaps[:0], st.snaps[1:]...)
 	}
-	buf = append(buf[:0], st.S.Data()...)
-	st.snaps = append(st.snaps, snapshot{pos: pos, s: buf})
+	st.snaps = append(st.snaps, st.take(old, pos))
+}
+
+// take copies S and the rows before pos into s's buffers.
+func (st *state) take(s snapshot, pos int) snapshot {
+	s.pos = pos
+	s.s = append(s.s[:0], st.S.Data()...)
+	s.rows = s.rows[:0]
+	for p := pos - (st.convL - 1); p < pos; p++ {
+		if p < 0 {
+			s.rows = append(s.rows, make([]float32, st.width)...)
+		} else {
+			s.rows = append(s.rows, st.row(p)...)
+		}
+	}
+	return s
 }
 
 // restore brings S back to the state after n ≤ len positions: zeros for 0,
@@ -188,23 +214,34 @@ func (st *state) restore(d *DeltaNet, n int) {
 	for len(st.snaps) > 0 && st.newest() > n {
 		st.snaps = st.snaps[:len(st.snaps)-1]
 	}
+	if st.prompt.pos > n {
+		st.prompt.pos = -1
+	}
 	S := st.S.Data()
 	if n == 0 {
 		clear(S)
 		st.len, st.first, st.snaps = 0, 0, st.snaps[:0]
 		return
 	}
-	s, ok := st.snapFor(n, d.Conv.Dim(1))
+	s, ok := st.snapFor(n)
 	if !ok {
 		panic(fmt.Sprintf("qwen35: the delta-rule state cannot go back to position %d (it keeps %d … %d); truncate through nn.Cache", n, st.first, st.len))
 	}
 	copy(S, s.s)
+	C, L := d.Conv.Dim(0), st.convL
 	if s.pos < n {
-		C, Hv := d.Conv.Dim(0), d.VHeads
-		m, g, beta := st.inputs(s.pos, n, C, Hv)
-		d.mix(st.past(d, s.pos), m, g, beta, st.S)
+		m, g, beta := st.inputs(s.pos, n, C, d.VHeads)
+		d.mix(st.pastOf(s, C), m, g, beta, st.S)
 	}
+	// The rows before n that the next call's convolution reads: kept, or
+	// (n a snapshot's position, older than the ring) the snapshot's own.
 	st.len = n
+	if lo := max(0, n-(L-1)); lo < st.first {
+		for p := lo; p < s.pos; p++ {
+			copy(st.slot(p), s.rows[(p-(s.pos-(L-1)))*st.width:][:st.width])
+		}
+		st.first = lo
+	}
 }
 
 // inputs gathers the kept m [n, C], g and β [n, Hv] of positions a … b−1.
@@ -221,19 +258,24 @@ func (st *state) inputs(a, b, C, Hv int) (m, g, beta *tensor.Tensor) {
 	return m, g, beta
 }
 
+// slot is the ring row of position p.
+func (st *state) slot(p int) []float32 {
+	i := p % keepRows
+	return st.rows[i*st.width : (i+1)*st.width]
+}
+
 // row is the kept row of position p.
 func (st *state) row(p int) []float32 {
 	if p < st.first || p >= st.len {
 		panic(fmt.Sprintf("qwen35: position %d's inputs are not kept (%d … %d)", p, st.first, st.len))
 	}
-	i := p % keepRows
-	return st.rows[i*st.width : (i+1)*st.width]
+	return st.slot(p)
 }
 
 // past returns m of the L−1 positions before n, flat [1, (L−1)·C], zeros
 // before position 0.
-func (st *state) past(d *DeltaNet, n int) *tensor.Tensor {
-	C, L := d.Conv.Dim(0), d.Conv.Dim(1)
+func (st *state) past(n, C int) *tensor.Tensor {
+	L := st.convL
 	past := tensor.New(1, (L-1)*C)
 	pd := past.Data()
 	for j := range L - 1 {
@@ -244,19 +286,13 @@ func (st *state) past(d *DeltaNet, n int) *tensor.Tensor {
 	return past
 }
 
-// pastOf is past for position n+cut inside a call whose m starts at n:
-// rows of m, and before n the kept rows.
-func (st *state) pastOf(d *DeltaNet, m *tensor.Tensor, n, cut int) *tensor.Tensor {
-	C, L := d.Conv.Dim(0), d.Conv.Dim(1)
+// pastOf is past for a snapshot's position, from the rows it keeps.
+func (st *state) pastOf(s snapshot, C int) *tensor.Tensor {
+	L := st.convL
 	past := tensor.New(1, (L-1)*C)
-	pd, md := past.Data(), m.Data()
+	pd := past.Data()
 	for j := range L - 1 {
-		switch p := n + cut - (L - 1) + j; {
-		case p >= n:
-			copy(pd[j*C:(j+1)*C], md[(p-n)*C:(p-n+1)*C])
-		case p >= 0:
-			copy(pd[j*C:(j+1)*C], st.row(p)[:C])
-		}
+		copy(pd[j*C:(j+1)*C], s.rows[j*st.width:][:C])
 	}
 	return past
 }

@@ -123,6 +123,22 @@ func TestRewind(t *testing.T) {
 	if cache.Truncate(30); cache.Len() != 0 {
 		t.Errorf("truncated to 30 (not kept): the cache holds %d, want 0", cache.Len())
 	}
+
+	// A long reply later, back to the end of the prompt (another choice,
+	// the next chat turn): the state at the prompt's end is kept.
+	cache = m.NewCache(160)
+	m.Forward(x[:40], cache)
+	for i := 40; i < 140; i++ {
+		m.Forward(x[i:i+1], cache)
+	}
+	if cache.Truncate(40); cache.Len() != 40 {
+		t.Fatalf("truncated to the prompt's end after 100 tokens: the cache holds %d", cache.Len())
+	}
+	close(t, "after the prompt", m.Forward(x[40:42], cache).Float32s()[V:], at(41))
+	if cache.Truncate(41); cache.Len() != 41 { // inside the call just made
+		t.Fatalf("truncated to 41: the cache holds %d", cache.Len())
+	}
+	close(t, "one more", m.Forward(x[41:42], cache).Float32s(), at(41))
 }
 
 // Speculative decoding with a draft of the same family gives the tokens of
