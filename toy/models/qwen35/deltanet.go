@@ -301,7 +301,7 @@ func (st *state) pastOf(s snapshot, C int) *tensor.Tensor {
 // them) and advances len.
 func (st *state) store(n int, m, g, beta *tensor.Tensor) {
 	T, C, Hv := m.Rows(), m.Cols(), g.Cols()
-	md, gd, bd := m.Data(), g.Data(), beta.Data()
+	md, gd, bd := hostData(m), hostData(g), hostData(beta)
 	from := max(0, T-keepRows)
 	st.len = n + T
 	st.first = max(st.first, n+T-keepRows)
@@ -311,4 +311,13 @@ func (st *state) store(n int, m, g, beta *tensor.Tensor) {
 		copy(r[C:C+Hv], gd[i*Hv:(i+1)*Hv])
 		copy(r[C+Hv:], bd[i*Hv:(i+1)*Hv])
 	}
+}
+
+// hostData returns t's elements on the host, leaving a device copy current
+// (Data would mark it stale, and the device would be sent it again).
+func hostData(t *tensor.Tensor) []float32 {
+	if t.OnDevice() {
+		return t.Float32s()
+	}
+	return t.Data()
 }
