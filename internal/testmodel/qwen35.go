@@ -27,7 +27,10 @@ type Qwen35Spec struct {
 //   - qwen35-q8_0: as many key heads as value heads (Qwen3.5-0.8B), the
 //     head tied to the embedding;
 //   - qwen35moe-f32, shaped as Qwen3.5-35B-A3B: mixtures of 8 experts, 2 a
-//     token, beside a shared expert gated by a sigmoid, in every layer.
+//     token, beside a shared expert gated by a sigmoid, in every layer;
+//   - qwen35-q4_k_m, the mix most Qwen3.5 files come in (Q6_K head and
+//     down projections), at widths of whole 256-weight super-blocks (two
+//     single-position rounding flips, measured: tests/reference).
 func qwen35Specs() []Spec {
 	return []Spec{
 		{Name: "qwen35-f32", Arch: "qwen35", DType: tensor.F32, Vocab: "gpt2", Embed: 64, Layers: 8, FFN: 96, Heads: 4,
@@ -39,6 +42,9 @@ func qwen35Specs() []Spec {
 		{Name: "qwen35moe-f32", Arch: "qwen35moe", DType: tensor.F32, Vocab: "gpt2", Embed: 64, Layers: 8, FFN: 32, Heads: 4,
 			KVHeads: 2, HeadDim: 32, RopeDim: 8, Context: 256, Tied: true, Seed: 63, PromptIDs: gpt2Prompt, Experts: 8,
 			ExpertsUsed: 2, SharedFFN: 48, Qwen35: &Qwen35Spec{KHeads: 2, VHeads: 4, StateDim: 16, ConvL: 4, Interval: 4}},
+		{Name: "qwen35-q4_k_m", Arch: "qwen35", DType: tensor.Q4_K, Vocab: "gpt2", Embed: 256, Layers: 4, FFN: 512, Heads: 4,
+			KVHeads: 2, HeadDim: 64, RopeDim: 16, Context: 256, Seed: 64, PromptIDs: gpt2Prompt,
+			Qwen35: &Qwen35Spec{KHeads: 2, VHeads: 4, StateDim: 64, ConvL: 4, Interval: 4}},
 	}
 }
 

@@ -87,9 +87,18 @@ func tolerance(dt tensor.DType) float64 {
 // in another order than its batched one), and the output moves by one fp16
 // ulp. Seen up to 4.2e-4 on gpt2-f32, and on starcoder2-f32 (the same MLP)
 // 2.55e-4 at greedy step 23 alone; the prompt positions still hold 1e-4.
+//
+// qwen35-q4_k_m: at greedy step 9 alone, one Q8_K activation entering the
+// last layer's Q4_K gate and up projections (element 15 of the FFN input)
+// lies 5.7e-6 of a step from a half-step: 1.10e-1 there. Moving it by 1e-4
+// of a step across the boundary makes the step agree within 1.7e-5; every
+// other step agrees within 2.8e-5. Hence 2e-1 (see promptTolerance too).
 func decodeTolerance(arch string, dt tensor.DType) float64 {
-	if arch == "gpt2" || arch == "gemma3" || arch == "starcoder2" {
+	switch {
+	case arch == "gpt2" || arch == "gemma3" || arch == "starcoder2":
 		return max(tolerance(dt), 1e-3)
+	case arch == "qwen35" && dt == tensor.Q4_K:
+		return 2e-1
 	}
 	return tolerance(dt)
 }
@@ -102,9 +111,20 @@ func decodeTolerance(arch string, dt tensor.DType) float64 {
 // the others agree within 1e-5. Gemma 3's own features move log-probs by
 // far more (measured): the global RoPE base in the local layers 0.70, no
 // scaling of the global layer 1.23, no sliding window 8.6.
+//
+// qwen35-q4_k_m: at prompt position 14 alone, one Q8_K activation entering
+// the last layer's Q4_K attention output projection (element 189 of the
+// gated attention output) lies 6.9e-5 of a step from a half-step: 1.64e-1
+// there. Moving it by 2e-4 of a step across the boundary makes position 14
+// agree within 1.2e-5; every other position agrees within 2.6e-5. Hence
+// 2e-1. Both of this model's flips are in its last layer, so they reach no
+// later position; the greedy tokens are still all llama.cpp's.
 func promptTolerance(arch string, dt tensor.DType) float64 {
-	if arch == "gemma3" {
+	switch {
+	case arch == "gemma3":
 		return max(tolerance(dt), 1e-3)
+	case arch == "qwen35" && dt == tensor.Q4_K:
+		return 2e-1
 	}
 	return tolerance(dt)
 }
