@@ -151,13 +151,13 @@ func (t *toolCalls) holdFrom(text string) int {
 func (t *toolCalls) parse(text string) (calls []toolCall, content string, ok bool) {
 	switch t.format {
 	case hermesFormat:
-		calls, content, ok = parseHermes(text)
+		calls, content, ok = parseTagged(text, func(body string) (toolCall, bool) { return callFromJSON(body, "arguments") })
 	case llama3Format:
 		calls, content, ok = parseLlama3(text)
 	case mistralFormat:
 		calls, content, ok = parseMistral(text)
 	case xmlFormat:
-		calls, content, ok = parseXML(text, t.strings)
+		calls, content, ok = parseTagged(text, func(body string) (toolCall, bool) { return callFromXML(body, t.strings) })
 	}
 	if !ok || len(calls) == 0 {
 		return nil, text, false
@@ -173,7 +173,10 @@ func (t *toolCalls) parse(text string) (calls []toolCall, content string, ok boo
 	return calls, content, true
 }
 
-func parseHermes(text string) ([]toolCall, string, bool) {
+// parseTagged reads replies whose calls each stand in a <tool_call> tag,
+// content before the first: Hermes's JSON bodies and Qwen3.5's XML ones,
+// each read by call.
+func parseTagged(text string, call func(body string) (toolCall, bool)) ([]toolCall, string, bool) {
 	const open, close = "<tool_call>", "</tool_call>"
 	i := strings.Index(text, open)
 	if i < 0 {
@@ -191,33 +194,7 @@ func parseHermes(text string) ([]toolCall, string, bool) {
 			return nil, "", false
 		}
 		body, rest, _ = strings.Cut(body, close) // the last may lack its closing tag
-		c, ok := callFromJSON(body, "arguments")
-		if !ok {
-			return nil, "", false
-		}
-		calls = append(calls, c)
-	}
-}
-
-func parseXML(text string, strs map[string]map[string]bool) ([]toolCall, string, bool) {
-	const open, close = "<tool_call>", "</tool_call>"
-	i := strings.Index(text, open)
-	if i < 0 {
-		return nil, "", false
-	}
-	content, rest := strings.TrimRight(text[:i], " \t\r\n"), text[i:]
-	var calls []toolCall
-	for {
-		rest = strings.TrimLeft(rest, " \t\r\n")
-		if rest == "" {
-			return calls, content, true
-		}
-		body, ok := strings.CutPrefix(rest, open)
-		if !ok {
-			return nil, "", false
-		}
-		body, rest, _ = strings.Cut(body, close) // the last may lack its closing tag
-		c, ok := callFromXML(body, strs)
+		c, ok := call(body)
 		if !ok {
 			return nil, "", false
 		}

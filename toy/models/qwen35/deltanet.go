@@ -161,12 +161,15 @@ func (st *state) Rewind(n int) int {
 // snapFor finds the newest snapshot from which n can be reached: n itself,
 // or one at or before n from whose position on the inputs are kept.
 func (st *state) snapFor(n int) (snapshot, bool) {
-	ok := func(s snapshot) bool { return s.pos == n || s.pos >= st.first && s.pos < n }
 	best, found := snapshot{pos: -1}, false
-	for _, s := range append([]snapshot{st.prompt}, st.snaps...) {
-		if s.pos >= 0 && ok(s) && s.pos > best.pos {
+	consider := func(s snapshot) {
+		if s.pos > best.pos && (s.pos == n || s.pos >= st.first && s.pos < n) {
 			best, found = s, true
 		}
+	}
+	consider(st.prompt)
+	for _, s := range st.snaps {
+		consider(s)
 	}
 	return best, found
 }
