@@ -44,13 +44,16 @@ type Backend struct {
 }
 
 var (
-	_ tensor.DeviceBackend     = (*Backend)(nil)
-	_ tensor.ColumnsBackend    = (*Backend)(nil)
-	_ tensor.ConcatBackend     = (*Backend)(nil)
-	_ tensor.ExpertsBackend    = (*Backend)(nil)
-	_ tensor.ScatterAddBackend = (*Backend)(nil)
-	_ tensor.GELUErfBackend    = (*Backend)(nil)
-	_ tensor.SwiGLUOAIBackend  = (*Backend)(nil)
+	_ tensor.DeviceBackend        = (*Backend)(nil)
+	_ tensor.ColumnsBackend       = (*Backend)(nil)
+	_ tensor.ConcatBackend        = (*Backend)(nil)
+	_ tensor.ExpertsBackend       = (*Backend)(nil)
+	_ tensor.ScatterAddBackend    = (*Backend)(nil)
+	_ tensor.GELUErfBackend       = (*Backend)(nil)
+	_ tensor.SwiGLUOAIBackend     = (*Backend)(nil)
+	_ tensor.SigmoidBackend       = (*Backend)(nil)
+	_ tensor.SoftplusBackend      = (*Backend)(nil)
+	_ tensor.GatedDeltaNetBackend = (*Backend)(nil)
 )
 
 // Name returns "cuda".
@@ -438,6 +441,50 @@ func (b *Backend) GELU(out, x *tensor.Tensor) { b.unary("toy_gelu", out, x) }
 
 // GELUErf is the exact GELU, x·Φ(x) (tensor.GELUErfBackend).
 func (b *Backend) GELUErf(out, x *tensor.Tensor) { b.unary("toy_gelu_erf", out, x) }
+
+// Sigmoid: out = σ(x) (tensor.SigmoidBackend).
+func (b *Backend) Sigmoid(out, x *tensor.Tensor) { b.unary("toy_sigmoid", out, x) }
+
+// Softplus: out = softplus(x), the identity past 20 (tensor.SoftplusBackend).
+func (b *Backend) Softplus(out, x *tensor.Tensor) { b.unary("toy_softplus", out, x) }
+
+// GatedDeltaNet: the gated delta rule over T tokens
+// (tensor.GatedDeltaNetBackend). toy_l2_rows normalises q and k into
+// pooled buffers, then toy_delta_rule runs a thread per column of each
+// value head's state, through the tokens in order; the state, when given,
+// is read and left on the device (nil: a zeroed pooled one).
+func (b *Backend) GatedDeltaNet(out, q, k, v, g, beta, state *tensor.Tensor, eps float32) {
+	T, Hv := g.Rows(), g.Cols()
+	if T == 0 {
+		return
+	}
+	D := v.Cols() / Hv
+	Hk := q.Cols() / D
+	defer b.enter()()
+	qp, kp, vp, gp, bp, op := b.in(q), b.in(k), b.in(v), b.in(g), b.in(beta), b.out(out)
+	var sp uintptr
+	if state != nil {
+		sp = b.in(state)
+		state.DeviceWritten()
+	} else {
+		p, c := b.take(4 * Hv * D * D)
+		defer b.give(p, c)
+		b.must(b.l.call("cuMemsetD8Async", b.l.cu.memsetD8Async, p, 0, uintptr(4*Hv*D*D), b.stream))
+		sp = p
+	}
+	n := T * Hk * D
+	qn, qc := b.take(4 * n)
+	defer b.give(qn, qc)
+	kn, kc := b.take(4 * n)
+	defer b.give(kn, kc)
+	rows := T * Hk
+	b.elementwise("toy_l2_rows", rows, pArg(qn), pArg(qp), iArg(rows), iArg(D), fArg(eps))
+	b.elementwise("toy_l2_rows", rows, pArg(kn), pArg(kp), iArg(rows), iArg(D), fArg(eps))
+	bx := min(64, (D+31)/32*32)
+	scale := 1 / float32(math.Sqrt(float64(D)))
+	b.launch("toy_delta_rule", Hv, (D+bx-1)/bx, bx, pArg(sp), pArg(op), pArg(qn), pArg(kn), pArg(vp), pArg(gp), pArg(bp),
+		iArg(T), iArg(Hk), iArg(Hv), iArg(D), fArg(scale))
+}
 
 // SwiGLU: out = SiLU(gate) ⊙ up.
 func (b *Backend) SwiGLU(out, gate, up *tensor.Tensor) {

@@ -11,7 +11,8 @@ var ptxFS embed.FS
 var kernelNames = map[string][]string{
 	"matmul.ptx": {"toy_quantize_q8", "toy_matmul_q8", "toy_round_half", "toy_matmul_half",
 		"toy_matmul_f32", "toy_gemm_f32", "toy_gemm_half", "toy_matmul_q8_id", "toy_matmul_half_id", "toy_matmul_f32_id"},
-	"moe.ptx": {"toy_scatter_add", "toy_topk", "toy_gather_cols", "toy_weighted_sum", "toy_row_sum_recip"},
+	"delta.ptx": {"toy_sigmoid", "toy_softplus", "toy_l2_rows", "toy_delta_rule"},
+	"moe.ptx":   {"toy_scatter_add", "toy_topk", "toy_gather_cols", "toy_weighted_sum", "toy_row_sum_recip"},
 	"quant.ptx": {"toy_quantize_q8k", "toy_matmul_q4k", "toy_matmul_q6k", "toy_matmul_q32", "toy_matmul_q5k",
 		"toy_matmul_q32k", "toy_q8_1_sums", "toy_matmul_q41", "toy_matmul_iq4xs", "toy_embed_quant",
 		"toy_matmul_q4k_id", "toy_matmul_q6k_id", "toy_matmul_q32_id", "toy_matmul_q5k_id", "toy_matmul_q32k_id",

@@ -303,6 +303,67 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 			onHost(func() { copy(o.Data(), tensor.SwiGLUOAI(fresh(c.g), fresh(c.u), c.alpha, c.limit).Data()) })
 		})
 	}
+	// Sigmoid and Softplus (optional, tensor.SigmoidBackend and
+	// SoftplusBackend) on inputs spread to ±21, past softplus's threshold.
+	spread21 := randT(R, D)
+	for i := range spread21.Data() {
+		spread21.Data()[i] *= 7
+	}
+	spread21.Data()[0], spread21.Data()[1] = 20, 20.5
+	add("Sigmoid", func(b tensor.Backend, o *tensor.Tensor) {
+		if sb, ok := b.(tensor.SigmoidBackend); ok {
+			sb.Sigmoid(o, fresh(spread21))
+			return
+		}
+		onHost(func() { copy(o.Data(), tensor.Sigmoid(fresh(spread21)).Data()) })
+	})
+	add("Softplus", func(b tensor.Backend, o *tensor.Tensor) {
+		if sb, ok := b.(tensor.SoftplusBackend); ok {
+			sb.Softplus(o, fresh(spread21))
+			return
+		}
+		onHost(func() { copy(o.Data(), tensor.Softplus(fresh(spread21)).Data()) })
+	})
+	// GatedDeltaNet (optional, tensor.GatedDeltaNetBackend): the output
+	// and the state it leaves, from zeros and from a given state; key heads
+	// shared by 2 value heads; head widths that fill one block of columns,
+	// split over several (160), or end in a partial group of four (6).
+	for _, c := range []struct {
+		T, Hk, Hv, D int
+		state        bool
+	}{{1, 2, 4, 16, true}, {5, 1, 2, 6, false}, {7, 2, 2, 160, true}, {3 * size, 2, 4, 32, true}, {2, 1, 1, 8, false}} {
+		q, k, v := randT(c.T, c.Hk*c.D), randT(c.T, c.Hk*c.D), randT(c.T, c.Hv*c.D)
+		g, beta := randT(c.T, c.Hv), randT(c.T, c.Hv)
+		for i := range g.Data() {
+			g.Data()[i] = -float32(math.Abs(float64(g.Data()[i]))) // a decay ≤ 1
+			beta.Data()[i] = 1 / (1 + float32(math.Exp(float64(-beta.Data()[i]))))
+		}
+		var S0 *tensor.Tensor
+		if c.state {
+			S0 = randT(c.Hv, c.D*c.D)
+		}
+		q.Data()[0] = 0 // a zero row of q: ‖q‖ < eps
+		if c.D > 1 {
+			copy(q.Data()[:c.D], make([]float32, c.D))
+		}
+		cases = append(cases, OpCase{fmt.Sprintf("GatedDeltaNet %+v", c), 1e-5, nil, func(b tensor.Backend) []float32 {
+			var o, S *tensor.Tensor
+			if S0 != nil {
+				S = fresh(S0)
+			}
+			if gb, ok := b.(tensor.GatedDeltaNetBackend); ok {
+				o = tensor.New(c.T, c.Hv*c.D)
+				gb.GatedDeltaNet(o, fresh(q), fresh(k), fresh(v), fresh(g), fresh(beta), S, 1e-6)
+			} else {
+				onHost(func() { o = tensor.GatedDeltaNet(fresh(q), fresh(k), fresh(v), fresh(g), fresh(beta), S, 1e-6) })
+			}
+			res := o.Float32s()
+			if S != nil {
+				res = append(res, S.Float32s()...)
+			}
+			return res
+		}})
+	}
 	ids := []int32{3, 0, 7, 3}
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1,
 		tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL, tensor.IQ4_XS, tensor.MXFP4} {

@@ -4,15 +4,16 @@ package cuda
 
 // sourcesSHA256 is the SHA-256 of build.sh and the CUDA sources,
 // concatenated in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "8644e5032148c24b3778d25ddb3c7452215d8b35d4c98da849464f5326ef55d8"
+const sourcesSHA256 = "fe686d0327ac6b5297828706ac29c433fc1a7e1af8ceb0d9f0408619b1426bf0"
 
-var sourceFiles = []string{"build.sh", "csrc/matmul.cu", "csrc/moe.cu", "csrc/ops.cu", "csrc/quant.cu", "csrc/toy.cuh"}
+var sourceFiles = []string{"build.sh", "csrc/delta.cu", "csrc/matmul.cu", "csrc/moe.cu", "csrc/ops.cu", "csrc/quant.cu", "csrc/toy.cuh"}
 
 // nvccVersion is the compiler that made the PTX.
 const nvccVersion = "release 11.8, V11.8.89"
 
 // ptxSHA256 maps each embedded PTX module to the SHA-256 build.sh recorded.
 var ptxSHA256 = map[string]string{
+	"delta.ptx":  "12d561e5b6c60bf6fbae5b75aa90a3b3efbccf40ffcf7d0b6560e5b01fdc231b",
 	"matmul.ptx": "f8c7408634c79f48b0f34deab1ea91c1813f68a78143ffd1f07e99c6d8792fa9",
 	"moe.ptx":    "d46b25dbb85edfff6462745b17f8d3d48b4376e90f060d7a602e503849650917",
 	"ops.ptx":    "2f152376bc857f281aa98bb3df36fea15feedc4138b63ccc77e54421974fd577",

@@ -330,9 +330,6 @@ func referenceModels(t *testing.T, b *cuda.Backend, toyGemm bool) {
 			if spec.Arch == "deepseek2" {
 				perStep, perStepDown = deepseekTransfers(spec)
 			}
-			if spec.Qwen35 != nil {
-				perStep, perStepDown = qwen35Transfers(spec)
-			}
 			once := int64(0) // constants the first decode step uploads, resident after
 			if spec.Arch == "gpt-oss" {
 				once = gptossOnce(spec)
@@ -345,24 +342,6 @@ func referenceModels(t *testing.T, b *cuda.Backend, toyGemm bool) {
 			}
 		})
 	}
-}
-
-// qwen35Transfers is what a Qwen3.5 decode step moves while the CUDA
-// backend has no kernels for σ, softplus and the gated delta rule, which
-// run on host copies (tensor's fallback): per attention layer the gate
-// down and σ(gate) up; per delta-rule layer β's and the decay's inputs,
-// q, k, v, g and the convolution's input m down (7), and the decay, the
-// convolution's past rows and the rule's output up (3).
-func qwen35Transfers(s testmodel.Spec) (up, down int64) {
-	up, down = 1, 1 // the token id, the logits
-	for l := range s.Layers {
-		if (l+1)%s.Qwen35.Interval == 0 {
-			up, down = up+1, down+1
-		} else {
-			up, down = up+3, down+7
-		}
-	}
-	return up, down
 }
 
 func maxDiff(a, b []float32) float64 {

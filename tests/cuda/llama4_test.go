@@ -20,12 +20,7 @@ import (
 // decode steps on the device give the CPU's logits.
 func TestLlama4Chunks(t *testing.T) {
 	b := gpu(t)
-	var spec testmodel.Spec
-	for _, s := range testmodel.Specs() {
-		if s.Name == "llama4-f32" {
-			spec = s
-		}
-	}
+	spec := specNamed(t, "llama4-f32")
 	path := filepath.Join(t.TempDir(), spec.File())
 	if _, err := testmodel.Write(spec, path); err != nil {
 		t.Fatal(err)
@@ -64,4 +59,15 @@ func TestLlama4Chunks(t *testing.T) {
 		t.Errorf("chunked attention on %s: logits differ from the CPU's by up to %.2e (> %.0e)", b.Device(), worst, tol)
 	}
 	t.Logf("llama4-f32 with chunks of 3 on %s: max |Δ logit| vs CPU %.2e", b.Device(), worst)
+}
+
+// specNamed returns the gate model of that name.
+func specNamed(t *testing.T, name string) testmodel.Spec {
+	for _, s := range testmodel.Specs() {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no gate model %s", name)
+	return testmodel.Spec{}
 }

@@ -5,8 +5,6 @@
 // for the arithmetic rules).
 #include "toy.cuh"
 
-#define GRID_STRIDE(i, n) for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < (n); i += (long)gridDim.x * blockDim.x)
-
 // out = a + b, b of a's length or one row (bn elements) broadcast.
 extern "C" __global__ void toy_add(float *out, const float *a, const float *b, long n, long bn) {
 	GRID_STRIDE(i, n) out[i] = __fadd_rn(a[i], b[i % bn]);

@@ -9,6 +9,9 @@
 
 #define WARP 32
 
+// GRID_STRIDE loops i over [0, n), a grid-stride loop of every thread.
+#define GRID_STRIDE(i, n) for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < (n); i += (long)gridDim.x * blockDim.x)
+
 __device__ __forceinline__ float warp_sum(float v) {
 	for (int o = WARP / 2; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
 	return v;

@@ -74,7 +74,8 @@ func (d *DeltaNet) mix(past, m, g, beta, S *tensor.Tensor) *tensor.Tensor {
 
 // cached runs the layer over the cache: it first brings the state back to
 // cache.Len if the cache was truncated, keeps snapshots and inputs for a
-// later rewind, and appends T positions.
+// later rewind, and appends T positions. Everything it keeps is a tensor
+// written by tensor ops, so on a device backend it stays on the device.
 func (d *DeltaNet) cached(cache *nn.KVCache, m, g, beta *tensor.Tensor) *tensor.Tensor {
 	st, ok := cache.State.(*state)
 	if !ok {
@@ -87,7 +88,7 @@ func (d *DeltaNet) cached(cache *nn.KVCache, m, g, beta *tensor.Tensor) *tensor.
 	if st.len != n {
 		st.restore(d, n)
 	}
-	past := st.past(n, m.Cols())
+	past := st.past(n)
 	if T > 1 || n-st.newest() >= snapEvery {
 		st.snapshot(n) // before the rows of this call overwrite those before n
 	}
@@ -102,10 +103,8 @@ func (d *DeltaNet) cached(cache *nn.KVCache, m, g, beta *tensor.Tensor) *tensor.
 		rows := func(t *tensor.Tensor, a, b int) *tensor.Tensor { return t.Slice(a, b) }
 		o1 := d.mix(past, rows(m, 0, cut), rows(g, 0, cut), rows(beta, 0, cut), st.S)
 		st.snapshot(n + cut)
-		o2 := d.mix(st.past(n+cut, m.Cols()), rows(m, cut, T), rows(g, cut, T), rows(beta, cut, T), st.S)
-		o = tensor.New(T, o1.Cols())
-		tensor.SetRows(o, 0, o1)
-		tensor.SetRows(o, cut, o2)
+		o2 := d.mix(st.past(n+cut), rows(m, cut, T), rows(g, cut, T), rows(beta, cut, T), st.S)
+		o = concatRows(o1, o2)
 	}
 	if T > 1 {
 		// The state after a prompt is kept apart from the recent ones:
@@ -127,23 +126,26 @@ type state struct {
 	snaps []snapshot // oldest first
 	// prompt is the state at the end of the last call of several tokens.
 	prompt snapshot
-	// rows is a ring of keepRows rows [m | g | β]: position p in row
+	// ring holds keepRows rows [m | g | β]: position p in row
 	// p mod keepRows, valid for positions first … len−1.
-	rows                []float32
-	width, first, convL int
+	ring         *tensor.Tensor // [keepRows, C + 2·Hv]
+	C, Hv        int
+	first, convL int
 }
 
-// snapshot is S after pos positions, and the rows of the convL−1
+// snapshot is S after pos positions, and the ring rows of the convL−1
 // positions before pos (zeros before 0), which the convolution of the
 // next position reads.
 type snapshot struct {
 	pos     int
-	s, rows []float32
+	s, rows *tensor.Tensor // [Hv, Ds·Ds], [convL−1, C + 2·Hv]
 }
 
 func newState(c Config) *state {
-	w := c.ConvChannels() + 2*c.VHeads
-	return &state{S: tensor.New(c.VHeads, c.StateDim*c.StateDim), rows: make([]float32, keepRows*w), width: w, convL: c.ConvL,
+	C, Hv := c.ConvChannels(), c.VHeads
+	ring := tensor.New(keepRows, C+2*Hv)
+	ring.ShareStorage() // its row views are one allocation on a device
+	return &state{S: tensor.New(Hv, c.StateDim*c.StateDim), ring: ring, C: C, Hv: Hv, convL: c.ConvL,
 		prompt: snapshot{pos: -1}}
 }
 
@@ -193,19 +195,23 @@ func (st *state) snapshot(pos int) {
 	st.snaps = append(st.snaps, st.take(old, pos))
 }
 
-// take copies S and the rows before pos into s's buffers.
+// take copies S and the rows before pos into s, into its tensors when it
+// has them.
 func (st *state) take(s snapshot, pos int) snapshot {
 	s.pos = pos
-	s.s = append(s.s[:0], st.S.Data()...)
-	s.rows = s.rows[:0]
-	for p := pos - (st.convL - 1); p < pos; p++ {
-		if p < 0 {
-			s.rows = append(s.rows, make([]float32, st.width)...)
-		} else {
-			s.rows = append(s.rows, st.row(p)...)
-		}
-	}
+	s.s = copyInto(s.s, st.S)
+	s.rows = copyInto(s.rows, st.window(pos))
 	return s
+}
+
+// copyInto copies src into dst and returns it, or returns a copy of src
+// when dst is nil (on the device when src is there).
+func copyInto(dst, src *tensor.Tensor) *tensor.Tensor {
+	if dst == nil {
+		return tensor.Columns(src, 0, src.Cols())
+	}
+	tensor.SetRows(dst, 0, src)
+	return dst
 }
 
 // restore brings S back to the state after n ≤ len positions: zeros for 0,
@@ -220,9 +226,8 @@ func (st *state) restore(d *DeltaNet, n int) {
 	if st.prompt.pos > n {
 		st.prompt.pos = -1
 	}
-	S := st.S.Data()
 	if n == 0 {
-		clear(S)
+		clear(st.S.Data())
 		st.len, st.first, st.snaps = 0, 0, st.snaps[:0]
 		return
 	}
@@ -230,97 +235,83 @@ func (st *state) restore(d *DeltaNet, n int) {
 	if !ok {
 		panic(fmt.Sprintf("qwen35: the delta-rule state cannot go back to position %d (it keeps %d … %d); truncate through nn.Cache", n, st.first, st.len))
 	}
-	copy(S, s.s)
-	C, L := d.Conv.Dim(0), st.convL
+	tensor.SetRows(st.S, 0, s.s)
 	if s.pos < n {
-		m, g, beta := st.inputs(s.pos, n, C, d.VHeads)
-		d.mix(st.pastOf(s, C), m, g, beta, st.S)
+		rows := st.rowsOf(s.pos, n)
+		m := tensor.Columns(rows, 0, st.C)
+		g, beta := tensor.Columns(rows, st.C, st.C+st.Hv), tensor.Columns(rows, st.C+st.Hv, st.C+2*st.Hv)
+		d.mix(st.convRows(s.rows), m, g, beta, st.S)
 	}
 	// The rows before n that the next call's convolution reads: kept, or
 	// (n a snapshot's position, older than the ring) the snapshot's own.
 	st.len = n
+	L := st.convL
 	if lo := max(0, n-(L-1)); lo < st.first {
 		for p := lo; p < s.pos; p++ {
-			copy(st.slot(p), s.rows[(p-(s.pos-(L-1)))*st.width:][:st.width])
+			j := p - (s.pos - (L - 1))
+			tensor.SetRows(st.ring, p%keepRows, s.rows.Slice(j, j+1))
 		}
 		st.first = lo
 	}
 }
 
-// inputs gathers the kept m [n, C], g and β [n, Hv] of positions a … b−1.
-func (st *state) inputs(a, b, C, Hv int) (m, g, beta *tensor.Tensor) {
-	m, g, beta = tensor.New(b-a, C), tensor.New(b-a, Hv), tensor.New(b-a, Hv)
-	md, gd, bd := m.Data(), g.Data(), beta.Data()
-	for p := a; p < b; p++ {
-		r := st.row(p)
-		i := p - a
-		copy(md[i*C:(i+1)*C], r[:C])
-		copy(gd[i*Hv:(i+1)*Hv], r[C:C+Hv])
-		copy(bd[i*Hv:(i+1)*Hv], r[C+Hv:])
+// rowsOf returns the kept rows [b−a, C + 2·Hv] of positions a … b−1: a
+// view of the ring, or a copy where they wrap around it.
+func (st *state) rowsOf(a, b int) *tensor.Tensor {
+	if a < st.first || b > st.len || b-a > keepRows {
+		panic(fmt.Sprintf("qwen35: the inputs of positions %d … %d are not kept (%d … %d)", a, b-1, st.first, st.len-1))
 	}
-	return m, g, beta
+	i := a % keepRows
+	if i+b-a <= keepRows {
+		return st.ring.Slice(i, i+b-a)
+	}
+	return concatRows(st.ring.Slice(i, keepRows), st.ring.Slice(0, i+b-a-keepRows))
 }
 
-// slot is the ring row of position p.
-func (st *state) slot(p int) []float32 {
-	i := p % keepRows
-	return st.rows[i*st.width : (i+1)*st.width]
-}
-
-// row is the kept row of position p.
-func (st *state) row(p int) []float32 {
-	if p < st.first || p >= st.len {
-		panic(fmt.Sprintf("qwen35: position %d's inputs are not kept (%d … %d)", p, st.first, st.len))
+// window returns the rows of the convL−1 positions before pos, zeros
+// before position 0.
+func (st *state) window(pos int) *tensor.Tensor {
+	L := st.convL
+	if pos >= L-1 {
+		return st.rowsOf(pos-(L-1), pos)
 	}
-	return st.slot(p)
+	zeros := tensor.New(L-1-pos, st.ring.Cols())
+	if pos == 0 {
+		return zeros
+	}
+	return concatRows(zeros, st.rowsOf(0, pos))
 }
 
 // past returns m of the L−1 positions before n, flat [1, (L−1)·C], zeros
 // before position 0.
-func (st *state) past(n, C int) *tensor.Tensor {
-	L := st.convL
-	past := tensor.New(1, (L-1)*C)
-	pd := past.Data()
-	for j := range L - 1 {
-		if p := n - (L - 1) + j; p >= 0 {
-			copy(pd[j*C:(j+1)*C], st.row(p)[:C])
-		}
-	}
-	return past
-}
+func (st *state) past(n int) *tensor.Tensor { return st.convRows(st.window(n)) }
 
-// pastOf is past for a snapshot's position, from the rows it keeps.
-func (st *state) pastOf(s snapshot, C int) *tensor.Tensor {
-	L := st.convL
-	past := tensor.New(1, (L-1)*C)
-	pd := past.Data()
-	for j := range L - 1 {
-		copy(pd[j*C:(j+1)*C], s.rows[j*st.width:][:C])
-	}
-	return past
+// convRows returns the m columns of window rows, flat as the convolution
+// takes its past.
+func (st *state) convRows(w *tensor.Tensor) *tensor.Tensor {
+	return tensor.Reshape(tensor.Columns(w, 0, st.C), 1, w.Rows()*st.C)
 }
 
 // store keeps the inputs of positions n … n+T−1 (the last keepRows of
 // them) and advances len.
 func (st *state) store(n int, m, g, beta *tensor.Tensor) {
-	T, C, Hv := m.Rows(), m.Cols(), g.Cols()
-	md, gd, bd := hostData(m), hostData(g), hostData(beta)
+	T := m.Rows()
 	from := max(0, T-keepRows)
+	rows := tensor.ConcatColumns(m.Slice(from, T), g.Slice(from, T), beta.Slice(from, T))
 	st.len = n + T
 	st.first = max(st.first, n+T-keepRows)
-	for i := from; i < T; i++ {
-		r := st.row(n + i)
-		copy(r[:C], md[i*C:(i+1)*C])
-		copy(r[C:C+Hv], gd[i*Hv:(i+1)*Hv])
-		copy(r[C+Hv:], bd[i*Hv:(i+1)*Hv])
+	i, k := (n+from)%keepRows, rows.Rows()
+	if head := min(k, keepRows-i); head < k {
+		tensor.SetRows(st.ring, i, rows.Slice(0, head))
+		tensor.SetRows(st.ring, 0, rows.Slice(head, k))
+	} else {
+		tensor.SetRows(st.ring, i, rows)
 	}
 }
 
-// hostData returns t's elements on the host, leaving a device copy current
-// (Data would mark it stale, and the device would be sent it again).
-func hostData(t *tensor.Tensor) []float32 {
-	if t.OnDevice() {
-		return t.Float32s()
-	}
-	return t.Data()
+// concatRows returns a's rows, then b's: [R_a + R_b, C].
+func concatRows(a, b *tensor.Tensor) *tensor.Tensor {
+	C := a.Cols()
+	flat := tensor.ConcatColumns(tensor.Reshape(a, 1, a.Len()), tensor.Reshape(b, 1, b.Len()))
+	return tensor.Reshape(flat, a.Rows()+b.Rows(), C)
 }
