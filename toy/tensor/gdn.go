@@ -95,7 +95,8 @@ func softplus32(v float32) float32 {
 // o into out and, when state is not nil, the final state into state in
 // place (state nil: S starts at zero). A device backend without it runs the
 // op on host copies, and so does every backend while gradients are being
-// recorded, since the backward pass needs the per-token states.
+// recorded, since the backward pass recomputes the per-token states with
+// the op's own Go arithmetic.
 type GatedDeltaNetBackend interface {
 	GatedDeltaNet(out, q, k, v, g, beta, state *Tensor, eps float32)
 }
@@ -134,9 +135,11 @@ type DeltaRuleBackend interface {
 // last token, so an inference cache carries the recurrence from call to
 // call. state is not differentiated.
 //
-// Gradients flow to q, k, v, g and beta by backpropagation through time;
-// while recording, the op keeps each head's state before every token
-// (T·Hv·D·D floats) for the backward pass, which inference does not pay for.
+// Gradients flow to q, k, v, g and beta by backpropagation through time.
+// While recording, the op keeps each head's state only before every
+// gdnCheckpoint-th token, ⌈T/gdnCheckpoint⌉·Hv·D·D floats (inference keeps
+// none), and the backward pass recomputes the states in between a chunk at a
+// time, bit for bit, at the cost of a second forward pass.
 func GatedDeltaNet(q, k, v, g, beta, state *Tensor, eps float32) *Tensor {
 	mustF32("GatedDeltaNet", "q", q)
 	mustF32("GatedDeltaNet", "k", k)
@@ -173,22 +176,14 @@ func GatedDeltaNet(q, k, v, g, beta, state *Tensor, eps float32) *Tensor {
 		return out
 	}
 
-	r := gdnRun{T: T, Hk: Hk, Hv: Hv, D: D,
-		qn: l2Rows(q.hostRead().f32, D, eps), kn: l2Rows(k.hostRead().f32, D, eps),
-		v: v.hostRead().f32, g: g.hostRead().f32, beta: beta.hostRead().f32}
+	r := newGdnRun(q.hostRead().f32, k.hostRead().f32, v.hostRead().f32, g.hostRead().f32, beta.hostRead().f32,
+		T, Hk, Hv, D, eps, needGrad)
 	if state != nil {
 		r.S = state.hostWrite().f32
 	} else {
 		r.S = make([]float32, Hv*D*D)
 	}
-	if needGrad {
-		r.hist = make([]float32, T*Hv*D*D)
-	}
 	out := New(v.shape...)
-	r.decay = make([]float32, len(r.g))
-	for i, gv := range r.g {
-		r.decay[i] = float32(math.Exp(float64(gv)))
-	}
 	db, native := b.(DeltaRuleBackend)
 	parallelFor(Hv, 1, func(lo, hi int) {
 		for h := lo; h < hi; h++ {
@@ -210,9 +205,15 @@ func GatedDeltaNet(q, k, v, g, beta, state *Tensor, eps float32) *Tensor {
 	return out
 }
 
+// gdnCheckpoint is how many tokens apart the states kept for the backward
+// pass are: it keeps ⌈T/gdnCheckpoint⌉ states per head and recomputes up to
+// gdnCheckpoint at a time. (32 states of D = 128 are 2 MB per worker.)
+const gdnCheckpoint = 32
+
 // gdnRun is one call of GatedDeltaNet on the host: the normalised q̂, k̂
 // [T, Hk·D], the raw v, g, beta, the running states S [Hv, D·D], and, when
-// recording, hist [T, Hv, D·D]: each head's state before each token.
+// recording, hist [⌈T/gdnCheckpoint⌉, Hv, D·D]: each head's state before
+// tokens 0, gdnCheckpoint, 2·gdnCheckpoint, ….
 type gdnRun struct {
 	T, Hk, Hv, D int
 	qn, kn       []float32
@@ -221,31 +222,55 @@ type gdnRun struct {
 	S, hist      []float32
 }
 
-// forward runs value head h over all tokens, writing o into out [T, Hv·D]
-// and leaving the final state in S. Column j of S (S[·][j], contiguous)
-// depends only on itself, so each token is one pass per column.
+// newGdnRun readies a gdnRun, all but S, for host slices shaped as
+// GatedDeltaNet checks them, with room for the checkpoints when record is
+// set.
+func newGdnRun(q, k, v, g, beta []float32, T, Hk, Hv, D int, eps float32, record bool) *gdnRun {
+	r := &gdnRun{T: T, Hk: Hk, Hv: Hv, D: D, qn: l2Rows(q, D, eps), kn: l2Rows(k, D, eps),
+		v: v, g: g, beta: beta, decay: make([]float32, len(g))}
+	for i, gv := range g {
+		r.decay[i] = float32(math.Exp(float64(gv)))
+	}
+	if record {
+		r.hist = make([]float32, (T+gdnCheckpoint-1)/gdnCheckpoint*Hv*D*D)
+	}
+	return r
+}
+
+// forward runs value head h over all tokens, writing o into out [T, Hv·D],
+// leaving the final state in S and, when recording, keeping the state
+// before every gdnCheckpoint-th token in hist.
 func (r *gdnRun) forward(h int, out []float32) {
-	D, kh := r.D, h%r.Hk
-	scale := 1 / float32(math.Sqrt(float64(D)))
+	D := r.D
 	S := r.S[h*D*D : (h+1)*D*D]
 	for t := range r.T {
-		if r.hist != nil {
-			copy(r.hist[(t*r.Hv+h)*D*D:], S)
+		if r.hist != nil && t%gdnCheckpoint == 0 {
+			copy(r.hist[(t/gdnCheckpoint*r.Hv+h)*D*D:], S)
 		}
-		qn := r.qn[(t*r.Hk+kh)*D:][:D]
-		kn := r.kn[(t*r.Hk+kh)*D:][:D]
-		vt := r.v[(t*r.Hv+h)*D:][:D]
-		ot := out[(t*r.Hv+h)*D:][:D]
-		decay, beta := r.decay[t*r.Hv+h], r.beta[t*r.Hv+h]
-		for j := range D {
-			col := S[j*D : j*D+D]
-			// u_j = Σ_i S'[i][j] k̂_i with S' = e^g S, in place; then
-			// S = S' + k̂ dᵀ and o_j = Σ_i S[i][j] q̂_i. Each sum runs in
-			// dotF32's four partial sums, so that the adds do not wait on
-			// one another.
-			d := beta * (vt[j] - decayDot(col, kn, decay))
-			ot[j] = updateDot(col, kn, qn, d) * scale
-		}
+		r.step(h, t, S, out[(t*r.Hv+h)*D:][:D])
+	}
+}
+
+// step runs token t through value head h: S [D·D], the head's state, is
+// updated in place and o_t,h written to ot [D]. Column j of S (S[·][j],
+// contiguous) depends only on itself, so the token is one pass per column.
+// The forward pass and the backward pass's recomputation both run it, so
+// that they agree bit for bit.
+func (r *gdnRun) step(h, t int, S, ot []float32) {
+	D, kh := r.D, h%r.Hk
+	scale := 1 / float32(math.Sqrt(float64(D)))
+	qn := r.qn[(t*r.Hk+kh)*D:][:D]
+	kn := r.kn[(t*r.Hk+kh)*D:][:D]
+	vt := r.v[(t*r.Hv+h)*D:][:D]
+	decay, beta := r.decay[t*r.Hv+h], r.beta[t*r.Hv+h]
+	for j := range D {
+		col := S[j*D : j*D+D]
+		// u_j = Σ_i S'[i][j] k̂_i with S' = e^g S, in place; then
+		// S = S' + k̂ dᵀ and o_j = Σ_i S[i][j] q̂_i. Each sum runs in
+		// dotF32's four partial sums, so that the adds do not wait on
+		// one another.
+		d := beta * (vt[j] - decayDot(col, kn, decay))
+		ot[j] = updateDot(col, kn, qn, d) * scale
 	}
 }
 
@@ -290,10 +315,13 @@ func updateDot(s, k, q []float32, d float32) float32 {
 }
 
 // backward returns the gradients of q, k, v, g and beta given do, the
-// output's gradient [T, Hv·D], by running each head backwards in time from
-// its recorded states. dS, the gradient of the state after token t, starts at
-// zero (the final state is not differentiated) and per column j goes, with
-// S_prev the recorded state and S' = e^g S_prev, S = S' + k̂dᵀ:
+// output's gradient [T, Hv·D], by running each head backwards in time. It
+// takes the tokens a chunk of gdnCheckpoint at a time, last chunk first:
+// from the chunk's checkpoint it recomputes the state before each of its
+// tokens with step, then walks them in reverse. dS, the gradient of the
+// state after token t, starts at zero (the final state is not
+// differentiated) and per column j goes, with S_prev the state before token
+// t and S' = e^g S_prev, S = S' + k̂dᵀ:
 //
 //	dS += q̂ doᵀ/√D,  dq̂ += S do/√D
 //	dd = dSᵀk̂,       dk̂ += dS d
@@ -310,11 +338,17 @@ func (r *gdnRun) backward(do, q, k []float32, eps float32) (dq, dk, dv, dg, dbet
 	dv, dg, dbeta = make([]float32, T*Hv*D), make([]float32, T*Hv), make([]float32, T*Hv)
 	parallelFor(Hv, 1, func(lo, hi int) {
 		dS := make([]float32, D*D)
+		states := make([]float32, gdnCheckpoint*D*D) // [token in chunk, D·D]
+		o := make([]float32, D)                      // replay's outputs, unused
 		for h := lo; h < hi; h++ {
 			clear(dS)
 			kh := h % Hk
 			for t := T - 1; t >= 0; t-- {
-				Sp := r.hist[(t*Hv+h)*D*D:][:D*D]
+				t0 := t / gdnCheckpoint * gdnCheckpoint // t's chunk starts at t0
+				if t == T-1 || (t+1)%gdnCheckpoint == 0 {
+					r.replay(h, t0, t+1, states, o)
+				}
+				Sp := states[(t-t0)*D*D:][:D*D]
 				qn := r.qn[(t*Hk+kh)*D:][:D]
 				kn := r.kn[(t*Hk+kh)*D:][:D]
 				vt := r.v[(t*Hv+h)*D:][:D]
@@ -356,6 +390,20 @@ func (r *gdnRun) backward(do, q, k []float32, eps float32) (dq, dk, dv, dg, dbet
 		}
 	})
 	return l2Grad(q, r.qn, dqn, Hk, Hv, D, eps), l2Grad(k, r.kn, dkn, Hk, Hv, D, eps), dv, dg, dbeta
+}
+
+// replay writes into states [t1−t0, D·D] head h's state before each of
+// tokens t0 … t1−1, t0 a checkpoint: it starts from the state kept in hist
+// and runs step as the forward pass did, so the states are the same bits.
+// o [D] takes the outputs, which are not needed.
+func (r *gdnRun) replay(h, t0, t1 int, states, o []float32) {
+	D := r.D
+	copy(states, r.hist[(t0/gdnCheckpoint*r.Hv+h)*D*D:][:D*D])
+	for t := t0; t+1 < t1; t++ {
+		S := states[(t+1-t0)*D*D:][:D*D]
+		copy(S, states[(t-t0)*D*D:][:D*D])
+		r.step(h, t, S, o)
+	}
 }
 
 // l2Rows returns x with each run of D values divided by max(‖x‖, eps), as

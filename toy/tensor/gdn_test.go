@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -233,6 +234,183 @@ func TestGatedDeltaNetGradients(t *testing.T) {
 	}, q, k, v, g, beta)
 }
 
+// The backward pass keeps every gdnCheckpoint-th state and recomputes the
+// others a chunk at a time with the forward pass's own arithmetic, so its
+// gradients are those of keeping every state, bit for bit. T covers one
+// token, a chunk less one, exactly one, one and a token, and three and a
+// remainder; D = 6 leaves decayDot and updateDot a tail past their fours.
+func TestGatedDeltaNetCheckpointedGradients(t *testing.T) {
+	const eps = 1e-6
+	C := gdnCheckpoint
+	r := rand.New(rand.NewPCG(7, 9))
+	for _, c := range []struct {
+		T, Hk, Hv, D int
+		withState    bool
+	}{
+		{1, 1, 2, 6, false},
+		{1, 2, 4, 16, true},
+		{C - 1, 2, 4, 16, true},
+		{C, 1, 2, 6, true},
+		{C, 2, 4, 16, false},
+		{C + 1, 2, 4, 16, false},
+		{C + 1, 1, 2, 6, true},
+		{3*C + 5, 1, 2, 6, true},
+		{3*C + 5, 2, 4, 16, false},
+	} {
+		name := fmt.Sprintf("T=%d Hk=%d Hv=%d D=%d state=%v", c.T, c.Hk, c.Hv, c.D, c.withState)
+		q, k, v, g, beta := gdnInputs(r, c.T, c.Hk, c.Hv, c.D)
+		var s0 []float32
+		if c.withState {
+			s0 = randTensor(r, c.Hv, c.D*c.D).f32
+		}
+		do := randTensor(r, c.T, c.Hv*c.D)
+
+		// The op under a tape, its output weighted by do, so that the
+		// gradient reaching it is do itself: ∂Σ(o ⊙ do)/∂o = 1·do.
+		in := []*Tensor{q, k, v, g, beta}
+		for _, x := range in {
+			x.SetRequiresGrad(true).ZeroGrad()
+		}
+		var state *Tensor
+		if s0 != nil {
+			state = FromFloat32(append([]float32(nil), s0...), c.Hv, c.D*c.D)
+		}
+		tape := NewTape()
+		Record(tape)
+		o := GatedDeltaNet(q, k, v, g, beta, state, eps)
+		loss := Sum(Mul(o, do))
+		Record(nil)
+		tape.Backward(loss)
+
+		run := newGdnRun(q.f32, k.f32, v.f32, g.f32, beta.f32, c.T, c.Hk, c.Hv, c.D, eps, false)
+		wantO, hist := gdnFullHistory(run, s0)
+		if !equal32(o.Data(), wantO) {
+			t.Fatalf("%s: o differs from the forward loop's", name)
+		}
+		want := gdnBackwardFullHistory(run, hist, do.f32, q.f32, k.f32, eps)
+		for i, x := range in {
+			what := fmt.Sprintf("%s: d%s", name, []string{"q", "k", "v", "g", "beta"}[i])
+			if got := x.Grad().Data(); !equal32(got, want[i]) {
+				near(t, what, got, want[i], 0) // names the first difference
+				t.Fatalf("%s differs from keeping every state", what)
+			}
+		}
+	}
+}
+
+// While recording, the forward pass keeps each head's state before tokens
+// 0, C, 2C, … only (C = gdnCheckpoint): ⌈T/C⌉·Hv·D·D floats, where it kept
+// T·Hv·D·D. For Qwen3.5's Hv = 16 heads of D = 128 over 512 tokens that is
+// 16·16·128·128 = 4,194,304 floats (17 MB) a layer, down from 134,217,728
+// (537 MB).
+func TestGatedDeltaNetCheckpoints(t *testing.T) {
+	const Hk, Hv, D = 1, 2, 6
+	C := gdnCheckpoint
+	r := rand.New(rand.NewPCG(4, 6))
+	for _, c := range []struct{ T, kept int }{{1, 1}, {C - 1, 1}, {C, 1}, {C + 1, 2}, {3*C + 5, 4}, {16 * C, 16}} {
+		q, k, v, g, beta := gdnInputs(r, c.T, Hk, Hv, D)
+		run := newGdnRun(q.f32, k.f32, v.f32, g.f32, beta.f32, c.T, Hk, Hv, D, 1e-6, true)
+		if len(run.hist) != c.kept*Hv*D*D {
+			t.Fatalf("T=%d: hist holds %d floats, want %d·Hv·D·D = %d", c.T, len(run.hist), c.kept, c.kept*Hv*D*D)
+		}
+		run.S = make([]float32, Hv*D*D)
+		for h := range Hv {
+			run.forward(h, make([]float32, c.T*Hv*D))
+		}
+		_, all := gdnFullHistory(run, nil)
+		for i := range c.kept {
+			if !equal32(run.hist[i*Hv*D*D:][:Hv*D*D], all[i*C*Hv*D*D:][:Hv*D*D]) {
+				t.Fatalf("T=%d: checkpoint %d is not the states before token %d", c.T, i, i*C)
+			}
+		}
+	}
+}
+
+// gdnFullHistory runs the forward pass as GatedDeltaNet's Go loop does (the
+// same decayDot and updateDot calls, so the same bits) from s0 (nil: zero)
+// and returns o [T, Hv·D] and every head's state before every token,
+// hist [T, Hv, D·D].
+func gdnFullHistory(r *gdnRun, s0 []float32) (o, hist []float32) {
+	T, Hk, Hv, D := r.T, r.Hk, r.Hv, r.D
+	scale := 1 / float32(math.Sqrt(float64(D)))
+	o, hist = make([]float32, T*Hv*D), make([]float32, T*Hv*D*D)
+	for h := range Hv {
+		S := make([]float32, D*D)
+		if s0 != nil {
+			copy(S, s0[h*D*D:])
+		}
+		kh := h % Hk
+		for t := range T {
+			copy(hist[(t*Hv+h)*D*D:], S)
+			qn, kn := r.qn[(t*Hk+kh)*D:][:D], r.kn[(t*Hk+kh)*D:][:D]
+			vt, ot := r.v[(t*Hv+h)*D:][:D], o[(t*Hv+h)*D:][:D]
+			decay, beta := r.decay[t*Hv+h], r.beta[t*Hv+h]
+			for j := range D {
+				col := S[j*D : j*D+D]
+				d := beta * (vt[j] - decayDot(col, kn, decay))
+				ot[j] = updateDot(col, kn, qn, d) * scale
+			}
+		}
+	}
+	return o, hist
+}
+
+// gdnBackwardFullHistory is GatedDeltaNet's backward pass as it was before
+// checkpointing: the same loop, reading the state before each token from
+// hist [T, Hv, D·D]. It returns dq, dk, dv, dg and dbeta.
+func gdnBackwardFullHistory(r *gdnRun, hist, do, q, k []float32, eps float32) [][]float32 {
+	T, Hk, Hv, D := r.T, r.Hk, r.Hv, r.D
+	scale := 1 / float32(math.Sqrt(float64(D)))
+	dqn, dkn := make([]float32, T*Hv*D), make([]float32, T*Hv*D)
+	dv, dg, dbeta := make([]float32, T*Hv*D), make([]float32, T*Hv), make([]float32, T*Hv)
+	dS := make([]float32, D*D)
+	for h := range Hv {
+		clear(dS)
+		kh := h % Hk
+		for t := T - 1; t >= 0; t-- {
+			Sp := hist[(t*Hv+h)*D*D:][:D*D]
+			qn := r.qn[(t*Hk+kh)*D:][:D]
+			kn := r.kn[(t*Hk+kh)*D:][:D]
+			vt := r.v[(t*Hv+h)*D:][:D]
+			dot := do[(t*Hv+h)*D:][:D]
+			dqt, dkt, dvt := dqn[(t*Hv+h)*D:][:D], dkn[(t*Hv+h)*D:][:D], dv[(t*Hv+h)*D:][:D]
+			decay, beta := float32(math.Exp(float64(r.g[t*Hv+h]))), r.beta[t*Hv+h]
+			var dgt, dbt float32
+			for j := range D {
+				p, dSj := Sp[j*D:j*D+D], dS[j*D:j*D+D]
+				var u float32
+				for i, pi := range p {
+					u += decay * pi * kn[i]
+				}
+				res := vt[j] - u
+				d := beta * res
+				c := dot[j] * scale
+				var dd float32
+				for i, pi := range p {
+					s := decay*pi + kn[i]*d
+					dSj[i] += qn[i] * c
+					dqt[i] += s * c
+					dd += dSj[i] * kn[i]
+					dkt[i] += dSj[i] * d
+				}
+				dbt += dd * res
+				dvt[j] = beta * dd
+				du := -beta * dd
+				var dgj float32
+				for i, pi := range p {
+					dSj[i] += kn[i] * du
+					dkt[i] += decay * pi * du
+					dgj += dSj[i] * pi
+					dSj[i] *= decay
+				}
+				dgt += decay * dgj
+			}
+			dg[t*Hv+h], dbeta[t*Hv+h] = dgt, dbt
+		}
+	}
+	return [][]float32{l2Grad(q, r.qn, dqn, Hk, Hv, D, eps), l2Grad(k, r.kn, dkn, Hk, Hv, D, eps), dv, dg, dbeta}
+}
+
 func TestGatedDeltaNetShapes(t *testing.T) {
 	// T = 2, Hk = 2, Hv = 4, D = 2.
 	ok := func() (q, k, v, g, beta *Tensor) { return New(2, 4), New(2, 4), New(2, 8), New(2, 4), New(2, 4) }
@@ -271,5 +449,24 @@ func BenchmarkGatedDeltaNet(b *testing.B) {
 				GatedDeltaNet(q, k, v, g, beta, state, 1e-6)
 			}
 		})
+	}
+}
+
+// A training step's gated delta rule: the forward pass under a tape and the
+// backward pass, T = 256 tokens, Hv = 4 heads of D = 64.
+func BenchmarkGatedDeltaNetBackward(b *testing.B) {
+	const T, Hk, Hv, D = 256, 2, 4, 64
+	r := rand.New(rand.NewPCG(1, 2))
+	q, k, v, g, beta := gdnInputs(r, T, Hk, Hv, D)
+	do := randTensor(r, T, Hv*D)
+	for _, x := range []*Tensor{q, k, v, g, beta} {
+		x.SetRequiresGrad(true)
+	}
+	for b.Loop() {
+		tape := NewTape()
+		Record(tape)
+		loss := Sum(Mul(GatedDeltaNet(q, k, v, g, beta, nil, 1e-6), do))
+		Record(nil)
+		tape.Backward(loss)
 	}
 }
