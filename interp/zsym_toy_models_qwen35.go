@@ -16,6 +16,7 @@ func init() {
 		// function, constant and variable definitions
 		"Arch":           reflect.ValueOf(constant.MakeFromLiteral("\"qwen35\"", token.STRING, 0)),
 		"ArchMoE":        reflect.ValueOf(constant.MakeFromLiteral("\"qwen35moe\"", token.STRING, 0)),
+		"ArchNext":       reflect.ValueOf(constant.MakeFromLiteral("\"qwen3next\"", token.STRING, 0)),
 		"Archs":          reflect.ValueOf(&qwen35.Archs).Elem(),
 		"ConfigFromCard": reflect.ValueOf(qwen35.ConfigFromCard),
 		"ConfigFromGGUF": reflect.ValueOf(qwen35.ConfigFromGGUF),

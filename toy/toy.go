@@ -77,6 +77,7 @@ var loaders = map[string]func(*gguf.File) (engine.Model, error){
 	"lfm2moe":    func(f *gguf.File) (engine.Model, error) { return lfm2.Load(f) },
 	"qwen35":     func(f *gguf.File) (engine.Model, error) { return qwen35.Load(f) },
 	"qwen35moe":  func(f *gguf.File) (engine.Model, error) { return qwen35.Load(f) },
+	"qwen3next":  func(f *gguf.File) (engine.Model, error) { return qwen35.Load(f) },
 }
 
 // Archs returns the GGUF architectures toy can load, sorted.

@@ -17,6 +17,9 @@ type Qwen35Spec struct {
 	StateDim int `json:"state_dim"` // every head's width
 	ConvL    int `json:"conv_l"`    // the convolution's taps
 	Interval int `json:"interval"`  // an attention layer every Interval
+	// Fused (qwen3next): one ssm_in projection in place of attn_qkv and
+	// attn_gate, as Qwen3-Next's older conversions have it.
+	Fused bool `json:"fused,omitempty"`
 }
 
 // qwen35Specs are the Qwen3.5 gate models: eight layers, every fourth
@@ -30,7 +33,17 @@ type Qwen35Spec struct {
 //     token, beside a shared expert gated by a sigmoid, in every layer;
 //   - qwen35-q4_k_m, the mix most Qwen3.5 files come in (Q6_K head and
 //     down projections), at widths of whole 256-weight super-blocks (two
-//     single-position rounding flips, measured: tests/reference).
+//     single-position rounding flips, measured: tests/reference);
+//   - qwen3next-f32 and qwen3next-q8_0, shaped as Qwen3-Next-80B-A3B (2
+//     value heads to a key head, which reads them as a group, β and α in
+//     one ssm_ba; mixtures of 8 experts, 2 a token, and a shared expert,
+//     in every layer): the F32 model in the older conversion's single
+//     ssm_in, the Q8_0 one in today's attn_qkv and attn_gate. (Its seed
+//     is 67: seed 66 put a Q8_0 activation exactly on a half-step, 26.5
+//     of its block's scale, at greedy step 5, where one ulp decides the
+//     rounding: 7.7e-2 from llama.cpp there, 1.9e-4 with toy's rounding
+//     turned the other way, and the state carried the difference on until
+//     the greedy tokens parted at step 20.)
 func qwen35Specs() []Spec {
 	return []Spec{
 		{Name: "qwen35-f32", Arch: "qwen35", DType: tensor.F32, Vocab: "gpt2", Embed: 64, Layers: 8, FFN: 96, Heads: 4,
@@ -45,6 +58,12 @@ func qwen35Specs() []Spec {
 		{Name: "qwen35-q4_k_m", Arch: "qwen35", DType: tensor.Q4_K, Vocab: "gpt2", Embed: 256, Layers: 4, FFN: 512, Heads: 4,
 			KVHeads: 2, HeadDim: 64, RopeDim: 16, Context: 256, Seed: 64, PromptIDs: gpt2Prompt,
 			Qwen35: &Qwen35Spec{KHeads: 2, VHeads: 4, StateDim: 64, ConvL: 4, Interval: 4}},
+		{Name: "qwen3next-f32", Arch: "qwen3next", DType: tensor.F32, Vocab: "gpt2", Embed: 64, Layers: 8, FFN: 32, Heads: 4,
+			KVHeads: 2, HeadDim: 32, RopeDim: 8, Context: 256, Seed: 65, PromptIDs: gpt2Prompt, Experts: 8,
+			ExpertsUsed: 2, SharedFFN: 48, Qwen35: &Qwen35Spec{KHeads: 2, VHeads: 4, StateDim: 16, ConvL: 4, Interval: 4, Fused: true}},
+		{Name: "qwen3next-q8_0", Arch: "qwen3next", DType: tensor.Q8_0, Vocab: "gpt2", Embed: 64, Layers: 8, FFN: 32, Heads: 4,
+			KVHeads: 2, HeadDim: 32, RopeDim: 8, Context: 256, Tied: true, Seed: 67, PromptIDs: gpt2Prompt, Experts: 8,
+			ExpertsUsed: 2, SharedFFN: 64, Qwen35: &Qwen35Spec{KHeads: 2, VHeads: 4, StateDim: 16, ConvL: 4, Interval: 4}},
 	}
 }
 
@@ -56,8 +75,10 @@ func qwen35Metadata(w *gguf.Writer, s Spec) {
 	w.SetUint32(a+".attention.key_length", uint32(s.HeadDim))
 	w.SetUint32(a+".attention.value_length", uint32(s.HeadDim))
 	w.SetUint32(a+".rope.dimension_count", uint32(s.RopeDim))
-	pairs := s.RopeDim / 2
-	w.SetInt32s(a+".rope.dimension_sections", []int32{int32(pairs - 2*(pairs/3)), int32(pairs / 3), int32(pairs / 3), 0})
+	if a != "qwen3next" { // Qwen3-Next's RoPE is plain
+		pairs := s.RopeDim / 2
+		w.SetInt32s(a+".rope.dimension_sections", []int32{int32(pairs - 2*(pairs/3)), int32(pairs / 3), int32(pairs / 3), 0})
+	}
 	w.SetUint32(a+".full_attention_interval", uint32(q.Interval))
 	w.SetUint32(a+".ssm.conv_kernel", uint32(q.ConvL))
 	w.SetUint32(a+".ssm.state_size", uint32(q.StateDim))
@@ -95,12 +116,19 @@ func qwen35Layer(s Spec, l int, p string,
 			mat(p+"attn_output.weight", D, s.Heads*hd))
 	}
 	C, v := (2*q.KHeads+q.VHeads)*q.StateDim, q.VHeads*q.StateDim
-	return append(errs,
-		mat(p+"attn_qkv.weight", C, D), mat(p+"attn_gate.weight", v, D),
+	if q.Fused {
+		errs = append(errs, mat(p+"ssm_in.weight", C+v, D))
+	} else {
+		errs = append(errs, mat(p+"attn_qkv.weight", C, D), mat(p+"attn_gate.weight", v, D))
+	}
+	errs = append(errs,
 		add(p+"ssm_conv1d.weight", tensor.F32, 0.6, 0, C, q.ConvL),
 		vec(p+"ssm_dt.bias", q.VHeads, 0, 1),
-		vec(p+"ssm_a", q.VHeads, -0.3, 0.2), // −e^{A_log}: slow decays, so that the state remembers
-		mat(p+"ssm_beta.weight", q.VHeads, D), mat(p+"ssm_alpha.weight", q.VHeads, D),
-		vec(p+"ssm_norm.weight", q.StateDim, 1, 0.2),
-		mat(p+"ssm_out.weight", D, v))
+		vec(p+"ssm_a", q.VHeads, -0.3, 0.2)) // −e^{A_log}: slow decays, so that the state remembers
+	if s.Arch == "qwen3next" {
+		errs = append(errs, mat(p+"ssm_ba.weight", 2*q.VHeads, D))
+	} else {
+		errs = append(errs, mat(p+"ssm_beta.weight", q.VHeads, D), mat(p+"ssm_alpha.weight", q.VHeads, D))
+	}
+	return append(errs, vec(p+"ssm_norm.weight", q.StateDim, 1, 0.2), mat(p+"ssm_out.weight", D, v))
 }

@@ -431,7 +431,7 @@ func build(s Spec) (*gguf.Writer, error) {
 			w.SetUint32(a+".attention.key_length", uint32(hd))
 			w.SetUint32(a+".attention.value_length", uint32(hd))
 		}
-		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000, "granite": 10000, "granitemoe": 10000, "starcoder2": 100000, "olmo2": 500000, "smollm3": 2000000, "exaone": 1000000, "command-r": 8000000, "cohere2": 50000, "mistral3": 1000000, "gpt-oss": 150000, "llama4": 500000, "lfm2": 1000000, "lfm2moe": 1000000, "qwen35": 10000000, "qwen35moe": 10000000}[a]
+		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000, "granite": 10000, "granitemoe": 10000, "starcoder2": 100000, "olmo2": 500000, "smollm3": 2000000, "exaone": 1000000, "command-r": 8000000, "cohere2": 50000, "mistral3": 1000000, "gpt-oss": 150000, "llama4": 500000, "lfm2": 1000000, "lfm2moe": 1000000, "qwen35": 10000000, "qwen35moe": 10000000, "qwen3next": 10000000}[a]
 		if s.RopeFreqs {
 			base = 500000
 		}
@@ -445,7 +445,7 @@ func build(s Spec) (*gguf.Writer, error) {
 		llama4Metadata(w, s)
 	} else if a == "lfm2" || a == "lfm2moe" {
 		lfm2Metadata(w, s)
-	} else if a == "qwen35" || a == "qwen35moe" {
+	} else if s.Qwen35 != nil {
 		qwen35Metadata(w, s)
 	} else if s.Experts > 0 {
 		moeMetadata(w, s)
@@ -473,7 +473,7 @@ func build(s Spec) (*gguf.Writer, error) {
 	}
 	pre := "default"
 	if v.Model == "gpt2" {
-		pre = map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2", "qwen2moe": "qwen2", "qwen3moe": "qwen2", "starcoder2": "starcoder", "phi2": "phi-2", "phi3": "gpt-2", "llama4": "llama4", "lfm2": "lfm2", "lfm2moe": "lfm2", "qwen35": "qwen35", "qwen35moe": "qwen35"}[a]
+		pre = map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2", "qwen2moe": "qwen2", "qwen3moe": "qwen2", "starcoder2": "starcoder", "phi2": "phi-2", "phi3": "gpt-2", "llama4": "llama4", "lfm2": "lfm2", "lfm2moe": "lfm2", "qwen35": "qwen35", "qwen35moe": "qwen35", "qwen3next": "qwen2"}[a]
 	}
 	setVocab(w, v, pre)
 
@@ -530,7 +530,7 @@ func build(s Spec) (*gguf.Writer, error) {
 			errs = append(errs, lfm2Layer(s, l, p, hd, add, vec)...)
 			continue
 		}
-		if a == "qwen35" || a == "qwen35moe" {
+		if s.Qwen35 != nil {
 			errs = append(errs, qwen35Layer(s, l, p, add, vec)...)
 			continue
 		}

@@ -214,12 +214,23 @@ func decode(m engine.Model, prompt []int32, n int, b *cuda.Backend) (ids []int32
 //     with cuBLAS's summation order, 2.3e-5 with toy's GEMM. StarCoder2's
 //     MLP is GPT-2's: 1.9e-3 on starcoder2-f32 with cuBLAS. Phi-2's MLP
 //     too: 5.0e-4 on phi2-f32 with cuBLAS, 5.7e-6 with toy's GEMM.
+//
+// And where Q8_0's activation rounding does the same to an F32 product's
+// summation order: qwen3next-q8_0's shared experts are gated by σ(x·w_s),
+// an F32 product the device sums in another order than the CPU (2.4e-7
+// apart after layer 0, 6e-7 after layer 3); in layer 4 an activation that
+// close to a Q8_0 rounding boundary rounds the other way (2.2e-3 there),
+// and the delta rule's state carries it to every later position: 0.27 on
+// the emulator, every greedy token still the CPU's. Without the shared
+// experts the same model is bit-identical on the emulator (0.0), so: 0.5.
 func logitTolerance(arch string, dt tensor.DType) float64 {
 	switch {
 	case dt == tensor.F16:
 		return 1e-2
 	case arch == "gpt2" || arch == "gemma" || arch == "gemma2" || arch == "gemma3" || arch == "phi2" || arch == "starcoder2":
 		return 3e-3
+	case arch == "qwen3next" && dt == tensor.Q8_0:
+		return 0.5
 	}
 	return 1e-3
 }

@@ -53,7 +53,9 @@ type Case struct {
 // and starcoder2 (LayerNorms and biases with grouped-query RoPE attention),
 // and two DeepSeek-V2s (latent attention in both file layouts, shared
 // experts, softmax and normalised sigmoid routing), and qwen35 (the gated
-// delta rule's recurrence, convolution and decay rates, gated attention).
+// delta rule's recurrence, convolution and decay rates, gated attention),
+// and qwen3next (its value heads reading grouped key heads, the fused β/α
+// projection, mixtures with a gated shared expert).
 func Cases() []Case {
 	lc := llama.Config{Arch: "llama", VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64,
 		Heads: 4, KVHeads: 2, HeadDim: 8, RopeDim: 8, RopeBase: 10000, NormEps: 1e-5}
@@ -103,6 +105,12 @@ func Cases() []Case {
 	q35 := qwen35.Config{Arch: qwen35.Arch, VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, Interval: 2, Heads: 4,
 		KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e7, Sections: [4]int{2, 0, 0, 0}, KHeads: 1, VHeads: 2, StateDim: 8,
 		ConvL: 4, NormEps: 1e-6}
+	// Qwen3-Next: as Qwen3.5 but 2 key heads for 4 value heads, which
+	// read them in groups, β and α from one projection, and in every layer
+	// a mixture of 4 experts, 2 a token, beside a gated shared expert.
+	qn := qwen35.Config{Arch: qwen35.ArchNext, VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 4, Interval: 2, Heads: 4,
+		KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e7, KHeads: 2, VHeads: 4, StateDim: 8, ConvL: 4, NormEps: 1e-6,
+		Experts: 4, ExpertsUsed: 2, ExpertFFN: 16, SharedFFN: 24}
 	return []Case{
 		{"llama", llama.NewRandom(lc, 1), lc.SetMetadata},
 		{"qwen2", llama.NewRandom(qc, 2), qc.SetMetadata},
@@ -118,6 +126,7 @@ func Cases() []Case {
 		{"deepseek2-lite", deepseek2.NewRandom(dl, 10), dl.SetMetadata},
 		{"deepseek2", deepseek2.NewRandom(dv, 11), dv.SetMetadata},
 		{"qwen35", qwen35.NewRandom(q35, 14), q35.SetMetadata},
+		{"qwen3next", qwen35.NewRandom(qn, 15), qn.SetMetadata},
 	}
 }
 

@@ -379,8 +379,12 @@ def qwen35_forward(meta, W, ids):
     head, σ(gate) on the output), the others the gated delta rule, written
     from its definition: a depthwise causal convolution and SiLU, L2-normed
     queries and keys, and per value head a state S (key × value) that each
-    token decays by e^g and corrects towards v with strength β."""
-    a = "qwen35"
+    token decays by e^g and corrects towards v with strength β. Qwen3-Next
+    (qwen3next): value head i reads key head i // (Hv/Hk), β and α come
+    from one projection (per key head: its value heads' β rows, then their
+    α rows), and every layer's MLP is a mixture of experts beside a shared
+    expert gated by σ(h·w_s)."""
+    a = meta["general.architecture"]
     L, H, KV = meta[a + ".block_count"], meta[a + ".attention.head_count"], meta[a + ".attention.head_count_kv"]
     dh, R = meta[a + ".attention.key_length"], meta[a + ".rope.dimension_count"]
     eps, base, every = meta[a + ".attention.layer_norm_rms_epsilon"], meta[a + ".rope.freq_base"], meta[a + ".full_attention_interval"]
@@ -413,12 +417,21 @@ def qwen35_forward(meta, W, ids):
             conv = F.conv1d(m.T.unsqueeze(0), W[p + "ssm_conv1d.weight"].unsqueeze(1), padding=K - 1, groups=C)
             m = F.silu(conv[0, :, :T].T)
             kd = Hk * Ds
-            tile = [i % Hk for i in range(Hv)]  # value head i reads key head i mod Hk
+            r = Hv // Hk
+            if a == "qwen3next":
+                tile = [i // r for i in range(Hv)]  # value head i reads the key head of its group
+            else:
+                tile = [i % Hk for i in range(Hv)]  # value head i reads key head i mod Hk
             q = F.normalize(m[:, :kd].reshape(T, Hk, Ds), dim=-1, eps=eps)[:, tile]
             k = F.normalize(m[:, kd:2 * kd].reshape(T, Hk, Ds), dim=-1, eps=eps)[:, tile]
             v = m[:, 2 * kd:].reshape(T, Hv, Ds)
-            beta = torch.sigmoid(lin(h, p + "ssm_beta"))
-            g = W[p + "ssm_a"] * F.softplus(lin(h, p + "ssm_alpha") + W[p + "ssm_dt.bias"])
+            if a == "qwen3next":
+                ba = lin(h, p + "ssm_ba").reshape(T, Hk, 2 * r)
+                b_in, a_in = ba[..., :r].reshape(T, Hv), ba[..., r:].reshape(T, Hv)
+            else:
+                b_in, a_in = lin(h, p + "ssm_beta"), lin(h, p + "ssm_alpha")
+            beta = torch.sigmoid(b_in)
+            g = W[p + "ssm_a"] * F.softplus(a_in + W[p + "ssm_dt.bias"])
             S = torch.zeros(Hv, Ds, Ds, dtype=x.dtype)
             out = []
             for t in range(T):
@@ -430,7 +443,14 @@ def qwen35_forward(meta, W, ids):
             o = rms(torch.stack(out), W[p + "ssm_norm.weight"]) * F.silu(lin(h, p + "attn_gate").reshape(T, Hv, Ds))
             x = x + lin(o.reshape(T, Hv * Ds), p + "ssm_out")
         h = rms(x, W[p + "post_attention_norm.weight"])
-        x = x + lin(F.silu(lin(h, p + "ffn_gate")) * lin(h, p + "ffn_up"), p + "ffn_down")
+        if a + ".expert_count" in meta:
+            y = moe(h, W, p, meta[a + ".expert_used_count"])
+            if p + "ffn_gate_inp_shexp.weight" in W:
+                shared = lin(F.silu(lin(h, p + "ffn_gate_shexp")) * lin(h, p + "ffn_up_shexp"), p + "ffn_down_shexp")
+                y = y + torch.sigmoid(h @ W[p + "ffn_gate_inp_shexp.weight"])[:, None] * shared
+            x = x + y
+        else:
+            x = x + lin(F.silu(lin(h, p + "ffn_gate")) * lin(h, p + "ffn_up"), p + "ffn_down")
     x = rms(x, W["output_norm.weight"])
     return x @ W.get("output.weight", W["token_embd.weight"]).T
 
@@ -445,7 +465,8 @@ def batch():
 def loss_of(meta, W):
     fwd = {"gpt2": gpt2_forward, "gemma2": gemma_forward, "gemma3": gemma_forward, "phi3": phi3_forward,
            "starcoder2": starcoder2_forward, "deepseek2": deepseek2_forward,
-           "olmo2": olmo2_forward, "command-r": cohere_forward, "cohere2": cohere_forward, "qwen35": qwen35_forward}.get(meta["general.architecture"], llama_forward)
+           "olmo2": olmo2_forward, "command-r": cohere_forward, "cohere2": cohere_forward, "qwen35": qwen35_forward,
+           "qwen3next": qwen35_forward}.get(meta["general.architecture"], llama_forward)
     logits, targets = [], []
     for s in batch():
         ids = [0 if t == PAD else t for t in s[:-1]]
@@ -457,7 +478,7 @@ def loss_of(meta, W):
 def main(src, dst):
     os.makedirs(dst, exist_ok=True)
     for name in sys.argv[3:] or ["llama", "qwen2", "gpt2", "gemma2", "gemma3", "mixtral", "granite", "phi3", "starcoder2", "olmo2", "cohere2",
-                                       "deepseek2-lite", "deepseek2", "qwen35"]:
+                                       "deepseek2-lite", "deepseek2", "qwen35", "qwen3next"]:
         meta, W, sha = read_gguf(os.path.join(src, name + ".gguf"))
         loss = loss_of(meta, W)
         loss.backward()

@@ -81,7 +81,7 @@ func TestRoundTrip(t *testing.T) {
 		gates["olmoe-q8_0"], gates["phi2-f32"], gates["phi2-q8_0"], gates["phi3-long-f32"], gates["phi4-q8_0"],
 		gates["deepseek2-f32"], gates["deepseek2-lite-q8_0"], gates["deepseek2-v3-f32"],
 		gates["command-r-q8_0"], gates["command-r-plus-f32"], gates["cohere2-f32"], gates["mistral3-f32"], gates["mistral3-temp-f32"],
-		gates["llama4-f32"], gates["llama4-q8_0"], gates["qwen35-f32"], gates["qwen35-q8_0"], gates["qwen35moe-f32"],
+		gates["llama4-f32"], gates["llama4-q8_0"], gates["qwen35-f32"], gates["qwen35-q8_0"], gates["qwen35moe-f32"], gates["qwen3next-f32"], gates["qwen3next-q8_0"],
 		g2, g3, g1, yarn, linear, mix, q3moe, q2moe, gmoe,
 		spec("granite", "granite", tensor.F32, true),
 		smollm3,

@@ -31,8 +31,12 @@ func (m *Model) Card() *card.Card {
 		if a := b.Attn(); a != nil && a.Q != nil {
 			ws = append(ws, a.Q.W, a.K.W, a.V.W, a.O.W)
 		}
-		if d := b.Delta(); d != nil && d.QKV != nil {
-			ws = append(ws, d.QKV.W, d.Z.W, d.Out.W)
+		if d := b.Delta(); d != nil && d.Out != nil {
+			for _, l := range []*nn.Linear{d.QKV, d.Z, d.In, d.Out} {
+				if l != nil {
+					ws = append(ws, l.W)
+				}
+			}
 		}
 		switch ffn := b.FFN.(type) {
 		case *nn.SwiGLU:
@@ -58,8 +62,12 @@ func (c Config) Card() *card.Card {
 			rec++
 		}
 	}
-	summary := fmt.Sprintf("Qwen3.5: a hybrid decoder, %d of its %d layers a gated delta rule (linear attention with a %d × %d state per value head), the others grouped-query attention with normalised query and key heads and a sigmoid gate on each head's output.", rec, c.Layers, c.StateDim, c.StateDim)
-	moe := c.Arch == ArchMoE
+	name := "Qwen3.5"
+	if c.Arch == ArchNext {
+		name = "Qwen3-Next"
+	}
+	summary := fmt.Sprintf("%s: a hybrid decoder, %d of its %d layers a gated delta rule (linear attention with a %d × %d state per value head), the others grouped-query attention with normalised query and key heads and a sigmoid gate on each head's output.", name, rec, c.Layers, c.StateDim, c.StateDim)
+	moe := c.MoE()
 	if moe {
 		summary += fmt.Sprintf(" In every layer a mixture of %d SwiGLU experts, %d a token, by the softmax of the router renormalised over the chosen", c.Experts, c.ExpertsUsed)
 		if c.SharedFFN > 0 {
@@ -89,9 +97,17 @@ func (c Config) Card() *card.Card {
 		{Symbol: "d_h", Value: card.Int(c.HeadDim), Key: "head_dim", Meaning: "attention head width"},
 		{Symbol: "d_rope", Value: card.Int(c.RopeDim), Key: "rope_dim", Meaning: "features of each head RoPE turns"},
 		{Symbol: "θ_rope", Value: card.Float(c.RopeBase), Key: "rope_base", Meaning: "RoPE frequency base"},
-		{Symbol: "s_rope", Value: strings.Join(sec, ","), Key: "rope_sections", Meaning: "M-RoPE sections (text positions are equal in all, so RoPE is plain)"},
+	}...)
+	if c.Arch != ArchNext {
+		k.Hyper = append(k.Hyper, card.Hyper{Symbol: "s_rope", Value: strings.Join(sec, ","), Key: "rope_sections", Meaning: "M-RoPE sections (text positions are equal in all, so RoPE is plain)"})
+	}
+	reads := "h mod H_k"
+	if c.Grouped() {
+		reads = "⌊h·H_k/H_v⌋"
+	}
+	k.Hyper = append(k.Hyper, []card.Hyper{
 		{Symbol: "H_k", Value: card.Int(c.KHeads), Key: "k_heads", Meaning: "query/key heads of the delta rule"},
-		{Symbol: "H_v", Value: card.Int(c.VHeads), Key: "v_heads", Meaning: "value heads of the delta rule; head h reads key head h mod H_k"},
+		{Symbol: "H_v", Value: card.Int(c.VHeads), Key: "v_heads", Meaning: "value heads of the delta rule; head h reads key head " + reads},
 		{Symbol: "d_s", Value: card.Int(c.StateDim), Key: "state_dim", Meaning: "width of the delta rule's heads"},
 		{Symbol: "k", Value: card.Int(c.ConvL), Key: "conv_taps", Meaning: "taps of the causal convolution before the delta rule"},
 		{Symbol: "ε", Value: card.Float(c.NormEps), Key: "norm_eps", Meaning: "RMSNorm and L2-norm epsilon"},
@@ -147,7 +163,7 @@ func (c Config) Card() *card.Card {
 		{Depth: 1, Text: "if p ∤ l then"},
 		{Depth: 2, Text: "M ← W_qkv^l X̃;  for t ∈ [ℓ]: M[:, t] ← SiLU(Σ_{j ∈ [k]} K_l[:, j] ⊙ M[:, t − k + j])   (M[:, s] = 0 for s < 1)", Shape: col("(2H_k + H_v)·d_s", c.ConvChannels())},
 		{Depth: 2, Text: "[Q; K; V] ← M;  β ← σ(W_β^l X̃);  g ← a^l ⊙ softplus(W_α^l X̃ + b_dt^l)", Shape: "β, g: H_v × ℓ"},
-		{Depth: 2, Text: "for h ∈ [H_v]: S ← 0 (d_s × d_s); g' ← h mod H_k; for t ∈ [ℓ]:"},
+		{Depth: 2, Text: "for h ∈ [H_v]: S ← 0 (d_s × d_s); g' ← " + reads + "; for t ∈ [ℓ]:"},
 		{Depth: 3, Text: "q ← Q_g'[:, t]/‖Q_g'[:, t]‖;  κ ← K_g'[:, t]/‖K_g'[:, t]‖", Shape: col("d_s", ds)},
 		{Depth: 3, Text: "S ← e^{g[h, t]} S;  S ← S + κ (β[h, t] (V_h[:, t] − Sᵀκ))ᵀ;  Y_h[:, t] ← Sᵀq / √d_s", Shape: fmt.Sprintf("S: d_s × d_s = %d × %d", ds, ds)},
 		{Depth: 2, Text: "for h ∈ [H_v]: Y_h ← RMSNorm(Y_h | γs_l, ε) ⊙ SiLU((W_z^l X̃)_h)", Shape: col("d_s", ds)},
@@ -197,7 +213,7 @@ func (c Config) ParamCount() int64 {
 	E, FE, S := int64(c.Experts), int64(c.ExpertFFN), int64(c.SharedFFN)
 	for l := range c.Layers {
 		n += 2 * D
-		if c.Arch == ArchMoE {
+		if c.MoE() {
 			n += E*D + 3*E*D*FE
 			if S > 0 {
 				n += 3*D*S + D
@@ -222,7 +238,7 @@ func ConfigFromCard(k *card.Card) (any, error) {
 	r.Int("context_length", &c.ContextLength)
 	r.Int("embed", &c.Embed)
 	r.Int("layers", &c.Layers)
-	if c.Arch == ArchMoE {
+	if c.MoE() {
 		r.Int("experts", &c.Experts)
 		r.Int("experts_used", &c.ExpertsUsed)
 		r.Int("expert_ffn", &c.ExpertFFN)
@@ -236,8 +252,10 @@ func ConfigFromCard(k *card.Card) (any, error) {
 	r.Int("head_dim", &c.HeadDim)
 	r.Int("rope_dim", &c.RopeDim)
 	r.Float("rope_base", &c.RopeBase)
-	var sec string
-	r.String("rope_sections", &sec)
+	sec := "0,0,0,0"
+	if c.Arch != ArchNext {
+		r.String("rope_sections", &sec)
+	}
 	r.Int("k_heads", &c.KHeads)
 	r.Int("v_heads", &c.VHeads)
 	r.Int("state_dim", &c.StateDim)

@@ -12,21 +12,25 @@ import (
 )
 
 // Arch is the GGUF architecture of the dense models; ArchMoE that of the
-// mixtures of experts (Qwen3.5-35B-A3B, 122B-A10B, 397B-A17B).
+// mixtures of experts (Qwen3.5-35B-A3B, 122B-A10B, 397B-A17B); ArchNext
+// that of Qwen3-Next (80B-A3B), their predecessor: the same layers, with
+// each value head reading the key head of its group (h/(Hv/Hk), not
+// h mod Hk) and β and α from one projection.
 const (
-	Arch    = "qwen35"
-	ArchMoE = "qwen35moe"
+	Arch     = "qwen35"
+	ArchMoE  = "qwen35moe"
+	ArchNext = "qwen3next"
 )
 
 // Archs lists the GGUF architectures this package loads.
-var Archs = []string{Arch, ArchMoE}
+var Archs = []string{Arch, ArchMoE, ArchNext}
 
 // ErrUnsupported marks files of this family that use features toy lacks.
 var ErrUnsupported = errors.New("qwen35: unsupported model feature")
 
 // Config holds every hyperparameter of a Qwen3.5 model.
 type Config struct {
-	Arch          string // Arch or ArchMoE
+	Arch          string // Arch, ArchMoE or ArchNext
 	VocabSize     int    // V
 	ContextLength int    // trained context length
 	Embed         int    // D
@@ -50,7 +54,7 @@ type Config struct {
 	// ConvL taps.
 	KHeads, VHeads, StateDim, ConvL int
 
-	// qwen35moe: every layer's feed-forward is a mixture of Experts
+	// qwen35moe and qwen3next: every layer's feed-forward is a mixture of Experts
 	// SwiGLUs of width ExpertFFN, ExpertsUsed a token, chosen and weighted
 	// by the softmax of the router's logits renormalised over the chosen,
 	// beside a shared SwiGLU of width SharedFFN gated by σ(x·w_s).
@@ -63,6 +67,14 @@ type Config struct {
 	// holds after the L layers (nextn_predict_layers); toy skips them.
 	MTPLayers int
 }
+
+// MoE reports whether the feed-forward layers are mixtures of experts.
+func (c Config) MoE() bool { return c.Arch != Arch }
+
+// Grouped reports whether value head h reads key head h/(Hv/Hk) (the heads
+// of a group side by side: Qwen3-Next) rather than h mod Hk (Qwen3.5, whose
+// files llama.cpp's converter reorders so).
+func (c Config) Grouped() bool { return c.Arch == ArchNext }
 
 // Recurrent reports whether layer l is a delta-rule layer.
 func (c Config) Recurrent(l int) bool { return (l+1)%c.Interval != 0 }
@@ -95,7 +107,7 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	c.Arch = arch
 	m := f.Meta(arch)
 	c.ContextLength, c.Embed = m.Uint("context_length"), m.Uint("embedding_length")
-	if arch == ArchMoE {
+	if c.MoE() {
 		c.Experts, c.ExpertsUsed = m.Uint("expert_count"), m.Uint("expert_used_count")
 		c.ExpertFFN = m.Uint("expert_feed_forward_length")
 		c.SharedFFN = m.UintOr("expert_shared_feed_forward_length", 0)
@@ -134,13 +146,13 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if t := m.StringOr("rope.scaling.type", "none"); t != "none" && m.FloatOr("rope.scaling.factor", 0) > 1 {
 		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q", t))
 	}
-	if _, err := f.Info("blk.0.ssm_ba.weight"); err == nil {
+	if _, err := f.Info("blk.0.ssm_ba.weight"); err == nil && arch != ArchNext {
 		lacking = append(lacking, "a fused ssm_ba projection")
 	}
 	if _, err := f.Info("blk.0.ffn_gate_up_exps.weight"); err == nil {
 		lacking = append(lacking, "fused ffn_gate_up_exps experts")
 	}
-	if sc := m.FloatOr("expert_weights_scale", 1); arch == ArchMoE && sc != 0 && sc != 1 {
+	if sc := m.FloatOr("expert_weights_scale", 1); c.MoE() && sc != 0 && sc != 1 {
 		lacking = append(lacking, fmt.Sprintf("expert weights scaled by %g", sc))
 	}
 	emb, err := f.Info("token_embd.weight")
@@ -165,7 +177,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("qwen35: width %d, feed-forward width %d", c.Embed, c.FFN)
 	case c.Arch == Arch && (c.Experts != 0 || c.ExpertsUsed != 0 || c.ExpertFFN != 0 || c.SharedFFN != 0):
 		return fmt.Errorf("qwen35: a qwen35 model with experts (they are qwen35moe)")
-	case c.Arch == ArchMoE && (c.FFN != 0 || c.Experts < 2 || c.Experts > 1<<16 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts ||
+	case c.MoE() && (c.FFN != 0 || c.Experts < 2 || c.Experts > 1<<16 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts ||
 		c.ExpertFFN <= 0 || c.ExpertFFN > big || c.SharedFFN < 0 || c.SharedFFN > big):
 		return fmt.Errorf("qwen35: %d experts, %d a token, width %d, shared %d (feed-forward width %d)", c.Experts, c.ExpertsUsed, c.ExpertFFN, c.SharedFFN, c.FFN)
 	case c.Layers <= 0 || c.Layers > 1024 || c.MTPLayers < 0:
@@ -199,7 +211,7 @@ func (c Config) SetMetadata(w *gguf.Writer) {
 	w.SetUint32(a+".context_length", uint32(c.ContextLength))
 	w.SetUint32(a+".embedding_length", uint32(c.Embed))
 	w.SetUint32(a+".block_count", uint32(c.Layers+c.MTPLayers))
-	if a == ArchMoE {
+	if c.MoE() {
 		w.SetUint32(a+".expert_count", uint32(c.Experts))
 		w.SetUint32(a+".expert_used_count", uint32(c.ExpertsUsed))
 		w.SetUint32(a+".expert_feed_forward_length", uint32(c.ExpertFFN))
@@ -216,11 +228,13 @@ func (c Config) SetMetadata(w *gguf.Writer) {
 	w.SetFloat32(a+".attention.layer_norm_rms_epsilon", c.NormEps)
 	w.SetUint32(a+".rope.dimension_count", uint32(c.RopeDim))
 	w.SetFloat32(a+".rope.freq_base", c.RopeBase)
-	sec := c.Sections
-	if sec == [4]int{} { // every pair follows the text position
-		sec[0] = c.RopeDim / 2
+	if a != ArchNext { // Qwen3-Next's RoPE is plain
+		sec := c.Sections
+		if sec == [4]int{} { // every pair follows the text position
+			sec[0] = c.RopeDim / 2
+		}
+		w.SetInt32s(a+".rope.dimension_sections", []int32{int32(sec[0]), int32(sec[1]), int32(sec[2]), int32(sec[3])})
 	}
-	w.SetInt32s(a+".rope.dimension_sections", []int32{int32(sec[0]), int32(sec[1]), int32(sec[2]), int32(sec[3])})
 	w.SetUint32(a+".full_attention_interval", uint32(c.Interval))
 	w.SetUint32(a+".ssm.conv_kernel", uint32(c.ConvL))
 	w.SetUint32(a+".ssm.state_size", uint32(c.StateDim))

@@ -18,20 +18,30 @@ import (
 //	o = GatedDeltaNet(q, k, v, g, β)          per value head, a Ds × Ds state
 //	out = (RMSNorm_head(o) ⊙ SiLU(x·W_zᵀ))·W_outᵀ
 //
-// Value head h reads query/key head h mod Hk.
+// Value head h reads query/key head h mod Hk (Qwen3.5), or with Grouped
+// head h/(Hv/Hk) (Qwen3-Next, whose files also give W_β and W_α as one
+// projection, BA, and in older conversions W_qkv and W_z as one, In).
 type DeltaNet struct {
-	QKV   *nn.Linear     `gguf:"attn_qkv"`          // [C, D]: queries, keys, values
-	Z     *nn.Linear     `gguf:"attn_gate"`         // [Hv·Ds, D]: the output gate
-	Conv  *tensor.Tensor `gguf:"ssm_conv1d.weight"` // [C, L]
-	DT    *tensor.Tensor `gguf:"ssm_dt.bias"`       // [Hv]
-	A     *tensor.Tensor `gguf:"ssm_a"`             // [Hv], −exp(A_log): the decay rates
-	Beta  *nn.Linear     `gguf:"ssm_beta"`          // [Hv, D]
-	Alpha *nn.Linear     `gguf:"ssm_alpha"`         // [Hv, D]
-	Norm  *nn.RMSNorm    `gguf:"ssm_norm"`          // [Ds], shared by the heads
-	Out   *nn.Linear     `gguf:"ssm_out"`           // [D, Hv·Ds]
+	QKV   *nn.Linear     `gguf:"attn_qkv,optional"`  // [C, D]: queries, keys, values
+	Z     *nn.Linear     `gguf:"attn_gate,optional"` // [Hv·Ds, D]: the output gate
+	Conv  *tensor.Tensor `gguf:"ssm_conv1d.weight"`  // [C, L]
+	DT    *tensor.Tensor `gguf:"ssm_dt.bias"`        // [Hv]
+	A     *tensor.Tensor `gguf:"ssm_a"`              // [Hv], −exp(A_log): the decay rates
+	Beta  *nn.Linear     `gguf:"ssm_beta,optional"`  // [Hv, D]
+	Alpha *nn.Linear     `gguf:"ssm_alpha,optional"` // [Hv, D]
+	Norm  *nn.RMSNorm    `gguf:"ssm_norm"`           // [Ds], shared by the heads
+	Out   *nn.Linear     `gguf:"ssm_out"`            // [D, Hv·Ds]
+
+	// Qwen3-Next's fused projections, per key head kh (r = Hv/Hk value
+	// heads to a group): In's rows are q_kh, k_kh, the group's r values
+	// and r gates, [Hk·(2Ds + 2r·Ds), D]; BA's are the group's r β rows,
+	// then its r α rows, [2·Hv, D].
+	In *nn.Linear `gguf:"ssm_in,optional"`
+	BA *nn.Linear `gguf:"ssm_ba,optional"`
 
 	KHeads, VHeads, StateDim int
 	Eps                      float32 // the L2 norm's ε on q and k
+	Grouped                  bool    // value head h reads key head h/(Hv/Hk)
 }
 
 // How far a delta-rule layer can rewind (see state).
@@ -47,9 +57,10 @@ const (
 // position 0.
 func (d *DeltaNet) Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor {
 	T, Hv := x.Rows(), d.VHeads
-	m := d.QKV.Forward(x)                                                       // [T, C]
-	beta := tensor.Sigmoid(d.Beta.Forward(x))                                   // [T, Hv]
-	g := tensor.Mul(tensor.Softplus(tensor.Add(d.Alpha.Forward(x), d.DT)), d.A) // [T, Hv], ≤ 0
+	m, z := d.project(x)                                       // [T, C], [T, Hv·Ds]
+	b, a := d.steps(x)                                         // [T, Hv] each
+	beta := tensor.Sigmoid(b)                                  // [T, Hv]
+	g := tensor.Mul(tensor.Softplus(tensor.Add(a, d.DT)), d.A) // [T, Hv], ≤ 0
 	var o *tensor.Tensor
 	if cache == nil {
 		o = d.mix(nil, m, g, beta, nil)
@@ -58,7 +69,32 @@ func (d *DeltaNet) Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor {
 	}
 	// o: [T, Hv·Ds]; each head RMS-normalised, then gated.
 	o = tensor.Reshape(d.Norm.Forward(tensor.Reshape(o, T*Hv, d.StateDim)), T, Hv*d.StateDim)
-	return d.Out.Forward(tensor.Mul(o, tensor.SiLU(d.Z.Forward(x))))
+	return d.Out.Forward(tensor.Mul(o, tensor.SiLU(z)))
+}
+
+// project returns m = x·W_qkvᵀ [T, C] and z = x·W_zᵀ [T, Hv·Ds], from In's
+// groups when the file fuses them.
+func (d *DeltaNet) project(x *tensor.Tensor) (m, z *tensor.Tensor) {
+	if d.In == nil {
+		return d.QKV.Forward(x), d.Z.Forward(x)
+	}
+	// One row per (token, key head): [q | k | r values | r gates].
+	T, Hk, Ds, r := x.Rows(), d.KHeads, d.StateDim, d.VHeads/d.KHeads
+	y := tensor.Reshape(d.In.Forward(x), T*Hk, (2+2*r)*Ds)
+	part := func(from, to int) *tensor.Tensor { return tensor.Reshape(tensor.Columns(y, from, to), T, Hk*(to-from)) }
+	m = tensor.ConcatColumns(part(0, Ds), part(Ds, 2*Ds), part(2*Ds, (2+r)*Ds))
+	return m, part((2+r)*Ds, (2+2*r)*Ds)
+}
+
+// steps returns β's and α's projections of x, [T, Hv] each, from BA's
+// groups when the file fuses them.
+func (d *DeltaNet) steps(x *tensor.Tensor) (beta, alpha *tensor.Tensor) {
+	if d.BA == nil {
+		return d.Beta.Forward(x), d.Alpha.Forward(x)
+	}
+	T, Hk, r := x.Rows(), d.KHeads, d.VHeads/d.KHeads
+	y := tensor.Reshape(d.BA.Forward(x), T*Hk, 2*r) // one row per (token, key head): [r β | r α]
+	return tensor.Reshape(tensor.Columns(y, 0, r), T, d.VHeads), tensor.Reshape(tensor.Columns(y, r, 2*r), T, d.VHeads)
 }
 
 // mix convolves m [T, C] (after past, the L−1 positions before it flat
@@ -69,7 +105,24 @@ func (d *DeltaNet) mix(past, m, g, beta, S *tensor.Tensor) *tensor.Tensor {
 	y := tensor.SiLU(nn.CausalConv(past, m, d.Conv))
 	kd := d.KHeads * d.StateDim
 	q, k, v := tensor.Columns(y, 0, kd), tensor.Columns(y, kd, 2*kd), tensor.Columns(y, 2*kd, C)
+	if r := d.VHeads / d.KHeads; d.Grouped && r > 1 {
+		// GatedDeltaNet pairs value head h with key head h mod Hk; repeat
+		// each key head r times in place, so that h reads h/r.
+		q, k = repeatHeads(q, d.KHeads, r), repeatHeads(k, d.KHeads, r)
+	}
 	return tensor.GatedDeltaNet(q, k, v, g, beta, S, d.Eps)
+}
+
+// repeatHeads returns x [T, H·Ds] with each head repeated r times in
+// place: [T, H·r·Ds], head j·r + i a copy of head j.
+func repeatHeads(x *tensor.Tensor, H, r int) *tensor.Tensor {
+	T := x.Rows()
+	heads := tensor.Reshape(x, T*H, x.Cols()/H)
+	copies := make([]*tensor.Tensor, r)
+	for i := range copies {
+		copies[i] = heads
+	}
+	return tensor.Reshape(tensor.ConcatColumns(copies...), T, r*x.Cols())
 }
 
 // cached runs the layer over the cache: it first brings the state back to

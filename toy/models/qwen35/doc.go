@@ -18,7 +18,13 @@
 // with σ of a second half of the query projection. Qwen3.5-MoE
 // ("qwen35moe") replaces every layer's SwiGLU with a mixture of experts
 // (softmax router, renormalised over the chosen) beside a shared expert
-// gated by a sigmoid.
+// gated by a sigmoid. Qwen3-Next ("qwen3next", 80B-A3B), the family's
+// predecessor, is the same model with mixtures in every layer, except that
+// a value head reads the key head of its group (h/(Hv/Hk), where Qwen3.5's
+// files have the heads reordered for h mod Hk) and that its files give β
+// and α as one projection (ssm_ba) and, from older conversions, queries,
+// keys, values and the output gate as one (ssm_in), both interleaved by
+// key head.
 //
 // Dimensions (row-major):
 //

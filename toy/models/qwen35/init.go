@@ -14,7 +14,7 @@ import (
 // convolution taps N(0, 1/k) (PyTorch's Conv1d scale); the decay rates
 // a = −1 … −16 spread over the value heads and their biases 0 (as
 // Qwen3.5's own initialisation, A_log = log U(1, 16)); norm gains 1; the
-// output head tied to the embedding when c.TiedOutput; in qwen35moe the
+// output head tied to the embedding when c.TiedOutput; in qwen35moe and qwen3next the
 // experts and the shared expert as the SwiGLU, their router N(0, 0.02²). The same seed gives the same model.
 func NewRandom(c Config, seed uint64) *Model {
 	in := nn.NewInit(seed)
@@ -46,7 +46,11 @@ func NewRandom(c Config, seed uint64) *Model {
 			C, Hv, v := c.ConvChannels(), c.VHeads, c.VHeads*c.StateDim
 			d.QKV, d.Z = in.Linear(C, D, std, false), in.Linear(v, D, std, false)
 			d.Conv = in.Normal(1/math.Sqrt(float64(c.ConvL)), C, c.ConvL)
-			d.Beta, d.Alpha = in.Linear(Hv, D, std, false), in.Linear(Hv, D, std, false)
+			if c.Arch == ArchNext {
+				d.BA = in.Linear(2*Hv, D, std, false)
+			} else {
+				d.Beta, d.Alpha = in.Linear(Hv, D, std, false), in.Linear(Hv, D, std, false)
+			}
 			d.DT, d.A = in.Fill(0, Hv), in.Fill(0, Hv)
 			a := d.A.Data()
 			for h := range a {

@@ -80,11 +80,11 @@ func New(c Config) *Model {
 	for i := range m.Blocks {
 		b := &m.Blocks[i]
 		b.Norm, b.FFNNorm, b.FFN = &nn.RMSNorm{Eps: c.NormEps}, &nn.RMSNorm{Eps: c.NormEps}, &nn.SwiGLU{}
-		if c.Arch == ArchMoE {
+		if c.MoE() {
 			b.FFN = &nn.MoE{Used: c.ExpertsUsed, Normalize: true}
 		}
 		if c.Recurrent(i) {
-			b.Mixer = &DeltaNet{KHeads: c.KHeads, VHeads: c.VHeads, StateDim: c.StateDim, Eps: c.NormEps,
+			b.Mixer = &DeltaNet{KHeads: c.KHeads, VHeads: c.VHeads, StateDim: c.StateDim, Eps: c.NormEps, Grouped: c.Grouped(),
 				Norm: &nn.RMSNorm{Eps: c.NormEps}}
 			continue
 		}
@@ -168,14 +168,23 @@ func (m *Model) check() error {
 		}
 		if d := b.Delta(); d != nil {
 			C, Hv, v := c.ConvChannels(), c.VHeads, c.VHeads*c.StateDim
+			if d.In != nil && c.Arch == ArchNext { // Qwen3-Next's older files: one projection
+				errs = append(errs, nn.CheckLinear(p+"ssm_in", d.In, C+v, D))
+				if d.QKV != nil || d.Z != nil {
+					errs = append(errs, fmt.Errorf("tensor %sssm_in.weight: beside attn_qkv and attn_gate (a file gives one or the other)", p))
+				}
+			} else {
+				errs = append(errs, nn.CheckLinear(p+"attn_qkv", d.QKV, C, D), nn.CheckLinear(p+"attn_gate", d.Z, v, D))
+			}
+			if c.Arch == ArchNext {
+				errs = append(errs, nn.CheckLinear(p+"ssm_ba", d.BA, 2*Hv, D))
+			} else {
+				errs = append(errs, nn.CheckLinear(p+"ssm_beta", d.Beta, Hv, D), nn.CheckLinear(p+"ssm_alpha", d.Alpha, Hv, D))
+			}
 			errs = append(errs,
-				nn.CheckLinear(p+"attn_qkv", d.QKV, C, D),
-				nn.CheckLinear(p+"attn_gate", d.Z, v, D),
 				nn.CheckShape(p+"ssm_conv1d.weight", d.Conv, C, c.ConvL),
 				nn.CheckShape(p+"ssm_dt.bias", d.DT, Hv),
 				nn.CheckShape(p+"ssm_a", d.A, Hv),
-				nn.CheckLinear(p+"ssm_beta", d.Beta, Hv, D),
-				nn.CheckLinear(p+"ssm_alpha", d.Alpha, Hv, D),
 				nn.CheckShape(p+"ssm_norm.weight", d.Norm.W, c.StateDim),
 				nn.CheckLinear(p+"ssm_out", d.Out, D, v))
 			for _, w := range []nn.Named{{Name: "ssm_conv1d.weight", T: d.Conv}, {Name: "ssm_dt.bias", T: d.DT}, {Name: "ssm_a", T: d.A}} {

@@ -208,3 +208,43 @@ func TestParamCountAndCard(t *testing.T) {
 		t.Errorf("ParamCount %d, the model holds %d", got, n)
 	}
 }
+
+// nextSpec is a tiny Qwen3-Next: 2 key heads for 4 value heads, read in
+// groups; the delta rule's projections fused (ssm_in, ssm_ba); mixtures
+// of 4 experts with a shared expert.
+func nextSpec(seed uint64) testmodel.Spec {
+	return testmodel.Spec{Name: "n", Arch: ArchNext, DType: tensor.Q8_0, Vocab: "none", VocabSize: 300, Embed: 64, Layers: 4,
+		FFN: 32, Heads: 4, KVHeads: 2, HeadDim: 32, RopeDim: 8, Context: 256, Tied: true, Seed: seed, Experts: 4, ExpertsUsed: 2,
+		SharedFFN: 32, Qwen35: &testmodel.Qwen35Spec{KHeads: 2, VHeads: 4, StateDim: 16, ConvL: 4, Interval: 2, Fused: true}}
+}
+
+// Qwen3-Next loads with its value heads grouped, and runs a prompt whole
+// or in pieces to the same logits; a file that gives the fused projection
+// beside the split ones is refused.
+func TestQwen3Next(t *testing.T) {
+	m, err := Load(testmodel.Edited(t, nextSpec(9), func(*gguf.Writer) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := m.Blocks[0].Delta()
+	if !m.Config.Grouped() || !d.Grouped || d.In == nil || d.BA == nil || d.QKV != nil || d.Beta != nil {
+		t.Fatalf("qwen3next's delta rule: grouped %v, In %v, BA %v, QKV %v, Beta %v", d.Grouped, d.In != nil, d.BA != nil, d.QKV != nil, d.Beta != nil)
+	}
+	x := ids(50)
+	V := m.Config.VocabSize
+	whole := m.Forward(x, m.NewCache(64)).Float32s()
+	cache := m.NewCache(64)
+	for i, id := range x[:10] {
+		close(t, "one at a time", m.Forward([]int32{id}, cache).Float32s(), whole[i*V:(i+1)*V])
+	}
+	close(t, "the rest", m.Forward(x[10:], cache).Float32s(), whole[10*V:])
+
+	_, err = Load(testmodel.Edited(t, nextSpec(9), func(w *gguf.Writer) {
+		if err := w.AddFloat32("blk.0.attn_qkv.weight", tensor.F32, make([]float32, 128*64), 128, 64); err != nil {
+			t.Fatal(err)
+		}
+	}))
+	if err == nil || !strings.Contains(err.Error(), "ssm_in") {
+		t.Errorf("ssm_in beside attn_qkv: %v, want an error naming both", err)
+	}
+}
