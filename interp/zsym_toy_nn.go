@@ -12,7 +12,6 @@ func init() {
 	Symbols["github.com/toyml/toy/toy/nn/nn"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"BlockLinears": reflect.ValueOf(nn.BlockLinears),
-		"CausalConv":   reflect.ValueOf(nn.CausalConv),
 		"CheckLinear":  reflect.ValueOf(nn.CheckLinear),
 		"CheckShape":   reflect.ValueOf(nn.CheckShape),
 		"Collect":      reflect.ValueOf(nn.Collect),

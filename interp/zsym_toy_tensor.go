@@ -18,6 +18,7 @@ func init() {
 		"AttentionWith":        reflect.ValueOf(tensor.AttentionWith),
 		"BF16":                 reflect.ValueOf(tensor.BF16),
 		"BF16ToF32":            reflect.ValueOf(tensor.BF16ToF32),
+		"CausalConv":           reflect.ValueOf(tensor.CausalConv),
 		"Columns":              reflect.ValueOf(tensor.Columns),
 		"ConcatColumns":        reflect.ValueOf(tensor.ConcatColumns),
 		"CrossEntropy":         reflect.ValueOf(tensor.CrossEntropy),
@@ -115,6 +116,7 @@ func init() {
 		// type definitions
 		"AttentionOptions":     reflect.ValueOf((*tensor.AttentionOptions)(nil)),
 		"Backend":              reflect.ValueOf((*tensor.Backend)(nil)),
+		"CausalConvBackend":    reflect.ValueOf((*tensor.CausalConvBackend)(nil)),
 		"ColumnsBackend":       reflect.ValueOf((*tensor.ColumnsBackend)(nil)),
 		"ConcatBackend":        reflect.ValueOf((*tensor.ConcatBackend)(nil)),
 		"DType":                reflect.ValueOf((*tensor.DType)(nil)),
@@ -137,6 +139,7 @@ func init() {
 
 		// interface wrapper definitions
 		"_Backend":              reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_Backend)(nil)),
+		"_CausalConvBackend":    reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_CausalConvBackend)(nil)),
 		"_ColumnsBackend":       reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ColumnsBackend)(nil)),
 		"_ConcatBackend":        reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ConcatBackend)(nil)),
 		"_DeltaRuleBackend":     reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeltaRuleBackend)(nil)),
@@ -220,6 +223,16 @@ func (W _github_com_toyml_toy_toy_tensor_Backend) SwiGLU(out *tensor.Tensor, gat
 }
 func (W _github_com_toyml_toy_toy_tensor_Backend) Tanh(out *tensor.Tensor, x *tensor.Tensor) {
 	W.WTanh(out, x)
+}
+
+// _github_com_toyml_toy_toy_tensor_CausalConvBackend is an interface wrapper for CausalConvBackend type
+type _github_com_toyml_toy_toy_tensor_CausalConvBackend struct {
+	IValue      interface{}
+	WCausalConv func(out *tensor.Tensor, past *tensor.Tensor, x *tensor.Tensor, taps *tensor.Tensor)
+}
+
+func (W _github_com_toyml_toy_toy_tensor_CausalConvBackend) CausalConv(out *tensor.Tensor, past *tensor.Tensor, x *tensor.Tensor, taps *tensor.Tensor) {
+	W.WCausalConv(out, past, x, taps)
 }
 
 // _github_com_toyml_toy_toy_tensor_ColumnsBackend is an interface wrapper for ColumnsBackend type

@@ -144,6 +144,7 @@ func build(path string, f *gguf.File) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.Prefetch()
 	m := &Model{Path: path, Arch: arch, File: f, Net: net}
 	m.Tokenizer, m.TokenizerErr = tokenizer.FromGGUF(f)
 	if m.TokenizerErr == nil && m.Tokenizer.VocabSize() > net.VocabSize() {

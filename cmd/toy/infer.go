@@ -38,6 +38,7 @@ type inferOpts struct {
 	draftN            int
 	stop              stringList
 	n, threads        int
+	warmup            int
 	device            string
 	p                 sample.Params
 	asJSON            bool
@@ -67,6 +68,7 @@ func inferFlagSet() (*flag.FlagSet, *inferOpts) {
 	fs.Func("repeat-penalty", "repetition penalty (1: off)", floatFlag(&o.p.RepeatPenalty))
 	fs.Uint64Var(&o.p.Seed, "seed", 0, "random seed")
 	fs.IntVar(&o.threads, "threads", 0, "worker threads (0: all cores)")
+	fs.IntVar(&o.warmup, "warmup", 0, "run the generation this many times first, untimed (as llama-bench does): the output and the speeds are the next run's")
 	deviceFlag(fs, &o.device)
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 	o.format.register(fs)
@@ -81,6 +83,9 @@ func runInfer(args []string, stdout io.Writer) error {
 	}
 	if o.n < 0 {
 		return fmt.Errorf("--n must be ≥ 0, got %d", o.n)
+	}
+	if o.warmup < 0 {
+		return fmt.Errorf("--warmup must be ≥ 0, got %d", o.warmup)
 	}
 	format, err := o.format.read()
 	if err != nil {
@@ -159,6 +164,15 @@ func runInfer(args []string, stdout io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	for range o.warmup {
+		// The same generation, printing nothing (and, with a format, the
+		// same tokens unconstrained: the grammar's state is for one reply).
+		warm := opts
+		warm.OnToken, warm.Constraint = nil, nil
+		if _, err := m.GenerateContext(ctx, ids, warm); err != nil {
+			return err
+		}
+	}
 	r, err := m.GenerateContext(ctx, ids, opts)
 	if err != nil {
 		return err

@@ -63,6 +63,15 @@ func TestInferJSON(t *testing.T) {
 	if !sameIDs(s1, s2) {
 		t.Error("same seed, different samples")
 	}
+	// --warmup runs the generation first, untimed: the output is the same
+	// (sampling included: each run starts from the seed), and once streamed.
+	_, w, _ := runToy("infer", model, "--prompt-ids", "1 5 9", "--n", "12", "--temperature", "1", "--seed", "42", "--warmup", "2", "--json")
+	if !sameIDs(s1, w) {
+		t.Errorf("with --warmup 2: %s, without: %s", w, s1)
+	}
+	if status, _, errs := runToy("infer", model, "--prompt-ids", "1", "--warmup", "-1"); status == 0 || !strings.Contains(errs, "--warmup") {
+		t.Errorf("--warmup -1: status %d, %q", status, errs)
+	}
 }
 
 func sameIDs(a, b string) bool {

@@ -54,6 +54,7 @@ var (
 	_ tensor.SigmoidBackend       = (*Backend)(nil)
 	_ tensor.SoftplusBackend      = (*Backend)(nil)
 	_ tensor.GatedDeltaNetBackend = (*Backend)(nil)
+	_ tensor.CausalConvBackend    = (*Backend)(nil)
 )
 
 // Name returns "cuda".
@@ -484,6 +485,17 @@ func (b *Backend) GatedDeltaNet(out, q, k, v, g, beta, state *tensor.Tensor, eps
 	scale := 1 / float32(math.Sqrt(float64(D)))
 	b.launch("toy_delta_rule", Hv, (D+bx-1)/bx, bx, pArg(sp), pArg(op), pArg(qn), pArg(kn), pArg(vp), pArg(gp), pArg(bp),
 		iArg(T), iArg(Hk), iArg(Hv), iArg(D), fArg(scale))
+}
+
+// CausalConv: a depthwise causal convolution over time
+// (tensor.CausalConvBackend), a thread per output element; past may be nil.
+func (b *Backend) CausalConv(out, past, x, taps *tensor.Tensor) {
+	if out.Len() == 0 {
+		return
+	}
+	defer b.enter()()
+	pp, xp, tp, op := b.in(past), b.in(x), b.in(taps), b.out(out)
+	b.elementwise("toy_causal_conv", out.Len(), pArg(op), pArg(pp), pArg(xp), pArg(tp), iArg(x.Rows()), iArg(x.Cols()), iArg(taps.Cols()))
 }
 
 // SwiGLU: out = SiLU(gate) ⊙ up.

@@ -19,5 +19,5 @@ var kernelNames = map[string][]string{
 		"toy_matmul_q41_id", "toy_matmul_iq4xs_id"},
 	"ops.ptx": {"toy_add", "toy_mul", "toy_scale", "toy_silu", "toy_tanh", "toy_swiglu", "toy_swiglu_oai", "toy_gelu", "toy_gelu_erf", "toy_rmsnorm",
 		"toy_layernorm", "toy_rope", "toy_softmax", "toy_attention", "toy_attention_chunk", "toy_attention_combine",
-		"toy_embed_f32", "toy_embed_half", "toy_embed_q8", "toy_columns", "toy_place_columns"},
+		"toy_embed_f32", "toy_embed_half", "toy_embed_q8", "toy_columns", "toy_place_columns", "toy_causal_conv"},
 }

@@ -324,6 +324,25 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 		}
 		onHost(func() { copy(o.Data(), tensor.Softplus(fresh(spread21)).Data()) })
 	})
+	// CausalConv (optional, tensor.CausalConvBackend): 4 taps over a past
+	// and without one, one position (decode) and several.
+	for _, c := range []struct {
+		T    int
+		past bool
+	}{{1, true}, {6, true}, {5, false}} {
+		x, taps, past := randT(c.T, D), randT(D, 4), randT(1, 3*D)
+		cases = append(cases, OpCase{fmt.Sprintf("CausalConv %+v", c), 1e-5, nil, op([]int{c.T, D}, func(b tensor.Backend, o *tensor.Tensor) {
+			var p *tensor.Tensor
+			if c.past {
+				p = fresh(past)
+			}
+			if cb, ok := b.(tensor.CausalConvBackend); ok {
+				cb.CausalConv(o, p, fresh(x), fresh(taps))
+				return
+			}
+			onHost(func() { copy(o.Data(), tensor.CausalConv(p, fresh(x), fresh(taps)).Data()) })
+		})})
+	}
 	// GatedDeltaNet (optional, tensor.GatedDeltaNetBackend): the output
 	// and the state it leaves, from zeros and from a given state; key heads
 	// shared by 2 value heads; head widths that fill one block of columns,

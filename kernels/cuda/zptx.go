@@ -4,7 +4,7 @@ package cuda
 
 // sourcesSHA256 is the SHA-256 of build.sh and the CUDA sources,
 // concatenated in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "fe686d0327ac6b5297828706ac29c433fc1a7e1af8ceb0d9f0408619b1426bf0"
+const sourcesSHA256 = "eb2e0dfe09ade190e0a2aea114a74ea9bc6a3eedff4fb94a0629811b1984eb55"
 
 var sourceFiles = []string{"build.sh", "csrc/delta.cu", "csrc/matmul.cu", "csrc/moe.cu", "csrc/ops.cu", "csrc/quant.cu", "csrc/toy.cuh"}
 
@@ -16,6 +16,6 @@ var ptxSHA256 = map[string]string{
 	"delta.ptx":  "12d561e5b6c60bf6fbae5b75aa90a3b3efbccf40ffcf7d0b6560e5b01fdc231b",
 	"matmul.ptx": "f8c7408634c79f48b0f34deab1ea91c1813f68a78143ffd1f07e99c6d8792fa9",
 	"moe.ptx":    "d46b25dbb85edfff6462745b17f8d3d48b4376e90f060d7a602e503849650917",
-	"ops.ptx":    "2f152376bc857f281aa98bb3df36fea15feedc4138b63ccc77e54421974fd577",
+	"ops.ptx":    "b9c9e979188194edea64e2700b28d86b31ebabf58c1eee0325f53d77f907f644",
 	"quant.ptx":  "f5d491c575018071e67523be59fd461383b3f0690ea4d096c3dcfa32ccfd11a6",
 }

@@ -9,7 +9,8 @@
 #   prefill tok/s  prompt tokens / time to the first generated token
 #   decode tok/s   greedy tokens after the first one / their wall time (prefill excluded)
 # for llama.cpp (tests/bench/llamacpp_bench.mjs, node-llama-cpp's prebuilt CPU library) and for
-# toy (`toy infer --json`), each after a warm-up run, and prints a table.
+# toy (`toy infer --json`), each after one full warm-up run in the same process (--warmup 1 on both
+# sides, as llama-bench does), and prints a table.
 #
 # Environment (defaults in brackets):
 #   DTYPES ["f32 q8_0"]   THREADS ["1 2"]   PROMPT [128]   N [128]   SHAPE [smollm2] or qwen35
@@ -67,8 +68,6 @@ done
 
 # The prompt: PROMPT fixed ids in [1000, 31000), the same for both engines.
 ids=$(awk -v n="$PROMPT" 'BEGIN { for (i = 0; i < n; i++) printf "%s%d", (i ? " " : ""), 1000 + (i * 7919) % 30000 }')
-# toy's warm-up (page in the weights, start the workers) uses a shorter prompt to save time.
-warm_ids=$(awk -v n="$PROMPT" 'BEGIN { if (n > 16) n = 16; for (i = 0; i < n; i++) printf "%s%d", (i ? " " : ""), 1000 + (i * 7919) % 30000 }')
 
 mkdir -p "$RESULTS"
 rm -f "$RESULTS"/*.json "$RESULTS"/*.err
@@ -83,11 +82,8 @@ for dtype in $DTYPES; do
         >"$key.llamacpp.json" 2>"$key.llamacpp.err" || log "llama.cpp failed, see $key.llamacpp.err"
     fi
     if [[ $SKIP_TOY != 1 ]]; then
-      log "toy $dtype threads=$t (warm-up)"
-      timeout "$TOY_TIMEOUT" "$toy" infer "$model" --prompt-ids "$warm_ids" --n 4 --threads "$t" --json \
-        >/dev/null 2>"$key.toy.warmup.err" || log "toy warm-up failed, see $key.toy.warmup.err"
       log "toy $dtype threads=$t"
-      timeout "$TOY_TIMEOUT" "$toy" infer "$model" --prompt-ids "$ids" --n "$N" --threads "$t" --json \
+      timeout "$TOY_TIMEOUT" "$toy" infer "$model" --prompt-ids "$ids" --n "$N" --threads "$t" --warmup 1 --json \
         >"$key.toy.json" 2>"$key.toy.err" || log "toy failed, see $key.toy.err"
     fi
   done

@@ -107,6 +107,12 @@ func Open(path string) (*File, error) {
 	return f, nil
 }
 
+// Prefetch brings the whole file into memory now (on Linux; elsewhere it
+// does nothing), so that the first pass over the weights does not stop at
+// every page. Loaders call it once they know the file is a model they run;
+// reading metadata alone (toy list, describe) does not need it.
+func (f *File) Prefetch() { prefetch(f.data) }
+
 // Close releases the file's memory; tensor views must not be used afterwards.
 func (f *File) Close() error {
 	if f.unmap == nil {

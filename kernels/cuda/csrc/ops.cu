@@ -407,3 +407,21 @@ extern "C" __global__ void toy_columns(float *out, const float *x, int R, int C,
 extern "C" __global__ void toy_place_columns(float *out, const float *x, int R, int n, int at, int C) {
 	GRID_STRIDE(e, (long)R * n) out[(e / n) * C + at + e % n] = x[e];
 }
+
+// toy_causal_conv: y [T, C] of a depthwise causal convolution
+// (tensor.CausalConv), one thread per element: tap j of channel c reads
+// position p = t−L+1+j, row L−1+p of past before position 0 (zeros when
+// past is null); the products are rounded and added in tap order.
+extern "C" __global__ void toy_causal_conv(float *y, const float *past, const float *x, const float *taps, int T, int C, int L) {
+	GRID_STRIDE(e, (long)T * C) {
+		int t = (int)(e / C), c = (int)(e % C);
+		float s = 0.0f;
+		for (int j = 0; j < L; j++) {
+			int p = t - L + 1 + j;
+			float v = p >= 0 ? x[(size_t)p * C + c] : (past ? past[(size_t)(L - 1 + p) * C + c] : 0.0f);
+			float prod = __fmul_rn(v, taps[(size_t)c * L + j]);
+			s = j == 0 ? prod : __fadd_rn(s, prod);
+		}
+		y[e] = s;
+	}
+}

@@ -60,5 +60,5 @@ func (s *ShortConv) Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor 
 		tensor.SetRows(cache.K, cache.Len, u)
 		cache.Len += T
 	}
-	return s.Out.Forward(tensor.Mul(c, nn.CausalConv(past, u, s.Conv)))
+	return s.Out.Forward(tensor.Mul(c, tensor.CausalConv(past, u, s.Conv)))
 }

@@ -102,7 +102,7 @@ func (d *DeltaNet) steps(x *tensor.Tensor) (beta, alpha *tensor.Tensor) {
 // when nil), which it leaves after the T positions.
 func (d *DeltaNet) mix(past, m, g, beta, S *tensor.Tensor) *tensor.Tensor {
 	C := m.Cols()
-	y := tensor.SiLU(nn.CausalConv(past, m, d.Conv))
+	y := tensor.SiLU(tensor.CausalConv(past, m, d.Conv))
 	kd := d.KHeads * d.StateDim
 	q, k, v := tensor.Columns(y, 0, kd), tensor.Columns(y, kd, 2*kd), tensor.Columns(y, 2*kd, C)
 	if r := d.VHeads / d.KHeads; d.Grouped && r > 1 {

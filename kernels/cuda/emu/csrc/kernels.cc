@@ -44,6 +44,6 @@ const emu_kernel emu_kernels[] = {
 	EMU_KERNEL(toy_matmul_q8_id), EMU_KERNEL(toy_matmul_half_id), EMU_KERNEL(toy_matmul_f32_id), EMU_KERNEL(toy_matmul_q4k_id),
 	EMU_KERNEL(toy_matmul_q6k_id), EMU_KERNEL(toy_matmul_q32_id), EMU_KERNEL(toy_matmul_q5k_id), EMU_KERNEL(toy_matmul_q32k_id),
 	EMU_KERNEL(toy_matmul_q41_id), EMU_KERNEL(toy_matmul_iq4xs_id),
-	EMU_KERNEL(toy_sigmoid), EMU_KERNEL(toy_softplus), EMU_KERNEL(toy_l2_rows), EMU_KERNEL(toy_delta_rule),
+	EMU_KERNEL(toy_sigmoid), EMU_KERNEL(toy_softplus), EMU_KERNEL(toy_l2_rows), EMU_KERNEL(toy_delta_rule), EMU_KERNEL(toy_causal_conv),
 };
 const int emu_nkernels = sizeof emu_kernels / sizeof emu_kernels[0];
