@@ -105,6 +105,11 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 			return nil, err
 		}
 	}
+	if v.Pre == "glm4" || v.Pre == "chatglm-bpe" {
+		// GLM's prompts begin with [gMASK]<sop>, which its chat template
+		// writes; llama.cpp gives these vocabularies no BOS to add.
+		v.BOS = -1
+	}
 	if wpm {
 		// A default id past a small vocabulary means no such token, as in llama.cpp.
 		for _, x := range []*int32{&v.BOS, &v.EOS, &v.UNK} {

@@ -70,6 +70,33 @@ func TestFromGGUF(t *testing.T) {
 	}
 }
 
+// GLM's vocabularies ("glm4", "chatglm-bpe") split as Llama 3's does, with
+// the merges applied, and have no BOS even where the file asks for one (as
+// in llama.cpp): the chat template writes [gMASK]<sop> itself.
+func TestFromGGUFGLM4(t *testing.T) {
+	g := loadGolden(t)
+	v := loadVocab(t, "llama3")
+	for _, pre := range []string{"glm4", "chatglm-bpe"} {
+		tok, err := FromGGUF(vocabGGUF(t, v, func(w *gguf.Writer) {
+			w.SetString("tokenizer.ggml.pre", pre)
+			w.SetBool("tokenizer.ggml.add_bos_token", true)
+		}))
+		if err != nil {
+			t.Fatalf("%s: %v", pre, err)
+		}
+		want := newTokenizer(t, "llama3", "dbrx") // Llama 3's expression, merges applied
+		for _, x := range g.Texts {
+			s := x.bytes()
+			if a, b := tok.Encode(s, EncodeOptions{}), want.Encode(s, EncodeOptions{}); !slices.Equal(a, b) {
+				t.Errorf("%s/%s: %v, want %v", pre, x.Name, a, b)
+			}
+		}
+		if tok.BOS() != -1 || len(tok.Encode("hi", EncodeOptions{AddBOS: tok.AddBOS()})) != len(tok.Encode("hi", EncodeOptions{})) {
+			t.Errorf("%s: BOS %d: a prompt gets a BOS", pre, tok.BOS())
+		}
+	}
+}
+
 func TestFromGGUFBad(t *testing.T) {
 	v := loadVocab(t, "gpt2")
 	for _, c := range []struct {

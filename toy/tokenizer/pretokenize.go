@@ -51,9 +51,12 @@ var preTokenizers = map[string]struct {
 	"pixtral":   {split: []splitter{splitLlama3}, ignoreMerges: true},
 	"midm-2.0":  {split: []splitter{splitLlama3}, ignoreMerges: true},
 	"lfm2":      {split: []splitter{splitLlama3}, ignoreMerges: true},
-	// the same expression with the merges applied (OLMo 2, DBRX)
-	"dbrx":      {split: []splitter{splitLlama3}},
-	"smaug-bpe": {split: []splitter{splitLlama3}},
+	// the same expression with the merges applied (OLMo 2, DBRX; GLM-4 and
+	// GLM-4.5, whose contractions are spelled case by case, '[sS]…)
+	"dbrx":        {split: []splitter{splitLlama3}},
+	"smaug-bpe":   {split: []splitter{splitLlama3}},
+	"glm4":        {split: []splitter{splitLlama3}},
+	"chatglm-bpe": {split: []splitter{splitLlama3}},
 	// the Llama 3 expression with \p{N} for \p{N}{1,3}
 	"qwen2":            {split: []splitter{splitQwen2}},
 	"deepseek-r1-qwen": {split: []splitter{splitQwen2}},
