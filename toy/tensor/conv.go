@@ -55,24 +55,38 @@ func CausalConv(past, x, taps *Tensor) *Tensor {
 
 // causalConv writes y [T, C]; past is nil or [(L−1)·C]. Row t reads
 // position t−L+1+j for tap j: past's row L−1+(t−L+1+j) when that is
-// negative, else x's.
+// negative (zeros without a past), else x's.
 func causalConv(y, past, x, taps []float32, T, C, L int) {
+	var zeros []float32
+	if past == nil {
+		zeros = make([]float32, C)
+	}
 	parallelFor(T, max(1, 4096/max(C, 1)), func(lo, hi int) {
+		rows := make([][]float32, L)
 		for t := lo; t < hi; t++ {
-			yt := y[t*C : (t+1)*C]
-			for j := range L {
-				src := inputRow(past, x, t-L+1+j, C, L)
-				for c := range yt {
-					var v float32 // zeros before the sequence
-					if src != nil {
-						v = src[c]
-					}
-					if p := v * taps[c*L+j]; j == 0 {
-						yt[c] = p
-					} else {
-						yt[c] += p
-					}
+			for j := range rows {
+				if rows[j] = inputRow(past, x, t-L+1+j, C, L); rows[j] == nil {
+					rows[j] = zeros
 				}
+			}
+			yt := y[t*C : (t+1)*C]
+			if L == 4 { // Qwen3.5's and Qwen3-Next's four taps, unrolled
+				r0, r1, r2, r3 := rows[0][:C], rows[1][:C], rows[2][:C], rows[3][:C]
+				for c := range yt {
+					w := taps[c*4 : c*4+4 : c*4+4]
+					// Each product rounded (no fused multiply-add), then
+					// added in tap order.
+					yt[c] = ((float32(r0[c]*w[0]) + float32(r1[c]*w[1])) + float32(r2[c]*w[2])) + float32(r3[c]*w[3])
+				}
+				continue
+			}
+			for c := range yt {
+				w := taps[c*L : c*L+L]
+				s := rows[0][c] * w[0]
+				for j := 1; j < L; j++ {
+					s += float32(rows[j][c] * w[j])
+				}
+				yt[c] = s
 			}
 		}
 	})
@@ -110,8 +124,8 @@ func causalConvGrad(g []float32, past *Tensor, x, taps []float32, T, C, L int) (
 			}
 			dsrc := inputRow(dpv, dx, p, C, L)
 			for c, gv := range gt {
-				dsrc[c] += gv * taps[c*L+j]
-				dtaps[c*L+j] += gv * src[c]
+				dsrc[c] += float32(gv * taps[c*L+j])
+				dtaps[c*L+j] += float32(gv * src[c])
 			}
 		}
 	}
