@@ -27,6 +27,7 @@ import (
 	"github.com/toyml/toy/toy/models/cohere"
 	"github.com/toyml/toy/toy/models/deepseek2"
 	"github.com/toyml/toy/toy/models/gemma"
+	"github.com/toyml/toy/toy/models/glm4"
 	"github.com/toyml/toy/toy/models/gpt2"
 	"github.com/toyml/toy/toy/models/gptoss"
 	"github.com/toyml/toy/toy/models/lfm2"
@@ -78,6 +79,8 @@ var loaders = map[string]func(*gguf.File) (engine.Model, error){
 	"qwen35":     func(f *gguf.File) (engine.Model, error) { return qwen35.Load(f) },
 	"qwen35moe":  func(f *gguf.File) (engine.Model, error) { return qwen35.Load(f) },
 	"qwen3next":  func(f *gguf.File) (engine.Model, error) { return qwen35.Load(f) },
+	"glm4":       func(f *gguf.File) (engine.Model, error) { return glm4.Load(f) },
+	"glm4moe":    func(f *gguf.File) (engine.Model, error) { return glm4.Load(f) },
 }
 
 // Archs returns the GGUF architectures toy can load, sorted.

@@ -71,6 +71,8 @@ type Spec struct {
 	// Qwen35: the delta rule's shape and the layer pattern (qwen35;
 	// qwen35.go).
 	Qwen35 *Qwen35Spec `json:"qwen35,omitempty"`
+	// Glm4: glm4moe's experts, router and prediction layers (glm4.go).
+	Glm4 *Glm4Spec `json:"glm4,omitempty"`
 	// TopK, when not 0, is how many of each distribution's most likely
 	// tokens the golden keeps (gen_goldens.sh's top_k; 10 otherwise).
 	TopK int `json:"top_k,omitempty"`
@@ -169,6 +171,7 @@ func Specs() []Spec {
 	out = append(out, llama4Specs()...)
 	out = append(out, lfm2Specs()...)
 	out = append(out, qwen35Specs()...)
+	out = append(out, glm4Specs()...)
 	// Q4_K_M: k-quant super-blocks need widths that are multiples of 256.
 	// Q4_0 and Q5_0: older files, and Q4_K_M files of narrower models.
 	return append(out,
@@ -431,7 +434,7 @@ func build(s Spec) (*gguf.Writer, error) {
 			w.SetUint32(a+".attention.key_length", uint32(hd))
 			w.SetUint32(a+".attention.value_length", uint32(hd))
 		}
-		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000, "granite": 10000, "granitemoe": 10000, "starcoder2": 100000, "olmo2": 500000, "smollm3": 2000000, "exaone": 1000000, "command-r": 8000000, "cohere2": 50000, "mistral3": 1000000, "gpt-oss": 150000, "llama4": 500000, "lfm2": 1000000, "lfm2moe": 1000000, "qwen35": 10000000, "qwen35moe": 10000000, "qwen3next": 10000000}[a]
+		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000, "granite": 10000, "granitemoe": 10000, "starcoder2": 100000, "olmo2": 500000, "smollm3": 2000000, "exaone": 1000000, "command-r": 8000000, "cohere2": 50000, "mistral3": 1000000, "gpt-oss": 150000, "llama4": 500000, "lfm2": 1000000, "lfm2moe": 1000000, "qwen35": 10000000, "qwen35moe": 10000000, "qwen3next": 10000000, "glm4": 10000, "glm4moe": 1000000}[a]
 		if s.RopeFreqs {
 			base = 500000
 		}
@@ -447,6 +450,8 @@ func build(s Spec) (*gguf.Writer, error) {
 		lfm2Metadata(w, s)
 	} else if s.Qwen35 != nil {
 		qwen35Metadata(w, s)
+	} else if a == "glm4" || a == "glm4moe" {
+		glm4Metadata(w, s)
 	} else if s.Experts > 0 {
 		moeMetadata(w, s)
 	}
@@ -473,7 +478,7 @@ func build(s Spec) (*gguf.Writer, error) {
 	}
 	pre := "default"
 	if v.Model == "gpt2" {
-		pre = map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2", "qwen2moe": "qwen2", "qwen3moe": "qwen2", "starcoder2": "starcoder", "phi2": "phi-2", "phi3": "gpt-2", "llama4": "llama4", "lfm2": "lfm2", "lfm2moe": "lfm2", "qwen35": "qwen35", "qwen35moe": "qwen35", "qwen3next": "qwen2"}[a]
+		pre = map[string]string{"gpt2": "gpt-2", "qwen2": "qwen2", "qwen3": "qwen2", "qwen2moe": "qwen2", "qwen3moe": "qwen2", "starcoder2": "starcoder", "phi2": "phi-2", "phi3": "gpt-2", "llama4": "llama4", "lfm2": "lfm2", "lfm2moe": "lfm2", "qwen35": "qwen35", "qwen35moe": "qwen35", "qwen3next": "qwen2", "glm4": "glm4", "glm4moe": "glm4"}[a]
 	}
 	setVocab(w, v, pre)
 
@@ -532,6 +537,10 @@ func build(s Spec) (*gguf.Writer, error) {
 		}
 		if s.Qwen35 != nil {
 			errs = append(errs, qwen35Layer(s, l, p, add, vec)...)
+			continue
+		}
+		if a == "glm4" || a == "glm4moe" {
+			errs = append(errs, glm4Layer(s, l, p, hd, add, vec)...)
 			continue
 		}
 		errs = append(errs, vec(p+"attn_norm.weight", D, 1, 0.2), vec(p+"ffn_norm.weight", D, 1, 0.2))

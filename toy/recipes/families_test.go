@@ -9,6 +9,7 @@ import (
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models/cohere"
+	"github.com/toyml/toy/toy/models/glm4"
 	"github.com/toyml/toy/toy/models/gptoss"
 	"github.com/toyml/toy/toy/models/lfm2"
 	"github.com/toyml/toy/toy/models/llama4"
@@ -76,6 +77,23 @@ func TestFamiliesFromScratch(t *testing.T) {
 			Heads: 4, KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e7, Sections: [4]int{2, 0, 0, 0}, KHeads: 1, VHeads: 2,
 			StateDim: 8, ConvL: 4, NormEps: 1e-6, TiedOutput: true, Experts: 4, ExpertsUsed: 2, ExpertFFN: 32, SharedFFN: 32}, 0,
 			func(f *gguf.File) (Model, error) { return qwen35.Load(f) }},
+		// Qwen3-Next: 2 key heads read by 4 value heads in groups, β and α
+		// from one projection, mixtures in every layer.
+		{"qwen3next", qwen35.Config{Arch: qwen35.ArchNext, VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, Interval: 2,
+			Heads: 4, KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e7, KHeads: 2, VHeads: 4, StateDim: 8, ConvL: 4,
+			NormEps: 1e-6, TiedOutput: true, Experts: 4, ExpertsUsed: 2, ExpertFFN: 32, SharedFFN: 32}, 0,
+			func(f *gguf.File) (Model, error) { return qwen35.Load(f) }},
+		// GLM-4: norms around each sublayer, the fused up projection,
+		// biases on q, k and v; GLM-4.5: a dense layer, then mixtures
+		// chosen by sigmoid scores and a (constant) bias, with a shared
+		// expert.
+		{"glm4", glm4.Config{Arch: glm4.Arch, VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64, Heads: 4,
+			KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e4, NormEps: 1e-5, QKVBias: true}, 1e-2,
+			func(f *gguf.File) (Model, error) { return glm4.Load(f) }},
+		{"glm4moe", glm4.Config{Arch: glm4.ArchMoE, VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 3, FFN: 64, Heads: 4,
+			KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e6, NormEps: 1e-5, QKVBias: true, QKNorm: true, DenseLayers: 1,
+			Experts: 4, ExpertsUsed: 2, ExpertFFN: 32, SharedExperts: 1, ExpertWeightsNorm: true, ExpertWeightsScale: 2.5}, 0,
+			func(f *gguf.File) (Model, error) { return glm4.Load(f) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, _ := checkFromScratch(t, c.cfg, c.lr, c.load)
@@ -127,6 +145,10 @@ func TestFamiliesLoRA(t *testing.T) {
 		{Name: "qwen35", Arch: "qwen35", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300, Embed: 64, Layers: 4,
 			FFN: 64, Heads: 4, KVHeads: 2, HeadDim: 32, RopeDim: 8, Context: 64, Seed: 3, Tied: true,
 			Qwen35: &testmodel.Qwen35Spec{KHeads: 2, VHeads: 4, StateDim: 16, ConvL: 4, Interval: 2}},
+		// GLM-4.5: adapters on q and v, beside their biases.
+		{Name: "glm4moe", Arch: "glm4moe", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300, Embed: 64, Layers: 3,
+			FFN: 64, Heads: 4, KVHeads: 2, HeadDim: 32, RopeDim: 16, Context: 64, Seed: 3, Tied: true, Experts: 4, ExpertsUsed: 2,
+			Glm4: &testmodel.Glm4Spec{DenseLayers: 1, ExpertFFN: 32, SharedExperts: 1, WeightsScale: 2.5, WeightsNorm: true, BiasScale: 0.3}},
 	} {
 		t.Run(spec.Name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "base.gguf")
