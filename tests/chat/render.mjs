@@ -25,7 +25,7 @@ const tokens = {
   llama2: ["<s>", "</s>"], mistral: ["<s>", "</s>"], "mistral-v0.3": ["<s>", "</s>"], tinyllama: ["<s>", "</s>"],
   llama3: ["<|begin_of_text|>", "<|eot_id|>"], "llama3.1": ["<|begin_of_text|>", "<|eot_id|>"], "llama3.2": ["<|begin_of_text|>", "<|eot_id|>"],
   smollm2: ["<|im_start|>", "<|im_end|>"], "qwen2.5": [null, "<|im_end|>"], qwen3: [null, "<|im_end|>"], "qwen3.5": [null, "<|im_end|>"],
-  gemma2: ["<bos>", "<eos>"], olmoe: ["<|endoftext|>", "<|endoftext|>"], "gpt-oss": ["<|startoftext|>", "<|return|>"],
+  "glm4.6": [null, "<|endoftext|>"], gemma2: ["<bos>", "<eos>"], olmoe: ["<|endoftext|>", "<|endoftext|>"], "gpt-oss": ["<|startoftext|>", "<|return|>"],
 };
 
 // The tools offered: with the "user" conversation, and with the "tool-…" ones

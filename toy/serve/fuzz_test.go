@@ -65,11 +65,13 @@ func FuzzToolParse(f *testing.F) {
 		"{\"name\": 3}", "<tool_call><tool_call>", "[TOOL_CALLS]",
 		"<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n<parameter=b>\nx\n</parameter>\n</function>\n</tool_call>",
 		"<tool_call><function=f><parameter=a>{\"k\": [1, 2]}</parameter>", "<tool_call>\n<function=>\n</tool_call>",
+		"<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n<arg_key>b</arg_key>\n<arg_value>x</arg_value>\n</tool_call>",
+		"<tool_call>f<arg_key>a</arg_key><arg_value>[1", "<tool_call>\n<arg_key>a</arg_key>",
 	} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		for _, format := range []toolFormat{hermesFormat, llama3Format, mistralFormat, xmlFormat} {
+		for _, format := range []toolFormat{hermesFormat, llama3Format, mistralFormat, xmlFormat, glmFormat} {
 			tc := &toolCalls{format: format}
 			_ = tc.holdFrom(text)
 			calls, _, ok := tc.parse(text)

@@ -40,10 +40,15 @@ const (
 	// in its own element, its value as text (JSON for non-strings):
 	//	<tool_call>\n<function=get_weather>\n<parameter=place>\nParis\n</parameter>\n</function>\n</tool_call>
 	xmlFormat
+	// glmFormat: GLM-4.5 and GLM-4.6, one call per tag, the name first,
+	// then each argument as a key element and a value element (its value
+	// as text, JSON for non-strings, as in xmlFormat):
+	//	<tool_call>get_weather\n<arg_key>place</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>
+	glmFormat
 )
 
 func (f toolFormat) String() string {
-	return [...]string{"unknown", "hermes", "llama3", "mistral", "xml"}[f]
+	return [...]string{"unknown", "hermes", "llama3", "mistral", "xml", "glm"}[f]
 }
 
 // detectToolFormat reads the format off the chat template's source: what it
@@ -56,6 +61,8 @@ func detectToolFormat(tmpl *chat.Template) toolFormat {
 	switch {
 	case strings.Contains(src, "<tool_call>") && strings.Contains(src, "<function="):
 		return xmlFormat
+	case strings.Contains(src, "<tool_call>") && strings.Contains(src, "<arg_key>"):
+		return glmFormat
 	case strings.Contains(src, "<tool_call>"):
 		return hermesFormat
 	case strings.Contains(src, "[TOOL_CALLS]"):
@@ -70,7 +77,7 @@ func detectToolFormat(tmpl *chat.Template) toolFormat {
 // decoder would drop: they are kept in the reply so that it can be parsed.
 func (f toolFormat) markers() []string {
 	switch f {
-	case hermesFormat, xmlFormat:
+	case hermesFormat, xmlFormat, glmFormat:
 		return []string{"<tool_call>", "</tool_call>"}
 	case llama3Format:
 		return []string{"<|python_tag|>"}
@@ -89,12 +96,16 @@ func (f toolFormat) opening(name string) string {
 		llama3Format:  "{\"name\": \"",
 		mistralFormat: "[TOOL_CALLS] [{\"name\": \"",
 		xmlFormat:     "<tool_call>\n<function=",
+		glmFormat:     "<tool_call>",
 	}[f]
 	if name == "" {
 		return open
 	}
-	if f == xmlFormat {
+	switch f {
+	case xmlFormat:
 		return open + name + ">\n"
+	case glmFormat:
+		return open + name + "\n"
 	}
 	args := map[toolFormat]string{hermesFormat: "arguments", llama3Format: "parameters", mistralFormat: "arguments"}[f]
 	return open + name + "\", \"" + args + "\": "
@@ -106,7 +117,7 @@ type toolCalls struct {
 	names  map[string]bool // the functions offered; a call to another is not one
 	single bool            // parallel_tool_calls false: only the first call counts
 	// strings holds, per function, the parameters its schema types as
-	// strings: xmlFormat's values are JSON for the others.
+	// strings: xmlFormat's and glmFormat's values are JSON for the others.
 	strings map[string]map[string]bool
 }
 
@@ -158,6 +169,8 @@ func (t *toolCalls) parse(text string) (calls []toolCall, content string, ok boo
 		calls, content, ok = parseMistral(text)
 	case xmlFormat:
 		calls, content, ok = parseTagged(text, func(body string) (toolCall, bool) { return callFromXML(body, t.strings) })
+	case glmFormat:
+		calls, content, ok = parseTagged(text, func(body string) (toolCall, bool) { return callFromGLM(body, t.strings) })
 	}
 	if !ok || len(calls) == 0 {
 		return nil, text, false
@@ -234,18 +247,64 @@ func callFromXML(body string, strs map[string]map[string]bool) (toolCall, bool) 
 		}
 		val, after, _ := strings.Cut(after, "</parameter>")
 		val = strings.TrimSuffix(strings.TrimPrefix(val, "\n"), "\n")
-		if n > 0 {
-			args.WriteByte(',')
+		writeArg(&args, n, key, val, strs[name][key])
+		rest = after
+	}
+	args.WriteByte('}')
+	return toolCall{Name: name, Arguments: args.String()}, true
+}
+
+// writeArg adds "key": value to the object being written in args (its
+// n-th member): value as JSON when it is JSON and the schema does not type
+// the parameter as a string, else as a string.
+func writeArg(args *bytes.Buffer, n int, key, val string, isString bool) {
+	if n > 0 {
+		args.WriteByte(',')
+	}
+	k, _ := json.Marshal(key)
+	args.Write(k)
+	args.WriteByte(':')
+	if v := strings.TrimSpace(val); !isString && v != "" && json.Valid([]byte(v)) {
+		json.Compact(args, []byte(v))
+	} else {
+		b, _ := json.Marshal(val)
+		args.Write(b)
+	}
+}
+
+// callFromGLM reads a GLM call: the function's name, then
+// <arg_key>K</arg_key> <arg_value>V</arg_value> pairs, into a call whose
+// arguments keep their order; values as callFromXML takes them.
+func callFromGLM(body string, strs map[string]map[string]bool) (toolCall, bool) {
+	body = strings.TrimSpace(body)
+	name, rest := body, ""
+	if i := strings.Index(body, "<arg_key>"); i >= 0 {
+		name, rest = strings.TrimSpace(body[:i]), body[i:]
+	}
+	if name == "" || strings.ContainsAny(name, "<>\n") {
+		return toolCall{}, false
+	}
+	var args bytes.Buffer
+	args.WriteByte('{')
+	for n := 0; ; n++ {
+		rest = strings.TrimLeft(rest, " \t\r\n")
+		if rest == "" {
+			break
 		}
-		k, _ := json.Marshal(key)
-		args.Write(k)
-		args.WriteByte(':')
-		if v := strings.TrimSpace(val); !strs[name][key] && v != "" && json.Valid([]byte(v)) {
-			json.Compact(&args, []byte(v))
-		} else {
-			b, _ := json.Marshal(val)
-			args.Write(b)
+		p, ok := strings.CutPrefix(rest, "<arg_key>")
+		if !ok {
+			return toolCall{}, false
 		}
+		key, after, ok := strings.Cut(p, "</arg_key>")
+		if !ok || key == "" || strings.ContainsAny(key, "<\n") {
+			return toolCall{}, false
+		}
+		v, ok := strings.CutPrefix(strings.TrimLeft(after, " \t\r\n"), "<arg_value>")
+		if !ok {
+			return toolCall{}, false
+		}
+		val, after, _ := strings.Cut(v, "</arg_value>") // the last may lack it
+		writeArg(&args, n, key, val, strs[name][key])
 		rest = after
 	}
 	args.WriteByte('}')
@@ -527,7 +586,7 @@ func (s *Server) setupTools(rawTools json.RawMessage, choice toolChoice, paralle
 	setup := toolSetup{vars: vars}
 	if f != unknownFormat {
 		setup.calls = &toolCalls{format: f, names: names, single: parallel != nil && !*parallel}
-		if f == xmlFormat {
+		if f == xmlFormat || f == glmFormat {
 			setup.calls.strings = stringParams(rawTools)
 		}
 	}
@@ -535,7 +594,7 @@ func (s *Server) setupTools(rawTools json.RawMessage, choice toolChoice, paralle
 		return setup, nil
 	}
 	if f == unknownFormat && !s.hasHarmony {
-		return toolSetup{}, badRequest("tool_choice", "tool_choice %q needs a chat template whose tool-call format toy reads (Qwen/Hermes <tool_call>, Qwen3.5/Qwen3-Coder <function=…>, Llama 3.1/3.2 JSON, Mistral [TOOL_CALLS], gpt-oss's harmony); this model's is not one", choice.mode)
+		return toolSetup{}, badRequest("tool_choice", "tool_choice %q needs a chat template whose tool-call format toy reads (Qwen/Hermes <tool_call>, Qwen3.5/Qwen3-Coder <function=…>, GLM-4.5/4.6 <arg_key>, Llama 3.1/3.2 JSON, Mistral [TOOL_CALLS], gpt-oss's harmony); this model's is not one", choice.mode)
 	}
 	if choice.mode == "function" && !names[choice.name] {
 		return toolSetup{}, badRequest("tool_choice", "tool_choice names %q, which is not among the tools", choice.name)
@@ -553,7 +612,7 @@ func (s *Server) setupTools(rawTools json.RawMessage, choice toolChoice, paralle
 		return setup, nil
 	}
 	setup.prefill = f.opening(choice.name)
-	if choice.mode == "function" && f != xmlFormat { // xmlFormat's arguments are not JSON: left to the model
+	if choice.mode == "function" && f != xmlFormat && f != glmFormat { // their arguments are not JSON: left to the model
 		setup.args = &forcedArgs{}
 		if params := parametersOf(rawTools, choice.name); len(params) > 0 {
 			setup.args.schema, _ = grammar.CompileSchema(params) // nil when not covered: any object

@@ -249,7 +249,7 @@ func TestToolTemplates(t *testing.T) {
 	}
 	var tools []any
 	json.Unmarshal(g.Tools, &tools)
-	for _, name := range []string{"qwen2.5", "qwen3", "qwen3.5", "llama3.1", "llama3.2", "mistral-v0.3"} {
+	for _, name := range []string{"qwen2.5", "qwen3", "qwen3.5", "glm4.6", "llama3.1", "llama3.2", "mistral-v0.3"} {
 		t.Run(name, func(t *testing.T) {
 			s, tmpl := toolServer(t, name)
 			if f := detectToolFormat(tmpl); f == unknownFormat {
@@ -549,6 +549,63 @@ func TestXMLToolReplies(t *testing.T) {
 		sc := say(s, f.rest)
 		_, out := post(t, s, "/v1/chat/completions", ask(`, "tool_choice": `+f.choice))
 		if p := promptText(s, sc); !strings.HasSuffix(p, "<|im_start|>assistant\n<think>\n\n</think>\n\n"+f.opening) {
+			t.Errorf("tool_choice %s: prompt ends %q", f.choice, p[max(0, len(p)-80):])
+		}
+		if field(out, "choices", 0, "finish_reason") != "tool_calls" || field(out, "choices", 0, "message", "tool_calls", 0, "function", "arguments") != `{"place":"Oslo"}` {
+			t.Errorf("tool_choice %s: %v", f.choice, out)
+		}
+	}
+}
+
+// TestGLMToolReplies: GLM-4.5/4.6's calls, the name then key and value
+// elements, read back with the offered schema's types; a forced call starts
+// the reply with the call's opening (by name for a named function).
+func TestGLMToolReplies(t *testing.T) {
+	g, err := golden()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := toolServer(t, "glm4.6")
+	ask := func(extra string) string {
+		return `{"messages": [{"role": "user", "content": "Paris and Rome?"}], "tools": ` + string(g.Tools) + `, "temperature": 0` + extra + `}`
+	}
+	call := func(place, days string) string {
+		c := "<tool_call>get_weather\n<arg_key>place</arg_key>\n<arg_value>" + place + "</arg_value>\n"
+		if days != "" {
+			c += "<arg_key>days</arg_key>\n<arg_value>" + days + "</arg_value>\n"
+		}
+		return c + "</tool_call>"
+	}
+	for _, c := range []struct {
+		name, reply string
+		content     any
+		args        []string // the calls' arguments, compact JSON
+	}{
+		{"content, then two calls", "Looking.\n" + call("Paris", "2") + call("Rome", ""), "Looking.",
+			[]string{`{"place":"Paris","days":2}`, `{"place":"Rome"}`}},
+		{"a string that reads as JSON stays a string", call("42", "[1, 2]"), nil, []string{`{"place":"42","days":[1,2]}`}},
+		{"no arguments", "<tool_call>get_weather</tool_call>", nil, []string{`{}`}},
+		{"no closing tags at the end", "<tool_call>get_weather\n<arg_key>place</arg_key>\n<arg_value>Oslo", nil, []string{`{"place":"Oslo"}`}},
+		{"a key without a value", "<tool_call>get_weather\n<arg_key>place</arg_key>\n</tool_call>", "<tool_call>get_weather\n<arg_key>place</arg_key>\n</tool_call>", nil},
+		{"a function not offered", "<tool_call>rm_rf\n</tool_call>", "<tool_call>rm_rf\n</tool_call>", nil},
+	} {
+		say(s, c.reply)
+		_, out := post(t, s, "/v1/chat/completions", ask(""))
+		var args []string
+		for _, tc := range asList(field(out, "choices", 0, "message", "tool_calls")) {
+			args = append(args, field(tc, "function", "arguments").(string))
+		}
+		if field(out, "choices", 0, "message", "content") != c.content || !slices.Equal(args, c.args) {
+			t.Errorf("%s: %v; want content %q, calls %v", c.name, out, c.content, c.args)
+		}
+	}
+	for _, f := range []struct{ choice, opening, rest string }{
+		{`"required"`, "<tool_call>", "get_weather\n<arg_key>place</arg_key>\n<arg_value>Oslo</arg_value>\n</tool_call>"},
+		{`{"type": "function", "function": {"name": "get_weather"}}`, "<tool_call>get_weather\n", "<arg_key>place</arg_key>\n<arg_value>Oslo</arg_value>\n</tool_call>"},
+	} {
+		sc := say(s, f.rest)
+		_, out := post(t, s, "/v1/chat/completions", ask(`, "tool_choice": `+f.choice))
+		if p := promptText(s, sc); !strings.HasSuffix(p, "<|assistant|>"+f.opening) {
 			t.Errorf("tool_choice %s: prompt ends %q", f.choice, p[max(0, len(p)-80):])
 		}
 		if field(out, "choices", 0, "finish_reason") != "tool_calls" || field(out, "choices", 0, "message", "tool_calls", 0, "function", "arguments") != `{"place":"Oslo"}` {
