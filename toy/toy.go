@@ -26,6 +26,7 @@ import (
 	"github.com/toyml/toy/toy/models/bert"
 	"github.com/toyml/toy/toy/models/cohere"
 	"github.com/toyml/toy/toy/models/deepseek2"
+	"github.com/toyml/toy/toy/models/ernie"
 	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/glm4"
 	"github.com/toyml/toy/toy/models/gpt2"
@@ -50,37 +51,39 @@ var ErrUnknownArch = errors.New("unknown architecture")
 
 // loaders maps GGUF architecture names to the package that builds them.
 var loaders = map[string]func(*gguf.File) (engine.Model, error){
-	"gpt2":       func(f *gguf.File) (engine.Model, error) { return gpt2.Load(f) },
-	"gemma":      func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
-	"gemma2":     func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
-	"gemma3":     func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
-	"llama":      func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"qwen2":      func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"qwen3":      func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"qwen3moe":   func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"qwen2moe":   func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"granite":    func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"granitemoe": func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"smollm3":    func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"exaone":     func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"mistral3":   func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"olmoe":      func(f *gguf.File) (engine.Model, error) { return olmoe.Load(f) },
-	"command-r":  func(f *gguf.File) (engine.Model, error) { return cohere.Load(f) },
-	"cohere2":    func(f *gguf.File) (engine.Model, error) { return cohere.Load(f) },
-	"olmo2":      func(f *gguf.File) (engine.Model, error) { return olmo2.Load(f) },
-	"starcoder2": func(f *gguf.File) (engine.Model, error) { return starcoder2.Load(f) },
-	"deepseek2":  func(f *gguf.File) (engine.Model, error) { return deepseek2.Load(f) },
-	"phi2":       func(f *gguf.File) (engine.Model, error) { return phi2.Load(f) },
-	"phi3":       func(f *gguf.File) (engine.Model, error) { return phi3.Load(f) },
-	"gpt-oss":    func(f *gguf.File) (engine.Model, error) { return gptoss.Load(f) },
-	"llama4":     func(f *gguf.File) (engine.Model, error) { return llama4.Load(f) },
-	"lfm2":       func(f *gguf.File) (engine.Model, error) { return lfm2.Load(f) },
-	"lfm2moe":    func(f *gguf.File) (engine.Model, error) { return lfm2.Load(f) },
-	"qwen35":     func(f *gguf.File) (engine.Model, error) { return qwen35.Load(f) },
-	"qwen35moe":  func(f *gguf.File) (engine.Model, error) { return qwen35.Load(f) },
-	"qwen3next":  func(f *gguf.File) (engine.Model, error) { return qwen35.Load(f) },
-	"glm4":       func(f *gguf.File) (engine.Model, error) { return glm4.Load(f) },
-	"glm4moe":    func(f *gguf.File) (engine.Model, error) { return glm4.Load(f) },
+	"gpt2":         func(f *gguf.File) (engine.Model, error) { return gpt2.Load(f) },
+	"gemma":        func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
+	"gemma2":       func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
+	"gemma3":       func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
+	"llama":        func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"qwen2":        func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"qwen3":        func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"qwen3moe":     func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"qwen2moe":     func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"granite":      func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"granitemoe":   func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"smollm3":      func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"exaone":       func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"mistral3":     func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
+	"olmoe":        func(f *gguf.File) (engine.Model, error) { return olmoe.Load(f) },
+	"command-r":    func(f *gguf.File) (engine.Model, error) { return cohere.Load(f) },
+	"cohere2":      func(f *gguf.File) (engine.Model, error) { return cohere.Load(f) },
+	"olmo2":        func(f *gguf.File) (engine.Model, error) { return olmo2.Load(f) },
+	"starcoder2":   func(f *gguf.File) (engine.Model, error) { return starcoder2.Load(f) },
+	"deepseek2":    func(f *gguf.File) (engine.Model, error) { return deepseek2.Load(f) },
+	"phi2":         func(f *gguf.File) (engine.Model, error) { return phi2.Load(f) },
+	"phi3":         func(f *gguf.File) (engine.Model, error) { return phi3.Load(f) },
+	"gpt-oss":      func(f *gguf.File) (engine.Model, error) { return gptoss.Load(f) },
+	"llama4":       func(f *gguf.File) (engine.Model, error) { return llama4.Load(f) },
+	"lfm2":         func(f *gguf.File) (engine.Model, error) { return lfm2.Load(f) },
+	"lfm2moe":      func(f *gguf.File) (engine.Model, error) { return lfm2.Load(f) },
+	"qwen35":       func(f *gguf.File) (engine.Model, error) { return qwen35.Load(f) },
+	"qwen35moe":    func(f *gguf.File) (engine.Model, error) { return qwen35.Load(f) },
+	"qwen3next":    func(f *gguf.File) (engine.Model, error) { return qwen35.Load(f) },
+	"glm4":         func(f *gguf.File) (engine.Model, error) { return glm4.Load(f) },
+	"glm4moe":      func(f *gguf.File) (engine.Model, error) { return glm4.Load(f) },
+	"ernie4_5":     func(f *gguf.File) (engine.Model, error) { return ernie.Load(f) },
+	"ernie4_5-moe": func(f *gguf.File) (engine.Model, error) { return ernie.Load(f) },
 }
 
 // Archs returns the GGUF architectures toy can load, sorted.

@@ -73,6 +73,8 @@ type Spec struct {
 	Qwen35 *Qwen35Spec `json:"qwen35,omitempty"`
 	// Glm4: glm4moe's experts, router and prediction layers (glm4.go).
 	Glm4 *Glm4Spec `json:"glm4,omitempty"`
+	// Ernie: ERNIE 4.5's biases, layer pattern and experts (ernie.go).
+	Ernie *ErnieSpec `json:"ernie,omitempty"`
 	// TopK, when not 0, is how many of each distribution's most likely
 	// tokens the golden keeps (gen_goldens.sh's top_k; 10 otherwise).
 	TopK int `json:"top_k,omitempty"`
@@ -172,6 +174,7 @@ func Specs() []Spec {
 	out = append(out, lfm2Specs()...)
 	out = append(out, qwen35Specs()...)
 	out = append(out, glm4Specs()...)
+	out = append(out, ernieSpecs()...)
 	// Q4_K_M: k-quant super-blocks need widths that are multiples of 256.
 	// Q4_0 and Q5_0: older files, and Q4_K_M files of narrower models.
 	return append(out,
@@ -434,7 +437,7 @@ func build(s Spec) (*gguf.Writer, error) {
 			w.SetUint32(a+".attention.key_length", uint32(hd))
 			w.SetUint32(a+".attention.value_length", uint32(hd))
 		}
-		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000, "granite": 10000, "granitemoe": 10000, "starcoder2": 100000, "olmo2": 500000, "smollm3": 2000000, "exaone": 1000000, "command-r": 8000000, "cohere2": 50000, "mistral3": 1000000, "gpt-oss": 150000, "llama4": 500000, "lfm2": 1000000, "lfm2moe": 1000000, "qwen35": 10000000, "qwen35moe": 10000000, "qwen3next": 10000000, "glm4": 10000, "glm4moe": 1000000}[a]
+		base := map[string]float32{"llama": 10000, "qwen2": 1000000, "qwen3": 1000000, "olmoe": 10000, "qwen2moe": 1000000, "qwen3moe": 1000000, "gemma": 10000, "gemma2": 10000, "gemma3": 1000000, "granite": 10000, "granitemoe": 10000, "starcoder2": 100000, "olmo2": 500000, "smollm3": 2000000, "exaone": 1000000, "command-r": 8000000, "cohere2": 50000, "mistral3": 1000000, "gpt-oss": 150000, "llama4": 500000, "lfm2": 1000000, "lfm2moe": 1000000, "qwen35": 10000000, "qwen35moe": 10000000, "qwen3next": 10000000, "glm4": 10000, "glm4moe": 1000000, "ernie4_5": 500000, "ernie4_5-moe": 500000}[a]
 		if s.RopeFreqs {
 			base = 500000
 		}
@@ -452,6 +455,8 @@ func build(s Spec) (*gguf.Writer, error) {
 		qwen35Metadata(w, s)
 	} else if a == "glm4" || a == "glm4moe" {
 		glm4Metadata(w, s)
+	} else if s.Ernie != nil {
+		ernieMetadata(w, s)
 	} else if s.Experts > 0 {
 		moeMetadata(w, s)
 	}
@@ -541,6 +546,10 @@ func build(s Spec) (*gguf.Writer, error) {
 		}
 		if a == "glm4" || a == "glm4moe" {
 			errs = append(errs, glm4Layer(s, l, p, hd, add, vec)...)
+			continue
+		}
+		if s.Ernie != nil {
+			errs = append(errs, ernieLayer(s, l, p, hd, add, vec)...)
 			continue
 		}
 		errs = append(errs, vec(p+"attn_norm.weight", D, 1, 0.2), vec(p+"ffn_norm.weight", D, 1, 0.2))

@@ -19,6 +19,7 @@ import (
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models/cohere"
 	"github.com/toyml/toy/toy/models/deepseek2"
+	"github.com/toyml/toy/toy/models/ernie"
 	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/glm4"
 	"github.com/toyml/toy/toy/models/gpt2"
@@ -89,6 +90,7 @@ func TestRoundTrip(t *testing.T) {
 		gates["command-r-q8_0"], gates["command-r-plus-f32"], gates["cohere2-f32"], gates["mistral3-f32"], gates["mistral3-temp-f32"],
 		gates["llama4-f32"], gates["llama4-q8_0"], gates["qwen35-f32"], gates["qwen35-q8_0"], gates["qwen35moe-f32"], gates["qwen3next-f32"], gates["qwen3next-q8_0"],
 		gates["glm4-f32"], glm4moe, gates["glm4moe-q8_0"],
+		gates["ernie4_5-f32"], gates["ernie4_5-moe-f32"], gates["ernie4_5-moe-q8_0"],
 		g2, g3, g1, yarn, linear, mix, q3moe, q2moe, gmoe,
 		spec("granite", "granite", tensor.F32, true),
 		smollm3,
@@ -147,6 +149,8 @@ func TestRoundTrip(t *testing.T) {
 				loaded, built, fromFile = net.Config, qwen35.New(cfg.(qwen35.Config)).Card(), net.Card()
 			case *glm4.Model:
 				loaded, built, fromFile = net.Config, glm4.New(cfg.(glm4.Config)).Card(), net.Card()
+			case *ernie.Model:
+				loaded, built, fromFile = net.Config, ernie.New(cfg.(ernie.Config)).Card(), net.Card()
 			}
 			if !reflect.DeepEqual(cfg, loaded) {
 				t.Fatalf("parsed config %+v, loader's %+v", cfg, loaded)

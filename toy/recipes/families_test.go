@@ -9,6 +9,7 @@ import (
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models/cohere"
+	"github.com/toyml/toy/toy/models/ernie"
 	"github.com/toyml/toy/toy/models/glm4"
 	"github.com/toyml/toy/toy/models/gptoss"
 	"github.com/toyml/toy/toy/models/lfm2"
@@ -94,6 +95,16 @@ func TestFamiliesFromScratch(t *testing.T) {
 			KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e6, NormEps: 1e-5, QKVBias: true, QKNorm: true, DenseLayers: 1,
 			Experts: 4, ExpertsUsed: 2, ExpertFFN: 32, SharedExperts: 1, ExpertWeightsNorm: true, ExpertWeightsScale: 2.5}, 0,
 			func(f *gguf.File) (Model, error) { return glm4.Load(f) }},
+		// ERNIE 4.5: Llama's block with heads wider than D/H and q, k, v
+		// biases; ERNIE 4.5 MoE: mixtures chosen by softmax and a
+		// (constant) bias in layers 1 and 3, dense layers 0 and 2, a
+		// shared expert, the head tied (slower to learn at 3e-3).
+		{"ernie4_5", ernie.Config{Arch: ernie.Arch, VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64, Heads: 4,
+			KVHeads: 2, HeadDim: 16, RopeBase: 5e5, NormEps: 1e-5, QKVBias: true}, 0,
+			func(f *gguf.File) (Model, error) { return ernie.Load(f) }},
+		{"ernie4_5-moe", ernie.Config{Arch: ernie.ArchMoE, VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64,
+			Heads: 4, KVHeads: 2, HeadDim: 8, RopeBase: 5e5, NormEps: 1e-5, DenseLayers: 1, MoEStep: 2, Experts: 4, ExpertsUsed: 2,
+			ExpertFFN: 32, SharedFFN: 32, ExpertBias: true, TiedOutput: true}, 1e-2, func(f *gguf.File) (Model, error) { return ernie.Load(f) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, _ := checkFromScratch(t, c.cfg, c.lr, c.load)
@@ -149,6 +160,10 @@ func TestFamiliesLoRA(t *testing.T) {
 		{Name: "glm4moe", Arch: "glm4moe", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300, Embed: 64, Layers: 3,
 			FFN: 64, Heads: 4, KVHeads: 2, HeadDim: 32, RopeDim: 16, Context: 64, Seed: 3, Tied: true, Experts: 4, ExpertsUsed: 2,
 			Glm4: &testmodel.Glm4Spec{DenseLayers: 1, ExpertFFN: 32, SharedExperts: 1, WeightsScale: 2.5, WeightsNorm: true, BiasScale: 0.3}},
+		// ERNIE 4.5 MoE: adapters on q and v of every layer, dense or not.
+		{Name: "ernie4_5-moe", Arch: "ernie4_5-moe", DType: tensor.Q8_0, Vocab: "none", VocabSize: 300, Embed: 64, Layers: 3,
+			FFN: 64, Heads: 4, KVHeads: 2, Context: 64, Seed: 3, Experts: 4, ExpertsUsed: 2, SharedFFN: 64,
+			Ernie: &testmodel.ErnieSpec{DenseLayers: 1, MoEStep: 1, ExpertFFN: 32, SharedExperts: 2, BiasScale: 0.1, BiasRow: true}},
 	} {
 		t.Run(spec.Name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "base.gguf")

@@ -12,6 +12,7 @@ import (
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models/cohere"
 	"github.com/toyml/toy/toy/models/deepseek2"
+	"github.com/toyml/toy/toy/models/ernie"
 	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/glm4"
 	"github.com/toyml/toy/toy/models/gpt2"
@@ -139,8 +140,13 @@ func NewFromScratch(cfg any, o Options) (*Recipe, error) {
 			return nil, err
 		}
 		m = glm4.NewRandom(c, o.Seed)
+	case ernie.Config:
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+		m = ernie.NewRandom(c, o.Seed)
 	default:
-		return nil, fmt.Errorf("recipes: config %T is not the Config of a family toy trains (llama, gpt2, gemma, olmoe, deepseek2, phi2, phi3, starcoder2, olmo2, cohere, gptoss, llama4, lfm2, qwen35, glm4)", cfg)
+		return nil, fmt.Errorf("recipes: config %T is not the Config of a family toy trains (llama, gpt2, gemma, olmoe, deepseek2, phi2, phi3, starcoder2, olmo2, cohere, gptoss, llama4, lfm2, qwen35, glm4, ernie)", cfg)
 	}
 	return newRecipe("from-scratch", m, cfg, o, allWeights(m))
 }
@@ -291,6 +297,12 @@ func build(f *gguf.File) (Model, any, error) {
 		return m, m.Config, nil
 	case "glm4", "glm4moe":
 		m, err := glm4.Load(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m.Config, nil
+	case ernie.Arch, ernie.ArchMoE:
+		m, err := ernie.Load(f)
 		if err != nil {
 			return nil, nil, err
 		}

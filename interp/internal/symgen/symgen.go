@@ -48,6 +48,7 @@ var ToyPackages = []string{
 	"github.com/toyml/toy/toy/models/lfm2",
 	"github.com/toyml/toy/toy/models/qwen35",
 	"github.com/toyml/toy/toy/models/glm4",
+	"github.com/toyml/toy/toy/models/ernie",
 	"github.com/toyml/toy/toy/models/llama4",
 	"github.com/toyml/toy/toy/display",
 	"github.com/toyml/toy/toy/optim",
