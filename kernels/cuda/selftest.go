@@ -361,10 +361,7 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 		if c.state {
 			S0 = randT(c.Hv, c.D*c.D)
 		}
-		q.Data()[0] = 0 // a zero row of q: ‖q‖ < eps
-		if c.D > 1 {
-			copy(q.Data()[:c.D], make([]float32, c.D))
-		}
+		clear(q.Data()[:c.D]) // a zero row of q: ‖q‖ < eps
 		cases = append(cases, OpCase{fmt.Sprintf("GatedDeltaNet %+v", c), 1e-5, nil, func(b tensor.Backend) []float32 {
 			var o, S *tensor.Tensor
 			if S0 != nil {
