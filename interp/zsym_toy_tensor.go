@@ -112,6 +112,7 @@ func init() {
 		"Threads":              reflect.ValueOf(tensor.Threads),
 		"TopK":                 reflect.ValueOf(tensor.TopK),
 		"WeightedSum":          reflect.ValueOf(tensor.WeightedSum),
+		"Zeros":                reflect.ValueOf(tensor.Zeros),
 
 		// type definitions
 		"AttentionOptions":     reflect.ValueOf((*tensor.AttentionOptions)(nil)),

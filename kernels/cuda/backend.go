@@ -38,6 +38,7 @@ type Backend struct {
 	released []freed           // memory of dead buffers, for the pool
 
 	uploads, downloads atomic.Int64 // host↔device copies, for tests and benchmarks
+	prof               *profiler    // the per-kernel times, when SetProfile turned them on
 
 	argv [16]uint64         // a launch's kernel arguments (see launch)
 	argp [16]unsafe.Pointer // their addresses, cuLaunchKernel's kernelParams
@@ -111,6 +112,12 @@ func (b *Backend) in(t *tensor.Tensor) uintptr {
 	if !mine || buf.b != b { // no storage, or another backend's
 		buf = b.alloc(t.StorageSize())
 	}
+	if s == nil && t.NeverWritten() { // zeros (tensor.Zeros): cleared here, never uploaded
+		b.must(b.l.call("cuMemsetD8Async", b.l.cu.memsetD8Async, buf.ptr, 0, uintptr(t.StorageSize()), b.stream))
+		t.SetDevice(buf, true)
+		_, off, _ = t.Device()
+		return buf.ptr + uintptr(off)
+	}
 	b.upload(buf.ptr, t.HostBytes())
 	t.SetDevice(buf, false)
 	_, off, _ = t.Device()
@@ -167,8 +174,10 @@ func (b *Backend) launch(name string, gx, gy, bx int, args ...uint64) {
 		b.argv[i] = a
 		b.argp[i] = unsafe.Pointer(&b.argv[i])
 	}
+	done := b.timed(name)
 	b.must(b.l.call(name, b.l.cu.launchKernel, fn, uintptr(gx), uintptr(gy), 1, uintptr(bx), 1, 1, 0, b.stream,
 		uintptr(unsafe.Pointer(&b.argp[0])), 0))
+	done()
 }
 
 // elementwise launches a grid-stride kernel over n elements.
@@ -183,16 +192,24 @@ func (b *Backend) elementwise(name string, n int, args ...uint64) {
 // in matmul.cu); gemmMin is the rows from which F16/BF16 products go to
 // cublasGemmEx instead, or without cuBLAS all but Q8_0 to the tiled GEMM,
 // whose output tiles are gemmTile square (GT).
+// From mmaMin rows on, Q8_0 and Q4_K products take the tensor cores
+// (toy_matmul_q8_mma, toy_matmul_q4k_mma: output tiles of mmaTile rows by
+// mmaTile or mmaTile/2 columns) where the GPU has them.
 const (
 	matTile  = 8
 	gemmMin  = 32
 	gemmTile = 64
+	mmaMin   = 8
+	mmaTile  = 64
 )
 
 // MatMul: out[M, N] = x[M, K]·w[N, K]ᵀ. F32 weights: cublasSgemm. F16 and
 // BF16: x rounded to the weight's type, then toy_matmul_half (or GemmEx with
 // float32 accumulation from gemmMin rows on). Q8_0: x quantized to Q8_0
-// blocks (toy_quantize_q8), then integer block dots (toy_matmul_q8); Q4_0,
+// blocks (toy_quantize_q8), then integer block dots (toy_matmul_q8, or from
+// mmaMin rows on a GPU of compute capability 8.0 or later toy_matmul_q8_mma
+// on the tensor cores, as toy_matmul_q4k_mma for Q4_K; all give Go's
+// result to the bit); Q4_0,
 // Q5_0, IQ4_NL and MXFP4 likewise (toy_matmul_q32); Q4_1 and Q5_1 too, with the
 // Q8_1 sums of toy_q8_1_sums (toy_matmul_q41). The k-quants and IQ4_XS: x
 // quantized to Q8_K (toy_quantize_q8k), then toy_matmul_q4k,
@@ -214,6 +231,7 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		switch {
 		case b.blas != 0:
 			one, zero := float32(1), float32(0)
+			defer b.timed("cublasSgemm")()
 			b.must(b.l.blasCall("cublasSgemm", b.l.blas.sgemm, b.blas, cublasOpT, cublasOpN, uintptr(N), uintptr(M), uintptr(K),
 				uintptr(unsafe.Pointer(&one)), wp, uintptr(K), xp, uintptr(K), uintptr(unsafe.Pointer(&zero)), op, uintptr(N)))
 		case M >= gemmMin:
@@ -235,6 +253,7 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 				dt = cudaR16BF
 			}
 			one, zero := float32(1), float32(0)
+			defer b.timed("cublasGemmEx")()
 			b.must(b.l.blasCall("cublasGemmEx", b.l.blas.gemmEx, b.blas, cublasOpT, cublasOpN, uintptr(N), uintptr(M), uintptr(K),
 				uintptr(unsafe.Pointer(&one)), wp, dt, uintptr(K), xh, dt, uintptr(K), uintptr(unsafe.Pointer(&zero)),
 				op, cudaR32F, uintptr(N), cublasCompute32F, uintptr(gemmDefault)))
@@ -250,6 +269,13 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		defer release()
 		gx, gy := rowGrid()
 		name, extra := quantKernel(w.DType())
+		if mma := name + "_mma"; M >= mmaMin && b.fn[mma] != 0 { // Q8_0, Q4_K
+			cols := mmaTile
+			if w.DType() == tensor.Q4_K {
+				cols = mmaTile / 2
+			}
+			name, gx, gy = mma, (N+cols-1)/cols, (M+mmaTile-1)/mmaTile
+		}
 		args := append([]uint64{pArg(wp)}, acts...)
 		args = append(args, pArg(op), iArg(M), iArg(K), iArg(N))
 		b.launch(name, gx, gy, 128, append(args, extra...)...)
@@ -561,34 +587,51 @@ func (b *Backend) Softmax(out, x *tensor.Tensor, past int) {
 }
 
 // Split-K attention (toy_attention_chunk, then toy_attention_combine): the
-// keys in chunks of attnChunk (ATTN_CHUNK in ops.cu), one block per (token,
-// head, chunk). Attention takes it when the query rows are few and the keys
-// many (attnSplit):
-//   - T·nHead < attnSplitJobs: toy_attention's grid is one block per (token,
-//     head), in decode 9 (SmolLM2) to 64 (70B) blocks, fewer than the SMs of
-//     a large GPU (80 on V100, 108 on A100, 132 on H100/H200), each walking
-//     every key alone; 256 is about two blocks per SM there. Prefill grids
-//     are larger and fill the GPU with the one-pass kernel. The bound is a
-//     constant rather than Info.SMs so that every device (the emulator has
-//     one SM) takes the same path for the same shapes.
-//   - S ≥ attnSplitKeys: at least two full chunks. Below, one block's walk
-//     over the keys is short, and the second launch and the partial results'
-//     round trip through memory would cost about what the split saves.
+// keys in chunks of attnChunk (ATTN_CHUNK in ops.cu), one block of
+// attnThreads per (token, head, chunk), the partial results merged per
+// (token, head). Attention takes it from attnSplitKeys keys on, for decode
+// and prompts alike: toy_attention's one block per (token, head) walks every
+// key alone, which leaves a large GPU idle in decode (9 to 64 blocks for
+// 80 to 132 SMs) and makes each block's walk long in a prompt, where the
+// split's blocks are short and many and read the same keys through the
+// cache. Below attnSplitKeys, two chunks, the second launch and the partial
+// results' round trip cost about what the split saves. A prompt goes a
+// slice of query rows at a time, each slice's partial results at most
+// attnScratch bytes; bidirectional attention (every query sees every key
+// of the launch) cannot be sliced, and one too large for the scratch takes
+// toy_attention. The bounds are constants rather than Info.SMs so that
+// every device (the emulator has one SM) takes the same path for the same
+// shapes.
 const (
-	attnChunk     = 256
-	attnSplitJobs = 256
+	attnChunk     = 64
+	attnThreads   = 256
 	attnSplitKeys = 2 * attnChunk
 )
 
-// attnSplit reports whether Attention over T query rows of nHead heads and
-// S keys takes the split-K kernels.
-func attnSplit(T, nHead, S int) bool { return T*nHead < attnSplitJobs && S >= attnSplitKeys }
+// attnScratch is the most bytes of partial results a split-K launch takes
+// (a variable so that a test can make prompts slice).
+var attnScratch = 64 << 20
 
-// Attention: one block per (token, head); the scores of up to 64 Mi
-// (token, head, key) triples at a time in a scratch buffer. Few rows over
-// many keys (attnSplit) go split-K instead: per (token, head, chunk) the
-// chunk's max score (float32), sum of exps (float64) and unnormalized
-// output (dh float32) in a scratch buffer, merged by a second kernel.
+// attnSplit returns how many query rows at a time Attention over T rows of
+// nHead heads of width dh and S keys runs split-K, or 0 for toy_attention.
+func attnSplit(T, nHead, S, dh int, bidir bool) int {
+	if S < attnSplitKeys {
+		return 0
+	}
+	per := nHead * ((S + attnChunk - 1) / attnChunk) * (8 + 4 + 4*dh)
+	rows := max(1, min(T, attnScratch/per))
+	if bidir && rows < T {
+		return 0
+	}
+	return rows
+}
+
+// Attention: from attnSplitKeys keys on (attnSplit), split-K: per (token,
+// head, chunk) the chunk's max score (float32), sum of exps (float64) and
+// unnormalized output (dh float32) in a scratch buffer, merged by a second
+// kernel, a slice of query rows at a time. Otherwise one block per (token,
+// head), the scores of up to 64 Mi (token, head, key) triples at a time in
+// a scratch buffer.
 // Attention sinks (o.Sinks, gpt-oss) join the softmax in toy_attention and,
 // split-K, in the merge (toy_attention_combine); the tensor is uploaded at
 // first use and stays, like a weight.
@@ -605,17 +648,21 @@ func (b *Backend) Attention(out, q, k, v *tensor.Tensor, nHead, nKV, past int, o
 	qp, kp, vp, op := b.in(q), b.in(k), b.in(v), b.out(out)
 	sp := b.in(o.Sinks) // uploaded once, like a weight; 0 without sinks
 	S, dh := past+T, q.Cols()/nHead
-	if attnSplit(T, nHead, S) {
-		jobs, chunks := T*nHead, (S+attnChunk-1)/attnChunk
-		n := jobs * chunks
+	if rows := attnSplit(T, nHead, S, dh, o.Bidirectional); rows > 0 {
+		chunks := (S + attnChunk - 1) / attnChunk
+		n := rows * nHead * chunks
 		lp, c := b.take(n * (8 + 4 + 4*dh)) // l (float64), then m, then o
 		defer b.give(lp, c)
 		mp := lp + uintptr(8*n)
 		opart := mp + uintptr(4*n)
-		b.launch("toy_attention_chunk", jobs, chunks, attnChunk, pArg(opart), pArg(mp), pArg(lp), pArg(qp), pArg(kp), pArg(vp),
-			iArg(nHead), iArg(nKV), iArg(dh), iArg(past), fArg(o.Scale), fArg(o.SoftCap), iArg(o.Window), iArg(bidirT))
-		b.launch("toy_attention_combine", jobs, 1, min(256, rowThreads(dh)), pArg(op), pArg(opart), pArg(mp), pArg(lp),
-			iArg(nHead), iArg(dh), iArg(past), iArg(chunks), iArg(o.Window), iArg(bidirT), pArg(sp))
+		// Rows t0 … of q and out are a launch's rows 0 …: position past+t0+t.
+		for t0 := 0; t0 < T; t0 += rows {
+			jobs, at := min(rows, T-t0)*nHead, uintptr(4*t0*nHead*dh)
+			b.launch("toy_attention_chunk", jobs, chunks, attnThreads, pArg(opart), pArg(mp), pArg(lp), pArg(qp+at), pArg(kp), pArg(vp),
+				iArg(nHead), iArg(nKV), iArg(dh), iArg(past+t0), fArg(o.Scale), fArg(o.SoftCap), iArg(o.Window), iArg(bidirT))
+			b.launch("toy_attention_combine", jobs, 1, min(256, rowThreads(dh)), pArg(op+at), pArg(opart), pArg(mp), pArg(lp),
+				iArg(nHead), iArg(dh), iArg(past+t0), iArg(chunks), iArg(o.Window), iArg(bidirT), pArg(sp))
+		}
 		return
 	}
 	chunk := max(1, min(T, (64<<20)/(nHead*S)))

@@ -218,6 +218,9 @@ func (b *Backend) openBlas() error {
 func (b *Backend) loadModules() error {
 	b.fn = map[string]uintptr{}
 	for file, names := range kernelNames {
+		if b.info.Major < moduleMinMajor[file] {
+			continue // the products fall back to the kernels every GPU has
+		}
 		src, err := ptxFS.ReadFile("ptx/" + file)
 		if err != nil {
 			return loadError("the PTX module "+file+" in this binary", "rebuild toy", err)
@@ -228,7 +231,9 @@ func (b *Backend) loadModules() error {
 		logBuf := make([]byte, 8192)
 		var pin runtime.Pinner
 		pin.Pin(&logBuf[0])
-		opts := []uintptr{jitErrorLogBuffer, jitErrorLogBufferSize}
+		// CUjit_option is a C enum: the options are 4-byte ints, the
+		// values pointer-sized (a size goes in as the pointer's bits).
+		opts := []int32{jitErrorLogBuffer, jitErrorLogBufferSize}
 		vals := []uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
 		var mod uintptr
 		err = b.l.call("cuModuleLoadDataEx", b.l.cu.moduleLoadDataEx, uintptr(unsafe.Pointer(&mod)), uintptr(unsafe.Pointer(&src[0])),

@@ -33,7 +33,7 @@ type driverAPI struct {
 	memcpyHtoD, memcpyDtoH, memcpyDtoD                                   uintptr
 	memcpyHtoDAsync, memcpyDtoHAsync, memcpyDtoDAsync, memsetD8Async     uintptr
 	streamCreate, streamSynchronize, eventCreate, eventRecord, eventSync uintptr
-	eventElapsedTime                                                     uintptr
+	eventElapsedTime, eventDestroy                                       uintptr
 }
 
 // symbols maps each C name to where its address goes.
@@ -52,7 +52,7 @@ func (d *driverAPI) symbols() map[string]*uintptr {
 		"cuMemcpyDtoDAsync_v2": &d.memcpyDtoDAsync, "cuMemsetD8Async": &d.memsetD8Async,
 		"cuStreamCreate": &d.streamCreate, "cuStreamSynchronize": &d.streamSynchronize,
 		"cuEventCreate": &d.eventCreate, "cuEventRecord": &d.eventRecord, "cuEventSynchronize": &d.eventSync,
-		"cuEventElapsedTime": &d.eventElapsedTime,
+		"cuEventElapsedTime": &d.eventElapsedTime, "cuEventDestroy_v2": &d.eventDestroy,
 	}
 }
 

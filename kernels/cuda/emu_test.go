@@ -8,9 +8,11 @@ package cuda
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -98,6 +100,36 @@ func TestEmuOps(t *testing.T) {
 				t.Errorf("size %d: %v", size, err)
 			}
 		}
+	}
+}
+
+// TestEmuPreAmpere: on a GPU older than the tensor-core kernel (the
+// emulator as compute 7.0, where PTX for sm_80 fails to load), the backend
+// loads without mma.ptx and every op case passes on the kernels every GPU
+// has. The emulator reads its compute capability from the environment the
+// process starts with, so the check runs in a child process.
+func TestEmuPreAmpere(t *testing.T) {
+	if os.Getenv("TOY_CUDA_EMU_CC") == "7.0" {
+		b := emulated(t)
+		if i := b.Info(); i.Major != 7 || i.Minor != 0 || b.fn["toy_matmul_q8_mma"] != 0 {
+			t.Fatalf("emulated GPU %d.%d, tensor-core kernel loaded: %v", i.Major, i.Minor, b.fn["toy_matmul_q8_mma"] != 0)
+		}
+		r := rand.New(rand.NewPCG(4, 4))
+		for _, c := range OpCases(r, 1) {
+			if err := c.Check(c.Run(b), c.Run(tensor.Go{})); err != nil {
+				t.Error(err)
+			}
+		}
+		return
+	}
+	if b := emulated(t); b.fn["toy_matmul_q8_mma"] == 0 {
+		t.Fatalf("the emulator (compute %d.%d) did not load the tensor-core kernel", b.Info().Major, b.Info().Minor)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestEmuPreAmpere$", "-test.v")
+	cmd.Env = append(os.Environ(), "TOY_CUDA_EMU_CC=7.0")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestEmuPreAmpere") {
+		t.Fatalf("as compute 7.0: %v\n%s", err, out)
 	}
 }
 
@@ -522,5 +554,100 @@ func TestCublasOptional(t *testing.T) {
 	l, err = openLibs()
 	if err != nil || l.blasLib != "" || !strings.Contains(l.noBlas, "TOY_CUBLAS=none") {
 		t.Errorf("TOY_CUBLAS=none: libs %+v, err %v", l, err)
+	}
+}
+
+// TestEmuProfile: with SetProfile on, every kernel an op launches is
+// counted by name, Profile starts a new count, and off ends it.
+func TestEmuProfile(t *testing.T) {
+	b := emulated(t)
+	defer b.SetProfile(false)
+	b.SetProfile(true)
+	x, wf := tensor.New(16, 64), tensor.New(8, 64)
+	for i := range x.Data() {
+		x.Data()[i] = float32(i%7) - 3
+	}
+	w, err := tensor.FromBytes(tensor.Q8_0, tensor.EncodeRow(nil, wf.Data(), tensor.Q8_0), 8, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := tensor.New(16, 8)
+	b.MatMul(out, x, w)
+	b.MatMul(out, x, w)
+	b.Add(out, out, out)
+	got := map[string]int{}
+	for _, k := range b.Profile() {
+		if k.Total < 0 {
+			t.Errorf("%s: negative time %v", k.Name, k.Total)
+		}
+		got[k.Name] = k.Calls
+	}
+	want := map[string]int{"toy_quantize_q8": 2, "toy_matmul_q8_mma": 2, "toy_add": 1}
+	if !maps.Equal(got, want) {
+		t.Errorf("profile counted %v, want %v", got, want)
+	}
+	if p := b.Profile(); len(p) != 0 {
+		t.Errorf("a second Profile gave %v, want nothing", p)
+	}
+	b.SetProfile(false)
+	b.Add(out, out, out)
+	if p := b.Profile(); p != nil {
+		t.Errorf("after SetProfile(false): %v", p)
+	}
+}
+
+// TestEmuAttentionSlices: with a scratch of 4 KiB a prompt's split-K
+// attention runs a few query rows per launch (one, for the widest), and
+// every attention case still matches tensor.Go{}.
+func TestEmuAttentionSlices(t *testing.T) {
+	b := emulated(t)
+	defer func(n int) { attnScratch = n }(attnScratch)
+	attnScratch = 4 << 10
+	if rows := attnSplit(130, 4, 130, 32, false); rows < 1 || rows >= 130 {
+		t.Fatalf("attnSplit gives %d rows a slice for 130 rows; the test needs slices", rows)
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	n := 0
+	for _, c := range OpCases(r, 1) {
+		if !strings.HasPrefix(c.Name, "Attention") {
+			continue
+		}
+		n++
+		if err := c.Check(c.Run(b), c.Run(tensor.Go{})); err != nil {
+			t.Error(err)
+		}
+	}
+	if n < 20 {
+		t.Errorf("only %d attention cases", n)
+	}
+}
+
+// TestEmuZeros: a tensor.Zeros made under the backend is cleared on the
+// device, not uploaded: storing rows into it moves only those rows, and it
+// reads back as zeros around them.
+func TestEmuZeros(t *testing.T) {
+	b := emulated(t)
+	old := tensor.ActiveBackend()
+	tensor.SetBackend(b)
+	defer tensor.SetBackend(old)
+	cache := tensor.Zeros(1000, 64)
+	rows := tensor.New(2, 64)
+	for i := range rows.Data() {
+		rows.Data()[i] = float32(i + 1)
+	}
+	up0, _ := b.Transfers()
+	tensor.SetRows(cache, 5, rows)
+	if up, _ := b.Transfers(); up-up0 != 1 {
+		t.Errorf("storing 2 rows into a Zeros tensor made %d uploads, want 1 (the rows)", up-up0)
+	}
+	got := cache.Data()
+	for i, v := range got {
+		want := float32(0)
+		if i >= 5*64 && i < 7*64 {
+			want = float32(i - 5*64 + 1)
+		}
+		if v != want {
+			t.Fatalf("element %d = %v, want %v", i, v, want)
+		}
 	}
 }

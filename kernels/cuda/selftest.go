@@ -118,7 +118,11 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 	var cases []OpCase
 	D := 64 * size
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0} {
-		for _, s := range [][3]int{{1, D, 33}, {3, D + 32, 40}, {9, 2 * D, 17}, {40, D, 70 * size}} {
+		shapes := [][3]int{{1, D, 33}, {3, D + 32, 40}, {9, 2 * D, 17}, {40, D, 70 * size}}
+		if dt == tensor.Q8_0 { // the tensor-core tiles: ragged in M and N, one block of K, 34 blocks
+			shapes = append(shapes, [3]int{17, 32, 9}, [3]int{65, 1088, 70}, [3]int{130, 96 * size, 129})
+		}
+		for _, s := range shapes {
 			x, wf := randT(s[0], s[1]), randT(s[2], s[1])
 			w, err := tensor.FromBytes(dt, tensor.EncodeRow(nil, wf.Data(), dt), s[2], s[1])
 			if err != nil {
@@ -397,8 +401,9 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 	// in the name): decode over 701 and 1536/1537 keys (the second query's
 	// last chunk holds one key the first does not see), grouped heads, head
 	// widths that split the chunk kernel's block into 4, 3 (threads left
-	// over), 1 (dh 160) or 16 key groups; and each side of the thresholds:
-	// 511/512 keys, 256/255 (token, head) pairs. Then the options: soft-
+	// over), 1 (dh 160 and 256) or 16 key groups; each side of the
+	// threshold, 127/128 keys; prompts (many query rows over their own
+	// keys, causal). Then the options: soft-
 	// capped scores, sliding windows (shorter and longer than a chunk, in
 	// both kernels) and bidirectional attention. Last, attention sinks
 	// (gpt-oss) in both kernels and with each option: a logit per head, one
@@ -412,6 +417,8 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 	plain := []attnCase{{1, 4, 2, 16, 5, 0, 0, false}, {4, 4, 4, 16, 0, 0, 0, false}, {3, 8, 2, 32, 9 * size, 0, 0, false},
 		{1, 4, 1, 64, 700, 0, 0, false}, {2, 8, 2, 64, 1535, 0, 0, false}, {1, 3, 1, 80, 600, 0, 0, false}, {1, 2, 1, 160, 520, 0, 0, false},
 		{1, 4, 2, 64, 510, 0, 0, false}, {1, 4, 2, 64, 511, 0, 0, false}, {16, 16, 4, 16, 496, 0, 0, false}, {17, 15, 5, 16, 500, 0, 0, false},
+		{1, 4, 2, 64, 126, 0, 0, false}, {1, 4, 2, 64, 127, 0, 0, false}, {1, 2, 2, 256, 300, 0, 0, false},
+		{130, 4, 2, 32, 0, 0, 0, false}, {70, 6, 3, 16, 100, 0, 0, false}, {200, 2, 1, 64, 0, 0, 90, false}, {150, 3, 3, 8, 0, 0, 0, true},
 		{5, 4, 2, 16, 7, 0.5, 0, false}, {6, 4, 2, 16, 9, 50, 4, false}, {2, 8, 2, 64, 1000, 2, 300, false},
 		{1, 4, 1, 64, 700, 0, 600, false}, {7, 3, 3, 8, 0, 0, 0, true}, {4, 2, 1, 8, 3, 1, 0, true}}
 	sinks := []attnCase{{1, 4, 2, 16, 5, 0, 0, false}, {4, 4, 2, 32, 3, 0, 0, false}, {6, 4, 2, 16, 9, 50, 4, false},
@@ -421,7 +428,7 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 		S := a.past + a.T
 		q, k, v := randT(a.T, a.H*a.dh), randT(S+2, a.KV*a.dh), randT(S+2, a.KV*a.dh)
 		name := "Attention "
-		if attnSplit(a.T, a.H, S) {
+		if attnSplit(a.T, a.H, S, a.dh, a.bidir) > 0 {
 			name += "split "
 		}
 		withSinks := i >= len(plain)

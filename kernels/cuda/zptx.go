@@ -4,9 +4,9 @@ package cuda
 
 // sourcesSHA256 is the SHA-256 of build.sh and the CUDA sources,
 // concatenated in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "eb2e0dfe09ade190e0a2aea114a74ea9bc6a3eedff4fb94a0629811b1984eb55"
+const sourcesSHA256 = "ebe37bb20ab618eafa7763671bafb3d875d9bdb644266374b6012c931597b65d"
 
-var sourceFiles = []string{"build.sh", "csrc/delta.cu", "csrc/matmul.cu", "csrc/moe.cu", "csrc/ops.cu", "csrc/quant.cu", "csrc/toy.cuh"}
+var sourceFiles = []string{"build.sh", "csrc/delta.cu", "csrc/matmul.cu", "csrc/mma.cu", "csrc/moe.cu", "csrc/ops.cu", "csrc/quant.cu", "csrc/toy.cuh"}
 
 // nvccVersion is the compiler that made the PTX.
 const nvccVersion = "release 11.8, V11.8.89"
@@ -14,8 +14,9 @@ const nvccVersion = "release 11.8, V11.8.89"
 // ptxSHA256 maps each embedded PTX module to the SHA-256 build.sh recorded.
 var ptxSHA256 = map[string]string{
 	"delta.ptx":  "12d561e5b6c60bf6fbae5b75aa90a3b3efbccf40ffcf7d0b6560e5b01fdc231b",
-	"matmul.ptx": "f8c7408634c79f48b0f34deab1ea91c1813f68a78143ffd1f07e99c6d8792fa9",
+	"matmul.ptx": "b7d26d0f05d2a1fcfed21db4622509410cf3ee9959fbd6df7fb16102edc9b4ee",
+	"mma.ptx":    "abed4f34db6a06f78f6763b1f6c373fd9764b17830076d74f32a9783370bc54f",
 	"moe.ptx":    "d46b25dbb85edfff6462745b17f8d3d48b4376e90f060d7a602e503849650917",
-	"ops.ptx":    "b9c9e979188194edea64e2700b28d86b31ebabf58c1eee0325f53d77f907f644",
+	"ops.ptx":    "08632ad36119f84bcdb9b2bc44b68020a69ecf32bf1624bad3280dcc86db34f4",
 	"quant.ptx":  "f5d491c575018071e67523be59fd461383b3f0690ea4d096c3dcfa32ccfd11a6",
 }

@@ -82,14 +82,14 @@ run)
 	fi
 	(cd "$root/kernels/cuda" && timeout "$(left 60)" "$bin/kernels.test" -test.v) >"$out/kernels.txt" 2>&1 || status=1
 	tail -3 "$out/kernels.txt"
-	(cd "$root/tests/cuda" && timeout "$(left 170)" "$bin/gates.test" -test.v -test.run 'TestOps|TestReferenceModels' -cuda.emu=off) \
+	(cd "$root/tests/cuda" && timeout "$(left 170)" "$bin/gates.test" -test.v -test.run 'TestOps|TestTensorCoreQ8|TestReferenceModels|TestLlama4Chunks|TestRecurrentRewind' -cuda.emu=off) \
 		>"$out/gates.txt" 2>&1 || status=1
 	grep -E '^(=== RUN|--- |    device_test|ok|FAIL|PASS)' "$out/gates.txt" | grep -v '=== RUN' | tail -40
 	models=/tmp/toy-speed-models # the speed test's random models, as GGUF for llama.cpp
 	mkdir -p "$models"
-	(cd "$root/tests/cuda" && timeout "$(left 150)" "$bin/gates.test" -test.v -test.run "TestSpeed|TestGemmSpeed" -cuda.bench \
+	(cd "$root/tests/cuda" && timeout "$(left 150)" "$bin/gates.test" -test.v -test.run "TestSpeed|TestGemmSpeed" -cuda.bench -cuda.profile \
 		-cuda.bench.dir "$models" -cuda.emu=off) >"$out/speed.txt" 2>&1 || status=1
-	grep -E 'tok/s|GFLOP|FAIL|skipped' "$out/speed.txt" || tail -5 "$out/speed.txt"
+	grep -E 'tok/s|GFLOP|FAIL|skipped|profile| calls ' "$out/speed.txt" || tail -5 "$out/speed.txt"
 	if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 		timeout "$(left 60)" python3 "$root/tests/cuda/torch_bench.py" >"$out/torch.txt" 2>&1 || status=1
 		cat "$out/torch.txt"

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -41,6 +42,7 @@ import (
 var (
 	bench   = flag.Bool("cuda.bench", false, "run the prefill/decode speed test (SmolLM2-135M- and 7B-shaped random Q8_0 models, and a 7B Q4_K)")
 	big     = flag.Bool("cuda.7b", true, "include the 7B-shaped model in -cuda.bench")
+	profile = flag.Bool("cuda.profile", false, "with -cuda.bench, also print each kernel's share of the GPU's time in prefill and decode")
 	benchTo = flag.String("cuda.bench.dir", "", "also write -cuda.bench's models to this directory as GGUF files, for llama.cpp to run the same weights (tests/cuda/llamacpp.sh)")
 	goldens = flag.String("goldens", "../reference/testdata", "directory of the llama.cpp golden files")
 	emuMode = flag.String("cuda.emu", "auto", "run on the emulated device (kernels/cuda/emu, needs g++): auto (when there is no GPU), on, off")
@@ -164,6 +166,74 @@ func TestOps(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTensorCoreQ8: on a GPU with int8 tensor cores (compute capability
+// 8.0 on) Q8_0 and Q4_K products of mmaMin (8) rows or more take
+// toy_matmul_q8_mma and toy_matmul_q4k_mma, which add each block's exact
+// int32 dots in Go's order and rounding, so their results must be Go's to
+// the bit: shapes ragged in M and N, K of one block to 34 blocks, a
+// 4096-square one as in a 7B model's prompt.
+func TestTensorCoreQ8(t *testing.T) {
+	b := gpu(t)
+	if b.Info().Major < 8 {
+		t.Skipf("skipped: %s is compute %d.%d; the tensor-core kernel needs 8.0", b.Device(), b.Info().Major, b.Info().Minor)
+	}
+	r := rand.New(rand.NewPCG(8, 8))
+	shapes := [][3]int{{8, 32, 8}, {16, 64, 8}, {17, 96, 9}, {64, 256, 64}, {65, 1088, 70}, {130, 512, 129}, {200, 4096, 4096}}
+	if emulating(b) {
+		shapes = shapes[:len(shapes)-1]
+	}
+	type tcCase struct {
+		dt      tensor.DType
+		M, K, N int
+	}
+	var cases []tcCase
+	for _, s := range shapes {
+		cases = append(cases, tcCase{tensor.Q8_0, s[0], s[1], s[2]})
+		if s[1]%256 == 0 {
+			cases = append(cases, tcCase{tensor.Q4_K, s[0], s[1], s[2]})
+		}
+	}
+	cases = append(cases, tcCase{tensor.Q4_K, 33, 768, 40}, tcCase{tensor.Q4_K, 9, 256, 31})
+	for _, tc := range cases {
+		M, K, N := tc.M, tc.K, tc.N
+		s := fmt.Sprintf("%v %v", tc.dt, [3]int{M, K, N})
+		x, wf := tensor.New(M, K), tensor.New(N, K)
+		for _, d := range [][]float32{x.Data(), wf.Data()} {
+			for i := range d {
+				d[i] = float32(r.NormFloat64())
+			}
+		}
+		w, err := tensor.FromBytes(tc.dt, tensor.EncodeRow(nil, wf.Data(), tc.dt), N, K)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, got := tensor.New(M, N), tensor.New(M, N)
+		tensor.Go{}.MatMul(want, x, w)
+		xc, _ := tensor.FromBytes(tensor.F32, append([]byte(nil), x.HostBytes()...), M, K)
+		b.SetProfile(true)
+		b.MatMul(got, xc, w)
+		ran := b.Profile()
+		b.SetProfile(false)
+		if kernel := map[tensor.DType]string{tensor.Q8_0: "toy_matmul_q8_mma", tensor.Q4_K: "toy_matmul_q4k_mma"}[tc.dt]; !slices.ContainsFunc(ran,
+			func(k cuda.KernelTime) bool { return k.Name == kernel }) {
+			t.Errorf("%s: ran %v, not %s", s, ran, kernel)
+		}
+		g, wa := got.Float32s(), want.Float32s()
+		bad := 0
+		for i := range wa {
+			if math.Float32bits(g[i]) != math.Float32bits(wa[i]) {
+				if bad < 3 {
+					t.Errorf("%s: out[%d, %d] = %v, Go gives %v", s, i/N, i%N, g[i], wa[i])
+				}
+				bad++
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%s: %d of %d outputs differ from Go's", s, bad, M*N)
+		}
 	}
 }
 
@@ -482,8 +552,53 @@ func TestSpeed(t *testing.T) {
 			dec := time.Since(start)
 			t.Logf("%s %v on %s: prefill %.0f tok/s (512 tokens in %v), decode %.1f tok/s (%d tokens); greedy ids %v…",
 				s.name, s.dt, b.Device(), 512/prefill.Seconds(), prefill.Round(time.Millisecond), n/dec.Seconds(), n, ids[:16])
+			if *profile {
+				profileRun(t, b, m, prompt, s.name+" "+s.dt.String())
+			}
 		})
 	}
+}
+
+// profileRun prints where the GPU's time goes in the speed test's prefill
+// and in 32 decode steps after it: each kernel's share, and the kernels'
+// total next to the wall-clock time (the rest is the host's: launching,
+// synchronising, Go).
+func profileRun(t *testing.T, b *cuda.Backend, m engine.Model, prompt []int32, name string) {
+	b.SetProfile(true)
+	defer b.SetProfile(false)
+	report := func(what string, wall time.Duration, tokens int, per string) {
+		ks := b.Profile()
+		var gpu time.Duration
+		launches := 0
+		for _, k := range ks {
+			gpu += k.Total
+			launches += k.Calls
+		}
+		t.Logf("profile %s, %s: wall %v %s, kernels %v (%d launches)", name, what,
+			(wall / time.Duration(tokens)).Round(time.Microsecond), per, (gpu / time.Duration(tokens)).Round(time.Microsecond), launches/tokens)
+		for _, k := range ks[:min(len(ks), 10)] {
+			t.Logf("    %-22s %6d calls %9.1f µs each %5.1f%%", k.Name, k.Calls,
+				float64(k.Total.Microseconds())/float64(k.Calls), 100*float64(k.Total)/float64(max(gpu, 1)))
+		}
+	}
+	sess := engine.NewSession(m, len(prompt)+33)
+	b.Synchronize()
+	b.Profile()
+	start := time.Now()
+	logits, err := sess.Next(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Synchronize()
+	report(fmt.Sprintf("prefill of %d", len(prompt)), time.Since(start), 1, "in all")
+	start = time.Now()
+	const n = 32
+	for i := 0; i < n; i++ {
+		if logits, err = sess.Next([]int32{int32(slices.Index(logits, slices.Max(logits)))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	report("decode", time.Since(start), n, "a token")
 }
 
 // writeModel saves a speed-test model as a GGUF file llama.cpp loads: c's

@@ -315,7 +315,7 @@ type Recurrent interface {
 
 // NewKVCache returns an empty cache for capacity positions of width features.
 func NewKVCache(capacity, width int) *KVCache {
-	return &KVCache{K: tensor.New(capacity, width), V: tensor.New(capacity, width)}
+	return &KVCache{K: tensor.Zeros(capacity, width), V: tensor.Zeros(capacity, width)}
 }
 
 // Append stores k, v [T, KV·Dh] after the filled positions and returns views

@@ -83,6 +83,26 @@ func newOut(b Backend, shape ...int) *Tensor {
 	return &Tensor{shape: append([]int(nil), shape...), dtype: F32, dev: &devState{size: 4 * n, hostCurrent: false}}
 }
 
+// Zeros returns a zero-filled F32 tensor of the given shape, as New does.
+// With a device backend active it has no storage until first used: the
+// backend makes its zeros in device memory (no host copy, no upload; see
+// NeverWritten), and host memory is taken only if Go code reads it. For
+// buffers that live on the device, such as a KV cache.
+func Zeros(shape ...int) *Tensor { return newOut(ActiveBackend(), shape...) }
+
+// NeverWritten reports whether t (made by Zeros, or an op's output under a
+// device backend) has no storage yet and holds zeros: a device backend can
+// clear an allocation for it instead of uploading HostBytes.
+func (t *Tensor) NeverWritten() bool {
+	d := t.dev
+	if d == nil {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.buf == nil && d.host == nil
+}
+
 // ownBytes returns t's own elements as bytes, as its host fields hold them.
 func (t *Tensor) ownBytes() []byte {
 	if t.dtype == F32 {

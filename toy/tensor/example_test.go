@@ -107,3 +107,13 @@ func ExampleTopK() {
 	// [3.5 5.3]
 	// [1 10 0.5 0.3]
 }
+
+// Zeros makes a buffer that a device backend keeps in its own memory from
+// the start (a KV cache); on the host it is New.
+func ExampleZeros() {
+	cache := tensor.Zeros(4, 2)
+	rows := tensor.FromFloat32([]float32{1, 2, 3, 4}, 2, 2)
+	tensor.SetRows(cache, 1, rows)
+	fmt.Println(cache.Data())
+	// Output: [0 0 1 2 3 4 0 0]
+}

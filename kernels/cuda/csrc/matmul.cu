@@ -28,12 +28,6 @@ extern "C" __global__ void toy_quantize_q8(const float *x, int8_t *q, float *d, 
 	if (lane == 0) d[b] = half_to_f32(f32_to_half(dd));
 }
 
-// load4 reads 4 int8 quants at p (2-byte aligned: Q8_0 blocks are 34 bytes).
-__device__ __forceinline__ int load4(const uint8_t *p) {
-	const uint16_t *h = (const uint16_t *)p;
-	return (int)((uint32_t)h[0] | ((uint32_t)h[1] << 16));
-}
-
 // toy_matmul_q8: w [N, K/32 blocks of 34 bytes], xq [M, K] int8, xd [M, K/32].
 // Block: 128 threads = 4 warps = 4 columns n; grid (⌈N/4⌉, ⌈M/MT⌉).
 __device__ __forceinline__ void matmul_q8(const uint8_t *w, const int8_t *xq, const float *xd, float *out, int M,
@@ -46,6 +40,10 @@ __device__ __forceinline__ void matmul_q8(const uint8_t *w, const int8_t *xq, co
 #pragma unroll
 	for (int i = 0; i < MT; i++) acc[i] = 0.0f;
 	const uint8_t *wr = w + (size_t)n * nb * Q8_BYTES;
+	// Unrolled so that a lane's loads of several blocks are in flight at
+	// once (decode reads each weight once: the loads' latency is the cost);
+	// the blocks are still added in order.
+#pragma unroll 4
 	for (int b = lane; b < nb; b += WARP) {
 		const uint8_t *blk = wr + (size_t)b * Q8_BYTES;
 		float dw = half_to_f32(*(const uint16_t *)blk);

@@ -265,14 +265,18 @@ extern "C" __global__ void toy_attention(float *out, const float *q, const float
 // ATTN_CHUNK, one block per (token, head, chunk) reduces its chunk to a
 // partial softmax (toy_attention_chunk), and one block per (token, head)
 // merges the chunks (toy_attention_combine). The backend takes this path in
-// decode (see Backend.Attention); the arithmetic follows toy_attention (dot4
-// scores scaled with __fmul_rn, exp in float64 of a float32 difference, sums
-// of exps in float64), so results stay within float32 rounding of it.
-#define ATTN_CHUNK 256
+// decode and, a slice of queries at a time, in prefill (see
+// Backend.Attention); the arithmetic follows toy_attention (dot4 scores
+// scaled with __fmul_rn, exp in float64 of a float32 difference, sums of
+// exps in float64), so results stay within float32 rounding of it. Chunks
+// are short (64 keys) so that each block's serial walk is too: a block's
+// ATTN_THREADS threads split the chunk's keys into groups for the outputs.
+#define ATTN_CHUNK 64
+#define ATTN_THREADS 256
 
 // toy_attention_chunk: q [T, H·dh], k, v [S, KV·dh] as for toy_attention
 // (query t sees keys lo … hi, attn_keys; kv head h / (H/KV)); grid (T·H,
-// chunks), block of ATTN_CHUNK threads. Block (job, c), job = t·H + h, takes
+// chunks), block of ATTN_THREADS threads. Block (job, c), job = t·H + h, takes
 // keys lo + c·ATTN_CHUNK … of query t (at most ATTN_CHUNK, none past hi)
 // and writes, at r = job·chunks + c, the chunk's largest score m[r], the
 // sum of its exps l[r] = Σ exp(s − m[r]) and the unnormalized output
@@ -282,7 +286,7 @@ extern "C" __global__ void toy_attention_chunk(float *o, float *m, double *l, co
                                                const float *v, int nHead, int nKV, int dh, int past, float scale,
                                                float cap, int window, int bidirT) {
 	__shared__ float p[ATTN_CHUNK];    // the chunk's scores, then their exps
-	__shared__ float part[ATTN_CHUNK]; // the key groups' partial outputs
+	__shared__ float part[ATTN_THREADS]; // the key groups' partial outputs
 	__shared__ double sh[32];
 	__shared__ float shf[32];
 	int job = blockIdx.x, t = job / nHead, h = job % nHead;
@@ -326,7 +330,7 @@ extern "C" __global__ void toy_attention_chunk(float *o, float *m, double *l, co
 		if (G == 1)
 			orow[i] = acc;
 		else
-			part[w] = acc; // G·dh ≤ blockDim ≤ ATTN_CHUNK
+			part[w] = acc; // G·dh ≤ blockDim = ATTN_THREADS
 	}
 	if (G > 1) {
 		__syncthreads();

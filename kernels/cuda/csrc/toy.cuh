@@ -75,3 +75,9 @@ __device__ __forceinline__ uint16_t f32_to_bf16(float f) {
 // Q8_0: blocks of 32 weights, an fp16 scale then 32 int8 quants (34 bytes).
 #define QK 32
 #define Q8_BYTES 34
+
+// load4 reads 4 int8 quants at p (2-byte aligned: Q8_0 blocks are 34 bytes).
+__device__ __forceinline__ int load4(const uint8_t *p) {
+	const uint16_t *h = (const uint16_t *)p;
+	return (int)((uint32_t)h[0] | ((uint32_t)h[1] << 16));
+}

@@ -41,6 +41,7 @@ enum {
 	CUDA_ERROR_INVALID_DEVICE = 101,
 	CUDA_ERROR_INVALID_IMAGE = 200,
 	CUDA_ERROR_INVALID_CONTEXT = 201,
+	CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
 	CUDA_ERROR_INVALID_PTX = 218,
 	CUDA_ERROR_INVALID_HANDLE = 400,
 	CUDA_ERROR_NOT_FOUND = 500,
@@ -441,12 +442,22 @@ EXPORT CUresult cuDeviceGetName(char *name, int len, int dev) {
 	return CUDA_SUCCESS;
 }
 
+// emu_cc is the emulated compute capability, 10·major + minor: 9.0 (the
+// H100's and H200's), or TOY_CUDA_EMU_CC ("7.0": a GPU older than toy's
+// tensor-core kernels, which PTX for sm_80 then fails to load on).
+static int emu_cc() {
+	const char *e = getenv("TOY_CUDA_EMU_CC");
+	int major, minor;
+	if (e && sscanf(e, "%d.%d", &major, &minor) == 2 && major >= 1 && minor >= 0 && minor <= 9) return 10 * major + minor;
+	return 90;
+}
+
 EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
 	CHECK_INIT();
 	if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
 	switch (attr) {
-	case 75: *v = 7; break;  // compute capability 7.0: the oldest the PTX targets
-	case 76: *v = 0; break;
+	case 75: *v = emu_cc() / 10; break; // compute capability
+	case 76: *v = emu_cc() % 10; break;
 	case 16: *v = 1; break;  // multiprocessors
 	case 1: *v = 1024; break; // max threads per block
 	case 10: *v = 32; break; // warp size
@@ -508,6 +519,12 @@ static CUresult load_module(void **mod, const char *ptx) {
 	std::string s(ptx);
 	if (s.find(".version") == std::string::npos || s.find(".target") == std::string::npos)
 		return fail(CUDA_ERROR_INVALID_IMAGE, "cuModuleLoadData: not PTX text (no .version/.target)");
+	// The driver refuses PTX for a newer GPU than the one it has.
+	size_t tg = s.find(".target sm_");
+	int target = tg == std::string::npos ? 0 : atoi(s.c_str() + tg + 11);
+	if (target > emu_cc())
+		return fail(CUDA_ERROR_NO_BINARY_FOR_GPU, "cuModuleLoadData: the PTX targets sm_%d, the emulated GPU is compute %d.%d", target,
+		            emu_cc() / 10, emu_cc() % 10);
 	Module *m = new Module;
 	for (size_t at = 0; (at = s.find(".entry ", at)) != std::string::npos;) {
 		at += 7;
@@ -553,6 +570,12 @@ EXPORT CUresult cuModuleLoadData(void **mod, const void *image) {
 EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts, void **vals) {
 	CHECK_CTX();
 	if (n > 0 && (!opts || !vals)) return CUDA_ERROR_INVALID_VALUE;
+	// The options are C enums, 4 bytes each; the driver refuses a value out
+	// of range for its option (an array of 8-byte options read as 4-byte
+	// ones gives option 0, CU_JIT_MAX_REGISTERS, with a size for its value).
+	for (unsigned i = 0; i < n; i++)
+		if (opts[i] != 5 && opts[i] != 6)
+			return fail(CUDA_ERROR_INVALID_VALUE, "cuModuleLoadDataEx: option %d (value %p) is not one the emulator takes", opts[i], vals[i]);
 	CUresult r = load_module(mod, (const char *)image);
 	for (unsigned i = 0; i < n; i++) { // CU_JIT_ERROR_LOG_BUFFER(5) with its size (6): the failure's text
 		if (opts[i] != 5 || r == CUDA_SUCCESS) continue;
@@ -732,6 +755,14 @@ EXPORT CUresult cuEventCreate(void **e, unsigned flags) {
 	(void)flags;
 	*e = new Event{{}, false};
 	g_event_count++;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventDestroy_v2(void *e) {
+	CHECK_CTX();
+	if (!e) return CUDA_ERROR_INVALID_HANDLE;
+	delete (Event *)e;
+	g_event_count--;
 	return CUDA_SUCCESS;
 }
 

@@ -85,6 +85,43 @@ template <typename T> static inline T __shfl_sync(unsigned mask, T v, int srcLan
 	return emu_from_bits<T>(emu_warp_exchange(mask, emu_bits(v), src, "__shfl_sync"));
 }
 
+// emu_mma_s8_m16n8k32 is mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
+// with c = 0, in the PTX ISA's fragment layout (mma.cu's mma_s8 says it):
+// every lane gathers the rows of a and the columns of b its four outputs
+// need from the lanes that hold them, 8 bytes an exchange, as shuffles do.
+// Every lane of the warp must call it.
+static inline void emu_mma_s8_m16n8k32(int d[4], const int a[4], const int b[2]) {
+	int lane = emu_lane(), g = lane >> 2, t = lane & 3;
+	uint64_t a01 = (uint32_t)a[0] | (uint64_t)(uint32_t)a[1] << 32;
+	uint64_t a23 = (uint32_t)a[2] | (uint64_t)(uint32_t)a[3] << 32;
+	uint64_t b01 = (uint32_t)b[0] | (uint64_t)(uint32_t)b[1] << 32;
+	int8_t A[2][32], B[2][32]; // rows g and g+8; columns 2t and 2t+1
+	for (int s = 0; s < 4; s++) {
+		uint64_t lo = emu_warp_exchange(0xffffffffu, a01, 4 * g + s, "mma.sync");
+		uint64_t hi = emu_warp_exchange(0xffffffffu, a23, 4 * g + s, "mma.sync");
+		for (int i = 0; i < 4; i++) {
+			A[0][4 * s + i] = (int8_t)(lo >> (8 * i));
+			A[1][4 * s + i] = (int8_t)(lo >> (32 + 8 * i));
+			A[0][16 + 4 * s + i] = (int8_t)(hi >> (8 * i));
+			A[1][16 + 4 * s + i] = (int8_t)(hi >> (32 + 8 * i));
+		}
+	}
+	for (int c = 0; c < 2; c++)
+		for (int s = 0; s < 4; s++) {
+			uint64_t v = emu_warp_exchange(0xffffffffu, b01, 4 * (2 * t + c) + s, "mma.sync");
+			for (int i = 0; i < 4; i++) {
+				B[c][4 * s + i] = (int8_t)(v >> (8 * i));
+				B[c][16 + 4 * s + i] = (int8_t)(v >> (32 + 8 * i));
+			}
+		}
+	for (int r = 0; r < 2; r++)
+		for (int c = 0; c < 2; c++) {
+			int s = 0;
+			for (int k = 0; k < 32; k++) s += (int)A[r][k] * (int)B[c][k];
+			d[2 * r + c] = s;
+		}
+}
+
 // Integer helpers CUDA declares for device code.
 static inline int min(int a, int b) { return a < b ? a : b; }
 static inline int max(int a, int b) { return a > b ? a : b; }

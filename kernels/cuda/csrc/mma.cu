@@ -1,0 +1,210 @@
+// Q8_0 and Q4_K products on the tensor cores, for prompts: compute
+// capability 8.0 and later (mma.sync with int8 operands), so build.sh
+// compiles this file for compute_80 and the backend loads it only on such a
+// GPU; older ones keep the row kernels (toy_matmul_q8 in matmul.cu,
+// toy_matmul_q4k in quant.cu) for every row count.
+//
+// out[M, N] = x[M, K] · w[N, K]ᵀ with w Q8_0 and x quantized to Q8_0 by
+// toy_quantize_q8. One mma.sync m16n8k32 takes one 32-quant block of 16
+// activation rows and of 8 weight rows and gives their 128 exact int32 block
+// dots; each is scaled by d_x·d_w and added to its output in block order,
+// rounded as toy's Go dotQ8 rounds (sum += float32(s)·(d_x·d_w)), so the
+// result is Go's to the bit.
+#include "toy.cuh"
+
+#define MMA_WM 2 // 16-row tiles a warp: 32 activation rows
+#define MMA_WN 4 // 8-column tiles a warp: 32 weight rows
+#define MMA_BM 64 // a block's 2×2 warps: 64 rows
+#define MMA_BN 64 // and 64 columns
+
+// mma_s8 sets d to the 16×8 int32 product of a 16×32 int8 tile a (row
+// major) and a 32×8 one b (column major), c = 0. Per the PTX ISA's fragment
+// layout for m16n8k32 with lane = 4·g + t: a[0] holds row g, k 4t…4t+3;
+// a[1] row g+8, the same k; a[2] and a[3] the same rows at k 16+4t…; b[0]
+// holds column g, k 4t…4t+3, b[1] k 16+4t…; d[0], d[1] are row g, columns
+// 2t and 2t+1, d[2], d[3] row g+8. (The emulator does the same exchange
+// with shuffles: emu.h.)
+__device__ __forceinline__ void mma_s8(int d[4], const int a[4], const int b[2]) {
+#if defined(__CUDA_ARCH__)
+	asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+	             "{%10, %10, %10, %10};"
+	             : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+	             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(0));
+#else
+	emu_mma_s8_m16n8k32(d, a, b);
+#endif
+}
+
+// toy_matmul_q8_mma: w [N, K/32 blocks of 34 bytes], xq [M, K] int8, xd
+// [M, K/32]. Block: 128 threads, 2×2 warps of 32 rows × 32 columns; grid
+// (⌈N/64⌉, ⌈M/64⌉). Rows and columns past M and N read the last one (every
+// lane of a warp must take part in mma.sync) and store nothing.
+extern "C" __global__ void toy_matmul_q8_mma(const uint8_t *w, const int8_t *xq, const float *xd, float *out, int M,
+                                             int K, int N) {
+	int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
+	int g = lane >> 2, t = lane & 3;
+	int m0 = blockIdx.y * MMA_BM + (warp >> 1) * (16 * MMA_WM);
+	int n0 = blockIdx.x * MMA_BN + (warp & 1) * (8 * MMA_WN);
+	int nb = K / QK;
+	// The activation rows this lane reads (g and g+8 of each tile), the
+	// weight rows it reads (g of each tile) and those whose scales its
+	// outputs take (2t and 2t+1 of each tile).
+	int ra[MMA_WM][2], cb[MMA_WN], cs[MMA_WN][2];
+#pragma unroll
+	for (int i = 0; i < MMA_WM; i++)
+		for (int h = 0; h < 2; h++) ra[i][h] = min(m0 + 16 * i + 8 * h + g, M - 1);
+#pragma unroll
+	for (int j = 0; j < MMA_WN; j++) {
+		cb[j] = min(n0 + 8 * j + g, N - 1);
+		for (int h = 0; h < 2; h++) cs[j][h] = min(n0 + 8 * j + 2 * t + h, N - 1);
+	}
+	float acc[MMA_WM][MMA_WN][4];
+#pragma unroll
+	for (int i = 0; i < MMA_WM; i++)
+		for (int j = 0; j < MMA_WN; j++)
+			for (int c = 0; c < 4; c++) acc[i][j][c] = 0.0f;
+	for (int b = 0; b < nb; b++) {
+		int a[MMA_WM][4];
+		float dx[MMA_WM][2];
+#pragma unroll
+		for (int i = 0; i < MMA_WM; i++)
+			for (int h = 0; h < 2; h++) {
+				const int *p = (const int *)(xq + (size_t)ra[i][h] * K + (size_t)b * QK);
+				a[i][h] = p[t];
+				a[i][2 + h] = p[4 + t];
+				dx[i][h] = xd[(size_t)ra[i][h] * nb + b];
+			}
+#pragma unroll
+		for (int j = 0; j < MMA_WN; j++) {
+			const uint8_t *blk = w + ((size_t)cb[j] * nb + b) * Q8_BYTES;
+			int bq[2] = {load4(blk + 2 + 4 * t), load4(blk + 2 + 16 + 4 * t)};
+			float dw[2];
+			for (int h = 0; h < 2; h++) dw[h] = half_to_f32(*(const uint16_t *)(w + ((size_t)cs[j][h] * nb + b) * Q8_BYTES));
+#pragma unroll
+			for (int i = 0; i < MMA_WM; i++) {
+				int d[4];
+				mma_s8(d, a[i], bq);
+				for (int c = 0; c < 4; c++)
+					acc[i][j][c] = __fadd_rn(acc[i][j][c], __fmul_rn((float)d[c], __fmul_rn(dx[i][c >> 1], dw[c & 1])));
+			}
+		}
+	}
+#pragma unroll
+	for (int i = 0; i < MMA_WM; i++)
+		for (int j = 0; j < MMA_WN; j++)
+			for (int c = 0; c < 4; c++) {
+				int r = m0 + 16 * i + 8 * (c >> 1) + g, n = n0 + 8 * j + 2 * t + (c & 1);
+				if (r < M && n < N) out[(size_t)r * N + n] = acc[i][j][c];
+			}
+}
+
+// Q4_K: super-blocks of 256 weights in 144 bytes: the fp16 scales d and
+// dmin, 12 bytes of eight 6-bit sub-block scales and mins, then 128 bytes
+// of 4-bit quants, sub-blocks 2p and 2p+1 in the low and high nibbles of
+// bytes 32p … 32p+31.
+#define MMA_QKK 256
+#define MMA_Q4K_BYTES 144
+#define MMA_Q4K_WN 2 // 8-column tiles a warp here: 16 weight rows
+#define MMA_Q4K_BN 32
+
+// q4k_sm: sub-block j's six-bit scale and min from the 12 packed bytes s.
+__device__ __forceinline__ void q4k_sm(int j, const uint8_t *s, int *sc, int *m) {
+	if (j < 4) {
+		*sc = s[j] & 63, *m = s[j + 4] & 63;
+	} else {
+		*sc = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
+		*m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+	}
+}
+
+// toy_matmul_q4k_mma: w [N, K/256 super-blocks], xq [M, K] int8, xd
+// [M, K/256] and xs [M, K/16] (the sums of each 16 quants) from
+// toy_quantize_q8k. Block: 128 threads, 2×2 warps of 32 rows × 16 columns;
+// grid (⌈N/32⌉, ⌈M/64⌉). Per super-block and output, the sub-blocks' exact
+// dots (one mma.sync each, the quants 0 … 15 as int8) weighted by their
+// scales, and the mins against the sums, add up in int32 as toy's Go dot
+// does; the super-block's term is then added in float32, rounded as there,
+// so the result is Go's to the bit.
+extern "C" __global__ void toy_matmul_q4k_mma(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs,
+                                              float *out, int M, int K, int N) {
+	int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
+	int g = lane >> 2, t = lane & 3;
+	int m0 = blockIdx.y * MMA_BM + (warp >> 1) * (16 * MMA_WM);
+	int n0 = blockIdx.x * MMA_Q4K_BN + (warp & 1) * (8 * MMA_Q4K_WN);
+	int nb = K / MMA_QKK;
+	int ra[MMA_WM][2], cb[MMA_Q4K_WN], cs[MMA_Q4K_WN][2];
+#pragma unroll
+	for (int i = 0; i < MMA_WM; i++)
+		for (int h = 0; h < 2; h++) ra[i][h] = min(m0 + 16 * i + 8 * h + g, M - 1);
+#pragma unroll
+	for (int j = 0; j < MMA_Q4K_WN; j++) {
+		cb[j] = min(n0 + 8 * j + g, N - 1);
+		for (int h = 0; h < 2; h++) cs[j][h] = min(n0 + 8 * j + 2 * t + h, N - 1);
+	}
+	float acc[MMA_WM][MMA_Q4K_WN][4];
+#pragma unroll
+	for (int i = 0; i < MMA_WM; i++)
+		for (int j = 0; j < MMA_Q4K_WN; j++)
+			for (int c = 0; c < 4; c++) acc[i][j][c] = 0.0f;
+	for (int b = 0; b < nb; b++) {
+		int dots[MMA_WM][MMA_Q4K_WN][4], mins[MMA_WM][MMA_Q4K_WN][4];
+#pragma unroll
+		for (int i = 0; i < MMA_WM; i++)
+			for (int j = 0; j < MMA_Q4K_WN; j++)
+				for (int c = 0; c < 4; c++) dots[i][j][c] = mins[i][j][c] = 0;
+		for (int sb = 0; sb < 8; sb++) {
+			int a[MMA_WM][4], bsum[MMA_WM][2];
+#pragma unroll
+			for (int i = 0; i < MMA_WM; i++)
+				for (int h = 0; h < 2; h++) {
+					size_t row = (size_t)ra[i][h];
+					const int *p = (const int *)(xq + row * K + (size_t)b * MMA_QKK + 32 * sb);
+					a[i][h] = p[t];
+					a[i][2 + h] = p[4 + t];
+					const int *bs = xs + (row * nb + b) * 16 + 2 * sb;
+					bsum[i][h] = bs[0] + bs[1];
+				}
+#pragma unroll
+			for (int j = 0; j < MMA_Q4K_WN; j++) {
+				const int *qw = (const int *)(w + ((size_t)cb[j] * nb + b) * MMA_Q4K_BYTES + 16 + (sb / 2) * 32);
+				int shift = 4 * (sb % 2);
+				int bq[2] = {(qw[t] >> shift) & 0x0F0F0F0F, (qw[4 + t] >> shift) & 0x0F0F0F0F};
+				int sc[2], mn[2];
+				for (int h = 0; h < 2; h++)
+					q4k_sm(sb, w + ((size_t)cs[j][h] * nb + b) * MMA_Q4K_BYTES + 4, &sc[h], &mn[h]);
+#pragma unroll
+				for (int i = 0; i < MMA_WM; i++) {
+					int d[4];
+					mma_s8(d, a[i], bq);
+					for (int c = 0; c < 4; c++) {
+						dots[i][j][c] += sc[c & 1] * d[c];
+						mins[i][j][c] += mn[c & 1] * bsum[i][c >> 1];
+					}
+				}
+			}
+		}
+#pragma unroll
+		for (int j = 0; j < MMA_Q4K_WN; j++) {
+			float dw[2], dmin[2];
+			for (int h = 0; h < 2; h++) {
+				const uint16_t *hp = (const uint16_t *)(w + ((size_t)cs[j][h] * nb + b) * MMA_Q4K_BYTES);
+				dw[h] = half_to_f32(hp[0]);
+				dmin[h] = half_to_f32(hp[1]);
+			}
+#pragma unroll
+			for (int i = 0; i < MMA_WM; i++)
+				for (int c = 0; c < 4; c++) {
+					float dx = xd[(size_t)ra[i][c >> 1] * nb + b];
+					acc[i][j][c] = __fadd_rn(acc[i][j][c], __fsub_rn(__fmul_rn(__fmul_rn(dw[c & 1], dx), (float)dots[i][j][c]),
+					                                                 __fmul_rn(__fmul_rn(dmin[c & 1], dx), (float)mins[i][j][c])));
+				}
+		}
+	}
+#pragma unroll
+	for (int i = 0; i < MMA_WM; i++)
+		for (int j = 0; j < MMA_Q4K_WN; j++)
+			for (int c = 0; c < 4; c++) {
+				int r = m0 + 16 * i + 8 * (c >> 1) + g, n = n0 + 8 * j + 2 * t + (c & 1);
+				if (r < M && n < N) out[(size_t)r * N + n] = acc[i][j][c];
+			}
+}
