@@ -103,7 +103,7 @@ run)
 		for m in smollm2-135m-shape-q8_0 llama2-7b-shape-q8_0 llama2-7b-shape-q4_k; do
 			[ -f "$models/$m.gguf" ] && set -- "$@" "$models/$m.gguf"
 		done
-		LLAMACPP_TIMEOUT=$(($(left 400) / $#)) sh "$root/tests/cuda/llamacpp.sh" run "$@" >"$out/llamacpp.txt" 2>&1 || status=1
+		LLAMACPP_BUDGET=$(left 400) sh "$root/tests/cuda/llamacpp.sh" run "$@" >"$out/llamacpp.txt" 2>&1 || status=1
 		grep -E 'tok/s|llamacpp.sh|Error|error' "$out/llamacpp.txt" || tail -5 "$out/llamacpp.txt"
 	else
 		echo "llama.cpp: no tests/cuda/llama/llamacpp-cuda.tar.xz (tests/cuda/llamacpp.sh pack) or no models: no llama.cpp figures"

@@ -12,7 +12,8 @@
 #                                        CUDA 13 runtime and cuBLAS (pip's nvidia/cu13 wheels,
 #                                        /usr/local/cuda, $CUDA_HOME) and runs
 #                                        tests/cuda/llamacpp_bench.py --require-gpu on each
-#                                        model, LLAMACPP_TIMEOUT seconds at most each (300).
+#                                        model, LLAMACPP_TIMEOUT seconds at most each (300),
+#                                        LLAMACPP_BUDGET seconds for them all when set.
 #                                        Results go to stdout and, as JSON lines, to
 #                                        $OUT/llamacpp.jsonl when $OUT is set.
 #
@@ -172,11 +173,24 @@ with tarfile.open(sys.argv[1], "r:xz") as t:
 	[ -z "${CUDA_CACHE_DISABLE:-}" ] || echo "warning: CUDA_CACHE_DISABLE is set: every model JIT-compiles again" >&2
 	echo "CUDA_MODULE_LOADING=$CUDA_MODULE_LOADING CUDA_CACHE_MAXSIZE=$CUDA_CACHE_MAXSIZE CUDA_CACHE_PATH=${CUDA_CACHE_PATH:-~/.nv/ComputeCache}"
 
-	limit=${LLAMACPP_TIMEOUT:-300}
+	# Each model gets at most LLAMACPP_TIMEOUT seconds, and with
+	# LLAMACPP_BUDGET (seconds for them all) what is left of it less 20 s
+	# for each model after it: the first model's warm-up JIT-compiles most
+	# of the PTX (about 34 s on an H200), the later ones find it cached.
+	cap=${LLAMACPP_TIMEOUT:-300}
+	begin=$(date +%s)
+	remaining=$(echo $models | wc -w)
 	status=0
 	for m in $models; do
 		echo "== $m"
 		start=$(date +%s)
+		remaining=$((remaining - 1))
+		limit=$cap
+		if [ -n "${LLAMACPP_BUDGET:-}" ]; then
+			share=$((LLAMACPP_BUDGET - (start - begin) - 20 * remaining))
+			[ "$share" -lt 20 ] && share=20
+			[ "$share" -lt "$limit" ] && limit=$share
+		fi
 		if timeout -k 15 "$limit" python3 "$root/tests/cuda/llamacpp_bench.py" --lib "$lib" --model "$m" \
 			--require-gpu "$@" >"$tmp/result.txt"; then
 			:
