@@ -269,9 +269,9 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		defer release()
 		gx, gy := rowGrid()
 		name, extra := quantKernel(w.DType())
-		if mma := name + "_mma"; M >= mmaMin && b.fn[mma] != 0 { // Q8_0, Q4_K
+		if mma := name + "_mma"; M >= mmaMin && b.fn[mma] != 0 { // Q8_0, Q4_K, Q5_K, Q6_K
 			cols := mmaTile
-			if w.DType() == tensor.Q4_K {
+			if w.DType() != tensor.Q8_0 { // Q4_K, Q5_K, Q6_K
 				cols = mmaTile / 2
 			}
 			name, gx, gy = mma, (N+cols-1)/cols, (M+mmaTile-1)/mmaTile

@@ -193,10 +193,13 @@ func TestTensorCoreQ8(t *testing.T) {
 	for _, s := range shapes {
 		cases = append(cases, tcCase{tensor.Q8_0, s[0], s[1], s[2]})
 		if s[1]%256 == 0 {
-			cases = append(cases, tcCase{tensor.Q4_K, s[0], s[1], s[2]})
+			for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+				cases = append(cases, tcCase{dt, s[0], s[1], s[2]})
+			}
 		}
 	}
-	cases = append(cases, tcCase{tensor.Q4_K, 33, 768, 40}, tcCase{tensor.Q4_K, 9, 256, 31})
+	cases = append(cases, tcCase{tensor.Q4_K, 33, 768, 40}, tcCase{tensor.Q4_K, 9, 256, 31},
+		tcCase{tensor.Q5_K, 33, 768, 40}, tcCase{tensor.Q5_K, 9, 256, 31}, tcCase{tensor.Q6_K, 33, 768, 40}, tcCase{tensor.Q6_K, 9, 256, 31})
 	for _, tc := range cases {
 		M, K, N := tc.M, tc.K, tc.N
 		s := fmt.Sprintf("%v %v", tc.dt, [3]int{M, K, N})
@@ -217,7 +220,8 @@ func TestTensorCoreQ8(t *testing.T) {
 		b.MatMul(got, xc, w)
 		ran := b.Profile()
 		b.SetProfile(false)
-		if kernel := map[tensor.DType]string{tensor.Q8_0: "toy_matmul_q8_mma", tensor.Q4_K: "toy_matmul_q4k_mma"}[tc.dt]; !slices.ContainsFunc(ran,
+		if kernel := map[tensor.DType]string{tensor.Q8_0: "toy_matmul_q8_mma", tensor.Q4_K: "toy_matmul_q4k_mma",
+			tensor.Q5_K: "toy_matmul_q5k_mma", tensor.Q6_K: "toy_matmul_q6k_mma"}[tc.dt]; !slices.ContainsFunc(ran,
 			func(k cuda.KernelTime) bool { return k.Name == kernel }) {
 			t.Errorf("%s: ran %v, not %s", s, ran, kernel)
 		}

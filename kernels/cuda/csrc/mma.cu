@@ -1,8 +1,8 @@
-// Q8_0 and Q4_K products on the tensor cores, for prompts: compute
+// Q8_0, Q4_K, Q5_K and Q6_K products on the tensor cores, for prompts: compute
 // capability 8.0 and later (mma.sync with int8 operands), so build.sh
 // compiles this file for compute_80 and the backend loads it only on such a
 // GPU; older ones keep the row kernels (toy_matmul_q8 in matmul.cu,
-// toy_matmul_q4k in quant.cu) for every row count.
+// toy_matmul_q4k … in quant.cu) for every row count.
 //
 // out[M, N] = x[M, K] · w[N, K]ᵀ with w Q8_0 and x quantized to Q8_0 by
 // toy_quantize_q8. One mma.sync m16n8k32 takes one 32-quant block of 16
@@ -104,6 +104,7 @@ extern "C" __global__ void toy_matmul_q8_mma(const uint8_t *w, const int8_t *xq,
 // bytes 32p … 32p+31.
 #define MMA_QKK 256
 #define MMA_Q4K_BYTES 144
+#define MMA_Q5K_BYTES 176
 #define MMA_Q4K_WN 2 // 8-column tiles a warp here: 16 weight rows
 #define MMA_Q4K_BN 32
 
@@ -117,16 +118,20 @@ __device__ __forceinline__ void q4k_sm(int j, const uint8_t *s, int *sc, int *m)
 	}
 }
 
-// toy_matmul_q4k_mma: w [N, K/256 super-blocks], xq [M, K] int8, xd
-// [M, K/256] and xs [M, K/16] (the sums of each 16 quants) from
-// toy_quantize_q8k. Block: 128 threads, 2×2 warps of 32 rows × 16 columns;
+// matmul_q45k_mma (toy_matmul_q4k_mma, toy_matmul_q5k_mma): w [N, K/256
+// super-blocks] of Q4_K or, with Q5, Q5_K (176 bytes: a fifth bit of each
+// quant in 32 bytes after the scales, the low 4 bits after that, as Q4_K's);
+// xq [M, K] int8, xd [M, K/256] and xs [M, K/16] (the sums of each 16
+// quants) from toy_quantize_q8k. Block: 128 threads, 2×2 warps of 32 rows × 16 columns;
 // grid (⌈N/32⌉, ⌈M/64⌉). Per super-block and output, the sub-blocks' exact
 // dots (one mma.sync each, the quants 0 … 15 as int8) weighted by their
 // scales, and the mins against the sums, add up in int32 as toy's Go dot
 // does; the super-block's term is then added in float32, rounded as there,
 // so the result is Go's to the bit.
-extern "C" __global__ void toy_matmul_q4k_mma(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs,
-                                              float *out, int M, int K, int N) {
+template <bool Q5>
+__device__ __forceinline__ void matmul_q45k_mma(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs,
+                                                float *out, int M, int K, int N) {
+	const int bytes = Q5 ? MMA_Q5K_BYTES : MMA_Q4K_BYTES;
 	int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
 	int g = lane >> 2, t = lane & 3;
 	int m0 = blockIdx.y * MMA_BM + (warp >> 1) * (16 * MMA_WM);
@@ -166,12 +171,18 @@ extern "C" __global__ void toy_matmul_q4k_mma(const uint8_t *w, const int8_t *xq
 				}
 #pragma unroll
 			for (int j = 0; j < MMA_Q4K_WN; j++) {
-				const int *qw = (const int *)(w + ((size_t)cb[j] * nb + b) * MMA_Q4K_BYTES + 16 + (sb / 2) * 32);
+				const uint8_t *blk = w + ((size_t)cb[j] * nb + b) * bytes;
+				const int *qw = (const int *)(blk + (Q5 ? 48 : 16) + (sb / 2) * 32);
 				int shift = 4 * (sb % 2);
 				int bq[2] = {(qw[t] >> shift) & 0x0F0F0F0F, (qw[4 + t] >> shift) & 0x0F0F0F0F};
+				if (Q5) { // the fifth bits of sub-block sb: bit sb of each of the 32 bytes
+					const int *qh = (const int *)(blk + 16);
+					bq[0] |= ((qh[t] >> sb) & 0x01010101) << 4;
+					bq[1] |= ((qh[4 + t] >> sb) & 0x01010101) << 4;
+				}
 				int sc[2], mn[2];
 				for (int h = 0; h < 2; h++)
-					q4k_sm(sb, w + ((size_t)cs[j][h] * nb + b) * MMA_Q4K_BYTES + 4, &sc[h], &mn[h]);
+					q4k_sm(sb, w + ((size_t)cs[j][h] * nb + b) * bytes + 4, &sc[h], &mn[h]);
 #pragma unroll
 				for (int i = 0; i < MMA_WM; i++) {
 					int d[4];
@@ -187,7 +198,7 @@ extern "C" __global__ void toy_matmul_q4k_mma(const uint8_t *w, const int8_t *xq
 		for (int j = 0; j < MMA_Q4K_WN; j++) {
 			float dw[2], dmin[2];
 			for (int h = 0; h < 2; h++) {
-				const uint16_t *hp = (const uint16_t *)(w + ((size_t)cs[j][h] * nb + b) * MMA_Q4K_BYTES);
+				const uint16_t *hp = (const uint16_t *)(w + ((size_t)cs[j][h] * nb + b) * bytes);
 				dw[h] = half_to_f32(hp[0]);
 				dmin[h] = half_to_f32(hp[1]);
 			}
@@ -198,6 +209,112 @@ extern "C" __global__ void toy_matmul_q4k_mma(const uint8_t *w, const int8_t *xq
 					acc[i][j][c] = __fadd_rn(acc[i][j][c], __fsub_rn(__fmul_rn(__fmul_rn(dw[c & 1], dx), (float)dots[i][j][c]),
 					                                                 __fmul_rn(__fmul_rn(dmin[c & 1], dx), (float)mins[i][j][c])));
 				}
+		}
+	}
+#pragma unroll
+	for (int i = 0; i < MMA_WM; i++)
+		for (int j = 0; j < MMA_Q4K_WN; j++)
+			for (int c = 0; c < 4; c++) {
+				int r = m0 + 16 * i + 8 * (c >> 1) + g, n = n0 + 8 * j + 2 * t + (c & 1);
+				if (r < M && n < N) out[(size_t)r * N + n] = acc[i][j][c];
+			}
+}
+
+extern "C" __global__ void __launch_bounds__(128, 4) toy_matmul_q4k_mma(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs,
+                                              float *out, int M, int K, int N) {
+	matmul_q45k_mma<false>(w, xq, xd, xs, out, M, K, N);
+}
+
+extern "C" __global__ void __launch_bounds__(128, 4) toy_matmul_q5k_mma(const uint8_t *w, const int8_t *xq, const float *xd, const int *xs,
+                                              float *out, int M, int K, int N) {
+	matmul_q45k_mma<true>(w, xq, xd, xs, out, M, K, N);
+}
+
+// Q6_K: super-blocks of 256 weights in 210 bytes: 128 bytes of the quants'
+// low 4 bits, 64 of their high 2 bits, sixteen int8 scales (one per 16
+// weights), the fp16 scale d. Quant q (0 … 63) stands for q − 32.
+#define MMA_Q6K_BYTES 210
+
+// q6k_word: the four quants of weights i … i+3 (i a multiple of 4) of a
+// Q6_K super-block, as int8 q − 32: q ^ 32 is q − 32 for q ≥ 32 and q + 32
+// below, where its bit 5 is set and the byte needs its top two bits too.
+__device__ __forceinline__ int q6k_word(const uint8_t *blk, int i) {
+	int half = i / 128, k = i % 128 / 32, l = i % 32;
+	int lo = load4(blk + half * 64 + l + 32 * (k % 2)), hi = load4(blk + 128 + half * 32 + l);
+	int x = (((lo >> (4 * (k / 2))) & 0x0F0F0F0F) | (((hi >> (2 * k)) & 0x03030303) << 4)) ^ 0x20202020;
+	return x | (((x >> 5) & 0x01010101) * 0xC0);
+}
+
+// toy_matmul_q6k_mma: w [N, K/256 super-blocks], xq [M, K] int8 and xd
+// [M, K/256] from toy_quantize_q8k. As toy_matmul_q4k_mma, but the scales
+// cover 16 weights: each 32-quant mma.sync runs twice, once with the weights
+// of the first 16 and zeros, once with zeros and the second 16, so that each
+// half's exact dot takes its own scale.
+extern "C" __global__ void toy_matmul_q6k_mma(const uint8_t *w, const int8_t *xq, const float *xd, float *out, int M,
+                                              int K, int N) {
+	int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
+	int g = lane >> 2, t = lane & 3;
+	int m0 = blockIdx.y * MMA_BM + (warp >> 1) * (16 * MMA_WM);
+	int n0 = blockIdx.x * MMA_Q4K_BN + (warp & 1) * (8 * MMA_Q4K_WN);
+	int nb = K / MMA_QKK;
+	int ra[MMA_WM][2], cb[MMA_Q4K_WN], cs[MMA_Q4K_WN][2];
+#pragma unroll
+	for (int i = 0; i < MMA_WM; i++)
+		for (int h = 0; h < 2; h++) ra[i][h] = min(m0 + 16 * i + 8 * h + g, M - 1);
+#pragma unroll
+	for (int j = 0; j < MMA_Q4K_WN; j++) {
+		cb[j] = min(n0 + 8 * j + g, N - 1);
+		for (int h = 0; h < 2; h++) cs[j][h] = min(n0 + 8 * j + 2 * t + h, N - 1);
+	}
+	float acc[MMA_WM][MMA_Q4K_WN][4];
+#pragma unroll
+	for (int i = 0; i < MMA_WM; i++)
+		for (int j = 0; j < MMA_Q4K_WN; j++)
+			for (int c = 0; c < 4; c++) acc[i][j][c] = 0.0f;
+	for (int b = 0; b < nb; b++) {
+		int dots[MMA_WM][MMA_Q4K_WN][4];
+#pragma unroll
+		for (int i = 0; i < MMA_WM; i++)
+			for (int j = 0; j < MMA_Q4K_WN; j++)
+				for (int c = 0; c < 4; c++) dots[i][j][c] = 0;
+		for (int sb = 0; sb < 8; sb++) {
+			int a[MMA_WM][4];
+#pragma unroll
+			for (int i = 0; i < MMA_WM; i++)
+				for (int h = 0; h < 2; h++) {
+					const int *p = (const int *)(xq + (size_t)ra[i][h] * K + (size_t)b * MMA_QKK + 32 * sb);
+					a[i][h] = p[t];
+					a[i][2 + h] = p[4 + t];
+				}
+#pragma unroll
+			for (int j = 0; j < MMA_Q4K_WN; j++) {
+				const uint8_t *blk = w + ((size_t)cb[j] * nb + b) * MMA_Q6K_BYTES;
+				int first[2] = {q6k_word(blk, 32 * sb + 4 * t), 0}, second[2] = {0, q6k_word(blk, 32 * sb + 16 + 4 * t)};
+				int sc[2][2]; // [half of the 32][output column]
+				for (int h = 0; h < 2; h++) {
+					const int8_t *s = (const int8_t *)(w + ((size_t)cs[j][h] * nb + b) * MMA_Q6K_BYTES + 192);
+					sc[0][h] = s[2 * sb];
+					sc[1][h] = s[2 * sb + 1];
+				}
+#pragma unroll
+				for (int i = 0; i < MMA_WM; i++) {
+					int d0[4], d1[4];
+					mma_s8(d0, a[i], first);
+					mma_s8(d1, a[i], second);
+					for (int c = 0; c < 4; c++) dots[i][j][c] += sc[0][c & 1] * d0[c] + sc[1][c & 1] * d1[c];
+				}
+			}
+		}
+#pragma unroll
+		for (int j = 0; j < MMA_Q4K_WN; j++) {
+			float dw[2];
+			for (int h = 0; h < 2; h++)
+				dw[h] = half_to_f32(*(const uint16_t *)(w + ((size_t)cs[j][h] * nb + b) * MMA_Q6K_BYTES + 208));
+#pragma unroll
+			for (int i = 0; i < MMA_WM; i++)
+				for (int c = 0; c < 4; c++)
+					acc[i][j][c] = __fadd_rn(acc[i][j][c],
+					                         __fmul_rn(__fmul_rn(dw[c & 1], xd[(size_t)ra[i][c >> 1] * nb + b]), (float)dots[i][j][c]));
 		}
 	}
 #pragma unroll

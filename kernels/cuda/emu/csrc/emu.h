@@ -23,6 +23,7 @@
 #define __forceinline__ inline __attribute__((always_inline))
 #define __shared__ static __attribute__((section("emu_shared")))
 #define __restrict__ __restrict
+#define __launch_bounds__(...)
 
 struct emu_dim3 {
 	unsigned int x, y, z;
