@@ -1,3 +1,5 @@
+// Per-kernel timing: CUDA events around each launch, summed by name.
+
 package cuda
 
 import (
@@ -89,6 +91,7 @@ func (b *Backend) timed(name string) func() {
 	}
 }
 
+// event returns an unused CUDA event, from the ones collect freed or new.
 func (b *Backend) event() uintptr {
 	p := b.prof
 	if n := len(p.free); n > 0 {

@@ -82,7 +82,7 @@ run)
 	fi
 	(cd "$root/kernels/cuda" && timeout "$(left 60)" "$bin/kernels.test" -test.v) >"$out/kernels.txt" 2>&1 || status=1
 	tail -3 "$out/kernels.txt"
-	(cd "$root/tests/cuda" && timeout "$(left 170)" "$bin/gates.test" -test.v -test.run 'TestOps|TestTensorCoreQ8|TestReferenceModels|TestLlama4Chunks|TestRecurrentRewind' -cuda.emu=off) \
+	(cd "$root/tests/cuda" && timeout "$(left 170)" "$bin/gates.test" -test.v -test.run 'TestOps|TestTensorCores|TestReferenceModels|TestLlama4Chunks|TestRecurrentRewind' -cuda.emu=off) \
 		>"$out/gates.txt" 2>&1 || status=1
 	grep -E '^(=== RUN|--- |    device_test|ok|FAIL|PASS)' "$out/gates.txt" | grep -v '=== RUN' | tail -40
 	models=/tmp/toy-speed-models # the speed test's random models, as GGUF for llama.cpp

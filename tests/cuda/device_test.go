@@ -169,13 +169,13 @@ func TestOps(t *testing.T) {
 	}
 }
 
-// TestTensorCoreQ8: on a GPU with int8 tensor cores (compute capability
-// 8.0 on) Q8_0 and Q4_K products of mmaMin (8) rows or more take
-// toy_matmul_q8_mma and toy_matmul_q4k_mma, which add each block's exact
-// int32 dots in Go's order and rounding, so their results must be Go's to
-// the bit: shapes ragged in M and N, K of one block to 34 blocks, a
-// 4096-square one as in a 7B model's prompt.
-func TestTensorCoreQ8(t *testing.T) {
+// TestTensorCores: on a GPU with int8 tensor cores (compute capability
+// 8.0 on) Q8_0, Q4_K, Q5_K and Q6_K products of mmaMin (8) rows or more
+// take the _mma kernels (the profile says which ran), which add each
+// block's exact int32 dots in Go's order and rounding, so their results
+// must be Go's to the bit: shapes ragged in M and N, K of one block to 34
+// blocks, a 4096-square one as in a 7B model's prompt.
+func TestTensorCores(t *testing.T) {
 	b := gpu(t)
 	if b.Info().Major < 8 {
 		t.Skipf("skipped: %s is compute %d.%d; the tensor-core kernel needs 8.0", b.Device(), b.Info().Major, b.Info().Minor)
