@@ -192,9 +192,10 @@ func (b *Backend) elementwise(name string, n int, args ...uint64) {
 // in matmul.cu); gemmMin is the rows from which F16/BF16 products go to
 // cublasGemmEx instead, or without cuBLAS all but Q8_0 to the tiled GEMM,
 // whose output tiles are gemmTile square (GT).
-// From mmaMin rows on, Q8_0, Q4_K, Q5_K and Q6_K products take the tensor
-// cores (toy_matmul_q8_mma …: output tiles of mmaTile rows by mmaTile, for
-// the k-quants mmaTile/2, columns) where the GPU has them.
+// From mmaMin rows on, Q8_0, Q4_0, Q5_0, IQ4_NL, MXFP4, Q4_K, Q5_K and Q6_K
+// products take the tensor cores (toy_matmul_q8_mma …: output tiles of
+// mmaTile rows by mmaTile, for the k-quants mmaTile/2, columns) where the
+// GPU has them.
 const (
 	matTile  = 8
 	gemmMin  = 32
@@ -208,8 +209,8 @@ const (
 // float32 accumulation from gemmMin rows on). Q8_0: x quantized to Q8_0
 // blocks (toy_quantize_q8), then integer block dots (toy_matmul_q8, or from
 // mmaMin rows on a GPU of compute capability 8.0 or later toy_matmul_q8_mma
-// on the tensor cores, as the _mma kernels of Q4_K, Q5_K and Q6_K; all give
-// Go's result to the bit); Q4_0,
+// on the tensor cores, as the _mma kernels of Q4_0, Q5_0, IQ4_NL, MXFP4,
+// Q4_K, Q5_K and Q6_K; all give Go's result to the bit); Q4_0,
 // Q5_0, IQ4_NL and MXFP4 likewise (toy_matmul_q32); Q4_1 and Q5_1 too, with the
 // Q8_1 sums of toy_q8_1_sums (toy_matmul_q41). The k-quants and IQ4_XS: x
 // quantized to Q8_K (toy_quantize_q8k), then toy_matmul_q4k,
@@ -269,9 +270,9 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		defer release()
 		gx, gy := rowGrid()
 		name, extra := quantKernel(w.DType())
-		if mma := name + "_mma"; M >= mmaMin && b.fn[mma] != 0 { // Q8_0, Q4_K, Q5_K, Q6_K
+		if mma := name + "_mma"; M >= mmaMin && b.fn[mma] != 0 { // Q8_0, Q4_0, Q5_0, IQ4_NL, MXFP4, Q4_K, Q5_K, Q6_K
 			cols := mmaTile
-			if w.DType() != tensor.Q8_0 { // Q4_K, Q5_K, Q6_K
+			if t := w.DType(); t == tensor.Q4_K || t == tensor.Q5_K || t == tensor.Q6_K {
 				cols = mmaTile / 2
 			}
 			name, gx, gy = mma, (N+cols-1)/cols, (M+mmaTile-1)/mmaTile

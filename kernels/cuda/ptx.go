@@ -11,7 +11,8 @@ var ptxFS embed.FS
 var kernelNames = map[string][]string{
 	"matmul.ptx": {"toy_quantize_q8", "toy_matmul_q8", "toy_round_half", "toy_matmul_half",
 		"toy_matmul_f32", "toy_gemm_f32", "toy_gemm_half", "toy_matmul_q8_id", "toy_matmul_half_id", "toy_matmul_f32_id"},
-	"mma.ptx":   {"toy_matmul_q8_mma", "toy_matmul_q4k_mma", "toy_matmul_q5k_mma", "toy_matmul_q6k_mma"},
+	"mma.ptx": {"toy_matmul_q8_mma", "toy_matmul_q32_mma", "toy_matmul_q4k_mma", "toy_matmul_q5k_mma",
+		"toy_matmul_q6k_mma"},
 	"delta.ptx": {"toy_sigmoid", "toy_softplus", "toy_l2_rows", "toy_delta_rule"},
 	"moe.ptx":   {"toy_scatter_add", "toy_topk", "toy_gather_cols", "toy_weighted_sum", "toy_row_sum_recip"},
 	"quant.ptx": {"toy_quantize_q8k", "toy_matmul_q4k", "toy_matmul_q6k", "toy_matmul_q32", "toy_matmul_q5k",

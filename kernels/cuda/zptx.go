@@ -4,7 +4,7 @@ package cuda
 
 // sourcesSHA256 is the SHA-256 of build.sh and the CUDA sources,
 // concatenated in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "ab2e51c284057be868e77d422c0ee50483b34742293bffed7df58798e657f90d"
+const sourcesSHA256 = "804fe5220cce29eef399db0d193ec110e4549a4343a8767897d6b7b9df4363aa"
 
 var sourceFiles = []string{"build.sh", "csrc/delta.cu", "csrc/matmul.cu", "csrc/mma.cu", "csrc/moe.cu", "csrc/ops.cu", "csrc/quant.cu", "csrc/toy.cuh"}
 
@@ -15,7 +15,7 @@ const nvccVersion = "release 11.8, V11.8.89"
 var ptxSHA256 = map[string]string{
 	"delta.ptx":  "12d561e5b6c60bf6fbae5b75aa90a3b3efbccf40ffcf7d0b6560e5b01fdc231b",
 	"matmul.ptx": "b7d26d0f05d2a1fcfed21db4622509410cf3ee9959fbd6df7fb16102edc9b4ee",
-	"mma.ptx":    "9b9cccc30eb202f80fb6b02079d6ccd8dbf828458baa8708d2b29d8f6cdfda99",
+	"mma.ptx":    "04f1ce551955ca850ac948de19b3b5cb4d912529b332d40bdab9172adf0947e0",
 	"moe.ptx":    "d46b25dbb85edfff6462745b17f8d3d48b4376e90f060d7a602e503849650917",
 	"ops.ptx":    "08632ad36119f84bcdb9b2bc44b68020a69ecf32bf1624bad3280dcc86db34f4",
 	"quant.ptx":  "f5d491c575018071e67523be59fd461383b3f0690ea4d096c3dcfa32ccfd11a6",

@@ -170,7 +170,8 @@ func TestOps(t *testing.T) {
 }
 
 // TestTensorCores: on a GPU with int8 tensor cores (compute capability
-// 8.0 on) Q8_0, Q4_K, Q5_K and Q6_K products of mmaMin (8) rows or more
+// 8.0 on) Q8_0, Q4_0, Q5_0, IQ4_NL, MXFP4, Q4_K, Q5_K and Q6_K products
+// of mmaMin (8) rows or more
 // take the _mma kernels (the profile says which ran), which add each
 // block's exact int32 dots in Go's order and rounding, so their results
 // must be Go's to the bit: shapes ragged in M and N, K of one block to 34
@@ -191,7 +192,11 @@ func TestTensorCores(t *testing.T) {
 	}
 	var cases []tcCase
 	for _, s := range shapes {
-		cases = append(cases, tcCase{tensor.Q8_0, s[0], s[1], s[2]})
+		for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.IQ4_NL, tensor.MXFP4} {
+			if dt == tensor.Q8_0 || s[2] < 4096 {
+				cases = append(cases, tcCase{dt, s[0], s[1], s[2]})
+			}
+		}
 		if s[1]%256 == 0 {
 			for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
 				cases = append(cases, tcCase{dt, s[0], s[1], s[2]})
@@ -220,8 +225,9 @@ func TestTensorCores(t *testing.T) {
 		b.MatMul(got, xc, w)
 		ran := b.Profile()
 		b.SetProfile(false)
-		if kernel := map[tensor.DType]string{tensor.Q8_0: "toy_matmul_q8_mma", tensor.Q4_K: "toy_matmul_q4k_mma",
-			tensor.Q5_K: "toy_matmul_q5k_mma", tensor.Q6_K: "toy_matmul_q6k_mma"}[tc.dt]; !slices.ContainsFunc(ran,
+		if kernel := map[tensor.DType]string{tensor.Q8_0: "toy_matmul_q8_mma", tensor.Q4_0: "toy_matmul_q32_mma",
+			tensor.Q5_0: "toy_matmul_q32_mma", tensor.IQ4_NL: "toy_matmul_q32_mma", tensor.MXFP4: "toy_matmul_q32_mma",
+			tensor.Q4_K: "toy_matmul_q4k_mma", tensor.Q5_K: "toy_matmul_q5k_mma", tensor.Q6_K: "toy_matmul_q6k_mma"}[tc.dt]; !slices.ContainsFunc(ran,
 			func(k cuda.KernelTime) bool { return k.Name == kernel }) {
 			t.Errorf("%s: ran %v, not %s", s, ran, kernel)
 		}

@@ -1,4 +1,5 @@
-// Q8_0, Q4_K, Q5_K and Q6_K products on the tensor cores, for prompts:
+// Q8_0, Q4_0, Q5_0, IQ4_NL, MXFP4, Q4_K, Q5_K and Q6_K products on the
+// tensor cores, for prompts:
 // compute capability 8.0 and later (mma.sync with int8 operands), so
 // build.sh compiles this file for compute_80 and the backend loads it only
 // on such a GPU; older ones keep the row kernels (toy_matmul_q8 in
@@ -76,6 +77,13 @@ template <int WN> struct MmaTile {
 			}
 	}
 
+	// dx sets each activation row's scale of block b, from xd [rows, nb].
+	__device__ __forceinline__ void dx(float d[MMA_WM][2], const float *xd, int nb, int b) const {
+#pragma unroll
+		for (int i = 0; i < MMA_WM; i++)
+			for (int h = 0; h < 2; h++) d[i][h] = xd[(size_t)ra[i][h] * nb + b];
+	}
+
 	// store writes the outputs inside M×N.
 	__device__ __forceinline__ void store(float *out, int M, int N) const {
 		int m0 = blockIdx.y * MMA_BM + (threadIdx.x / WARP >> 1) * (16 * MMA_WM);
@@ -103,9 +111,7 @@ extern "C" __global__ void toy_matmul_q8_mma(const uint8_t *w, const int8_t *xq,
 		int a[MMA_WM][4];
 		tl.a(a, xq, K, (size_t)b * QK);
 		float dx[MMA_WM][2];
-#pragma unroll
-		for (int i = 0; i < MMA_WM; i++)
-			for (int h = 0; h < 2; h++) dx[i][h] = xd[(size_t)tl.ra[i][h] * nb + b];
+		tl.dx(dx, xd, nb, b);
 #pragma unroll
 		for (int j = 0; j < 4; j++) {
 			const uint8_t *blk = w + ((size_t)tl.cb[j] * nb + b) * Q8_BYTES;
@@ -118,6 +124,69 @@ extern "C" __global__ void toy_matmul_q8_mma(const uint8_t *w, const int8_t *xq,
 				mma_s8(d, a[i], bq);
 				for (int c = 0; c < 4; c++)
 					tl.acc[i][j][c] = __fadd_rn(tl.acc[i][j][c], __fmul_rn((float)d[c], __fmul_rn(dx[i][c >> 1], dw[c & 1])));
+			}
+		}
+	}
+	tl.store(out, M, N);
+}
+
+// q32_words: the B fragment of a 32-weight block of Q4_0 (kind 0: d, 16
+// bytes of nibbles, q − 8), Q5_0 (1: d, 32 fifth bits, the nibbles, q −
+// 16), IQ4_NL (2: d, nibbles into its levels) or MXFP4 (3: an E8M0 byte,
+// nibbles into its levels) for lane t: weights 4t … 4t+3 are the low
+// nibbles of bytes 4t … 4t+3, weights 16+4t … their high nibbles. The
+// offsets become signed bytes as q6k_word's do.
+__device__ __forceinline__ void q32_words(int bq[2], const uint8_t *blk, int t, int kind) {
+	const uint8_t *qs = blk + (kind == 1 ? 6 : kind == 3 ? 1 : 2);
+	int word = kind == 3 ? ld8(qs + 4 * t) : load4(qs + 4 * t);
+	int lo = word & 0x0F0F0F0F, hi = (word >> 4) & 0x0F0F0F0F;
+	if (kind == 2) {
+		bq[0] = iq4_levels4(lo), bq[1] = iq4_levels4(hi);
+	} else if (kind == 3) {
+		bq[0] = mxfp4_levels4(lo), bq[1] = mxfp4_levels4(hi);
+	} else if (kind == 0) {
+		lo ^= 0x08080808, hi ^= 0x08080808;
+		bq[0] = lo | (((lo >> 3) & 0x01010101) * 0xF0), bq[1] = hi | (((hi >> 3) & 0x01010101) * 0xF0);
+	} else {
+		uint32_t qh = (uint32_t)load4(blk + 2);
+		for (int k = 0; k < 4; k++) {
+			lo |= ((qh >> (4 * t + k)) & 1) << (8 * k + 4);
+			hi |= ((qh >> (16 + 4 * t + k)) & 1) << (8 * k + 4);
+		}
+		lo ^= 0x10101010, hi ^= 0x10101010;
+		bq[0] = lo | (((lo >> 4) & 0x01010101) * 0xE0), bq[1] = hi | (((hi >> 4) & 0x01010101) * 0xE0);
+	}
+}
+
+// toy_matmul_q32_mma: w [N, K/32 blocks] of Q4_0 (kind 0, 18 bytes), Q5_0
+// (1, 22), IQ4_NL (2, 18) or MXFP4 (3, 17), xq/xd from toy_quantize_q8. As
+// toy_matmul_q8_mma; each block's term (float)dot·(d_w·d_x) is added in
+// block order, as Go's dot (and toy_matmul_q32) does.
+extern "C" __global__ void __launch_bounds__(128, 4) toy_matmul_q32_mma(const uint8_t *w, const int8_t *xq, const float *xd,
+                                                                       float *out, int M, int K, int N, int kind) {
+	MmaTile<4> tl(M, N);
+	int nb = K / QK, t = tl.t;
+	int bytes = kind == 1 ? 22 : kind == 3 ? 17 : 18;
+	for (int b = 0; b < nb; b++) {
+		int a[MMA_WM][4];
+		tl.a(a, xq, K, (size_t)b * QK);
+		float dx[MMA_WM][2];
+		tl.dx(dx, xd, nb, b);
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			int bq[2];
+			q32_words(bq, w + ((size_t)tl.cb[j] * nb + b) * bytes, t, kind);
+			float dw[2];
+			for (int h = 0; h < 2; h++) {
+				const uint8_t *blk = w + ((size_t)tl.cs[j][h] * nb + b) * bytes;
+				dw[h] = kind == 3 ? e8m0_half(blk[0]) : half_to_f32(*(const uint16_t *)blk);
+			}
+#pragma unroll
+			for (int i = 0; i < MMA_WM; i++) {
+				int d[4];
+				mma_s8(d, a[i], bq);
+				for (int c = 0; c < 4; c++)
+					tl.acc[i][j][c] = __fadd_rn(tl.acc[i][j][c], __fmul_rn((float)d[c], __fmul_rn(dw[c & 1], dx[i][c >> 1])));
 			}
 		}
 	}

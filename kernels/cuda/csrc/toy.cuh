@@ -81,3 +81,45 @@ __device__ __forceinline__ int load4(const uint8_t *p) {
 	const uint16_t *h = (const uint16_t *)p;
 	return (int)((uint32_t)h[0] | ((uint32_t)h[1] << 16));
 }
+
+// The 4-bit codebooks of IQ4_NL and MXFP4, the E8M0 scale, an unaligned
+// load (quant.cu, mma.cu).
+
+// iq4_level: llama.cpp's kvalues_iq4nl[v] (v = 0 … 15), as its byte: levels
+// 0-7 are the bytes of one word, 8-15 of another (no table in memory).
+__device__ __forceinline__ uint32_t iq4_level(uint32_t v) {
+	unsigned long long t = v < 8 ? 0xF6EADDCFBFAD9881ull : 0x7159453526190D01ull;
+	return (uint32_t)(t >> (8 * (v & 7))) & 0xFF;
+}
+
+// iq4_levels4: the levels of four indices, one in the low nibble of each
+// byte of idx, as four signed bytes.
+__device__ __forceinline__ int iq4_levels4(int idx) {
+	return (int)(iq4_level(idx & 0xF) | iq4_level((idx >> 8) & 0xF) << 8 | iq4_level((idx >> 16) & 0xF) << 16 |
+	             iq4_level((idx >> 24) & 0xF) << 24);
+}
+
+// mxfp4_level: llama.cpp's kvalues_mxfp4[v] (the E2M1 values doubled: 0, 1,
+// 2, 3, 4, 6, 8, 12 and their negatives), as its byte, like iq4_level.
+__device__ __forceinline__ uint32_t mxfp4_level(uint32_t v) {
+	unsigned long long t = v < 8 ? 0x0C08060403020100ull : 0xF4F8FAFCFDFEFF00ull;
+	return (uint32_t)(t >> (8 * (v & 7))) & 0xFF;
+}
+
+// mxfp4_levels4: mxfp4_level of four indices, one in the low nibble of each
+// byte of idx, as four signed bytes.
+__device__ __forceinline__ int mxfp4_levels4(int idx) {
+	return (int)(mxfp4_level(idx & 0xF) | mxfp4_level((idx >> 8) & 0xF) << 8 | mxfp4_level((idx >> 16) & 0xF) << 16 |
+	             mxfp4_level((idx >> 24) & 0xF) << 24);
+}
+
+// e8m0_half: half the E8M0 scale e, 2^(e−128), as llama.cpp's
+// ggml_e8m0_to_fp32_half (e < 2: the subnormals 2⁻¹²⁸, 2⁻¹²⁷; e = 255: 2¹²⁷).
+__device__ __forceinline__ float e8m0_half(uint32_t e) {
+	return __uint_as_float(e < 2 ? 0x00200000u << e : (e - 1) << 23);
+}
+
+// ld8 reads 4 bytes at any address (MXFP4 blocks are 17 bytes).
+__device__ __forceinline__ int ld8(const uint8_t *p) {
+	return (int)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+}

@@ -32,7 +32,7 @@ extern "C" __global__ void emu_test_shfl(float *out) {
 
 const emu_kernel emu_kernels[] = {
 	EMU_KERNEL(emu_test_diverge), EMU_KERNEL(emu_test_shfl),
-	EMU_KERNEL(toy_quantize_q8), EMU_KERNEL(toy_matmul_q8), EMU_KERNEL(toy_matmul_q8_mma), EMU_KERNEL(toy_matmul_q4k_mma), EMU_KERNEL(toy_matmul_q5k_mma), EMU_KERNEL(toy_matmul_q6k_mma), EMU_KERNEL(toy_round_half), EMU_KERNEL(toy_matmul_half),
+	EMU_KERNEL(toy_quantize_q8), EMU_KERNEL(toy_matmul_q8), EMU_KERNEL(toy_matmul_q8_mma), EMU_KERNEL(toy_matmul_q32_mma), EMU_KERNEL(toy_matmul_q4k_mma), EMU_KERNEL(toy_matmul_q5k_mma), EMU_KERNEL(toy_matmul_q6k_mma), EMU_KERNEL(toy_round_half), EMU_KERNEL(toy_matmul_half),
 	EMU_KERNEL(toy_matmul_f32), EMU_KERNEL(toy_gemm_f32), EMU_KERNEL(toy_gemm_half),
 	EMU_KERNEL(toy_quantize_q8k), EMU_KERNEL(toy_matmul_q4k), EMU_KERNEL(toy_matmul_q6k), EMU_KERNEL(toy_matmul_q32),
 	EMU_KERNEL(toy_matmul_q5k), EMU_KERNEL(toy_matmul_q32k), EMU_KERNEL(toy_q8_1_sums), EMU_KERNEL(toy_matmul_q41),
