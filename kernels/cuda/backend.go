@@ -270,12 +270,12 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		defer release()
 		gx, gy := rowGrid()
 		name, extra := quantKernel(w.DType())
-		if mma := name + "_mma"; M >= mmaMin && b.fn[mma] != 0 { // Q8_0, Q4_0, Q5_0, IQ4_NL, MXFP4, Q4_K, Q5_K, Q6_K
+		if M >= mmaMin && b.fn[name+"_mma"] != 0 { // Q8_0, Q4_0, Q5_0, IQ4_NL, MXFP4, Q4_K, Q5_K, Q6_K
 			cols := mmaTile
 			if t := w.DType(); t == tensor.Q4_K || t == tensor.Q5_K || t == tensor.Q6_K {
 				cols = mmaTile / 2
 			}
-			name, gx, gy = mma, (N+cols-1)/cols, (M+mmaTile-1)/mmaTile
+			name, gx, gy = name+"_mma", (N+cols-1)/cols, (M+mmaTile-1)/mmaTile
 		}
 		args := append([]uint64{pArg(wp)}, acts...)
 		args = append(args, pArg(op), iArg(M), iArg(K), iArg(N))
