@@ -19,6 +19,7 @@ func init() {
 		"ErrUnknownArch": reflect.ValueOf(&card.ErrUnknownArch).Elem(),
 		"Float":          reflect.ValueOf(card.Float),
 		"FromHeader":     reflect.ValueOf(card.FromHeader),
+		"Generic":        reflect.ValueOf(card.Generic),
 		"HumanCount":     reflect.ValueOf(card.HumanCount),
 		"Int":            reflect.ValueOf(card.Int),
 		"NewDecoder":     reflect.ValueOf(card.NewDecoder),

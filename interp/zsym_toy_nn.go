@@ -11,10 +11,10 @@ import (
 func init() {
 	Symbols["github.com/toyml/toy/toy/nn/nn"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"BlockLinears": reflect.ValueOf(nn.BlockLinears),
 		"CheckLinear":  reflect.ValueOf(nn.CheckLinear),
 		"CheckShape":   reflect.ValueOf(nn.CheckShape),
 		"Collect":      reflect.ValueOf(nn.Collect),
+		"FindLinears":  reflect.ValueOf(nn.FindLinears),
 		"Linears":      reflect.ValueOf(nn.Linears),
 		"Load":         reflect.ValueOf(nn.Load),
 		"LoadModel":    reflect.ValueOf(nn.LoadModel),

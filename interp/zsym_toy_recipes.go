@@ -3,6 +3,7 @@
 package interp
 
 import (
+	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/recipes"
 	"github.com/toyml/toy/toy/tensor"
@@ -14,6 +15,7 @@ func init() {
 		// function, constant and variable definitions
 		"ErrCheckpoint":  reflect.ValueOf(&recipes.ErrCheckpoint).Elem(),
 		"MergeAdapter":   reflect.ValueOf(recipes.MergeAdapter),
+		"NewFromModel":   reflect.ValueOf(recipes.NewFromModel),
 		"NewFromScratch": reflect.ValueOf(recipes.NewFromScratch),
 		"NewLoRA":        reflect.ValueOf(recipes.NewLoRA),
 		"NewOptions":     reflect.ValueOf(recipes.NewOptions),
@@ -38,6 +40,7 @@ type _github_com_toyml_toy_toy_recipes_Model struct {
 	WHidden        func(ids []int32, cache *nn.Cache) *tensor.Tensor
 	WLogits        func(h *tensor.Tensor) *tensor.Tensor
 	WNewCache      func(capacity int) *nn.Cache
+	WSetMetadata   func(w *gguf.Writer)
 	WVocabSize     func() int
 	WWeights       func() []nn.Named
 }
@@ -53,6 +56,9 @@ func (W _github_com_toyml_toy_toy_recipes_Model) Logits(h *tensor.Tensor) *tenso
 }
 func (W _github_com_toyml_toy_toy_recipes_Model) NewCache(capacity int) *nn.Cache {
 	return W.WNewCache(capacity)
+}
+func (W _github_com_toyml_toy_toy_recipes_Model) SetMetadata(w *gguf.Writer) {
+	W.WSetMetadata(w)
 }
 func (W _github_com_toyml_toy_toy_recipes_Model) VocabSize() int {
 	return W.WVocabSize()

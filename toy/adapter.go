@@ -39,7 +39,7 @@ func (m *Model) LoadAdapter(path string, scale float32) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrAdapter, path, err)
 	}
-	linears := nn.BlockLinears(m.Net)
+	linears := nn.FindLinears(m.Net, m.Net.Weights())
 	applied := 0
 	for _, ti := range f.Tensors {
 		base, ok := strings.CutSuffix(ti.Name, ".weight.lora_a")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/models/bert"
 	"github.com/toyml/toy/toy/tensor"
 	"github.com/toyml/toy/toy/tokenizer"
@@ -105,11 +106,7 @@ func buildEmbedder(path string, f *gguf.File) (*Embedder, error) {
 		}
 		e.Net, e.Pooling = m, m.Config.Pooling
 	} else {
-		load, ok := loaders[arch]
-		if !ok {
-			return nil, fmt.Errorf("%w %q (toy embeds with %s and %v)", ErrUnknownArch, arch, bert.Archs, Archs())
-		}
-		net, err := load(f)
+		net, err := models.Load(f)
 		if err != nil {
 			return nil, err
 		}

@@ -17,84 +17,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/toyml/toy/toy/defaultmodel"
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
-	"github.com/toyml/toy/toy/models/bert"
-	"github.com/toyml/toy/toy/models/cohere"
-	"github.com/toyml/toy/toy/models/deepseek2"
-	"github.com/toyml/toy/toy/models/ernie"
-	"github.com/toyml/toy/toy/models/gemma"
-	"github.com/toyml/toy/toy/models/glm4"
-	"github.com/toyml/toy/toy/models/gpt2"
-	"github.com/toyml/toy/toy/models/gptoss"
-	"github.com/toyml/toy/toy/models/lfm2"
-	"github.com/toyml/toy/toy/models/llama"
-	"github.com/toyml/toy/toy/models/llama4"
-	"github.com/toyml/toy/toy/models/olmo2"
-	"github.com/toyml/toy/toy/models/olmoe"
-	"github.com/toyml/toy/toy/models/phi2"
-	"github.com/toyml/toy/toy/models/phi3"
-	"github.com/toyml/toy/toy/models/qwen35"
-	"github.com/toyml/toy/toy/models/starcoder2"
+	"github.com/toyml/toy/toy/models"
+	_ "github.com/toyml/toy/toy/models/all" // every built-in architecture
 	"github.com/toyml/toy/toy/models/vit"
 	"github.com/toyml/toy/toy/sample"
 	"github.com/toyml/toy/toy/tensor"
 	"github.com/toyml/toy/toy/tokenizer"
 )
 
-// ErrUnknownArch is returned for GGUF files of an architecture toy lacks.
-var ErrUnknownArch = errors.New("unknown architecture")
+// ErrUnknownArch is returned for GGUF files of an architecture no family
+// registered (package models).
+var ErrUnknownArch = models.ErrUnknownArch
 
-// loaders maps GGUF architecture names to the package that builds them.
-var loaders = map[string]func(*gguf.File) (engine.Model, error){
-	"gpt2":         func(f *gguf.File) (engine.Model, error) { return gpt2.Load(f) },
-	"gemma":        func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
-	"gemma2":       func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
-	"gemma3":       func(f *gguf.File) (engine.Model, error) { return gemma.Load(f) },
-	"llama":        func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"qwen2":        func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"qwen3":        func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"qwen3moe":     func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"qwen2moe":     func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"granite":      func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"granitemoe":   func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"smollm3":      func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"exaone":       func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"mistral3":     func(f *gguf.File) (engine.Model, error) { return llama.Load(f) },
-	"olmoe":        func(f *gguf.File) (engine.Model, error) { return olmoe.Load(f) },
-	"command-r":    func(f *gguf.File) (engine.Model, error) { return cohere.Load(f) },
-	"cohere2":      func(f *gguf.File) (engine.Model, error) { return cohere.Load(f) },
-	"olmo2":        func(f *gguf.File) (engine.Model, error) { return olmo2.Load(f) },
-	"starcoder2":   func(f *gguf.File) (engine.Model, error) { return starcoder2.Load(f) },
-	"deepseek2":    func(f *gguf.File) (engine.Model, error) { return deepseek2.Load(f) },
-	"phi2":         func(f *gguf.File) (engine.Model, error) { return phi2.Load(f) },
-	"phi3":         func(f *gguf.File) (engine.Model, error) { return phi3.Load(f) },
-	"gpt-oss":      func(f *gguf.File) (engine.Model, error) { return gptoss.Load(f) },
-	"llama4":       func(f *gguf.File) (engine.Model, error) { return llama4.Load(f) },
-	"lfm2":         func(f *gguf.File) (engine.Model, error) { return lfm2.Load(f) },
-	"lfm2moe":      func(f *gguf.File) (engine.Model, error) { return lfm2.Load(f) },
-	"qwen35":       func(f *gguf.File) (engine.Model, error) { return qwen35.Load(f) },
-	"qwen35moe":    func(f *gguf.File) (engine.Model, error) { return qwen35.Load(f) },
-	"qwen3next":    func(f *gguf.File) (engine.Model, error) { return qwen35.Load(f) },
-	"glm4":         func(f *gguf.File) (engine.Model, error) { return glm4.Load(f) },
-	"glm4moe":      func(f *gguf.File) (engine.Model, error) { return glm4.Load(f) },
-	"ernie4_5":     func(f *gguf.File) (engine.Model, error) { return ernie.Load(f) },
-	"ernie4_5-moe": func(f *gguf.File) (engine.Model, error) { return ernie.Load(f) },
-}
-
-// Archs returns the GGUF architectures toy can load, sorted.
-func Archs() []string {
-	var a []string
-	for k := range loaders {
-		a = append(a, k)
-	}
-	slices.Sort(a)
-	return a
-}
+// Archs returns the GGUF architectures registered with package models,
+// sorted: toy's own and any a program registered.
+func Archs() []string { return models.Archs() }
 
 // Model is a loaded checkpoint: the GGUF file (memory-mapped), the
 // architecture built over its weights, and its tokenizer.
@@ -102,7 +43,7 @@ type Model struct {
 	Path      string
 	Arch      string
 	File      *gguf.File
-	Net       engine.Model         // *llama.Model, *gpt2.Model, *gemma.Model, *olmoe.Model, *gptoss.Model, *deepseek2.Model, *phi2.Model, *phi3.Model, …
+	Net       models.Model         // the architecture's model: *llama.Model, *gpt2.Model, …, or a user's
 	Tokenizer *tokenizer.Tokenizer // nil when the file carries none (see TokenizerErr)
 
 	// TokenizerErr says why Tokenizer is nil.
@@ -132,24 +73,11 @@ func Load(path string) (*Model, error) {
 }
 
 func build(path string, f *gguf.File) (*Model, error) {
-	arch, err := f.Architecture()
+	net, err := models.Load(f)
 	if err != nil {
 		return nil, err
 	}
-	if arch == vit.Arch {
-		return nil, fmt.Errorf("%w %q: an image classifier, not a language model (use LoadImageClassifier, or toy classify)", ErrUnknownArch, arch)
-	}
-	if slices.Contains(bert.Archs, arch) {
-		return nil, fmt.Errorf("%w %q: a text encoder, not a language model (use LoadEmbedder, toy embed, or toy serve --embed)", ErrUnknownArch, arch)
-	}
-	load, ok := loaders[arch]
-	if !ok {
-		return nil, fmt.Errorf("%w %q (toy runs %s)", ErrUnknownArch, arch, strings.Join(Archs(), ", "))
-	}
-	net, err := load(f)
-	if err != nil {
-		return nil, err
-	}
+	arch, _ := f.Architecture()
 	f.Prefetch()
 	m := &Model{Path: path, Arch: arch, File: f, Net: net}
 	m.Tokenizer, m.TokenizerErr = tokenizer.FromGGUF(f)

@@ -129,7 +129,7 @@ func runTrain(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := log.Start(kind, tensor.ActiveBackend().Name(), r.Config, r.Options); err != nil {
+	if err := log.Start(kind, tensor.ActiveBackend().Name(), r.ModelConfig(), r.Options); err != nil {
 		return err
 	}
 	interrupted := make(chan os.Signal, 1)

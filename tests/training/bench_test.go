@@ -68,7 +68,7 @@ func attachLoRA(m *llama.Model, r int) []optim.Param {
 	}
 	in := nn.NewInit(2)
 	var params []optim.Param
-	for name, l := range nn.BlockLinears(m.Blocks) {
+	for name, l := range nn.FindLinears(m, m.Weights()) {
 		if !strings.HasSuffix(name, "attn_q") && !strings.HasSuffix(name, "attn_v") {
 			continue
 		}

@@ -63,7 +63,9 @@ type Step struct {
 	Shape string `json:"shape,omitempty"`
 }
 
-// Family connects a model package's Config to cards.
+// Family connects a model package's Config to cards. models.Register
+// registers one for every architecture family; FromHeader and Config may be
+// nil (Generic cards, no Config from a card).
 type Family struct {
 	Archs []string // GGUF architectures it reads, "llama", "qwen2"
 	// FromHeader returns the card of the model that the header describes.
@@ -80,7 +82,8 @@ var (
 	families   = map[string]Family{}
 )
 
-// Register makes a family's cards available; model packages call it from init.
+// Register makes a family's cards available. models.Register calls it for
+// every registered architecture; a model package does not call it itself.
 func Register(f Family) {
 	familiesMu.Lock()
 	defer familiesMu.Unlock()
@@ -124,7 +127,11 @@ func FromHeader(h *gguf.File) (*Card, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := f.FromHeader(h)
+	fromHeader := f.FromHeader
+	if fromHeader == nil {
+		fromHeader = Generic
+	}
+	c, err := fromHeader(h)
 	if err != nil {
 		return nil, err
 	}
@@ -164,6 +171,9 @@ func Parse(text string) (any, error) {
 	f, err := family(c.Arch)
 	if err != nil {
 		return nil, err
+	}
+	if f.Config == nil {
+		return nil, fmt.Errorf("%w %q: its family reads no configuration from a card", ErrUnknownArch, c.Arch)
 	}
 	return f.Config(c)
 }

@@ -48,6 +48,9 @@ func (w *Writer) Set(key string, v Value) {
 	w.kv = append(w.kv, KV{key, v})
 }
 
+// Metadata returns the metadata set so far, in order.
+func (w *Writer) Metadata() []KV { return w.kv }
+
 // SetString stores a string.
 func (w *Writer) SetString(key, v string) { w.Set(key, Value{Type: TypeString, V: v}) }
 

@@ -4,7 +4,6 @@
 package nn
 
 import (
-	"maps"
 	"reflect"
 	"strconv"
 	"strings"
@@ -134,30 +133,79 @@ func Unique(ws []Named) []Named {
 	return out
 }
 
-// BlockLinears returns every projection of model m's blocks by GGUF base
-// name ("blk.N.attn_q", …): the blocks are the elements of m's exported
-// field Blocks, a slice of Block or of a family's own block struct. A model
-// without one has none.
-func BlockLinears(m any) map[string]*Linear {
-	v := reflect.ValueOf(m)
-	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
-		if v.IsNil() {
-			return nil
+// FindLinears returns the projections of model m by GGUF base name
+// ("blk.0.attn_q"): every *Linear reachable from m — through pointers,
+// interfaces, structs (unexported fields too), slices, arrays and maps —
+// whose weight is listed in ws (a model's Weights()) as "NAME.weight". A
+// model of any layout, a user's included, has its projections found by the
+// names it gives its weights; a Linear not in ws is not returned.
+func FindLinears(m any, ws []Named) map[string]*Linear {
+	names := map[*tensor.Tensor]string{}
+	for _, w := range ws {
+		if base, ok := strings.CutSuffix(w.Name, ".weight"); ok && w.T != nil {
+			names[w.T] = base
 		}
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
-		return nil
-	}
-	blocks := v.FieldByName("Blocks")
-	if !blocks.IsValid() || blocks.Kind() != reflect.Slice {
-		return nil
 	}
 	out := map[string]*Linear{}
-	for i := range blocks.Len() {
-		maps.Copy(out, Linears(blockPrefix(i), blocks.Index(i).Addr().Interface()))
+	type ref struct {
+		at uintptr
+		t  reflect.Type
 	}
+	seen := map[ref]bool{} // a pointer to a struct and one to its first field share an address
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if v.IsNil() || seen[ref{v.Pointer(), v.Type()}] {
+				return
+			}
+			switch v.Type() {
+			case linearType:
+				if l := (*Linear)(v.UnsafePointer()); l.W != nil {
+					if name, ok := names[l.W]; ok {
+						out[name] = l
+					}
+				}
+				return
+			case tensorType:
+				return
+			}
+			seen[ref{v.Pointer(), v.Type()}] = true
+			walk(v.Elem())
+		case reflect.Interface:
+			if !v.IsNil() {
+				walk(v.Elem())
+			}
+		case reflect.Struct:
+			for i := range v.NumField() {
+				walk(v.Field(i))
+			}
+		case reflect.Slice, reflect.Array:
+			if holdsPointers(v.Type().Elem()) {
+				for i := range v.Len() {
+					walk(v.Index(i))
+				}
+			}
+		case reflect.Map:
+			if holdsPointers(v.Type().Elem()) {
+				for it := v.MapRange(); it.Next(); {
+					walk(it.Value())
+				}
+			}
+		}
+	}
+	walk(reflect.ValueOf(m))
 	return out
+}
+
+// holdsPointers reports whether values of t can lead to a *Linear (a
+// []float32 cannot, and is not walked).
+func holdsPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Struct, reflect.Slice, reflect.Array, reflect.Map:
+		return true
+	}
+	return false
 }
 
 func blockPrefix(i int) string { return "blk." + strconv.Itoa(i) + "." }

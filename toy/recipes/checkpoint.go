@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -72,9 +73,7 @@ func (r *Recipe) setModelMetadata(w *gguf.Writer) {
 		}
 		return
 	}
-	if c, ok := r.Config.(interface{ SetMetadata(*gguf.Writer) }); ok {
-		c.SetMetadata(w)
-	}
+	r.Model.SetMetadata(w)
 	for _, kv := range r.Extra {
 		w.Set(kv.Key, kv.Value)
 	}
@@ -141,7 +140,7 @@ func Resume(path string) (*Recipe, error) {
 	var r *Recipe
 	switch kind {
 	case "from-scratch", "warm-start":
-		m, cfg, err := build(f)
+		m, err := models.Load(f)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -149,7 +148,7 @@ func Resume(path string) (*Recipe, error) {
 		for _, p := range params {
 			p.T.SetRequiresGrad(true)
 		}
-		if r, err = newRecipe(kind, m, cfg, o, params); err != nil {
+		if r, err = newRecipe(kind, m, o, params); err != nil {
 			return nil, err
 		}
 		if kind == "warm-start" {

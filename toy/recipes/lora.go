@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/optim"
 	"github.com/toyml/toy/toy/tensor"
@@ -44,12 +45,12 @@ func newAdapter(kind, path string, o Options, quantize bool) (*Recipe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	m, cfg, err := build(f)
+	m, err := models.Load(f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
 	}
-	linears := nn.BlockLinears(m)
+	linears := nn.FindLinears(m, m.Weights())
 	if quantize {
 		for _, l := range linears {
 			if l.W.DType().BlockSize() == 1 && l.W.Cols()%tensor.Q8BlockSize == 0 { // not already quantized
@@ -101,7 +102,7 @@ func newAdapter(kind, path string, o Options, quantize bool) (*Recipe, error) {
 			return nil, fmt.Errorf("%s: the model has no %q projections to adapt", kind, t)
 		}
 	}
-	r, err := newRecipe(kind, m, cfg, o, params)
+	r, err := newRecipe(kind, m, o, params)
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -4,44 +4,28 @@ package recipes
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
-	"github.com/toyml/toy/toy/models/cohere"
-	"github.com/toyml/toy/toy/models/deepseek2"
-	"github.com/toyml/toy/toy/models/ernie"
-	"github.com/toyml/toy/toy/models/gemma"
-	"github.com/toyml/toy/toy/models/glm4"
-	"github.com/toyml/toy/toy/models/gpt2"
-	"github.com/toyml/toy/toy/models/gptoss"
-	"github.com/toyml/toy/toy/models/lfm2"
-	"github.com/toyml/toy/toy/models/llama"
-	"github.com/toyml/toy/toy/models/llama4"
-	"github.com/toyml/toy/toy/models/olmo2"
-	"github.com/toyml/toy/toy/models/olmoe"
-	"github.com/toyml/toy/toy/models/phi2"
-	"github.com/toyml/toy/toy/models/phi3"
-	"github.com/toyml/toy/toy/models/qwen35"
-	"github.com/toyml/toy/toy/models/starcoder2"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/optim"
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is what a recipe trains: an engine model that lists its weights.
-type Model interface {
-	engine.Model
-	Weights() []nn.Named
-}
+// Model is what a recipe trains: any registered or user-made model
+// (package models).
+type Model = models.Model
 
 // Recipe is one training plan in progress.
 type Recipe struct {
 	Kind     string // "from-scratch", "warm-start", "lora", "qlora"
 	Model    Model
-	Config   any // the family's Config (llama.Config, gpt2.Config, …)
 	Options  Options
 	Params   []optim.Param
 	Opt      *optim.AdamW
@@ -56,99 +40,61 @@ type Recipe struct {
 	basePath string     // the base model file of a LoRA recipe
 }
 
-// NewFromScratch starts from fresh random weights for cfg: the Config of
-// llama, gpt2, gemma, olmoe, deepseek2, phi2, phi3, starcoder2, olmo2,
-// cohere, gptoss or llama4.
+// NewFromScratch starts from fresh random weights for cfg: a configuration
+// of a registered family (llama.Config, gpt2.Config, … or a user's), built
+// by that family's New.
 func NewFromScratch(cfg any, o Options) (*Recipe, error) {
 	if err := o.validate(false); err != nil {
 		return nil, err
 	}
-	var m Model
-	switch c := cfg.(type) {
-	case llama.Config:
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
-		m = llama.NewRandom(c, o.Seed)
-	case gpt2.Config:
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
-		m = gpt2.NewRandom(c, o.Seed)
-	case olmoe.Config:
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
-		m = olmoe.NewRandom(c, o.Seed)
-	case gemma.Config:
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
-		m = gemma.NewRandom(c, o.Seed)
-	case deepseek2.Config:
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
-		m = deepseek2.NewRandom(c, o.Seed)
-	case phi2.Config:
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
-		m = phi2.NewRandom(c, o.Seed)
-	case phi3.Config:
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
-		m = phi3.NewRandom(c, o.Seed)
-	case starcoder2.Config:
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
-		m = starcoder2.NewRandom(c, o.Seed)
-	case olmo2.Config:
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
-		m = olmo2.NewRandom(c, o.Seed)
-	case cohere.Config:
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
-		m = cohere.NewRandom(c, o.Seed)
-	case gptoss.Config:
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
-		m = gptoss.NewRandom(c, o.Seed)
-	case llama4.Config:
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
-		m = llama4.NewRandom(c, o.Seed)
-	case lfm2.Config:
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
-		m = lfm2.NewRandom(c, o.Seed)
-	case qwen35.Config:
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
-		m = qwen35.NewRandom(c, o.Seed)
-	case glm4.Config:
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
-		m = glm4.NewRandom(c, o.Seed)
-	case ernie.Config:
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
-		m = ernie.NewRandom(c, o.Seed)
-	default:
-		return nil, fmt.Errorf("recipes: config %T is not the Config of a family toy trains (llama, gpt2, gemma, olmoe, deepseek2, phi2, phi3, starcoder2, olmo2, cohere, gptoss, llama4, lfm2, qwen35, glm4, ernie)", cfg)
+	m, err := models.New(cfg, o.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("recipes: %w", err)
 	}
-	return newRecipe("from-scratch", m, cfg, o, allWeights(m))
+	return NewFromModel(m, o)
+}
+
+// NewFromModel trains every weight m holds, from their current values: a
+// model built in a program, a notebook or a lab, registered or not. Its
+// checkpoints resume through the registry, so a model that is to resume
+// (or be loaded by toy.Load) must be of a registered family. Weights must
+// list at least one tensor, each under its own name.
+func NewFromModel(m Model, o Options) (*Recipe, error) {
+	if err := o.validate(false); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, errors.New("recipes: NewFromModel with a nil model")
+	}
+	if err := checkWeights(m.Weights()); err != nil {
+		return nil, err
+	}
+	params := allWeights(m)
+	for _, p := range params {
+		p.T.SetRequiresGrad(true)
+	}
+	return newRecipe("from-scratch", m, o, params)
+}
+
+// checkWeights rejects an empty weight list, a nil tensor and a repeated
+// name: each would make a checkpoint that cannot resume.
+func checkWeights(ws []nn.Named) error {
+	if len(ws) == 0 {
+		return errors.New("recipes: the model lists no weights (Weights() is empty)")
+	}
+	seen := map[string]bool{}
+	for _, w := range ws {
+		switch {
+		case w.Name == "":
+			return errors.New("recipes: the model lists a weight with no name")
+		case w.T == nil:
+			return fmt.Errorf("recipes: the model's weight %s is nil", w.Name)
+		case seen[w.Name]:
+			return fmt.Errorf("recipes: the model lists the weight %s twice", w.Name)
+		}
+		seen[w.Name] = true
+	}
+	return nil
 }
 
 // NewWarmStart continues training every weight of the model in a GGUF file
@@ -161,7 +107,7 @@ func NewWarmStart(path string, o Options) (*Recipe, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, cfg, err := build(f)
+	m, err := models.Load(f)
 	if err != nil {
 		return nil, fmt.Errorf("warm start %s: %w", path, err)
 	}
@@ -169,20 +115,20 @@ func NewWarmStart(path string, o Options) (*Recipe, error) {
 	for _, p := range params {
 		p.T.SetRequiresGrad(true)
 	}
-	r, err := newRecipe("warm-start", m, cfg, o, params)
+	r, err := newRecipe("warm-start", m, o, params)
 	if r != nil {
 		r.meta = f
 	}
 	return r, err
 }
 
-func newRecipe(kind string, m Model, cfg any, o Options, params []optim.Param) (*Recipe, error) {
+func newRecipe(kind string, m Model, o Options, params []optim.Param) (*Recipe, error) {
 	if o.Context > m.ContextLength() {
 		return nil, fmt.Errorf("recipes: context %d exceeds the model's %d", o.Context, m.ContextLength())
 	}
 	opt := optim.NewAdamW()
 	opt.WeightDecay = o.WeightDecay
-	return &Recipe{Kind: kind, Model: m, Config: cfg, Options: o, Params: params, Opt: opt,
+	return &Recipe{Kind: kind, Model: m, Options: o, Params: params, Opt: opt,
 		Schedule: optim.Cosine{Max: o.LR, Min: o.MinLR, Warmup: o.Warmup, Total: o.Steps}}, nil
 }
 
@@ -202,113 +148,6 @@ func allWeights(m Model) []optim.Param {
 		}
 	}
 	return ps
-}
-
-// build makes the architecture's model over an open GGUF file.
-func build(f *gguf.File) (Model, any, error) {
-	arch, err := f.Architecture()
-	if err != nil {
-		return nil, nil, err
-	}
-	switch arch {
-	case "gpt2":
-		m, err := gpt2.Load(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, m.Config, nil
-	case "llama", "qwen2", "qwen2moe", "qwen3", "qwen3moe", "granite", "granitemoe", "smollm3", "exaone", "mistral3":
-		m, err := llama.Load(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, m.Config, nil
-	case "gemma", "gemma2", "gemma3":
-		m, err := gemma.Load(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, m.Config, nil
-	case olmoe.Arch:
-		m, err := olmoe.Load(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, m.Config, nil
-	case deepseek2.Arch:
-		m, err := deepseek2.Load(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, m.Config, nil
-	case "phi2":
-		m, err := phi2.Load(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, m.Config, nil
-	case "phi3":
-		m, err := phi3.Load(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, m.Config, nil
-	case starcoder2.Arch:
-		m, err := starcoder2.Load(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, m.Config, nil
-	case olmo2.Arch:
-		m, err := olmo2.Load(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, m.Config, nil
-	case "command-r", "cohere2":
-		m, err := cohere.Load(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, m.Config, nil
-	case gptoss.Arch:
-		m, err := gptoss.Load(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, m.Config, nil
-	case llama4.Arch:
-		m, err := llama4.Load(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, m.Config, nil
-	case "lfm2", "lfm2moe":
-		m, err := lfm2.Load(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, m.Config, nil
-	case qwen35.Arch, qwen35.ArchMoE, qwen35.ArchNext:
-		m, err := qwen35.Load(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, m.Config, nil
-	case "glm4", "glm4moe":
-		m, err := glm4.Load(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, m.Config, nil
-	case ernie.Arch, ernie.ArchMoE:
-		m, err := ernie.Load(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, m.Config, nil
-	}
-	return nil, nil, fmt.Errorf("recipes: cannot train architecture %q", arch)
 }
 
 // floatCopy reads a GGUF file into writable memory with every tensor as F32.
@@ -361,3 +200,25 @@ func (r *Recipe) StepResult(b *engine.Batch) (engine.StepResult, error) {
 }
 
 func removeQuiet(path string) { _ = os.Remove(path) }
+
+// ModelConfig describes the model for run logs: its exported Config field
+// when it has one (every toy family's model does), else the metadata its
+// SetMetadata writes, as a map from key to value.
+func (r *Recipe) ModelConfig() any {
+	v := reflect.ValueOf(r.Model)
+	for v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	if v.Kind() == reflect.Struct {
+		if c := v.FieldByName("Config"); c.IsValid() && c.CanInterface() {
+			return c.Interface()
+		}
+	}
+	w := gguf.NewWriter()
+	r.Model.SetMetadata(w)
+	meta := map[string]any{}
+	for _, kv := range w.Metadata() {
+		meta[kv.Key] = kv.Value.V
+	}
+	return meta
+}

@@ -72,6 +72,8 @@ func (fakeNet) Logits(*tensor.Tensor) *tensor.Tensor     { panic("fakeNet has no
 func (fakeNet) NewCache(int) *nn.Cache                   { return nil }
 func (n fakeNet) VocabSize() int                         { return n.vocab }
 func (fakeNet) ContextLength() int                       { return 8192 }
+func (fakeNet) Weights() []nn.Named                      { return nil }
+func (fakeNet) SetMetadata(*gguf.Writer)                 {}
 
 // scripted is a session whose model replies with script, then EOS. Its first
 // Next is the prompt (each test request gets a fresh one).

@@ -21,8 +21,10 @@ import (
 	"github.com/traefik/yaegi/extract"
 )
 
-// ToyPackages are toy's public packages a script can import.
+// ToyPackages are toy's public packages a script can import, besides the
+// architectures (ModelPackages).
 var ToyPackages = []string{
+	"github.com/toyml/toy/toy/models",
 	"github.com/toyml/toy/toy",
 	"github.com/toyml/toy/toy/tensor",
 	"github.com/toyml/toy/toy/sample",
@@ -32,24 +34,6 @@ var ToyPackages = []string{
 	"github.com/toyml/toy/toy/nn",
 	"github.com/toyml/toy/toy/tokenizer",
 	"github.com/toyml/toy/toy/chat",
-	"github.com/toyml/toy/toy/models/llama",
-	"github.com/toyml/toy/toy/models/gpt2",
-	"github.com/toyml/toy/toy/models/olmoe",
-	"github.com/toyml/toy/toy/models/vit",
-	"github.com/toyml/toy/toy/models/bert",
-	"github.com/toyml/toy/toy/models/gemma",
-	"github.com/toyml/toy/toy/models/phi2",
-	"github.com/toyml/toy/toy/models/phi3",
-	"github.com/toyml/toy/toy/models/olmo2",
-	"github.com/toyml/toy/toy/models/starcoder2",
-	"github.com/toyml/toy/toy/models/deepseek2",
-	"github.com/toyml/toy/toy/models/cohere",
-	"github.com/toyml/toy/toy/models/gptoss",
-	"github.com/toyml/toy/toy/models/lfm2",
-	"github.com/toyml/toy/toy/models/qwen35",
-	"github.com/toyml/toy/toy/models/glm4",
-	"github.com/toyml/toy/toy/models/ernie",
-	"github.com/toyml/toy/toy/models/llama4",
 	"github.com/toyml/toy/toy/display",
 	"github.com/toyml/toy/toy/optim",
 	"github.com/toyml/toy/toy/recipes",
@@ -87,11 +71,38 @@ func Generate(dir string) error {
 	return nil
 }
 
+// ModelPackages returns the architecture packages under toy/models (all of
+// them but the "all" package, which only imports them): found in the tree,
+// so that no list here names an architecture.
+func ModelPackages() ([]string, error) {
+	const root = "github.com/toyml/toy/toy/models"
+	bp, err := build.Import(root, ".", build.FindOnly)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(bp.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var pkgs []string
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != "all" && e.Name() != "testdata" {
+			pkgs = append(pkgs, root+"/"+e.Name())
+		}
+	}
+	return pkgs, nil
+}
+
 // Files returns the generated files by name.
 func Files() (map[string][]byte, error) {
 	files := map[string][]byte{}
 	ext := extract.Extractor{Dest: "interp"}
-	for _, p := range append(append([]string{}, ToyPackages...), Overlay...) {
+	archs, err := ModelPackages()
+	if err != nil {
+		return nil, err
+	}
+	pkgs := append(append([]string{}, ToyPackages...), archs...)
+	for _, p := range append(append([]string{}, pkgs...), Overlay...) {
 		var b bytes.Buffer
 		if _, err := ext.Extract(p, "", &b); err != nil {
 			return nil, fmt.Errorf("extract %s: %w", p, err)
@@ -99,7 +110,7 @@ func Files() (map[string][]byte, error) {
 		name := "zsym_" + strings.NewReplacer("github.com/toyml/toy/", "", "/", "_", ".", "_").Replace(p) + ".go"
 		files[name] = b.Bytes()
 	}
-	d, err := docs(ToyPackages)
+	d, err := docs(pkgs)
 	if err != nil {
 		return nil, err
 	}

@@ -8,12 +8,21 @@ import (
 
 	"github.com/toyml/toy/toy/card"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
+// The family is registered for its card; its models are not language
+// models, so the registry's Load says what to use instead.
 func init() {
-	card.Register(card.Family{Archs: Archs, FromHeader: cardFromHeader, Config: ConfigFromCard})
+	models.Register(models.Family{
+		Arch: Archs[0], Aliases: Archs[1:], Card: cardFromHeader, ConfigFromCard: ConfigFromCard,
+		Load: func(f *gguf.File) (models.Model, error) {
+			arch, _ := f.Architecture()
+			return nil, fmt.Errorf("%w %q: a text encoder, not a language model (use toy.LoadEmbedder, toy embed, or toy serve --embed)", models.ErrUnknownArch, arch)
+		},
+	})
 }
 
 // Card returns the model's algorithm card; the quantization is that of the

@@ -173,3 +173,6 @@ func (m *Model) Weights() []nn.Named {
 	}
 	return ws
 }
+
+// SetMetadata writes the model's configuration as GGUF metadata.
+func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

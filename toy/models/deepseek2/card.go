@@ -12,10 +12,6 @@ import (
 	"github.com/toyml/toy/toy/tensor"
 )
 
-func init() {
-	card.Register(card.Family{Archs: []string{Arch}, FromHeader: cardFromHeader, Config: ConfigFromCard})
-}
-
 // Card returns the model's algorithm card; the quantization is that of the
 // loaded weights (none for a model made by New).
 func (m *Model) Card() *card.Card {

@@ -221,3 +221,6 @@ func (m *Model) Weights() []nn.Named {
 	}
 	return nn.Unique(all)
 }
+
+// SetMetadata writes the model's configuration as GGUF metadata.
+func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

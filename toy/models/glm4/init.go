@@ -1,10 +1,13 @@
-// Fresh random weights, for training from scratch.
+// Fresh random weights, for training from scratch, and the family's
+// registration.
 
 package glm4
 
 import (
 	"math"
 
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
@@ -54,4 +57,19 @@ func NewRandom(c Config, seed uint64) *Model {
 	}
 	m.OutputNorm.W = in.Fill(1, D)
 	return m
+}
+
+func init() {
+	models.Register(models.Family{
+		Arch: Arch, Aliases: []string{ArchMoE}, Config: Config{},
+		Load: func(f *gguf.File) (models.Model, error) { return Load(f) },
+		New: func(cfg any, seed uint64) (models.Model, error) {
+			c := cfg.(Config)
+			if err := c.Validate(); err != nil {
+				return nil, err
+			}
+			return NewRandom(c, seed), nil
+		},
+		Card: cardFromHeader, ConfigFromCard: ConfigFromCard,
+	})
 }

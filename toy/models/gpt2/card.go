@@ -12,10 +12,6 @@ import (
 	"github.com/toyml/toy/toy/tensor"
 )
 
-func init() {
-	card.Register(card.Family{Archs: []string{"gpt2"}, FromHeader: cardFromHeader, Config: ConfigFromCard})
-}
-
 // Card returns the model's algorithm card. The output head counts as tied
 // when the model shares the token embedding (or, with no weights yet, when
 // the Config says so), and the quantization is that of the loaded weights.

@@ -5,6 +5,8 @@ package gptoss
 import (
 	"math"
 
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 )
 
@@ -34,4 +36,19 @@ func NewRandom(c Config, seed uint64) *Model {
 	m.OutputNorm.W = in.Fill(1, D)
 	m.Output = in.Linear(c.VocabSize, D, std, false)
 	return m
+}
+
+func init() {
+	models.Register(models.Family{
+		Arch: Arch, Config: Config{},
+		Load: func(f *gguf.File) (models.Model, error) { return Load(f) },
+		New: func(cfg any, seed uint64) (models.Model, error) {
+			c := cfg.(Config)
+			if err := c.Validate(); err != nil {
+				return nil, err
+			}
+			return NewRandom(c, seed), nil
+		},
+		Card: cardFromHeader, ConfigFromCard: ConfigFromCard,
+	})
 }

@@ -153,3 +153,6 @@ func (m *Model) Weights() []nn.Named {
 	}
 	return all
 }
+
+// SetMetadata writes the model's configuration as GGUF metadata.
+func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

@@ -1,10 +1,14 @@
-// Fresh random weights, for training from scratch.
+// Fresh random weights, for training from scratch, and the family's
+// registration.
 
 package llama
 
 import (
+	"cmp"
 	"math"
 
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 )
 
@@ -48,4 +52,24 @@ func NewRandom(c Config, seed uint64) *Model {
 		m.Output = in.Linear(c.VocabSize, D, std, false)
 	}
 	return m
+}
+
+func init() {
+	models.Register(models.Family{
+		Arch: Archs[0], Aliases: Archs[1:], Config: Config{},
+		Load: func(f *gguf.File) (models.Model, error) { return Load(f) },
+		New: func(cfg any, seed uint64) (models.Model, error) {
+			c := cfg.(Config)
+			if err := c.Validate(); err != nil {
+				return nil, err
+			}
+			return NewRandom(c, seed), nil
+		},
+		Sized: func(s models.Shape) any {
+			kv, hd := cmp.Or(s.KVHeads, s.Heads), s.Embed/max(s.Heads, 1)
+			return Config{Arch: "llama", VocabSize: s.VocabSize, ContextLength: s.ContextLength, Embed: s.Embed, Layers: s.Layers,
+				FFN: cmp.Or(s.FFN, (8*s.Embed/3+31)/32*32), Heads: s.Heads, KVHeads: kv, HeadDim: hd, RopeDim: hd, RopeBase: 10000, NormEps: 1e-5}
+		},
+		Card: cardFromHeader, ConfigFromCard: ConfigFromCard,
+	})
 }

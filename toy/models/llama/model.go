@@ -185,3 +185,6 @@ func (m *Model) check() error {
 // Weights returns every weight tensor under its GGUF name, each once (a tied
 // output head is listed as token_embd.weight only).
 func (m *Model) Weights() []nn.Named { return nn.ModelWeights(m, m.Blocks) }
+
+// SetMetadata writes the model's configuration as GGUF metadata.
+func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

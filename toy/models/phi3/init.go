@@ -1,10 +1,13 @@
-// Fresh random weights, for training from scratch.
+// Fresh random weights, for training from scratch, and the family's
+// registration.
 
 package phi3
 
 import (
 	"math"
 
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 )
 
@@ -39,4 +42,19 @@ func NewRandom(c Config, seed uint64) *Model {
 		m.RopeShort, m.RopeLong = in.Fill(1, c.RopeDim/2), in.Fill(1, c.RopeDim/2)
 	}
 	return m
+}
+
+func init() {
+	models.Register(models.Family{
+		Arch: Arch, Config: Config{},
+		Load: func(f *gguf.File) (models.Model, error) { return Load(f) },
+		New: func(cfg any, seed uint64) (models.Model, error) {
+			c := cfg.(Config)
+			if err := c.Validate(); err != nil {
+				return nil, err
+			}
+			return NewRandom(c, seed), nil
+		},
+		Card: cardFromHeader, ConfigFromCard: ConfigFromCard,
+	})
 }

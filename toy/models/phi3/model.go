@@ -178,3 +178,6 @@ func (m *Model) check() error {
 // output head is listed as token_embd.weight only; LongRoPE's factors, when
 // present, too).
 func (m *Model) Weights() []nn.Named { return nn.ModelWeights(m, m.Blocks) }
+
+// SetMetadata writes the model's configuration as GGUF metadata.
+func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

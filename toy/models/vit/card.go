@@ -8,11 +8,20 @@ import (
 
 	"github.com/toyml/toy/toy/card"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/tensor"
 )
 
+// The family is registered for its card; its models are not language
+// models, so the registry's Load says what to use instead.
 func init() {
-	card.Register(card.Family{Archs: []string{Arch}, FromHeader: cardFromHeader, Config: ConfigFromCard})
+	models.Register(models.Family{
+		Arch: Arch, Card: cardFromHeader, ConfigFromCard: ConfigFromCard,
+		Load: func(f *gguf.File) (models.Model, error) {
+			arch, _ := f.Architecture()
+			return nil, fmt.Errorf("%w %q: an image classifier, not a language model (use toy.LoadImageClassifier, or toy classify)", models.ErrUnknownArch, arch)
+		},
+	})
 }
 
 // Card returns the model's algorithm card; the quantization is that of the
