@@ -5,6 +5,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/toyml/toy/internal/testmodel"
@@ -13,6 +14,7 @@ import (
 	"github.com/toyml/toy/toy/models/gemma"
 	"github.com/toyml/toy/toy/models/gpt2"
 	"github.com/toyml/toy/toy/models/llama"
+	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -297,3 +299,36 @@ func TestWarmStartKeepsRopeFreqs(t *testing.T) {
 		t.Errorf("saved model: factors %v, config %v; want %v", saved.RopeFreqs, saved.Config.RopeFreqs, before)
 	}
 }
+
+// NewFromModel refuses models whose weights a checkpoint could not hold.
+func TestNewFromModelRefusesBadWeights(t *testing.T) {
+	w := nn.NewInit(1).Normal(0.02, 4, 4)
+	for _, c := range []struct {
+		ws   []nn.Named
+		want string
+	}{
+		{nil, "lists no weights"},
+		{[]nn.Named{{Name: "a.weight", T: w}, {Name: "a.weight", T: w}}, "lists the weight a.weight twice"},
+		{[]nn.Named{{Name: "", T: w}}, "a weight with no name"},
+		{[]nn.Named{{Name: "b.weight"}}, "weight b.weight is nil"},
+	} {
+		_, err := NewFromModel(weightsOnly{c.ws}, NewOptions(4))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("weights %v: got %v, want %q", c.ws, err, c.want)
+		}
+	}
+	if _, err := NewFromModel(nil, NewOptions(4)); err == nil {
+		t.Error("NewFromModel(nil) accepted")
+	}
+}
+
+// weightsOnly is a model that only lists weights.
+type weightsOnly struct{ ws []nn.Named }
+
+func (weightsOnly) Hidden([]int32, *nn.Cache) *tensor.Tensor { panic("no forward pass") }
+func (weightsOnly) Logits(*tensor.Tensor) *tensor.Tensor     { panic("no forward pass") }
+func (weightsOnly) NewCache(int) *nn.Cache                   { return nil }
+func (weightsOnly) VocabSize() int                           { return 4 }
+func (weightsOnly) ContextLength() int                       { return 8 }
+func (m weightsOnly) Weights() []nn.Named                    { return m.ws }
+func (weightsOnly) SetMetadata(*gguf.Writer)                 {}

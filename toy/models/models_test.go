@@ -1,0 +1,131 @@
+package models_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
+	_ "github.com/toyml/toy/toy/models/all"
+	"github.com/toyml/toy/toy/nn"
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// tiny is the smallest models.Model: one weight, no forward pass.
+type tiny struct{ w *tensor.Tensor }
+
+func (tiny) Hidden([]int32, *nn.Cache) *tensor.Tensor { panic("no forward pass") }
+func (tiny) Logits(*tensor.Tensor) *tensor.Tensor     { panic("no forward pass") }
+func (tiny) NewCache(int) *nn.Cache                   { return nil }
+func (tiny) VocabSize() int                           { return 4 }
+func (tiny) ContextLength() int                       { return 8 }
+func (m tiny) Weights() []nn.Named                    { return []nn.Named{{Name: "w.weight", T: m.w}} }
+func (tiny) SetMetadata(w *gguf.Writer)               {}
+
+// header returns a parsed GGUF file whose general.architecture is arch.
+func header(t *testing.T, arch string) *gguf.File {
+	t.Helper()
+	w := gguf.NewWriter()
+	w.SetString("general.architecture", arch)
+	var b strings.Builder
+	if _, err := w.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// register registers f unless an earlier run of the test (go test -count
+// N) did.
+func register(f models.Family) {
+	if _, err := models.Lookup(f.Arch); err != nil {
+		models.Register(f)
+	}
+}
+
+func mustPanic(t *testing.T, want string, fn func()) {
+	t.Helper()
+	defer func() {
+		p := recover()
+		if p == nil || !strings.Contains(p.(string), want) {
+			t.Errorf("panic %v, want one saying %q", p, want)
+		}
+	}()
+	fn()
+}
+
+func TestRegisterRefusesBadFamilies(t *testing.T) {
+	load := func(*gguf.File) (models.Model, error) { return tiny{}, nil }
+	mustPanic(t, "empty Arch", func() { models.Register(models.Family{Load: load}) })
+	mustPanic(t, "nil Load", func() { models.Register(models.Family{Arch: "test-nil-load"}) })
+	mustPanic(t, `twice for architecture "llama"`, func() { models.Register(models.Family{Arch: "llama", Load: load}) })
+	mustPanic(t, `twice for architecture "qwen2"`, func() {
+		models.Register(models.Family{Arch: "test-alias-clash", Aliases: []string{"qwen2"}, Load: load})
+	})
+	if _, err := models.Lookup("test-alias-clash"); err == nil {
+		t.Error("a refused family was half registered")
+	}
+}
+
+func TestEveryBuiltInRegistered(t *testing.T) {
+	for _, arch := range []string{"llama", "qwen2", "gpt2", "gemma3", "qwen3next", "glm4moe", "ernie4_5-moe", "bert", "vit"} {
+		if _, err := models.Lookup(arch); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, f := range models.Families() {
+		if f.Card == nil {
+			t.Errorf("%s: toy's own families write their own cards", f.Arch)
+		}
+	}
+}
+
+func TestLoadUnknownArchNamesTheRegistered(t *testing.T) {
+	_, err := models.Load(header(t, "no-such-arch"))
+	if !errors.Is(err, models.ErrUnknownArch) || !strings.Contains(err.Error(), `"no-such-arch"`) || !strings.Contains(err.Error(), "llama") {
+		t.Errorf("got %v, want ErrUnknownArch naming the architecture and the registered ones", err)
+	}
+}
+
+func TestLoadGuardsTheFamily(t *testing.T) {
+	register(models.Family{Arch: "test-fails", Load: func(*gguf.File) (models.Model, error) {
+		return nil, errors.New("bad weights")
+	}})
+	register(models.Family{Arch: "test-panics", Load: func(*gguf.File) (models.Model, error) {
+		var m map[string]int
+		m["x"] = 1 // a nil map: the kind of mistake a new Load makes
+		return nil, nil
+	}})
+	register(models.Family{Arch: "test-nil", Load: func(*gguf.File) (models.Model, error) { return nil, nil }})
+	for arch, want := range map[string]string{
+		"test-fails":  "test-fails: bad weights",
+		"test-panics": "test-panics: Load panicked: assignment to entry in nil map (at ",
+		"test-nil":    "test-nil: Load returned no model and no error",
+	} {
+		_, err := models.Load(header(t, arch))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error containing %q", arch, err, want)
+		}
+	}
+}
+
+func TestNewFindsTheFamilyByConfigType(t *testing.T) {
+	type cfg struct{ N int }
+	register(models.Family{Arch: "test-new", Config: cfg{},
+		Load: func(*gguf.File) (models.Model, error) { return tiny{}, nil },
+		New: func(c any, seed uint64) (models.Model, error) {
+			return tiny{tensor.New(c.(cfg).N)}, nil
+		}})
+	m, err := models.New(cfg{N: 3}, 1)
+	if err != nil || m.Weights()[0].T.Len() != 3 {
+		t.Fatalf("New: %v, %v", m, err)
+	}
+	type other struct{}
+	if _, err := models.New(other{}, 1); !errors.Is(err, models.ErrUnknownArch) || !strings.Contains(err.Error(), "models_test.other") {
+		t.Errorf("New(other{}): %v", err)
+	}
+}
