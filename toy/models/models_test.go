@@ -78,7 +78,7 @@ func TestEveryBuiltInRegistered(t *testing.T) {
 		}
 	}
 	for _, f := range models.Families() {
-		if f.Card == nil {
+		if f.Card == nil && !strings.HasPrefix(f.Arch, "test-") {
 			t.Errorf("%s: toy's own families write their own cards", f.Arch)
 		}
 	}
