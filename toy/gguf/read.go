@@ -3,11 +3,13 @@
 package gguf
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"os"
+	"slices"
 
 	"github.com/toyml/toy/toy/tensor"
 )
@@ -82,17 +84,24 @@ type File struct {
 
 // Open maps the file at path and parses it. Close releases the mapping.
 func Open(path string) (*File, error) {
-	fd, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fd.Close()
-	st, err := fd.Stat()
+	// Look before opening: opening a FIFO or a device could block forever.
+	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if st.IsDir() {
 		return nil, fmt.Errorf("%s is a directory: %w", path, ErrFormat)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%v): %w", path, st.Mode().Type(), ErrFormat)
+	}
+	fd, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fd.Close()
+	if st, err = fd.Stat(); err != nil {
+		return nil, err
 	}
 	data, unmap, err := mapFile(fd, st.Size())
 	if err != nil {
@@ -213,6 +222,15 @@ func Parse(b []byte) (*File, error) {
 		if t.Offset > dataLen || t.Size > dataLen-t.Offset {
 			return nil, fmt.Errorf("%w: tensor %q (%d bytes at %d) ends past the data section (%d bytes)",
 				ErrTruncated, t.Name, t.Size, t.Offset, dataLen)
+		}
+	}
+	// No two tensors may share bytes: a file whose weights alias each other
+	// would load and run wrongly (llama.cpp refuses it too).
+	byOffset := slices.Clone(f.Tensors)
+	slices.SortFunc(byOffset, func(a, b TensorInfo) int { return cmp.Compare(a.Offset, b.Offset) })
+	for i := 1; i < len(byOffset); i++ {
+		if a, b := byOffset[i-1], byOffset[i]; a.Size > 0 && a.Offset+a.Size > b.Offset {
+			return nil, fmt.Errorf("%w: tensors %q (%d bytes at %d) and %q (at %d) overlap", ErrFormat, a.Name, a.Size, a.Offset, b.Name, b.Offset)
 		}
 	}
 	return f, nil

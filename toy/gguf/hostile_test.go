@@ -1,0 +1,63 @@
+//go:build unix
+
+package gguf
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toyml/toy/toy/tensor"
+)
+
+// A FIFO (or a device) as the model path is refused at once: opening it
+// would wait forever for a writer.
+func TestOpenRefusesFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "model.gguf")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := Open(path); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("got %v, want ErrFormat saying it is not a regular file", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Open on a FIFO still blocks after 5 s")
+	}
+}
+
+// Two tensors at the same offset alias each other's weights: refused.
+func TestParseRefusesOverlappingTensors(t *testing.T) {
+	w := NewWriter()
+	w.SetString("general.architecture", "llama")
+	if err := w.AddFloat32("a.weight", tensor.F32, make([]float32, 64), 64); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddFloat32("b.weight", tensor.F32, make([]float32, 64), 64); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	if _, err := Parse(b); err != nil {
+		t.Fatalf("the file as written: %v", err)
+	}
+	// b.weight's info: name, 1 dimension, the dimension, the type, then the
+	// offset, which we point at a.weight's bytes.
+	i := bytes.Index(b, []byte("b.weight")) + len("b.weight") + 4 + 8 + 4
+	binary.LittleEndian.PutUint64(b[i:], 0)
+	_, err := Parse(b)
+	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "overlap") {
+		t.Errorf("got %v, want ErrFormat naming the overlap", err)
+	}
+}
