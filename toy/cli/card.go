@@ -1,6 +1,6 @@
 // toy card: read an algorithm card back.
 
-package main
+package cli
 
 import (
 	"encoding/json"

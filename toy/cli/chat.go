@@ -1,7 +1,7 @@
 // toy chat: talk with a model in the terminal, one line a turn, through the
 // model's own chat template.
 
-package main
+package cli
 
 import (
 	"bufio"

@@ -1,7 +1,7 @@
 // toy classify and toy convert: image classification with a ViT, and
 // converting Hugging Face ViT checkpoints to GGUF.
 
-package main
+package cli
 
 import (
 	"flag"

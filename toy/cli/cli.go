@@ -1,10 +1,27 @@
-// Command toy runs transformer language models from GGUF files.
+// Package cli is toy's command line: every command of the toy program
+// (infer, eval, train, serve, describe, new …) behind one function, Main, so
+// that cmd/toy and each lab's main.go (made by toy new) run the same CLI —
+// a lab's with its own architectures registered first:
 //
-//	toy infer MODEL --prompt-ids "1 2 3" --n 16 [--temperature T --top-k K --top-p P --min-p P --seed S --threads N] [--json]
-//	toy eval  MODEL --prompt-ids "1 2 3" [--top-k 5] [--json]
+//	import (
+//		"os"
 //
-// Every error is one line on stderr and exit status 2.
-package main
+//		"github.com/toyml/toy/toy/cli"
+//		_ "example.com/mylab/archs" // registers the lab's architectures
+//	)
+//
+//	func main() { os.Exit(cli.Main(os.Args[1:])) }
+//
+// The program is called "toy" in usage and error messages, whichever binary
+// runs it.
+//
+// # Error Handling
+//
+// Every error is one line on stderr, "toy COMMAND: MESSAGE", and an exit
+// status: 2 for bad input (flags, arguments, a malformed model), 1 for a
+// failure (the network, the disk, a checksum). A panic inside a command is a
+// bug; it is reported as "toy: internal error" with status 2, never a crash.
+package cli
 
 import (
 	"encoding/json"
@@ -58,17 +75,18 @@ var commands = map[string]func(args []string, stdout io.Writer) error{
 	"rerank":   runRerank,   // rerank.go
 }
 
-func main() {
-	if path := os.Getenv("TOY_CPUPROFILE"); path != "" { // for developers: go tool pprof
+// Main runs the command args names (the arguments after the program name,
+// os.Args[1:]) with the standard streams and returns the exit status.
+// TOY_CPUPROFILE=FILE writes a CPU profile of the command (go tool pprof).
+func Main(args []string) int {
+	if path := os.Getenv("TOY_CPUPROFILE"); path != "" {
 		if f, err := os.Create(path); err == nil {
 			pprof.StartCPUProfile(f)
-			status := run(os.Args[1:], os.Stdout, os.Stderr)
-			pprof.StopCPUProfile()
-			f.Close()
-			os.Exit(status)
+			defer f.Close()
+			defer pprof.StopCPUProfile()
 		}
 	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	return run(args, os.Stdout, os.Stderr)
 }
 
 // run executes one command and returns the exit status; failures (including

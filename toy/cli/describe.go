@@ -1,6 +1,6 @@
 // toy describe: a model's algorithm card.
 
-package main
+package cli
 
 import (
 	"encoding/json"

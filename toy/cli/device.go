@@ -1,6 +1,6 @@
 // --device: choosing where a command's ops run.
 
-package main
+package cli
 
 import (
 	"flag"

@@ -1,7 +1,7 @@
 // --device without a GPU: the command fails with the named NativeCallError
 // (exit status 1), and --device cpu works as before.
 
-package main
+package cli
 
 import (
 	"strings"

@@ -1,7 +1,7 @@
 // toy embed: text embeddings from an encoder (BERT, nomic-bert) or a
 // decoder's hidden states.
 
-package main
+package cli
 
 import (
 	"bufio"

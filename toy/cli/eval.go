@@ -1,7 +1,7 @@
 // toy eval: log-probabilities of a prompt's tokens and of the next one, or
 // the perplexity of a file.
 
-package main
+package cli
 
 import (
 	"flag"

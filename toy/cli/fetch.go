@@ -1,6 +1,6 @@
 // toy fetch: download a GGUF file from Hugging Face into its cache.
 
-package main
+package cli
 
 import (
 	"context"

@@ -2,7 +2,7 @@
 // replies kept to a JSON object, a value of a JSON schema, or a GBNF
 // grammar.
 
-package main
+package cli
 
 import (
 	"flag"

@@ -1,6 +1,6 @@
 // Help, --version, --manifest and exit statuses: what every command shares.
 
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -14,7 +14,8 @@ import (
 	"strings"
 )
 
-// version is set at build time: go build -ldflags "-X main.version=v0.1.0".
+// version is set at build time:
+// go build -ldflags "-X github.com/toyml/toy/toy/cli.version=v0.1.0" ./cmd/toy.
 var version = ""
 
 // Exit statuses.

@@ -1,7 +1,7 @@
 // toy imatrix: an importance matrix of a model on a text, for toy quantize
 // --imatrix, as llama-imatrix makes one.
 
-package main
+package cli
 
 import (
 	"flag"

@@ -1,6 +1,6 @@
 // toy infer: generate tokens after a prompt.
 
-package main
+package cli
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 // toy install: check the backends and say which one runs.
 
-package main
+package cli
 
 import (
 	"flag"

@@ -1,6 +1,6 @@
 // toy list: the GGUF models on this machine.
 
-package main
+package cli
 
 import (
 	"encoding/json"

@@ -1,6 +1,6 @@
 // toy new: scaffold an experiment tree or a Go module that uses toy.
 
-package main
+package cli
 
 import (
 	"flag"
@@ -170,7 +170,7 @@ const helloMain = `// hello: the smallest experiment. It reads its hyperparamete
 //
 // Each run writes runs/$TOY_RUN/: the configuration and the model's
 // algorithm card.
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -303,7 +303,7 @@ func Run(root string, c Config) (*card.Card, error) {
 `
 
 const libHelloMain = `// Command hello runs the experiment with hyperparameters from the environment.
-package main
+package cli
 
 import (
 	"fmt"

@@ -1,7 +1,7 @@
 // toy quantize: convert a model's weights to one of llama.cpp's file types
 // (Q4_K_M, IQ4_XS, Q8_0, …), writing what llama-quantize writes.
 
-package main
+package cli
 
 import (
 	"cmp"

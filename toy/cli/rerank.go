@@ -1,7 +1,7 @@
 // toy rerank: how well each document answers a query, by a reranker
 // (bge-reranker, ms-marco cross-encoders: BERT with rank pooling).
 
-package main
+package cli
 
 import (
 	"flag"

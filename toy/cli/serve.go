@@ -1,7 +1,7 @@
 // toy serve: an HTTP server over one model that speaks OpenAI's API and
 // Ollama's.
 
-package main
+package cli
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 // toy tokenize: the ids and pieces of a text.
 
-package main
+package cli
 
 import (
 	"flag"

@@ -1,6 +1,6 @@
 // toy train, toy runs, toy lora: training recipes from the command line.
 
-package main
+package cli
 
 import (
 	"encoding/json"
