@@ -10,8 +10,10 @@ import (
 func init() {
 	Symbols["github.com/toyml/toy/toy/sample/sample"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"Greedy": reflect.ValueOf(sample.Greedy),
-		"New":    reflect.ValueOf(sample.New),
+		"Greedy":     reflect.ValueOf(sample.Greedy),
+		"LogProb":    reflect.ValueOf(sample.LogProb),
+		"LogSoftmax": reflect.ValueOf(sample.LogSoftmax),
+		"New":        reflect.ValueOf(sample.New),
 
 		// type definitions
 		"Constraint": reflect.ValueOf((*sample.Constraint)(nil)),

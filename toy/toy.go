@@ -188,6 +188,26 @@ func (m *Model) Forward(ids []int32) (*tensor.Tensor, error) {
 	return engine.NewSession(m.Net, len(ids)).All(ids)
 }
 
+// LogProbs runs ids [T] from an empty context and returns, for each token
+// after the first, the log-probability the model gives it after the ones
+// before: element t is log P(ids[t+1] | ids[0…t]), T−1 values. Their sum is
+// the text's log-likelihood; toy eval's perplexity is exp of minus their
+// mean.
+func (m *Model) LogProbs(ids []int32) ([]float32, error) {
+	if len(ids) < 2 {
+		return nil, fmt.Errorf("%w: LogProbs needs at least 2 tokens, got %d", engine.ErrEmptyPrompt, len(ids))
+	}
+	logits, err := m.Forward(ids[:len(ids)-1]) // [T-1, V]
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, len(ids)-1)
+	for t := range out {
+		out[t] = float32(sample.LogProb(logits.Row(t), ids[t+1]))
+	}
+	return out, nil
+}
+
 // NewSession starts a sequence that can hold up to capacity positions.
 func (m *Model) NewSession(capacity int) *engine.Session { return engine.NewSession(m.Net, capacity) }
 
@@ -204,6 +224,9 @@ type GenerateOptions struct {
 	// without it (see engine.Options.Draft); only the speed differs.
 	Draft       *Model
 	DraftTokens int
+	// LogProbs asks GenerateContext for each generated token's
+	// log-probability (engine.Result.LogProbs).
+	LogProbs bool
 }
 
 // ErrDraftVocab is returned when a draft model's vocabulary is not the
@@ -250,7 +273,7 @@ func (m *Model) GenerateContext(ctx context.Context, prompt []int32, opts Genera
 	s := engine.NewSession(m.Net, len(prompt)+opts.MaxTokens)
 	eo := engine.Options{
 		MaxTokens: opts.MaxTokens, Sample: opts.Sample, Stop: opts.Stop, OnToken: opts.OnToken, Constraint: opts.Constraint,
-		DraftTokens: opts.DraftTokens,
+		DraftTokens: opts.DraftTokens, LogProbs: opts.LogProbs,
 	}
 	if opts.Draft != nil {
 		if err := m.CheckDraft(opts.Draft); err != nil {

@@ -130,6 +130,8 @@ type Options struct {
 	// method (grammar.Tokens), else freely.
 	Draft       *Session
 	DraftTokens int
+	// LogProbs asks for Result.LogProbs.
+	LogProbs bool
 }
 
 // Result is what Generate produced.
@@ -141,6 +143,10 @@ type Result struct {
 	// Drafted and Accepted count, with a Draft, the draft's guesses and
 	// those the model kept.
 	Drafted, Accepted int
+	// LogProbs, when Options.LogProbs is set, holds for each generated
+	// token the log-probability the model gave it: log softmax(logits)[id]
+	// at temperature 1, before penalties and filters (sample.LogProb).
+	LogProbs []float32
 }
 
 // DecodeTokensPerSecond is the decode speed: tokens after the first divided
@@ -193,6 +199,9 @@ func Generate(ctx context.Context, s *Session, prompt []int32, opts Options) (r 
 			id = sampler.Sample(logits, history)
 		}
 		r.IDs = append(r.IDs, id)
+		if opts.LogProbs {
+			r.LogProbs = append(r.LogProbs, float32(sample.LogProb(logits, id)))
+		}
 		history = append(history, id)
 		if len(r.IDs) == 1 {
 			r.PrefillTime = time.Since(start)

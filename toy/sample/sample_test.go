@@ -172,3 +172,14 @@ func (only) Mask(l []float32) {
 }
 func (only) Allows(int32) bool { return false }
 func (only) Accept(int32)      {}
+
+// With logits (0, ln 3) the probabilities are 1/4 and 3/4.
+func TestLogSoftmaxByHand(t *testing.T) {
+	lp := LogSoftmax([]float32{0, float32(math.Log(3))})
+	if math.Abs(lp[0]-math.Log(0.25)) > 1e-7 || math.Abs(lp[1]-math.Log(0.75)) > 1e-7 {
+		t.Errorf("LogSoftmax = %v, want [ln ¼, ln ¾]", lp)
+	}
+	if got := LogProb([]float32{1000, 1000}, 1); math.Abs(got-math.Log(0.5)) > 1e-12 {
+		t.Errorf("LogProb of one of two equal large logits = %v, want ln ½", got)
+	}
+}
