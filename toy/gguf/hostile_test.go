@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -59,5 +60,38 @@ func TestParseRefusesOverlappingTensors(t *testing.T) {
 	_, err := Parse(b)
 	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "overlap") {
 		t.Errorf("got %v, want ErrFormat naming the overlap", err)
+	}
+}
+
+// A NaN, infinite, zero or negative RoPE base, or any non-finite float
+// hyperparameter, is refused when the configuration is read.
+func TestMetaRefusesNonFiniteHyperparameters(t *testing.T) {
+	for _, c := range []struct {
+		key  string
+		v    float32
+		want string
+	}{
+		{"rope.freq_base", float32(math.NaN()), "must be finite"},
+		{"rope.freq_base", float32(math.Inf(1)), "must be finite"},
+		{"rope.freq_base", 0, "must be positive"},
+		{"rope.freq_base", -10000, "must be positive"},
+		{"attention.layer_norm_rms_epsilon", float32(math.Inf(-1)), "must be finite"},
+	} {
+		w := NewWriter()
+		w.SetString("general.architecture", "llama")
+		w.SetFloat32("llama."+c.key, c.v)
+		var buf bytes.Buffer
+		if _, err := w.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		f, err := Parse(buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := f.Meta("llama")
+		m.FloatOr(c.key, 1)
+		if err := m.Err(); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s = %v: got %v, want %q", c.key, c.v, err, c.want)
+		}
 	}
 }

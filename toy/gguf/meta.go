@@ -2,7 +2,11 @@
 
 package gguf
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"strings"
+)
 
 // Meta reads the metadata keys of one architecture ("llama.context_length"
 // as Uint("context_length")) and keeps the first error, so that a model's
@@ -51,12 +55,21 @@ func (m *Meta) UintOr(key string, def int) int {
 	return m.Uint(key)
 }
 
-// Float returns the float arch.key, which must be present.
+// Float returns the float arch.key, which must be present and finite (a
+// NaN or infinite hyperparameter would make every output NaN); a RoPE base
+// (rope.freq_base…) must also be positive.
 func (m *Meta) Float(key string) float32 {
 	if m.err != nil {
 		return 0
 	}
 	v, err := m.f.Float32(m.Key(key))
+	switch f := float64(v); {
+	case err != nil:
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		err = fmt.Errorf("%w: %s is %v; a hyperparameter must be finite", ErrFormat, m.Key(key), v)
+	case strings.HasPrefix(key, "rope.freq_base") && v <= 0:
+		err = fmt.Errorf("%w: %s is %v; the RoPE base must be positive", ErrFormat, m.Key(key), v)
+	}
 	m.err = err
 	return v
 }
