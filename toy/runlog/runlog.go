@@ -49,8 +49,14 @@ type Writer struct {
 	last float64
 }
 
+// ErrBusy is returned by Create for a run directory another process is
+// writing.
+var ErrBusy = errors.New("runlog: the run directory is in use by another run")
+
 // Create opens dir/events.jsonl for appending (a resumed run continues the
-// same file) and creates dir if needed.
+// same file) and creates dir if needed. The file stays locked until Close
+// or End (or the process's death, even by kill -9), so that two runs never
+// share a directory: the second gets ErrBusy.
 func Create(dir string) (*Writer, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -59,8 +65,15 @@ func Create(dir string) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := lock(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s (%v)", ErrBusy, dir, err)
+	}
 	return &Writer{f: f, last: math.NaN()}, nil
 }
+
+// Close releases the log without a run_end event.
+func (w *Writer) Close() error { return w.f.Close() }
 
 func (w *Writer) write(e Event) error {
 	e.Time = time.Now().UTC()
@@ -89,6 +102,9 @@ func (w *Writer) Step(step int, loss, lr float64, tokens int, wall time.Duration
 	if step < 1 {
 		return fmt.Errorf("runlog: step %d: steps count from 1", step)
 	}
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return fmt.Errorf("runlog: step %d: the loss is %v: training diverged", step, loss)
+	}
 	w.last = loss
 	return w.write(Event{Type: "step", Step: step, Loss: loss, LR: lr, Tokens: tokens, WallSecs: wall.Seconds()})
 }
@@ -96,7 +112,11 @@ func (w *Writer) Step(step int, loss, lr float64, tokens int, wall time.Duration
 // End records run_end with the reason ("done", "interrupted", "error: …")
 // and the last step's loss, and closes the file.
 func (w *Writer) End(reason string) error {
-	err := w.write(Event{Type: "run_end", Reason: reason, FinalLoss: w.last})
+	final := w.last
+	if math.IsNaN(final) {
+		final = 0 // no step in this process (a resume at the last step): no final_loss
+	}
+	err := w.write(Event{Type: "run_end", Reason: reason, FinalLoss: final})
 	return errors.Join(err, w.f.Close())
 }
 

@@ -1,10 +1,12 @@
 package runlog
 
 import (
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -58,5 +60,46 @@ func TestStepCountsFromOne(t *testing.T) {
 	}
 	if err := w.Step(1, 1, 1e-3, 8, time.Millisecond); err != nil {
 		t.Error(err)
+	}
+}
+
+// Two runs never write one directory: the second Create fails with ErrBusy
+// until the first ends.
+func TestCreateLocksTheRun(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Create(dir); !errors.Is(err, ErrBusy) {
+		t.Fatalf("second Create: %v, want ErrBusy", err)
+	}
+	if err := w.End("done"); err != nil {
+		t.Fatal(err)
+	}
+	w2, err := Create(dir)
+	if err != nil {
+		t.Fatalf("Create after End: %v", err)
+	}
+	w2.Close()
+}
+
+// A run that ends before any step (resumed at its last step) writes a
+// valid run_end; a NaN loss is refused with a clear error.
+func TestEndWithoutStepsAndNaNLoss(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Step(1, math.NaN(), 1e-3, 10, time.Second); err == nil || !strings.Contains(err.Error(), "diverged") {
+		t.Errorf("NaN loss: %v", err)
+	}
+	if err := w.End("done"); err != nil {
+		t.Fatalf("End with no steps: %v", err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+	if !strings.Contains(string(b), `"reason":"done"`) {
+		t.Errorf("events: %s", b)
 	}
 }
