@@ -4,6 +4,7 @@ package hub
 
 import (
 	"context"
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -213,14 +214,20 @@ func (o FetchOptions) download(ctx context.Context, repo, commit string, rf Repo
 		}
 		time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)
 	}
-	if rf.SHA256 != "" {
-		sum, err := fileSHA256(tmp)
+	// An LFS file is checked by its SHA-256, any other by its git blob id:
+	// SHA-1 of "blob SIZE\x00" and the bytes.
+	kind, want, sum := "sha256", rf.SHA256, fileSHA256
+	if want == "" {
+		kind, want, sum = "git blob id", rf.BlobID, gitBlobID
+	}
+	if want != "" {
+		got, err := sum(tmp)
 		if err != nil {
 			return err
 		}
-		if sum != rf.SHA256 {
+		if got != want {
 			os.Remove(tmp)
-			return fmt.Errorf("%s/%s: %w: got sha256 %s, the hub announced %s; the download was discarded", repo, rf.Path, ErrChecksum, sum, rf.SHA256)
+			return fmt.Errorf("%s/%s: %w: got %s %s, the hub announced %s; the download was discarded", repo, rf.Path, ErrChecksum, kind, got, want)
 		}
 	}
 	return os.Rename(tmp, blob)
@@ -367,6 +374,25 @@ func writeAtomic(path string, b []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// gitBlobID returns the git object id of the file's contents.
+func gitBlobID(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", st.Size())
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func fileSHA256(path string) (string, error) {

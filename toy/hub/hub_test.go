@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -189,6 +190,7 @@ func TestResolve(t *testing.T) {
 type fakeHub struct {
 	mu       sync.Mutex
 	files    map[string][]byte
+	plain    map[string][]byte // files outside LFS, announced by git blob id
 	announce map[string]string // sha256 the API announces (default: the true one)
 	dropAt   int64             // close the connection after this many bytes once (0: never)
 	token    string            // required bearer token ("": none)
@@ -212,12 +214,22 @@ func (h *fakeHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			sib = append(sib, map[string]any{"rfilename": name, "size": len(b), "lfs": map[string]any{"sha256": s, "size": len(b)}})
 		}
-		sib = append(sib, map[string]any{"rfilename": "README.md", "size": 6, "blobId": "0123abcd"})
+		for name, b := range h.plain {
+			id := sha1.Sum(append([]byte(fmt.Sprintf("blob %d\x00", len(b))), b...))
+			s := hex.EncodeToString(id[:])
+			if a, ok := h.announce[name]; ok {
+				s = a
+			}
+			sib = append(sib, map[string]any{"rfilename": name, "size": len(b), "blobId": s})
+		}
 		json.NewEncoder(w).Encode(map[string]any{"id": "acme/tiny", "sha": "deadbeef", "siblings": sib})
 		return
 	}
 	name, ok := strings.CutPrefix(r.URL.Path, "/acme/tiny/resolve/deadbeef/")
 	b, found := h.files[name]
+	if p, isPlain := h.plain[name]; isPlain {
+		b, found = p, true
+	}
 	if !ok || !found {
 		http.NotFound(w, r)
 		return
@@ -243,7 +255,8 @@ func (h *fakeHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func newHub(t *testing.T, model []byte) (*fakeHub, FetchOptions) {
-	h := &fakeHub{files: map[string][]byte{"tiny-Q8_0.gguf": model, "tiny-F16.gguf": model[:64]}, announce: map[string]string{}}
+	h := &fakeHub{files: map[string][]byte{"tiny-Q8_0.gguf": model, "tiny-F16.gguf": model[:64]}, announce: map[string]string{},
+		plain: map[string][]byte{"README.md": []byte("# tiny\n"), "config.json": []byte("{}\n")}}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return h, FetchOptions{Endpoint: srv.URL, Cache: filepath.Join(t.TempDir(), "hub")}
@@ -306,6 +319,15 @@ func TestFetchErrors(t *testing.T) {
 	snaps, _ := os.ReadDir(filepath.Join(opts.Cache, "models--acme--tiny", "snapshots"))
 	if len(blobs) != 0 || len(snaps) != 0 {
 		t.Errorf("left in the cache after a bad checksum: %v %v", blobs, snaps)
+	}
+	// A file outside LFS is checked by its git blob id: a good one is kept,
+	// a corrupt one refused.
+	if _, err := Fetch(ctx, "acme/tiny", "README.md", opts); err != nil {
+		t.Errorf("a plain file with its blob id: %v", err)
+	}
+	h.announce["config.json"] = strings.Repeat("1", 40)
+	if _, err := Fetch(ctx, "acme/tiny", "config.json", opts); !errors.Is(err, ErrChecksum) || !strings.Contains(err.Error(), "git blob id") {
+		t.Errorf("a corrupt plain file: %v", err)
 	}
 	if _, err := Fetch(ctx, "acme/tiny", "nope.gguf", opts); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "tiny-Q8_0.gguf") {
 		t.Errorf("missing file: %v", err)
