@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/toyml/toy/toy/nn"
@@ -95,7 +96,39 @@ func (s *Session) Next(ids []int32) ([]float32, error) {
 	h := s.model.Hidden(ids, s.cache)                       // [T, D]
 	logits := s.model.Logits(h.Slice(h.Rows()-1, h.Rows())) // [1, V]
 	s.tokens = append(s.tokens, ids...)
+	if err := s.finite(logits.Data()); err != nil {
+		return nil, err
+	}
 	return logits.Data(), nil
+}
+
+// finite returns ErrNonFinite, with the first weight that holds a NaN or an
+// infinity when there is one (the usual cause), if x has such a value.
+func (s *Session) finite(x []float32) error {
+	bad := -1
+	for i, v := range x {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			bad = i
+			break
+		}
+	}
+	if bad < 0 {
+		return nil
+	}
+	err := fmt.Errorf("%w: logit %d is %v after %d positions", ErrNonFinite, bad, x[bad], len(s.tokens))
+	if m, ok := s.model.(interface{ Weights() []nn.Named }); ok {
+		for _, w := range m.Weights() {
+			if w.T.DType() != tensor.F32 {
+				continue // quantized weights hold finite codes; their scales are checked by the loader
+			}
+			for _, v := range w.T.Data() {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					return fmt.Errorf("%w; weight %s holds %v", err, w.Name, v)
+				}
+			}
+		}
+	}
+	return err
 }
 
 // All consumes ids and returns the logits after every one of them, [T, V].
@@ -105,6 +138,9 @@ func (s *Session) All(ids []int32) (*tensor.Tensor, error) {
 	}
 	logits := s.model.Logits(s.model.Hidden(ids, s.cache))
 	s.tokens = append(s.tokens, ids...)
+	if err := s.finite(logits.Data()); err != nil {
+		return nil, err
+	}
 	return logits, nil
 }
 

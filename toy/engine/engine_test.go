@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/toyml/toy/toy/nn"
@@ -101,3 +102,41 @@ func (o only) Mask(l []float32) {
 }
 func (o only) Allows(id int32) bool { return o(int(id)) }
 func (o only) Accept(int32)         {}
+
+// A model whose weights hold a NaN gives an error naming the weight, not NaN
+// logits.
+func TestNextRefusesNonFiniteLogits(t *testing.T) {
+	m := newNaNModel()
+	s := NewSession(m, 8)
+	_, err := s.Next([]int32{1, 2})
+	if !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), "weight blk.0.ffn_up.weight holds NaN") {
+		t.Fatalf("got %v, want ErrNonFinite naming blk.0.ffn_up.weight", err)
+	}
+	if _, err := NewSession(m, 8).All([]int32{1}); !errors.Is(err, ErrNonFinite) {
+		t.Errorf("All: %v", err)
+	}
+}
+
+// nanModel's logits are its one weight's row: NaN.
+type nanModel struct{ w *tensor.Tensor }
+
+func newNaNModel() nanModel {
+	return nanModel{tensor.FromFloat32([]float32{0, float32(math.NaN()), 0, 0}, 1, 4)}
+}
+
+func (m nanModel) Hidden(ids []int32, c *nn.Cache) *tensor.Tensor {
+	return tensor.FromFloat32(make([]float32, len(ids)), len(ids), 1)
+}
+func (m nanModel) Logits(h *tensor.Tensor) *tensor.Tensor {
+	out := make([]float32, 0, h.Rows()*4)
+	for range h.Rows() {
+		out = append(out, m.w.Data()...)
+	}
+	return tensor.FromFloat32(out, h.Rows(), 4)
+}
+func (nanModel) NewCache(n int) *nn.Cache { return nn.NewCache(1, n, 1) }
+func (nanModel) VocabSize() int           { return 4 }
+func (nanModel) ContextLength() int       { return 8 }
+func (m nanModel) Weights() []nn.Named {
+	return []nn.Named{{Name: "blk.0.attn_q.weight", T: tensor.FromFloat32([]float32{1}, 1, 1)}, {Name: "blk.0.ffn_up.weight", T: m.w}}
+}

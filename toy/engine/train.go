@@ -15,9 +15,11 @@ import (
 // ErrBatch marks a malformed training batch.
 var ErrBatch = errors.New("bad training batch")
 
-// ErrNonFinite is returned by TrainStep when the loss or the gradient is NaN
-// or infinite; the step is then skipped and the weights stay as they were.
-var ErrNonFinite = errors.New("loss or gradient is not finite")
+// ErrNonFinite marks a NaN or infinite result: from TrainStep, a loss or
+// gradient (the step is then skipped and the weights stay as they were);
+// from Session.Next and All, the logits (naming the first weight that holds
+// a NaN or infinity, when one does).
+var ErrNonFinite = errors.New("not finite (NaN or infinite)")
 
 // Batch is B sequences of T training positions. Inputs[b][t] is fed to the
 // model and Targets[b][t] is the token it should predict there (the next
