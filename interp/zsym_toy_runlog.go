@@ -10,9 +10,10 @@ import (
 func init() {
 	Symbols["github.com/toyml/toy/toy/runlog/runlog"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"Create": reflect.ValueOf(runlog.Create),
-		"Read":   reflect.ValueOf(runlog.Read),
-		"Scan":   reflect.ValueOf(runlog.Scan),
+		"Create":  reflect.ValueOf(runlog.Create),
+		"ErrBusy": reflect.ValueOf(&runlog.ErrBusy).Elem(),
+		"Read":    reflect.ValueOf(runlog.Read),
+		"Scan":    reflect.ValueOf(runlog.Scan),
 
 		// type definitions
 		"Event":  reflect.ValueOf((*runlog.Event)(nil)),

@@ -72,7 +72,7 @@ func Generate(dir string) error {
 }
 
 // ModelPackages returns the architecture packages under toy/models (all of
-// them but the "all" package, which only imports them): found in the tree,
+// them but "all", which only imports them, and "internal"): found in the tree,
 // so that no list here names an architecture.
 func ModelPackages() ([]string, error) {
 	const root = "github.com/toyml/toy/toy/models"
@@ -86,7 +86,7 @@ func ModelPackages() ([]string, error) {
 	}
 	var pkgs []string
 	for _, e := range entries {
-		if e.IsDir() && e.Name() != "all" && e.Name() != "testdata" {
+		if e.IsDir() && e.Name() != "all" && e.Name() != "internal" && e.Name() != "testdata" {
 			pkgs = append(pkgs, root+"/"+e.Name())
 		}
 	}

@@ -6,8 +6,8 @@ package cohere
 import (
 	"math"
 
-	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
+	"github.com/toyml/toy/toy/models/internal/builtin"
 	"github.com/toyml/toy/toy/nn"
 )
 
@@ -37,16 +37,5 @@ func NewRandom(c Config, seed uint64) *Model {
 }
 
 func init() {
-	models.Register(models.Family{
-		Arch: Archs[0], Aliases: Archs[1:], Config: Config{},
-		Load: func(f *gguf.File) (models.Model, error) { return Load(f) },
-		New: func(cfg any, seed uint64) (models.Model, error) {
-			c := cfg.(Config)
-			if err := c.Validate(); err != nil {
-				return nil, err
-			}
-			return NewRandom(c, seed), nil
-		},
-		Card: cardFromHeader, ConfigFromCard: ConfigFromCard,
-	})
+	models.Register(builtin.Family(Archs, Load, NewRandom, cardFromHeader, ConfigFromCard))
 }

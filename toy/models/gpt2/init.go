@@ -7,8 +7,8 @@ import (
 	"cmp"
 	"math"
 
-	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
+	"github.com/toyml/toy/toy/models/internal/builtin"
 	"github.com/toyml/toy/toy/nn"
 )
 
@@ -42,20 +42,10 @@ func NewRandom(c Config, seed uint64) *Model {
 }
 
 func init() {
-	models.Register(models.Family{
-		Arch: "gpt2", Config: Config{},
-		Load: func(f *gguf.File) (models.Model, error) { return Load(f) },
-		New: func(cfg any, seed uint64) (models.Model, error) {
-			c := cfg.(Config)
-			if err := c.Validate(); err != nil {
-				return nil, err
-			}
-			return NewRandom(c, seed), nil
-		},
-		Sized: func(s models.Shape) any {
-			return Config{VocabSize: s.VocabSize, ContextLength: s.ContextLength, Embed: s.Embed, Layers: s.Layers,
-				FFN: cmp.Or(s.FFN, 4*s.Embed), Heads: s.Heads, NormEps: 1e-5, TiedOutput: true}
-		},
-		Card: cardFromHeader, ConfigFromCard: ConfigFromCard,
-	})
+	f := builtin.Family([]string{"gpt2"}, Load, NewRandom, cardFromHeader, ConfigFromCard)
+	f.Sized = func(s models.Shape) any {
+		return Config{VocabSize: s.VocabSize, ContextLength: s.ContextLength, Embed: s.Embed, Layers: s.Layers,
+			FFN: cmp.Or(s.FFN, 4*s.Embed), Heads: s.Heads, NormEps: 1e-5, TiedOutput: true}
+	}
+	models.Register(f)
 }

@@ -7,8 +7,8 @@ import (
 	"cmp"
 	"math"
 
-	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
+	"github.com/toyml/toy/toy/models/internal/builtin"
 	"github.com/toyml/toy/toy/nn"
 )
 
@@ -55,21 +55,11 @@ func NewRandom(c Config, seed uint64) *Model {
 }
 
 func init() {
-	models.Register(models.Family{
-		Arch: Archs[0], Aliases: Archs[1:], Config: Config{},
-		Load: func(f *gguf.File) (models.Model, error) { return Load(f) },
-		New: func(cfg any, seed uint64) (models.Model, error) {
-			c := cfg.(Config)
-			if err := c.Validate(); err != nil {
-				return nil, err
-			}
-			return NewRandom(c, seed), nil
-		},
-		Sized: func(s models.Shape) any {
-			kv, hd := cmp.Or(s.KVHeads, s.Heads), s.Embed/max(s.Heads, 1)
-			return Config{Arch: "llama", VocabSize: s.VocabSize, ContextLength: s.ContextLength, Embed: s.Embed, Layers: s.Layers,
-				FFN: cmp.Or(s.FFN, (8*s.Embed/3+31)/32*32), Heads: s.Heads, KVHeads: kv, HeadDim: hd, RopeDim: hd, RopeBase: 10000, NormEps: 1e-5}
-		},
-		Card: cardFromHeader, ConfigFromCard: ConfigFromCard,
-	})
+	f := builtin.Family(Archs, Load, NewRandom, cardFromHeader, ConfigFromCard)
+	f.Sized = func(s models.Shape) any {
+		kv, hd := cmp.Or(s.KVHeads, s.Heads), s.Embed/max(s.Heads, 1)
+		return Config{Arch: "llama", VocabSize: s.VocabSize, ContextLength: s.ContextLength, Embed: s.Embed, Layers: s.Layers,
+			FFN: cmp.Or(s.FFN, (8*s.Embed/3+31)/32*32), Heads: s.Heads, KVHeads: kv, HeadDim: hd, RopeDim: hd, RopeBase: 10000, NormEps: 1e-5}
+	}
+	models.Register(f)
 }

@@ -6,8 +6,8 @@ package starcoder2
 import (
 	"math"
 
-	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
+	"github.com/toyml/toy/toy/models/internal/builtin"
 	"github.com/toyml/toy/toy/nn"
 )
 
@@ -39,16 +39,5 @@ func NewRandom(c Config, seed uint64) *Model {
 }
 
 func init() {
-	models.Register(models.Family{
-		Arch: Arch, Config: Config{},
-		Load: func(f *gguf.File) (models.Model, error) { return Load(f) },
-		New: func(cfg any, seed uint64) (models.Model, error) {
-			c := cfg.(Config)
-			if err := c.Validate(); err != nil {
-				return nil, err
-			}
-			return NewRandom(c, seed), nil
-		},
-		Card: cardFromHeader, ConfigFromCard: ConfigFromCard,
-	})
+	models.Register(builtin.Family([]string{Arch}, Load, NewRandom, cardFromHeader, ConfigFromCard))
 }

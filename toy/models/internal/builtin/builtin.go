@@ -1,0 +1,40 @@
+// Package builtin makes the models.Family of one of toy's own architecture
+// packages from its typed functions, so that each package registers itself
+// in one statement. (Generic, and so internal: the interpreter cannot
+// instantiate generic code, and a user's family is a plain models.Family.)
+package builtin
+
+import (
+	"github.com/toyml/toy/toy/card"
+	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
+)
+
+// Config is what every toy package's configuration can do.
+type Config interface{ Validate() error }
+
+// Family returns the family that loads with load, builds fresh models of a
+// validated C with newRandom, and writes cards with fromHeader (read back by
+// fromCard). Arch is names[0]; the other names are aliases.
+func Family[C Config, M models.Model](names []string, load func(*gguf.File) (M, error), newRandom func(C, uint64) M,
+	fromHeader func(*gguf.File) (*card.Card, error), fromCard func(*card.Card) (any, error)) models.Family {
+	var zero C
+	return models.Family{
+		Arch: names[0], Aliases: names[1:], Config: zero,
+		Load: func(f *gguf.File) (models.Model, error) {
+			m, err := load(f)
+			if err != nil {
+				return nil, err
+			}
+			return m, nil
+		},
+		New: func(cfg any, seed uint64) (models.Model, error) {
+			c := cfg.(C)
+			if err := c.Validate(); err != nil {
+				return nil, err
+			}
+			return newRandom(c, seed), nil
+		},
+		Card: fromHeader, ConfigFromCard: fromCard,
+	}
+}
