@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -93,5 +94,26 @@ func TestMetaRefusesNonFiniteHyperparameters(t *testing.T) {
 		if err := m.Err(); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s = %v: got %v, want %q", c.key, c.v, err, c.want)
 		}
+	}
+}
+
+// What a killed WriteFile leaves is removed on the next run; the file itself
+// and other files stay.
+func TestRemoveTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "checkpoint.gguf")
+	for _, name := range []string{"checkpoint.gguf", ".checkpoint.gguf.tmp123", ".checkpoint.gguf.tmp9", "events.jsonl", ".other.gguf.tmp1"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := RemoveTemps(path)
+	if err != nil || n != 2 {
+		t.Fatalf("RemoveTemps: %d, %v; want 2 removed", n, err)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
+	hidden, _ := filepath.Glob(filepath.Join(dir, ".*"))
+	if len(left) != 3 || len(hidden) != 1 { // Go's * matches dot files too
+		t.Errorf("left %v %v", left, hidden)
 	}
 }

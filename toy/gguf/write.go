@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/toyml/toy/toy/tensor"
 )
@@ -274,6 +275,30 @@ func (w *Writer) WriteFile(path string) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// RemoveTemps removes the temporary files WriteFile(path) leaves behind when
+// its process dies mid-write (kill -9, power loss) and returns how many it
+// removed. Call it only while no other process writes path: a training run
+// does once it holds its run directory's lock.
+func RemoveTemps(path string) (int, error) {
+	stale, err := filepath.Glob(filepath.Join(filepath.Dir(path), "."+globEscape(filepath.Base(path))+".tmp*"))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, f := range stale {
+		if err := os.Remove(f); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// globEscape quotes the pattern characters of a file name.
+func globEscape(name string) string {
+	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`).Replace(name)
 }
 
 type countWriter struct {
