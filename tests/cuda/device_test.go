@@ -6,8 +6,9 @@
 //
 // On a machine with an NVIDIA GPU they run on it. Without one they run on
 // the emulated device of kernels/cuda/emu (built with g++; the same kernel
-// sources and launch code, executed on the CPU), shortened to keep go test
-// ./... within tens of seconds (-cuda.emu.full runs all of it); without g++
+// sources and launch code, executed on the CPU), shortened to the op gates
+// and a smoke set of models in go test ./... (.ci/run then passes
+// -cuda.emu.full, which runs all of it); without g++
 // either they report "skipped". -cuda.emu=on forces the emulator, =off the
 // GPU (device.sh uses off, so that a GPU that fails to load is not
 // mistaken for a pass).
@@ -332,11 +333,21 @@ func logitTolerance(arch string, dt tensor.DType) float64 {
 // cuBLAS run in full. toy-gemm skips the models whose products then take
 // the same kernels as with cuBLAS: Q8_0 always, F16 without the batched
 // pass.
+//
+// Without -cuda.emu.full the emulator runs only the smoke set below (one
+// model of each kernel family), so that go test ./... stays within minutes
+// on two cores; .ci/run then runs every model in full.
 func TestReferenceModels(t *testing.T) {
 	for _, v := range gemmVariants(t) {
 		t.Run(v.name, func(t *testing.T) { referenceModels(t, v.b, v.name == "toy-gemm") })
 	}
 }
+
+// smoke are the gate models the emulator runs without -cuda.emu.full: a
+// dense F32 model with learned positions, Llama in every weight type whose
+// kernels differ, a mixture of experts, and the recurrent layers.
+var smoke = map[string]bool{"gpt2-f32": true, "llama-f32": true, "llama-f16": true, "llama-q8_0": true,
+	"llama-q4_k_m": true, "olmoe-f32": true, "qwen35-f32": true}
 
 // cudaTypes are the weight types the CUDA backend multiplies.
 var cudaTypes = map[tensor.DType]bool{tensor.F32: true, tensor.F16: true, tensor.BF16: true, tensor.Q8_0: true,
@@ -352,6 +363,9 @@ func referenceModels(t *testing.T, b *cuda.Backend, toyGemm bool) {
 			}
 			if toyGemm && emulating(b) && !(spec.DType == tensor.F32 || spec.DType == tensor.F16 && *emuFull) {
 				t.Skip("emulated: this model's products take the same kernels with and without cuBLAS here")
+			}
+			if emulating(b) && !*emuFull && !smoke[spec.Name] {
+				t.Skip("emulated: in go test ./... only the smoke set runs; .ci/run runs every model in full (-cuda.emu.full)")
 			}
 			raw, err := os.ReadFile(filepath.Join(*goldens, spec.Name+".golden.json"))
 			if err != nil {
