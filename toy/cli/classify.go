@@ -1,5 +1,6 @@
 // toy classify and toy convert: image classification with a ViT, and
-// converting Hugging Face ViT checkpoints to GGUF.
+// converting Hugging Face ViT checkpoints to GGUF (the one command that names
+// an architecture's package: the converter is vit's own, vit.FromHF).
 
 package cli
 
@@ -9,6 +10,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/toyml/toy/toy"
 	"github.com/toyml/toy/toy/hub"
 	"github.com/toyml/toy/toy/models/vit"
 	"github.com/toyml/toy/toy/tensor"
@@ -51,7 +53,7 @@ func runClassify(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m, err := vit.Open(path)
+	m, err := toy.LoadImageClassifier(path)
 	if err != nil {
 		return err
 	}

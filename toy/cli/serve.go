@@ -14,14 +14,10 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"slices"
 	"syscall"
 	"time"
 
 	"github.com/toyml/toy/toy"
-	"github.com/toyml/toy/toy/gguf"
-	"github.com/toyml/toy/toy/hub"
-	"github.com/toyml/toy/toy/models/bert"
 	"github.com/toyml/toy/toy/serve"
 	"github.com/toyml/toy/toy/tensor"
 )
@@ -52,27 +48,17 @@ func serveFlagSet() (*flag.FlagSet, *serveOpts) {
 
 func serveFlagsDoc() *flag.FlagSet { fs, _ := serveFlagSet(); return fs }
 
-// encoderAlone loads the one model named when it is a text encoder (bert,
-// nomic-bert: an embedding model or a reranker), which toy serve serves by
-// itself; nil for any other model.
-func encoderAlone(pos []string) (*toy.Embedder, error) {
-	if len(pos) != 1 {
-		return nil, nil
+// loadServed loads what toy serve serves: the language model named (or the
+// default model), or, when it is a text encoder (an embedding model or a
+// reranker, whose family toy.Load refuses as not a language model), the
+// encoder, which toy serve serves by itself.
+func loadServed(pos []string) (*toy.Model, *toy.Embedder, error) {
+	m, err := loadModel(pos)
+	if err == nil || !errors.Is(err, toy.ErrUnknownArch) || len(pos) != 1 {
+		return m, nil, err
 	}
-	path, err := hub.Resolve(pos[0])
-	if err != nil {
-		return nil, err
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	arch, _ := f.Architecture()
-	f.Close()
-	if !slices.Contains(bert.Archs, arch) {
-		return nil, nil
-	}
-	return toy.LoadEmbedder(path)
+	e, err := loadEmbedder(pos[0]) // embed.go; for an unknown architecture it fails as toy.Load did
+	return nil, e, err
 }
 
 func runServe(args []string, stdout io.Writer) error {
@@ -105,9 +91,11 @@ func runServe(args []string, stdout io.Writer) error {
 		opts.Log = log.New(os.Stderr, "toy serve: ", log.LstdFlags)
 	}
 	var s *serve.Server
-	if e, err := encoderAlone(pos); err != nil {
+	m, e, err := loadServed(pos)
+	if err != nil {
 		return err
-	} else if e != nil { // an embedding model or a reranker by itself, as llama-server --embedding/--reranking
+	}
+	if e != nil { // an embedding model or a reranker by itself, as llama-server --embedding/--reranking
 		defer e.Close()
 		if s, err = serve.NewEmbedding(e, opts); err != nil {
 			return err
@@ -118,6 +106,7 @@ func runServe(args []string, stdout io.Writer) error {
 		}
 		fmt.Fprintf(os.Stderr, "toy serve: %s, %s\n", e, what)
 	} else {
+		defer m.Close()
 		if o.embed != "" {
 			e, err := loadEmbedder(o.embed) // embed.go
 			if err != nil {
@@ -126,11 +115,6 @@ func runServe(args []string, stdout io.Writer) error {
 			defer e.Close()
 			opts.Embedder = e
 		}
-		m, err := loadModel(pos)
-		if err != nil {
-			return err
-		}
-		defer m.Close()
 		if o.draft != "" {
 			d, err := loadModel([]string{o.draft})
 			if err != nil {

@@ -14,11 +14,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toyml/toy/toy/defaultmodel"
 	"github.com/toyml/toy/toy/display"
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
-	"github.com/toyml/toy/toy/models/gpt2"
-	"github.com/toyml/toy/toy/models/llama"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/recipes"
 	"github.com/toyml/toy/toy/runlog"
 	"github.com/toyml/toy/toy/tensor"
@@ -49,7 +49,7 @@ func runTrain(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.StringVar(&f.model, "model", "", "GGUF model to start from (warm-start, lora, qlora)")
 	fs.StringVar(&f.data, "data", "", "training text: a file or a directory of files")
-	fs.StringVar(&f.tokenizer, "tokenizer", "", "GGUF file whose tokenizer encodes the data (from-scratch)")
+	fs.StringVar(&f.tokenizer, "tokenizer", "", "GGUF file whose tokenizer encodes the data (from-scratch; default: that of toy's default model, "+defaultmodel.Name+")")
 	fs.StringVar(&f.out, "out", "", "run directory for events.jsonl, checkpoints and the result (default runs/<time>)")
 	fs.IntVar(&f.steps, "steps", 100, "training steps")
 	fs.IntVar(&f.batch, "batch", 4, "sequences per step (B)")
@@ -65,12 +65,12 @@ func runTrain(args []string, stdout io.Writer) error {
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per step")
 	fs.IntVar(&f.threads, "threads", 0, "worker threads (0: all cores)")
 	deviceFlag(fs, &f.device)
-	fs.StringVar(&f.arch, "arch", "llama", "from-scratch architecture: llama or gpt2")
+	fs.StringVar(&f.arch, "arch", "llama", "from-scratch architecture: a registered family that builds from a size ("+strings.Join(scratchArchs(), ", ")+")")
 	fs.IntVar(&f.layers, "layers", 4, "from-scratch layers")
 	fs.IntVar(&f.embed, "embed", 128, "from-scratch width")
 	fs.IntVar(&f.heads, "heads", 4, "from-scratch attention heads")
 	fs.IntVar(&f.kvHeads, "kv-heads", 0, "from-scratch key/value heads (default: heads)")
-	fs.IntVar(&f.ffn, "ffn", 0, "from-scratch feed-forward width (default: 4·embed for gpt2, 8/3·embed for llama)")
+	fs.IntVar(&f.ffn, "ffn", 0, "from-scratch feed-forward width (default: the family's for the width)")
 	pos, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return err
@@ -110,6 +110,11 @@ func runTrain(args []string, stdout io.Writer) error {
 	tokSource := f.model
 	if kind == "from-scratch" {
 		tokSource = f.tokenizer
+		if tokSource == "" && f.resume {
+			tokSource = ckpt // a from-scratch checkpoint carries its tokenizer
+		}
+	} else if tokSource == "" {
+		return fmt.Errorf("%w: %s needs --model", errUsage, kind)
 	}
 	if tok, err = loadTokenizer(tokSource); err != nil {
 		return err
@@ -208,12 +213,9 @@ func newRecipe(kind string, f trainFlags) (*recipes.Recipe, error) {
 	case "qlora":
 		return recipes.NewQLoRA(f.model, o)
 	}
-	if f.tokenizer == "" {
-		return nil, fmt.Errorf("%w: from-scratch needs --tokenizer MODEL.gguf (whose vocabulary the new model uses)", errUsage)
-	}
-	tf, err := gguf.Open(f.tokenizer)
+	tf, err := openTokenizer(f.tokenizer)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer %s: %w", f.tokenizer, err)
+		return nil, err
 	}
 	defer tf.Close()
 	tok, err := tokenizer.FromGGUF(tf)
@@ -227,35 +229,36 @@ func newRecipe(kind string, f trainFlags) (*recipes.Recipe, error) {
 	return r, err
 }
 
+// fromScratch builds a model of the family --arch names, with the sizes the
+// flags give, through the registry: toy's own families and any a lab
+// registered.
 func fromScratch(f trainFlags, vocab int) (*recipes.Recipe, error) {
 	o := recipes.NewOptions(f.seq).WithBatch(f.batch).WithSteps(f.steps).WithSeed(f.seed)
 	if f.lr > 0 {
 		o = o.WithLR(f.lr)
 	}
-	kv := f.kvHeads
-	if kv == 0 {
-		kv = f.heads
+	fam, err := models.Lookup(f.arch)
+	if err != nil || fam.Sized == nil || fam.New == nil {
+		return nil, fmt.Errorf("%w: --arch %s: not a family that builds from scratch (these do: %s)", errUsage, f.arch, strings.Join(scratchArchs(), ", "))
 	}
 	if f.heads <= 0 || f.embed%f.heads != 0 {
 		return nil, fmt.Errorf("--embed %d is not divisible by --heads %d", f.embed, f.heads)
 	}
-	ctx := max(f.seq, 16)
-	if f.arch == "gpt2" {
-		ffn := f.ffn
-		if ffn == 0 {
-			ffn = 4 * f.embed
+	cfg := fam.Sized(models.Shape{VocabSize: vocab, ContextLength: max(f.seq, 16), Embed: f.embed,
+		Layers: f.layers, Heads: f.heads, KVHeads: f.kvHeads, FFN: f.ffn})
+	return recipes.NewFromScratch(cfg, o)
+}
+
+// scratchArchs lists the registered families toy train from-scratch can
+// build: those with a Sized function (and a New).
+func scratchArchs() []string {
+	var names []string
+	for _, fam := range models.Families() {
+		if fam.Sized != nil && fam.New != nil {
+			names = append(names, fam.Arch)
 		}
-		return recipes.NewFromScratch(gpt2.Config{VocabSize: vocab, ContextLength: ctx, Embed: f.embed,
-			Layers: f.layers, FFN: ffn, Heads: f.heads, NormEps: 1e-5, TiedOutput: true}, o)
 	}
-	ffn := f.ffn
-	if ffn == 0 {
-		ffn = (8*f.embed/3 + 31) / 32 * 32
-	}
-	hd := f.embed / f.heads
-	return recipes.NewFromScratch(llama.Config{Arch: "llama", VocabSize: vocab, ContextLength: ctx,
-		Embed: f.embed, Layers: f.layers, FFN: ffn, Heads: f.heads, KVHeads: kv, HeadDim: hd, RopeDim: hd,
-		RopeBase: 10000, NormEps: 1e-5}, o)
+	return names
 }
 
 // sameOptions rejects a resume whose explicitly given flags disagree with the
@@ -288,10 +291,27 @@ func sameOptions(o recipes.Options, f trainFlags, fs *flag.FlagSet) error {
 	return nil
 }
 
-func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
+// openTokenizer opens the GGUF file whose tokenizer a from-scratch run uses:
+// path, or toy's default model when path is empty.
+func openTokenizer(path string) (*gguf.File, error) {
+	if path == "" {
+		f, err := gguf.Parse(defaultmodel.Bytes())
+		if err != nil {
+			return nil, fmt.Errorf("the default model's tokenizer: %w", err)
+		}
+		return f, nil
+	}
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", path, err)
+	}
+	return f, nil
+}
+
+func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
+	f, err := openTokenizer(path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	return tokenizer.FromGGUF(f)

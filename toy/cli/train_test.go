@@ -110,7 +110,8 @@ func TestTrainBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"train", "from-scratch", "--data", data}, "needs --tokenizer"},
+		{[]string{"train", "from-scratch", "--tokenizer", model, "--data", data, "--arch", "bert"}, "not a family that builds from scratch (these do: "},
+		{[]string{"train", "from-scratch", "--data", data, "--arch", "nope"}, "not a family that builds from scratch"},
 		{[]string{"train", "lora", "--data", data}, "needs --model"},
 		{[]string{"train", "from-scratch", "--tokenizer", model, "--data", empty, "--out", t.TempDir()}, "need at least"},
 		{[]string{"train", "from-scratch", "--tokenizer", model, "--data", "/nonexistent", "--out", t.TempDir()}, "no such file"},
@@ -122,5 +123,31 @@ func TestTrainBadInput(t *testing.T) {
 		if status != 2 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: status %d, %q; want %q", c.args, status, errs, c.want)
 		}
+	}
+}
+
+// From scratch, every family with a Sized function is built through the
+// registry; without --tokenizer the run uses the default model's, which the
+// saved model carries.
+func TestTrainFromScratchArchs(t *testing.T) {
+	_, data := trainFixture(t)
+	for _, arch := range scratchArchs() {
+		out := filepath.Join(t.TempDir(), arch)
+		status, stdout, errs := runToy("train", "from-scratch", "--arch", arch, "--data", data, "--steps", "2", "--batch", "1",
+			"--seq", "16", "--layers", "1", "--embed", "32", "--heads", "2", "--threads", "1", "--out", out)
+		if status != 0 || !strings.Contains(stdout, "done: 2 steps") {
+			t.Fatalf("--arch %s: status %d, %s %s", arch, status, stdout, errs)
+		}
+		status, stdout, errs = runToy("describe", filepath.Join(out, "model.gguf"), "--json")
+		if status != 0 || !strings.Contains(stdout, `"`+arch+`"`) {
+			t.Errorf("describe the %s model: %d %s %s", arch, status, stdout, errs)
+		}
+		status, stdout, errs = runToy("tokenize", filepath.Join(out, "model.gguf"), "if err != nil {", "--json")
+		if status != 0 || !strings.Contains(stdout, `"pieces":["if"," err"," !="," nil"," {"]`) {
+			t.Errorf("the %s model's tokenizer is not the default model's: %d %s %s", arch, status, stdout, errs)
+		}
+	}
+	if archs := scratchArchs(); !slices.Contains(archs, "llama") || !slices.Contains(archs, "gpt2") {
+		t.Errorf("scratchArchs() = %v", archs)
 	}
 }
