@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 )
@@ -78,7 +77,7 @@ var docs = []commandDoc{
 	{"fetch", "toy fetch OWNER/REPO [FILE] [--revision REV] [--json]", "download a GGUF file from Hugging Face into its cache; without FILE, list the repo's GGUF files", fetchFlags},
 	{"describe", "toy describe MODEL [--json]", "print the model's algorithm card (Phuong & Hutter pseudocode) from its metadata", describeFlags},
 	{"card", "toy card code FILE | toy card parse FILE [--json]", "read a card (from toy describe) back: the Go that constructs its Config, or the Config", cardFlags},
-	{"new", "toy new DIR [--lib] [--toy TOYDIR]", "create an experiment tree, or with --lib a Go module that uses toy", newFlags},
+	{"new", "toy new DIR [--toy TOYDIR]", "create a lab: a Go module with its own primitives, blocks, architecture and recipe, and toy's CLI with them registered (go run . train … --arch capped)", newFlags},
 	{"train", "toy train from-scratch|warm-start|lora|qlora --data FILE|DIR [flags]", "train a model: from scratch, from a checkpoint, or a LoRA/QLoRA adapter", nil},
 	{"runs", "toy runs [list | show ID | plot ID -o loss.png | export ID -o OUT.gguf [--type q8_0]] [--dir runs] [--json]", "list training runs, show one, or export its latest checkpoint as a model", nil},
 	{"lora", "toy lora merge BASE.gguf ADAPTER.gguf -o OUT.gguf", "merge a LoRA adapter into its base model", nil},
@@ -131,13 +130,17 @@ func global(args []string, stdout, stderr io.Writer) (status int, done bool) {
 	return 0, false
 }
 
-// toyVersion is the -X version, else the module version, else "devel".
+// toyVersion is the -X version, else the version of the toy module this
+// program was built with (cmd/toy's own, or a lab's requirement), else "devel".
 func toyVersion() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	if v := publishedToy(); v != "" { // new.go
+		return v
+	}
+	if m, isMain, _ := toyBuild(); isMain && strings.HasPrefix(m.Version, "v") {
+		return m.Version // stamped from the checkout's VCS
 	}
 	return "devel"
 }

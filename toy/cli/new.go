@@ -1,21 +1,41 @@
-// toy new: scaffold an experiment tree or a Go module that uses toy.
+// toy new: scaffold a lab — a Go module that is a workbench for toy, with
+// primitives, blocks, an architecture and a recipe of its own, and toy's
+// whole CLI with its architectures registered — buildable where it is made.
 
 package cli
 
 import (
+	"cmp"
+	"embed"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
-	"sort"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
+)
+
+// The lab's files, with the module path example.com/lab standing for the
+// lab's own; ".tmpl" keeps them out of toy's packages.
+//
+//go:embed all:lab
+var labFiles embed.FS
+
+const (
+	toyModule   = "github.com/toyml/toy"
+	labModule   = "example.com/lab"
+	zeroVersion = "v0.0.0-00010101000000-000000000000" // required beside a replace directive
 )
 
 func newFlags() *flag.FlagSet {
 	fs := flag.NewFlagSet("new", flag.ContinueOnError)
-	fs.Bool("lib", false, "a Go module with an experiment package, a hello command and a per-device build script")
-	fs.String("toy", "", "a local toy checkout to build against (a replace directive; default $TOY_SRC)")
+	fs.String("toy", "", "the toy checkout the lab builds against, by a replace directive (default: $TOY_SRC, else the checkout this toy was built from)")
 	return fs
 }
 
@@ -32,68 +52,260 @@ func runNew(args []string, stdout io.Writer) error {
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return fmt.Errorf("%s exists and is not empty; choose a new directory", dir)
 	}
-	toyDir := flagString(fs, "toy")
-	if toyDir == "" {
-		toyDir = os.Getenv("TOY_SRC")
-	}
-	if toyDir != "" {
-		abs, err := filepath.Abs(toyDir)
-		if err != nil {
-			return err
-		}
-		if _, err := os.Stat(filepath.Join(abs, "go.mod")); err != nil {
-			return fmt.Errorf("--toy %s: not a toy checkout (no go.mod)", toyDir)
-		}
-		toyDir = abs
+	src, err := findToy(flagString(fs, "toy"))
+	if err != nil {
+		return err
 	}
 	module := moduleName(dir)
-	files := map[string]string{
-		"go.mod":        goMod(module, toyDir),
-		"runs/.gitkeep": "",
-		"data/.gitkeep": "",
-		".gitignore":    "/hello\n/bin/\n/runs/*/\n",
-		"README.md":     strings.ReplaceAll(readmeTemplate, "NAME", module),
-		"main.go":       helloMain,
-	}
-	run := "go mod tidy && go build -o hello . && TOY_LAYERS=4 TOY_RUN=first ./hello"
-	if flagBool(fs, "lib") {
-		pkg := packageName(module)
-		delete(files, "main.go")
-		files["experiment.go"] = strings.ReplaceAll(experimentGo, "PKG", pkg)
-		files["cmd/hello/main.go"] = strings.ReplaceAll(strings.ReplaceAll(libHelloMain, "PKG", pkg), "MODULE", module)
-		files["build.sh"] = buildScript
-		files["README.md"] = strings.ReplaceAll(libReadmeTemplate, "NAME", module)
-		run = "go mod tidy && ./build.sh && TOY_RUN=first ./bin/hello-cpu"
+	files, err := labTree(module, src)
+	if err != nil {
+		return err
 	}
 	names := make([]string, 0, len(files))
 	for name := range files {
 		names = append(names, name)
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	for _, name := range names {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return failure(err)
 		}
-		mode := os.FileMode(0o644)
-		if strings.HasSuffix(name, ".sh") {
-			mode = 0o755
-		}
-		if err := os.WriteFile(p, []byte(files[name]), mode); err != nil {
+		if err := os.WriteFile(p, []byte(files[name]), 0o644); err != nil {
 			return failure(err)
 		}
-		fmt.Fprintf(stdout, "created %s\n", filepath.Join(dir, filepath.FromSlash(name)))
 	}
-	if toyDir == "" && !strings.HasPrefix(toyVersion(), "v") {
-		fmt.Fprintf(stdout, "note: this toy is a development build; add a replace line to %s pointing at your toy checkout (or rerun with --toy DIR)\n", filepath.Join(dir, "go.mod"))
+	how := "toy " + src.version
+	if src.dir != "" {
+		how = "the toy checkout " + src.dir
 	}
-	fmt.Fprintf(stdout, "next: cd %s && %s\n", dir, run)
+	fmt.Fprintf(stdout, "created the lab %s in %s (%d files), built against %s\nnext:\n", module, dir, len(files), how)
+	for _, c := range labCommands(dir, src) {
+		fmt.Fprintf(stdout, "  %s\n", c)
+	}
 	return nil
+}
+
+// labCommands are the commands toy new prints to try the lab, one a line
+// (TestNewLab runs them).
+func labCommands(dir string, src labToy) []string {
+	cmds := []string{"cd " + shellQuote(dir)}
+	if src.dir == "" {
+		cmds = append(cmds, "go mod tidy") // a published toy: fetch its requirements and their checksums
+	}
+	return append(cmds,
+		"go test ./...",
+		"go run ./recipes",
+		"go run . train from-scratch --arch capped --data data/tiny.txt --layers 2 --lr 3e-3 --steps 100 --out runs/first",
+		`go run . infer runs/first/model.gguf --prompt "A small model" --n 40`,
+		"go run . eval runs/first/model.gguf --file data/tiny.txt",
+		"go run . describe runs/first/model.gguf",
+		"go run . serve runs/first/model.gguf")
+}
+
+// labTree returns the lab's files by slash-separated path: the embedded
+// templates with the module path put in, and go.mod (with go.sum when toy is
+// a checkout).
+func labTree(module string, src labToy) (map[string]string, error) {
+	files := map[string]string{}
+	err := fs.WalkDir(labFiles, "lab", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := labFiles.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(p, "lab/"), ".tmpl")
+		files[name] = strings.ReplaceAll(string(b), labModule, module)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if src.dir == "" {
+		files["go.mod"] = fmt.Sprintf("module %s\n\ngo 1.26.0\n\nrequire %s %s\n", module, toyModule, src.version)
+		return files, nil
+	}
+	// From a checkout: toy by a replace directive, toy's own requirements
+	// listed and its go.sum copied, so the lab builds as it is, offline from
+	// the module cache (go mod tidy later keeps what the lab uses).
+	gomod, err := os.ReadFile(filepath.Join(src.dir, "go.mod"))
+	if err != nil {
+		return nil, failure(err)
+	}
+	goVersion, reqs := requirements(string(gomod))
+	var b strings.Builder
+	fmt.Fprintf(&b, "module %s\n\ngo %s\n\nrequire %s %s\n", module, cmp.Or(goVersion, "1.26.0"), toyModule, zeroVersion)
+	if len(reqs) > 0 {
+		b.WriteString("\nrequire (\n")
+		for _, r := range reqs {
+			fmt.Fprintf(&b, "\t%s // indirect\n", r)
+		}
+		b.WriteString(")\n")
+	}
+	fmt.Fprintf(&b, "\nreplace %s => %s\n", toyModule, modQuote(src.dir))
+	files["go.mod"] = b.String()
+	if sum, err := os.ReadFile(filepath.Join(src.dir, "go.sum")); err == nil {
+		files["go.sum"] = string(sum)
+	}
+	return files, nil
+}
+
+// requirements reads the go version and the "path version" requirements of
+// a go.mod file.
+func requirements(gomod string) (goVersion string, reqs []string) {
+	inBlock := false
+	for line := range strings.Lines(gomod) {
+		line, _, _ = strings.Cut(line, "//")
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 2 && f[0] == "go":
+			goVersion = f[1]
+		case len(f) == 2 && f[0] == "require" && f[1] == "(":
+			inBlock = true
+		case inBlock && len(f) == 1 && f[0] == ")":
+			inBlock = false
+		case inBlock && len(f) == 2:
+			reqs = append(reqs, f[0]+" "+f[1])
+		case len(f) == 3 && f[0] == "require":
+			reqs = append(reqs, f[1]+" "+f[2])
+		}
+	}
+	return goVersion, reqs
+}
+
+// labToy is what a lab's go.mod points at: a toy checkout (a replace
+// directive) or a published version of toy.
+type labToy struct{ dir, version string }
+
+// findToy finds the toy a new lab builds against: --toy or $TOY_SRC; the
+// published version this program was built from; else, for a development
+// build, the checkout it was built from.
+func findToy(flagDir string) (labToy, error) {
+	if dir := cmp.Or(flagDir, os.Getenv("TOY_SRC")); dir != "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil || !isToyRoot(abs) {
+			return labToy{}, fmt.Errorf("%w: --toy %s: not a toy checkout (no go.mod of module %s)", errUsage, dir, toyModule)
+		}
+		return labToy{dir: abs}, nil
+	}
+	if v := publishedToy(); v != "" {
+		return labToy{version: v}, nil
+	}
+	for _, start := range checkoutHints() {
+		if root := toyRoot(start); root != "" {
+			return labToy{dir: root}, nil
+		}
+	}
+	return labToy{}, fmt.Errorf("%w: this toy is a development build and no toy checkout was found above it, its source or the working directory; give --toy DIR (or TOY_SRC)", errUsage)
+}
+
+// toyBuild returns the toy module of this program's build information: the
+// main module (cmd/toy) or a dependency (a lab's binary).
+func toyBuild() (m *debug.Module, isMain bool, bi *debug.BuildInfo) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return nil, false, nil
+	}
+	if bi.Main.Path == toyModule {
+		return &bi.Main, true, bi
+	}
+	for _, d := range bi.Deps {
+		if d.Path == toyModule {
+			return d, false, bi
+		}
+	}
+	return nil, false, bi
+}
+
+// publishedToy returns the version of toy this program was built from when
+// it is a published one ("" for a build in a checkout, or with toy replaced
+// by one).
+func publishedToy() string {
+	m, isMain, bi := toyBuild()
+	switch {
+	case m == nil, m.Replace != nil, !strings.HasPrefix(m.Version, "v"), strings.HasSuffix(m.Version, "+dirty"), m.Version == zeroVersion:
+		return ""
+	case isMain && slices.ContainsFunc(bi.Settings, func(s debug.BuildSetting) bool { return s.Key == "vcs" }):
+		return "" // stamped from the checkout it was built in
+	}
+	return m.Version
+}
+
+// checkoutHints lists where a development build's checkout may be, the
+// surest first: the directory a lab's go.mod replaced toy with, this source
+// file's directory as compiled, the executable's and the working directory.
+func checkoutHints() []string {
+	var hints []string
+	if m, _, _ := toyBuild(); m != nil && m.Replace != nil && m.Replace.Version == "" && filepath.IsAbs(m.Replace.Path) {
+		hints = append(hints, m.Replace.Path)
+	}
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) { // not under -trimpath
+		hints = append(hints, filepath.Dir(file))
+	}
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			hints = append(hints, filepath.Dir(exe))
+		}
+	}
+	if wd, err := os.Getwd(); err == nil {
+		hints = append(hints, wd)
+	}
+	return hints
+}
+
+// toyRoot walks up from dir to the root of a toy checkout, or returns "".
+// Copies in the module cache (NAME@VERSION) are not checkouts.
+func toyRoot(dir string) string {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if isToyRoot(d) && !strings.Contains(filepath.Base(d), "@") {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
+// isToyRoot reports whether dir holds the go.mod of module github.com/toyml/toy.
+func isToyRoot(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return false
+	}
+	for line := range strings.Lines(string(b)) {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "module" {
+			p, err := strconv.Unquote(f[1])
+			return f[1] == toyModule || err == nil && p == toyModule
+		}
+	}
+	return false
+}
+
+// modQuote quotes a path for go.mod when it needs it.
+func modQuote(p string) string {
+	if strings.ContainsAny(p, " \t\"'`(){}[],") || strings.Contains(p, "//") {
+		return strconv.Quote(p)
+	}
+	return p
+}
+
+// shellQuote quotes a path for sh when it needs it.
+func shellQuote(p string) string {
+	if strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+@:") == "" {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
 
 // moduleName makes a module path from the directory's name.
 func moduleName(dir string) string {
-	base := strings.ToLower(filepath.Base(filepath.Clean(dir)))
+	base := strings.ToLower(path.Base(filepath.ToSlash(filepath.Clean(dir))))
 	var b strings.Builder
 	for _, r := range base {
 		switch {
@@ -105,245 +317,7 @@ func moduleName(dir string) string {
 	}
 	s := strings.Trim(b.String(), "-.")
 	if s == "" {
-		s = "experiment"
+		s = "lab"
 	}
 	return s
 }
-
-// packageName makes a Go package name from a module name.
-func packageName(module string) string {
-	var b strings.Builder
-	for _, r := range module {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-		}
-	}
-	s := b.String()
-	if s == "" || s[0] >= '0' && s[0] <= '9' {
-		s = "x" + s
-	}
-	return s
-}
-
-func goMod(module, toyDir string) string {
-	v := toyVersion()
-	if !strings.HasPrefix(v, "v") {
-		v = "v0.0.0-00010101000000-000000000000"
-	}
-	s := fmt.Sprintf("module %s\n\ngo 1.26.0\n\nrequire github.com/toyml/toy %s\n", module, v)
-	if toyDir != "" {
-		s += fmt.Sprintf("\nreplace github.com/toyml/toy => %s\n", toyDir)
-	}
-	return s
-}
-
-const readmeTemplate = `# NAME
-
-An experiment with toy.
-
-- main.go: the hello recipe. It reads its hyperparameters from the environment
-  (TOY_LAYERS, TOY_EMBED, TOY_HEADS, TOY_KV_HEADS, TOY_FFN, TOY_VOCAB,
-  TOY_CONTEXT) so one build serves many runs, and writes each run to runs/$TOY_RUN/.
-- data/: datasets. runs/: one directory per run.
-
-    go mod tidy && go build -o hello .
-    TOY_RUN=small ./hello
-    TOY_RUN=deep TOY_LAYERS=8 ./hello
-`
-
-const libReadmeTemplate = `# NAME
-
-A Go module that uses toy.
-
-- experiment.go: the experiment as a library (Config, ConfigFromEnv, Run).
-- cmd/hello: a command that runs it with hyperparameters from the environment.
-- build.sh: one binary per device in bin/ (DEVICES="cpu cuda metal" by default).
-
-    go mod tidy && ./build.sh
-    TOY_RUN=first ./bin/hello-cpu
-`
-
-const helloMain = `// hello: the smallest experiment. It reads its hyperparameters from the
-// environment, so one build serves many runs:
-//
-//	go build -o hello . && TOY_RUN=deep TOY_LAYERS=8 ./hello
-//
-// Each run writes runs/$TOY_RUN/: the configuration and the model's
-// algorithm card.
-package cli
-
-import (
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"time"
-
-	"github.com/toyml/toy/toy/card"
-	"github.com/toyml/toy/toy/models/llama"
-)
-
-// env reads an integer hyperparameter, or returns def.
-func env(name string, def int) int {
-	if s := os.Getenv(name); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "hello: %s=%q is not an integer\n", name, s)
-			os.Exit(2)
-		}
-		return v
-	}
-	return def
-}
-
-func main() {
-	embed, heads := env("TOY_EMBED", 64), env("TOY_HEADS", 4)
-	cfg := llama.Config{
-		Arch:          "llama",
-		VocabSize:     env("TOY_VOCAB", 256),
-		ContextLength: env("TOY_CONTEXT", 128),
-		Embed:         embed,
-		Layers:        env("TOY_LAYERS", 2),
-		FFN:           env("TOY_FFN", 4*embed),
-		Heads:         heads,
-		KVHeads:       env("TOY_KV_HEADS", heads),
-		HeadDim:       embed / max(heads, 1),
-		RopeDim:       embed / max(heads, 1),
-		RopeBase:      10000,
-		NormEps:       1e-5,
-	}
-	if err := cfg.Validate(); err != nil {
-		fmt.Fprintf(os.Stderr, "hello: %v\n", err)
-		os.Exit(2)
-	}
-	run := os.Getenv("TOY_RUN")
-	if run == "" {
-		run = time.Now().UTC().Format("20060102-150405")
-	}
-	dir := filepath.Join("runs", run)
-	c := llama.New(cfg).Card()
-	js, _ := json.MarshalIndent(cfg, "", "  ")
-	if err := os.MkdirAll(dir, 0o755); err == nil {
-		err = os.WriteFile(filepath.Join(dir, "config.json"), append(js, '\n'), 0o644)
-		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, "card.txt"), []byte(c.Render()), 0o644)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "hello: %v\n", err)
-			os.Exit(1)
-		}
-	}
-	fmt.Printf("hello from toy: run %s, a %d-layer llama with %s parameters; card in %s\n",
-		run, cfg.Layers, card.HumanCount(c.ParamCount), filepath.Join(dir, "card.txt"))
-}
-`
-
-const experimentGo = `// Package PKG is an experiment with toy, written as a library so that tests,
-// notebooks and the commands in cmd/ share it.
-package PKG
-
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-
-	"github.com/toyml/toy/toy/card"
-	"github.com/toyml/toy/toy/models/llama"
-)
-
-// Config holds the experiment's hyperparameters.
-type Config struct {
-	Run    string // the run's name: its directory under runs/
-	Layers int
-	Embed  int
-	Heads  int
-}
-
-// ConfigFromEnv reads TOY_RUN, TOY_LAYERS, TOY_EMBED and TOY_HEADS, with defaults.
-func ConfigFromEnv() (Config, error) {
-	c := Config{Run: os.Getenv("TOY_RUN"), Layers: 2, Embed: 64, Heads: 4}
-	if c.Run == "" {
-		c.Run = "default"
-	}
-	for name, dst := range map[string]*int{"TOY_LAYERS": &c.Layers, "TOY_EMBED": &c.Embed, "TOY_HEADS": &c.Heads} {
-		if s := os.Getenv(name); s != "" {
-			v, err := strconv.Atoi(s)
-			if err != nil {
-				return c, fmt.Errorf("%s=%q is not an integer", name, s)
-			}
-			*dst = v
-		}
-	}
-	return c, nil
-}
-
-// Model returns the model configuration the experiment builds.
-func (c Config) Model() llama.Config {
-	hd := c.Embed / max(c.Heads, 1)
-	return llama.Config{Arch: "llama", VocabSize: 256, ContextLength: 128, Embed: c.Embed, Layers: c.Layers,
-		FFN: 4 * c.Embed, Heads: c.Heads, KVHeads: c.Heads, HeadDim: hd, RopeDim: hd, RopeBase: 10000, NormEps: 1e-5}
-}
-
-// Run performs the experiment in runs/<c.Run> under root and returns the
-// model's algorithm card.
-func Run(root string, c Config) (*card.Card, error) {
-	mc := c.Model()
-	if err := mc.Validate(); err != nil {
-		return nil, err
-	}
-	k := llama.New(mc).Card()
-	dir := filepath.Join(root, "runs", c.Run)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	return k, os.WriteFile(filepath.Join(dir, "card.txt"), []byte(k.Render()), 0o644)
-}
-`
-
-const libHelloMain = `// Command hello runs the experiment with hyperparameters from the environment.
-package cli
-
-import (
-	"fmt"
-	"os"
-
-	"github.com/toyml/toy/toy/card"
-
-	"MODULE"
-)
-
-// device is set per binary by build.sh (-ldflags "-X main.device=cuda").
-var device = "cpu"
-
-func main() {
-	c, err := PKG.ConfigFromEnv()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "hello: %v\n", err)
-		os.Exit(2)
-	}
-	k, err := PKG.Run(".", c)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "hello: %v\n", err)
-		os.Exit(1)
-	}
-	fmt.Printf("hello from toy on %s: run %s, %d layers, %s parameters\n", device, c.Run, c.Layers, card.HumanCount(k.ParamCount))
-}
-`
-
-const buildScript = `#!/bin/sh
-# build.sh: one binary per device in bin/, hello-<device>.
-# DEVICES="cpu cuda metal" by default; metal binaries are built for macOS on arm64.
-set -eu
-cd "$(dirname "$0")"
-mkdir -p bin
-for dev in ${DEVICES:-cpu cuda metal}; do
-	case $dev in
-	metal) goos=darwin goarch=arm64 ;;
-	*) goos=$(go env GOOS) goarch=$(go env GOARCH) ;;
-	esac
-	echo "building bin/hello-$dev ($goos/$goarch)"
-	CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -ldflags "-X main.device=$dev" -o "bin/hello-$dev" ./cmd/hello
-done
-`
