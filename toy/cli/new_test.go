@@ -180,6 +180,15 @@ func TestFindToy(t *testing.T) {
 			t.Errorf("moduleName(%q) = %q, want %q", dir, got, want)
 		}
 	}
+	// From a published toy: that version required, no replace, and go mod
+	// tidy first to fetch its requirements.
+	files, err := labTree("lab", labToy{version: "v0.3.0"})
+	if err != nil || files["go.mod"] != "module lab\n\ngo 1.26.0\n\nrequire github.com/toyml/toy v0.3.0\n" || files["go.sum"] != "" {
+		t.Errorf("a published toy's lab: %v\n%s", err, files["go.mod"])
+	}
+	if cmds := labCommands("lab", labToy{version: "v0.3.0"}); cmds[1] != "go mod tidy" {
+		t.Errorf("a published toy's commands: %q", cmds)
+	}
 	if got := shellQuote("/tmp/it's here"); got != `'/tmp/it'\''s here'` {
 		t.Errorf("shellQuote: %s", got)
 	}
