@@ -1,5 +1,5 @@
-// Package kernels holds toy's precompiled native kernels (cpu/, and later
-// cuda/ and metal/) and what they share: the error a native call returns
+// Package kernels holds toy's precompiled native kernels (cpu/, C for the
+// CPU; cuda/, the CUDA backend) and what they share: the error a native call returns
 // when its kernel library cannot be used.
 package kernels
 
@@ -10,7 +10,7 @@ import "fmt"
 // writable, or the library is damaged. Missing says what is missing, Hint what
 // to do about it; Err is the underlying cause, if any (errors.Is/As see it).
 type NativeCallError struct {
-	Backend string // "native" (CPU), "cuda", "metal"
+	Backend string // "native" (CPU) or "cuda"
 	Missing string // e.g. "a native CPU kernel library for windows/amd64"
 	Hint    string // e.g. "run on pure Go with TOY_BACKEND=go"
 	Err     error

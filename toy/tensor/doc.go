@@ -36,7 +36,7 @@
 // Each op dispatches to a Backend, a small interface (about twenty methods) that
 // a compute device implements on its own memory. The pure-Go backend in this
 // package is the reference: plain loops, split over rows across goroutines. The
-// native CPU, CUDA and Metal backends implement the same interface and are
+// native CPU and CUDA backends (package kernels) implement the same interface and are
 // tested against it. Use SetBackend to choose one and SetThreads to size the
 // worker pool. An op a device backend has no kernel for runs on the host:
 // chunked attention (AttentionOptions.Chunk, Llama 4) past its first chunk.
