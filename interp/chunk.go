@@ -189,8 +189,16 @@ type edit struct {
 	text     string
 }
 
+// apply makes the edits from the last to the first; of two at one offset,
+// the longer replacement is made first, so that an insertion there lands
+// before it. Insertions at one offset keep their order.
 func apply(src string, edits []edit) string {
-	sort.Slice(edits, func(i, j int) bool { return edits[i].from > edits[j].from })
+	sort.SliceStable(edits, func(i, j int) bool {
+		if edits[i].from != edits[j].from {
+			return edits[i].from > edits[j].from
+		}
+		return edits[i].to > edits[j].to
+	})
 	for _, e := range edits {
 		src = src[:e.from] + e.text + src[e.to:]
 	}
@@ -283,6 +291,11 @@ func assigns(n ast.Node, name string) bool {
 // with all true every range whose operand is not obviously a slice, map,
 // string or channel is (the caller retries so after a failure).
 func (c *chunk) rangeIntEdits(all bool) []edit {
+	return c.rangeIntEditsFunc(func(s *ast.RangeStmt) bool { return isIntExpr(s.X) || all && maybeInt(s.X) })
+}
+
+// rangeIntEditsFunc rewrites the ranges without a value that pick chooses.
+func (c *chunk) rangeIntEditsFunc(pick func(*ast.RangeStmt) bool) []edit {
 	var edits []edit
 	n := 0
 	ast.Inspect(c.file, func(node ast.Node) bool {
@@ -290,7 +303,7 @@ func (c *chunk) rangeIntEdits(all bool) []edit {
 		if !ok || s.Value != nil || (s.Key != nil && s.Tok != token.DEFINE) {
 			return true
 		}
-		if !isIntExpr(s.X) && !(all && maybeInt(s.X)) {
+		if !pick(s) {
 			return true
 		}
 		n++

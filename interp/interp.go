@@ -78,6 +78,10 @@ type Options struct {
 	Display func(display.Bundle)
 	// NoPreload skips the Preloaded imports (scripts with their own imports).
 	NoPreload bool
+	// Args is what os.Args reads inside the interpreter: a script's path
+	// followed by its arguments, as go run gives a program its binary and
+	// arguments. Nil means the process's os.Args.
+	Args []string
 }
 
 // Interp is a yaegi interpreter with toy's packages, evaluating cells: any
@@ -90,6 +94,9 @@ type Interp struct {
 	imports map[string]string // package name in scope → import path
 	names   map[string]string // import path → package name, for every known package
 	nmain   int
+	funcs   map[string]int // results of the cells' functions, by name (cross.go)
+	methods map[string]int // … of their methods, -1 where two differ
+	ntemp   int            // temporaries named by assignEdits
 	pf      *panicFilter
 }
 
@@ -148,7 +155,7 @@ func New(opts Options) (*Interp, error) {
 		os.Setenv("YAEGI_SPECIAL_STDIO", "1")
 	}
 	pf := &panicFilter{w: opts.Stderr}
-	y := yaegi.New(yaegi.Options{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: pf, Unrestricted: true})
+	y := yaegi.New(yaegi.Options{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: pf, Unrestricted: true, Args: opts.Args})
 	if had {
 		os.Setenv("YAEGI_SPECIAL_STDIO", old)
 	} else {
@@ -166,6 +173,9 @@ func New(opts Options) (*Interp, error) {
 	if err := y.Use(instanceSymbols); err != nil {
 		return nil, err
 	}
+	if err := y.Use(asSymbols()); err != nil {
+		return nil, err
+	}
 	for _, src := range genericSources {
 		if _, err := y.Compile(src); err != nil {
 			return nil, fmt.Errorf("interp: generic overlay: %w", err)
@@ -180,6 +190,9 @@ func New(opts Options) (*Interp, error) {
 	}
 	if _, err := y.Eval(builtins); err != nil {
 		return nil, fmt.Errorf("interp: builtins: %w", err)
+	}
+	if _, err := y.Eval(fmt.Sprintf("import %s %q", asName, asPath)); err != nil {
+		return nil, fmt.Errorf("interp: %s: %w", asName, err)
 	}
 	if !opts.NoPreload {
 		if err := in.importPaths(context.Background(), Preloaded); err != nil {
@@ -249,6 +262,9 @@ func (in *Interp) Eval(ctx context.Context, src string) (res Result, err error) 
 			return res, interrupted(err)
 		}
 		last := i == len(chunks)-1
+		if c.kind != importChunk {
+			c = in.crossRewrite(c)
+		}
 		switch c.kind {
 		case importChunk:
 			var paths []string
@@ -345,9 +361,51 @@ func (in *Interp) importPaths(ctx context.Context, specs []string) error {
 }
 
 // evalDecls evaluates declarations, renaming func main (yaegi would rerun it
-// on every later evaluation) and calling it once instead.
+// on every later evaluation) and calling it once instead. Every range
+// without a value over an expression that may be an integer is rewritten
+// (see rangeIntEdits) — yaegi cannot say which are without failing, and its
+// failure writes to the process's log — and the chunk evaluated again
+// without the rewrite of a range the interpreter then cannot convert to int
+// (over a slice, map, string …).
 func (in *Interp) evalDecls(ctx context.Context, c *chunk) error {
 	src := apply(c.src, c.loopVarEdits())
+	c2, err := parseChunk(src, c.line)
+	if err != nil {
+		return err
+	}
+	skip := map[int]bool{} // cell lines of ranges not to rewrite
+	for {
+		err := in.evalDeclsOnce(ctx, c2, src, func(s *ast.RangeStmt) bool {
+			return isIntExpr(s.X) || maybeInt(s.X) && !skip[c2.fset.Position(s.For).Line+c.line-1]
+		})
+		var ee *EvalError
+		if err == nil || !errors.As(err, &ee) || !strings.Contains(ee.Msg, "cannot convert") {
+			return err
+		}
+		line, _ := strconv.Atoi(ee.Msg[:max(0, strings.IndexByte(ee.Msg, ':'))])
+		if line <= 0 || skip[line] || !c2.rangeOnLine(line-c.line+1) {
+			return err
+		}
+		skip[line] = true
+	}
+}
+
+// rangeOnLine reports whether a range statement starts on line (of c's text).
+func (c *chunk) rangeOnLine(line int) bool {
+	found := false
+	ast.Inspect(c.file, func(n ast.Node) bool {
+		if s, ok := n.(*ast.RangeStmt); ok && c.fset.Position(s.For).Line == line {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// evalDeclsOnce evaluates c (whose text is src) with the ranges pick chooses
+// rewritten.
+func (in *Interp) evalDeclsOnce(ctx context.Context, c *chunk, src string, pick func(*ast.RangeStmt) bool) error {
+	src = apply(src, c.rangeIntEditsFunc(pick))
 	c2, err := parseChunk(src, c.line)
 	if err != nil {
 		return err

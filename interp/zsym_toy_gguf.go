@@ -49,6 +49,7 @@ func init() {
 		"Quantize":           reflect.ValueOf(gguf.Quantize),
 		"QuantizeModel":      reflect.ValueOf(gguf.QuantizeModel),
 		"ReadImatrix":        reflect.ValueOf(gguf.ReadImatrix),
+		"RemoveTemps":        reflect.ValueOf(gguf.RemoveTemps),
 		"TypeArray":          reflect.ValueOf(gguf.TypeArray),
 		"TypeBool":           reflect.ValueOf(gguf.TypeBool),
 		"TypeFloat32":        reflect.ValueOf(gguf.TypeFloat32),

@@ -2,7 +2,7 @@
 // packages preloaded, a script runner, and a Jupyter kernel.
 //
 //	toysh                     the REPL (line editing and history on a terminal)
-//	toysh FILE.go             run a script
+//	toysh FILE.go [ARGS…]     run a script; os.Args is FILE.go and ARGS
 //	toysh -e 'EXPR'           evaluate one cell and print its value
 //	toysh kernel CONN.json    serve Jupyter (started by Jupyter, see install-kernel)
 //	toysh install-kernel      register the kernel in the user's Jupyter data directory
@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/toyml/toy/interp"
 	"github.com/toyml/toy/interp/kernel"
@@ -22,7 +23,7 @@ import (
 func main() {
 	expr := flag.String("e", "", "evaluate `code` and print its value")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: toysh [-e code] [FILE.go] | toysh kernel CONNECTION_FILE | toysh install-kernel")
+		fmt.Fprintln(os.Stderr, "usage: toysh [-e code] [FILE.go [ARGS...]] | toysh kernel CONNECTION_FILE | toysh install-kernel")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -39,8 +40,8 @@ func main() {
 		err = runKernel(args[1])
 	case len(args) >= 1 && args[0] == "install-kernel":
 		err = installKernel()
-	case len(args) == 1:
-		err = runScript(args[0])
+	case len(args) >= 1 && (len(args) == 1 || strings.HasSuffix(args[0], ".go")):
+		err = runScript(args[0], args[1:])
 	case len(args) == 0:
 		err = repl()
 	default:
@@ -96,8 +97,9 @@ func evalOnce(code string) error {
 	return nil
 }
 
-func runScript(path string) error {
-	in, err := interp.New(interp.Options{Display: replDisplay})
+// runScript runs a Go file with args after its path in os.Args.
+func runScript(path string, args []string) error {
+	in, err := interp.New(interp.Options{Display: replDisplay, Args: append([]string{path}, args...)})
 	if err != nil {
 		return err
 	}

@@ -68,6 +68,21 @@ func TestPipedScriptAndExpr(t *testing.T) {
 	}
 }
 
+// TestScriptArgs: toysh FILE.go ARGS… gives the script os.Args as go run
+// gives a program (the script's path, then ARGS), flags after FILE.go
+// included.
+func TestScriptArgs(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "args.go")
+	src := "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\nfunc main() { fmt.Printf(\"%q\\n\", os.Args[1:]) }\n"
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(toysh, script, "a", "-n", "b c").CombinedOutput()
+	if err != nil || string(out) != "[\"a\" \"-n\" \"b c\"]\n" {
+		t.Errorf("toysh %s a -n 'b c': %v %s", script, err, out)
+	}
+}
+
 // TestREPLTerminal drives the REPL through a pty: a function over several
 // lines, a panic, a line that works after it, history recall, and Ctrl-C
 // interrupting an endless loop.
