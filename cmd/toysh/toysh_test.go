@@ -37,18 +37,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// tinyModel writes the test models and returns the Llama one.
-func tinyModel(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	cmd := exec.Command("go", "run", "./tests/reference/genmodels", "-out", dir)
-	cmd.Dir = "../.."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("genmodels: %v\n%s", err, out)
-	}
-	return filepath.Join(dir, "llama-f32.gguf")
-}
-
 func TestPipedScriptAndExpr(t *testing.T) {
 	cmd := exec.Command(toysh)
 	cmd.Stdin = strings.NewReader("func sq(x int) int {\n\treturn x * x\n}\nsq(7)\npanic(\"boom\")\nsq(3)\n:doc toy.Load\n")
@@ -155,7 +143,6 @@ func TestNotebooks(t *testing.T) {
 	if err := exec.Command(jupyter, "nbconvert", "--version").Run(); err != nil {
 		t.Skip("jupyter nbconvert is not installed (.ci/install.d/jupyter.sh installs it)")
 	}
-	model := tinyModel(t)
 	jpath := t.TempDir()
 	if err := kernelspec.Write(filepath.Join(jpath, "kernels", "toy"), toysh); err != nil {
 		t.Fatal(err)
@@ -169,7 +156,7 @@ func TestNotebooks(t *testing.T) {
 		cmd := exec.Command(jupyter, "nbconvert", "--to", "notebook", "--execute", "--ExecutePreprocessor.timeout=60",
 			"--ExecutePreprocessor.kernel_name=toy", "--output", out, filepath.Base(nb))
 		cmd.Dir = filepath.Dir(nb)
-		cmd.Env = append(os.Environ(), "JUPYTER_PATH="+jpath, "TOY_MODEL="+model)
+		cmd.Env = append(os.Environ(), "JUPYTER_PATH="+jpath, "TOY_MODEL=") // the notebooks' own models: a fresh clone's
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%s: nbconvert: %v\n%s", nb, err, b)
 		}
@@ -217,7 +204,7 @@ func checkNotebook(t *testing.T, name, path string) {
 	s := text.String()
 	switch filepath.Base(name) {
 	case "01-tour.ipynb":
-		for _, want := range []string{"llama model", "VocabSize:32000", "Tensor[2 32000] F32", "Steps:", "Tensor[11 11] F32"} {
+		for _, want := range []string{"llama model toy-go", "VocabSize:2048", "Tensor[6 2048] F32", "Steps:", "Tensor[22 22] F32"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("%s: outputs lack %q:\n%s", name, want, s)
 			}
@@ -235,6 +222,20 @@ func checkNotebook(t *testing.T, name, path string) {
 		}
 		if first < 7 || first > 8.5 || last > first-2 || steps != 150 {
 			t.Errorf("%s: loss %.2f -> %.2f in %d steps; want from about 7.6 down by more than 2 in 150", name, first, last, steps)
+		}
+	case "04-your-own-architecture.ipynb":
+		var first, last float64
+		i := strings.Index(s, "loss ")
+		if i < 0 {
+			t.Fatalf("%s: no loss line:\n%s", name, s)
+		}
+		if _, err := fmt.Sscanf(s[i:], "loss %g -> %g", &first, &last); err != nil || last > first-1.5 {
+			t.Errorf("%s: loss %.2f -> %.2f (%v); want it down by more than 1.5", name, first, last, err)
+		}
+		for _, want := range []string{"registered: layerscale", "layerscale model ", "generated: ", "12 adapter tensors saved", "[layerscale]", "blk.l.attn_gain.weight"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%s: outputs lack %q:\n%s", name, want, s)
+			}
 		}
 	case "03-lora.ipynb":
 		// s is the outputs' JSON: the generated text is quoted twice.
