@@ -183,23 +183,34 @@ func Load(f *gguf.File) (Model, error) {
 	return m, nil
 }
 
-// ForConfig returns the family whose Config has the type of cfg.
+// ForConfig returns the family whose Config has the type of cfg. Two
+// families with one configuration type (possible for interpreted types of
+// the same fields, which reflection cannot tell apart) are an error: give
+// one of them a field of its own.
 func ForConfig(cfg any) (Family, error) {
 	t := reflect.TypeOf(cfg)
 	mu.RLock()
 	defer mu.RUnlock()
-	var have []string
+	var have, match []string
+	var found *Family
 	for _, f := range families {
 		if f.Config == nil || f.New == nil {
 			continue
 		}
 		if reflect.TypeOf(f.Config) == t {
-			return *f, nil
+			found = f
+			match = append(match, f.Arch)
 		}
 		have = append(have, fmt.Sprintf("%T", f.Config))
 	}
-	slices.Sort(have)
-	return Family{}, fmt.Errorf("%w: no registered family takes a config of type %T (families build from %s)", ErrUnknownArch, cfg, strings.Join(have, ", "))
+	switch len(match) {
+	case 0:
+		slices.Sort(have)
+		return Family{}, fmt.Errorf("%w: no registered family takes a config of type %T (families build from %s)", ErrUnknownArch, cfg, strings.Join(have, ", "))
+	case 1:
+		return *found, nil
+	}
+	return Family{}, fmt.Errorf("models: families %s all take a config of type %T; give each its own configuration type", strings.Join(match, ", "), cfg)
 }
 
 // New returns a model with fresh random weights for cfg through the family
