@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A newcomer's first hour, on a clean clone with an empty HOME: the README's
 # first command, toy list, describe toy-go, training from scratch on a text
-# file, a two-line chat, toy new and the command it prints next, and the
-# examples. (.ci/run runs it; the notebooks run in go test's TestNotebooks.)
+# file, a two-line chat, toy new and the commands it prints next. .ci/run
+# runs it; the notebooks run in go test's TestNotebooks, the examples in
+# ./examples' test.
 # Usage: tests/journey/run.sh [CLONE_DIR]   (default: a fresh clone of this checkout's HEAD)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -49,7 +50,4 @@ step "toy new and its next step"
 cat "$work/new.txt"
 (cd "$work/mylab" && go test ./... && go run . train from-scratch --arch capped --data data/tiny.txt --steps 3 --out runs/first \
   && go run . describe runs/first/model.gguf > /dev/null)
-
-step "the examples"
-go test -count=1 ./examples/
 echo "journey: ok"
