@@ -46,3 +46,19 @@ func ExampleNewFromScratch() {
 	// last loss < first/4: true
 	// steps: 40
 }
+
+// Any model value trains: here one built by hand — a program's or
+// notebook's own architecture is built and passed the same way.
+func ExampleNewFromModel() {
+	cfg := llama.Config{Arch: "llama", VocabSize: 32, ContextLength: 16, Embed: 16, Layers: 1, FFN: 32,
+		Heads: 2, KVHeads: 2, HeadDim: 8, RopeDim: 8, RopeBase: 10000, NormEps: 1e-5}
+	m := llama.NewRandom(cfg, 1)
+	r, err := recipes.NewFromModel(m, recipes.NewOptions(8).WithSteps(1))
+	if err != nil {
+		panic(err)
+	}
+	batch, _ := engine.NewBatch([][]int32{{0, 1, 2, 3, 4, 5, 6, 7, 0}}, cfg.VocabSize, -1)
+	loss, err := r.Step(batch)
+	fmt.Println(len(r.Params) == len(m.Weights()), loss > 3, err)
+	// Output: true true <nil>
+}
