@@ -10,7 +10,6 @@ import (
 	"os"
 
 	"github.com/toyml/toy/toy/card"
-	"github.com/toyml/toy/toy/hub"
 )
 
 func cardFlags() *flag.FlagSet {
@@ -75,11 +74,7 @@ func readCard(file string) (string, error) {
 			return string(b), err
 		}
 	}
-	path, err := hub.Resolve(file)
-	if err != nil {
-		return "", err
-	}
-	c, err := card.Describe(path)
+	c, _, err := describeModel(file)
 	if err != nil {
 		return "", err
 	}

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/toyml/toy/internal/testmodel"
+	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -78,5 +80,42 @@ func TestDescribeAndCardCode(t *testing.T) {
 		if status != 2 || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: %d %q, want status 2 and %q on one line", c.args, status, errs, c.want)
 		}
+	}
+}
+
+// A model's name is the file's to choose: toy describe writes its control
+// characters escaped, so an escape sequence in general.name cannot drive
+// the terminal (clear it, retitle it, hide text) or add lines to the card;
+// --json carries the name as it is.
+func TestDescribeEscapesControls(t *testing.T) {
+	const name = "evil\x1b[2J\x1b]0;owned\x07\r\nAlgorithm: fake\u202e\x9b"
+	model := rewriteModel(t, tinyModel(t), func(key string, v gguf.Value) (gguf.Value, bool) {
+		if key == "general.name" {
+			v.V = name
+		}
+		return v, true
+	})
+	status, text, errs := runToy("describe", model)
+	if status != 0 {
+		t.Fatalf("describe: %d %s", status, errs)
+	}
+	if !strings.Contains(text, `Model: evil\x1b[2J\x1b]0;owned\a\r\nAlgorithm: fake\u202e\x9b`+"\n") {
+		t.Errorf("the name is not escaped:\n%q", text)
+	}
+	for _, r := range text {
+		if r != '\n' && (unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)) {
+			t.Errorf("describe writes %U", r)
+		}
+	}
+	if strings.Contains(text, "\nAlgorithm: fake") {
+		t.Errorf("the name added a line to the card:\n%s", text)
+	}
+	_, out, _ := runToy("describe", model, "--json")
+	var js struct{ Name string }
+	if json.Unmarshal([]byte(out), &js); js.Name != strings.ToValidUTF8(name, "\uFFFD") {
+		t.Errorf("--json name %q", js.Name)
+	}
+	if got := escapeControls("a\u009bb\xffc\td\n", true); got != `a\u009bb\xffc\td`+"\n" {
+		t.Errorf("escapeControls: %q", got)
 	}
 }

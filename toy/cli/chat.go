@@ -6,6 +6,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,7 +18,6 @@ import (
 	"github.com/toyml/toy/toy/chat"
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/sample"
-	"github.com/toyml/toy/toy/tensor"
 )
 
 // chatInput is where toy chat reads the user's turns (a test replaces it).
@@ -32,6 +32,8 @@ type chatOpts struct {
 	draft                    string // speculative decoding's draft model
 	draftN                   int
 	draftSession             *engine.Session
+	stream                   io.Writer // where the reply streams as it comes
+	streamed                 bool      // the stream is stdout: print the reply once
 }
 
 func chatFlagSet() (*flag.FlagSet, *chatOpts) {
@@ -63,18 +65,18 @@ func chatFlagsDoc() *flag.FlagSet { fs, _ := chatFlagSet(); return fs }
 // runs only its new tokens. Ctrl-C stops a reply; end of input ends the chat.
 func runChat(args []string, stdout io.Writer) error {
 	fs, o := chatFlagSet()
-	pos, err := parseInterleaved(fs, args)
+	pos, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	if o.n <= 0 || o.ctx <= 0 {
-		return fmt.Errorf("--n and --ctx must be > 0, got %d and %d", o.n, o.ctx)
+		return fmt.Errorf("%w: --n and --ctx must be > 0, got %d and %d", errUsage, o.n, o.ctx)
 	}
 	if o.reply, err = o.format.read(); err != nil {
 		return err
 	}
-	if o.threads > 0 {
-		tensor.SetThreads(o.threads)
+	if err := setThreads(o.threads); err != nil {
+		return err
 	}
 	if err := useDevice(o.device); err != nil {
 		return err
@@ -107,28 +109,93 @@ func runChat(args []string, stdout io.Writer) error {
 		}
 		o.draftSession = d.NewSession(s.Capacity())
 	}
+	// On a terminal the reply streams to stdout and is printed once; when
+	// stdout is piped it gets each whole reply on its own line, and the
+	// stream goes to stderr if that is a terminal (to watch it come).
+	switch {
+	case isTerminal(stdout):
+		o.stream, o.streamed = stdout, true
+	case isTerminal(os.Stderr):
+		o.stream = os.Stderr
+	default:
+		o.stream = io.Discard
+	}
 	in := bufio.NewScanner(chatInput)
 	in.Buffer(make([]byte, 1<<16), 1<<20)
 	for {
 		fmt.Fprint(os.Stderr, ">>> ")
 		if !in.Scan() {
 			fmt.Fprintln(os.Stderr)
-			return in.Err()
+			return in.Err() // end of input ends the chat
 		}
 		line := strings.TrimSpace(in.Text())
 		if line == "" {
 			continue
 		}
-		history = append(history, chat.Message{Role: "user", Content: line})
-		reply, err := chatTurn(m, s, tmpl, history, o)
+		kept, ids, dropped, err := fitContext(m, s, tmpl, append(history, chat.Message{Role: "user", Content: line}), o)
+		if errors.Is(err, engine.ErrContextFull) {
+			// A turn that alone fills the context is left out; the chat goes on.
+			fmt.Fprintf(os.Stderr, "toy chat: %v; say it in fewer words\n", err)
+			continue
+		}
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, reply.text)
-		history = append(history, chat.Message{Role: "assistant", Content: reply.text})
-		if reply.reason == "context" {
-			return fmt.Errorf("%w: the conversation fills the context of %d tokens (--ctx)", engine.ErrContextFull, s.Capacity())
+		if dropped > 0 {
+			fmt.Fprintf(os.Stderr, "toy chat: the context (%d tokens) is full: the oldest %d turn(s) are left out\n", s.Capacity(), dropped)
 		}
+		history = kept
+		reply, err := chatTurn(m, s, tmpl, ids, o)
+		if err != nil {
+			return err
+		}
+		if o.streamed {
+			fmt.Fprintln(stdout)
+		} else {
+			fmt.Fprintln(stdout, reply.text)
+		}
+		if reply.reason == "context" || reply.reason == "length" && reply.bounded {
+			fmt.Fprintf(os.Stderr, "toy chat: the reply stopped at the end of the context (%d tokens)\n", s.Capacity())
+		}
+		history = append(history, chat.Message{Role: "assistant", Content: reply.text})
+	}
+}
+
+// fitContext renders history (whose last message is the user's new turn)
+// and, while the prompt leaves less than room for a reply, drops the oldest
+// turns (a user message and the reply to it; a system message stays). It
+// returns the history kept, its prompt and how many turns it dropped, or an
+// error wrapping engine.ErrContextFull when the new turn alone does not fit.
+// It leaves history's elements as they are.
+//
+// The room kept for a reply is --n, at most half the context: a chat on a
+// short context (the built-in model's 128 tokens) keeps going, each reply
+// bounded by what is left.
+func fitContext(m *toy.Model, s *engine.Session, tmpl *chat.Template, history []chat.Message, o *chatOpts) ([]chat.Message, []int32, int, error) {
+	room := min(o.n, s.Capacity()/2)
+	dropped := 0
+	for {
+		ids, err := m.EncodeChat(tmpl, history, m.ChatOptions(true))
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		first := 0 // the oldest message that may go
+		if len(history) > 0 && history[0].Role == "system" {
+			first = 1
+		}
+		if len(ids)+room <= s.Capacity() || len(history)-first <= 1 {
+			if len(ids) >= s.Capacity() {
+				return nil, nil, 0, fmt.Errorf("%w: this turn is %d tokens, the context %d (--ctx)", engine.ErrContextFull, len(ids), s.Capacity())
+			}
+			return history, ids, dropped, nil
+		}
+		// Drop the oldest message, and the reply that followed a user's.
+		n := 1
+		if history[first].Role == "user" && first+1 < len(history)-1 && history[first+1].Role == "assistant" {
+			n = 2
+		}
+		history = append(history[:first:first], history[first+n:]...)
+		dropped++
 	}
 }
 
@@ -150,15 +217,14 @@ func chatTemplate(m *toy.Model, file string) (*chat.Template, error) {
 	return t, nil
 }
 
-type chatReply struct{ text, reason string }
+type chatReply struct {
+	text, reason string
+	bounded      bool // the context, not --n, bounded the reply's length
+}
 
-// chatTurn generates the assistant's reply to history, streaming its text
-// to the terminal (stderr keeps stdout for the replies alone when piped).
-func chatTurn(m *toy.Model, s *engine.Session, tmpl *chat.Template, history []chat.Message, o *chatOpts) (chatReply, error) {
-	ids, err := m.EncodeChat(tmpl, history, m.ChatOptions(true))
-	if err != nil {
-		return chatReply{}, err
-	}
+// chatTurn generates the assistant's reply to the prompt ids (the whole
+// conversation, rendered), streaming its text to o.stream.
+func chatTurn(m *toy.Model, s *engine.Session, tmpl *chat.Template, ids []int32, o *chatOpts) (chatReply, error) {
 	// Keep the cached tokens the prompt starts with; at least one token is
 	// run anew, for the logits of the reply's first token.
 	keep := 0
@@ -209,7 +275,7 @@ func chatTurn(m *toy.Model, s *engine.Session, tmpl *chat.Template, history []ch
 				}
 			}
 			text.WriteString(piece)
-			fmt.Fprint(os.Stderr, piece)
+			fmt.Fprint(o.stream, piece)
 		},
 	}
 	gen.Draft, gen.DraftTokens = o.draftSession, o.draftN
@@ -220,7 +286,11 @@ func chatTurn(m *toy.Model, s *engine.Session, tmpl *chat.Template, history []ch
 	if err != nil && r.Reason != "canceled" {
 		return chatReply{}, err
 	}
-	text.WriteString(dec.Flush())
-	fmt.Fprintln(os.Stderr)
-	return chatReply{text: strings.TrimSpace(text.String()), reason: r.Reason}, nil
+	rest := dec.Flush()
+	text.WriteString(rest)
+	fmt.Fprint(o.stream, rest)
+	if o.stream == os.Stderr {
+		fmt.Fprintln(os.Stderr)
+	}
+	return chatReply{text: strings.TrimSpace(text.String()), reason: r.Reason, bounded: gen.MaxTokens < o.n}, nil
 }

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/creack/pty"
 	"github.com/toyml/toy/toy"
 	"github.com/toyml/toy/toy/chat"
 	"github.com/toyml/toy/toy/defaultmodel"
@@ -80,5 +82,70 @@ func TestChatDraft(t *testing.T) {
 func TestChatBadFlags(t *testing.T) {
 	if status, _, errs := runToy("chat", "--n", "0"); status != 2 || !strings.Contains(errs, "--n") {
 		t.Errorf("--n 0: status %d, %q", status, errs)
+	}
+}
+
+// On the built-in model (a context of 128 tokens) with the default --n
+// 1024, a chat of many turns keeps going: each reply is bounded by what is
+// left of the context, the oldest turns are dropped when it fills (said on
+// stderr), a turn too long for the context alone is refused and the chat goes
+// on, and end of input ends it with status 0.
+func TestChatKeepsGoing(t *testing.T) {
+	turns := []string{"func main() {", "for i := 0; i < 10; i++ {", "if err != nil {", "return err",
+		strings.Repeat("x := y + z; ", 60), "fmt.Println(x)", "}"}
+	cmd := toyCmd("chat", "--seed", "1")
+	cmd.Stdin = strings.NewReader(strings.Join(turns, "\n") + "\n")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	errs := stderr.String()
+	if n := strings.Count(errs, ">>> "); n != len(turns)+1 {
+		t.Errorf("%d prompts for %d turns:\n%s", n, len(turns), errs)
+	}
+	for _, want := range []string{"turn(s) are left out", "say it in fewer words"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, errs)
+		}
+	}
+	if strings.TrimSpace(stdout.String()) == "" {
+		t.Error("no replies")
+	}
+}
+
+// On a terminal (stdout and stderr the same one) each reply is printed once;
+// it was streamed to stderr and printed again on stdout.
+func TestChatOnTerminalPrintsOnce(t *testing.T) {
+	args := []string{"chat", "--n", "12", "--temperature", "0"}
+	input := "func main() {\n"
+	piped := toyCmd(args...)
+	piped.Stdin = strings.NewReader(input)
+	out, err := piped.Output()
+	reply := strings.TrimSuffix(string(out), "\n") // one reply, perhaps of several lines
+	if err != nil || len(reply) < 4 {
+		t.Fatalf("piped: %v, reply %q", err, reply)
+	}
+
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skip("no pseudo-terminal:", err)
+	}
+	defer ptmx.Close()
+	cmd := toyCmd(args...)
+	cmd.Stdin = strings.NewReader(input)
+	cmd.Stdout, cmd.Stderr = tty, tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close() // the child holds it; the reader sees EOF (EIO) when it exits
+	var screen bytes.Buffer
+	io.Copy(&screen, ptmx)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v: %s", err, screen.String())
+	}
+	text := strings.ReplaceAll(screen.String(), "\r\n", "\n")
+	if n := strings.Count(text, reply); n != 1 {
+		t.Errorf("the reply %q shows %d times on the terminal:\n%s", reply, n, text)
 	}
 }

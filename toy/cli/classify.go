@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/toyml/toy/toy"
-	"github.com/toyml/toy/toy/hub"
 	"github.com/toyml/toy/toy/models/vit"
 	"github.com/toyml/toy/toy/tensor"
 )
@@ -49,7 +48,7 @@ func runClassify(args []string, stdout io.Writer) error {
 	if err := useDevice(*device); err != nil {
 		return err
 	}
-	path, err := hub.Resolve(pos[0])
+	path, err := resolveModel(pos[0])
 	if err != nil {
 		return err
 	}

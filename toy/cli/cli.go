@@ -18,9 +18,18 @@
 // # Error Handling
 //
 // Every error is one line on stderr, "toy COMMAND: MESSAGE", and an exit
-// status: 2 for bad input (flags, arguments, a malformed model), 1 for a
-// failure (the network, the disk, a checksum). A panic inside a command is a
-// bug; it is reported as "toy: internal error" with status 2, never a crash.
+// status: 2 for bad input (flags, arguments, a missing or malformed model),
+// 1 for a failure of the machine (the network, a checksum, the disk: full,
+// read-only or not permitted; a run directory another run holds). A panic
+// inside a command is a bug; it is reported as "toy: internal error" with
+// status 2, never a crash.
+//
+// # Models
+//
+// A MODEL argument is anything toy/hub resolves (a path, a name toy list
+// shows) or the name of the model built into toy, "toy-go"
+// (defaultmodel.Name), which is also the model of infer, eval, chat,
+// tokenize and serve when MODEL is left out.
 package cli
 
 import (
@@ -34,20 +43,6 @@ import (
 	"strconv"
 	"strings"
 )
-
-const usage = `toy runs transformer language models from GGUF files.
-
-Usage:
-  toy infer MODEL --prompt-ids "1 2 3" [--n 16] [sampling flags] [--threads N] [--json]
-  toy eval  MODEL --prompt-ids "1 2 3" [--top-k 5] [--threads N] [--json]
-  toy train from-scratch|warm-start|lora|qlora --data FILE|DIR [--model M | --tokenizer M] [--steps N] [--batch B] [--seq T] [--lr X] [--rank R] [--seed S] [--out runs/ID] [--resume] [--json]
-  toy runs [list | show ID] [--dir runs] [--json]
-  toy lora merge BASE.gguf ADAPTER.gguf -o OUT.gguf
-  toy embed MODEL TEXT… [--normalize l2|none] [--pooling mean|cls|last] [--json]
-  toy install
-
-Run "toy COMMAND -h" for a command's flags.
-`
 
 // errUsage marks errors in how the command was called.
 var errUsage = errors.New("usage")
@@ -98,20 +93,13 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 			status = 2
 		}
 	}()
-	if status, done := global(args, stdout, stderr); done { // help, --version, --manifest (global.go)
+	if status, done := global(args, stdout, stderr); done { // no command, help, --version, --manifest (global.go)
 		return status
-	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stderr, usage)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "toy: unknown command %q\n%s", args[0], usage)
-		return 2
+		fmt.Fprintf(stderr, "toy: unknown command %q\n\n%s", args[0], helpText()) // the usage --help prints
+		return exitBadInput
 	}
 	if err := cmd(args[1:], stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -131,11 +119,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fs.SetOutput(os.Stderr)
-				fs.PrintDefaults()
-			}
-			return nil, err
+			return nil, err // flag.ErrHelp too: parseFlags prints the command's help
 		}
 		if fs.NArg() == 0 {
 			return pos, nil

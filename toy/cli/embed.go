@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/toyml/toy/toy"
-	"github.com/toyml/toy/toy/hub"
 )
 
 const embedUsage = "toy embed MODEL TEXT… [--file FILE] [--normalize l2|none] [--pooling mean|cls|last] [--truncate] [--device cpu|cuda] [--json]"
@@ -125,7 +124,7 @@ func runEmbed(args []string, stdout io.Writer) error {
 // loadEmbedder resolves a model reference (a path, or a name toy list
 // shows) and loads it as an embedding model.
 func loadEmbedder(ref string) (*toy.Embedder, error) {
-	path, err := hub.Resolve(ref)
+	path, err := resolveModel(ref)
 	if err != nil {
 		return nil, err
 	}

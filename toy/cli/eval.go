@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/toyml/toy/toy"
-	"github.com/toyml/toy/toy/tensor"
+	"github.com/toyml/toy/toy/sample"
 )
 
 type tokenProb struct {
@@ -61,15 +61,15 @@ func evalFlagSet() (*flag.FlagSet, *evalOpts) {
 
 func runEval(args []string, stdout io.Writer) error {
 	fs, o := evalFlagSet()
-	pos, err := parseInterleaved(fs, args)
+	pos, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	if o.topK < 0 {
 		return fmt.Errorf("--top-k must be ≥ 0, got %d", o.topK)
 	}
-	if o.threads > 0 {
-		tensor.SetThreads(o.threads)
+	if err := setThreads(o.threads); err != nil {
+		return err
 	}
 	if err := useDevice(o.device); err != nil {
 		return err
@@ -87,7 +87,7 @@ func runEval(args []string, stdout io.Writer) error {
 	if o.file != "" {
 		return perplexity(m, o, stdout)
 	}
-	ids, err := promptIDs(m, o.promptIDs, o.prompt)
+	ids, err := promptIDs(m, fs, o.promptIDs, o.prompt, false, "--prompt, --prompt-ids or --file")
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func runEval(args []string, stdout io.Writer) error {
 			tok.Top = topLogprobs(prev, o.topK)
 		}
 		out.Tokens = append(out.Tokens, tok)
-		prev = LogSoftmax(logits.Row(i))
+		prev = sample.LogSoftmax(logits.Row(i))
 	}
 	out.Next = topLogprobs(prev, o.topK)
 	if o.asJSON {
@@ -166,8 +166,7 @@ func perplexity(m *toy.Model, o *evalOpts, stdout io.Writer) error {
 			return err
 		}
 		for t := scored; t < end; t++ { // predict ids[t] from row t-1-begin
-			lp := LogSoftmax(logits.Row(t - 1 - begin))
-			nll -= lp[ids[t]]
+			nll -= sample.LogProb(logits.Row(t-1-begin), ids[t])
 		}
 		scored = end
 		if terminal {
@@ -186,24 +185,6 @@ func perplexity(m *toy.Model, o *evalOpts, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s: %d tokens, window %d, perplexity %.4f (mean NLL %.4f nats)\n", o.file, len(ids), w, res["perplexity"], res["mean_nll"])
 	return nil
-}
-
-// LogSoftmax returns log softmax(x) in float64: x − max − log Σ exp(x − max).
-func LogSoftmax(x []float32) []float64 {
-	m := math.Inf(-1)
-	for _, v := range x {
-		m = math.Max(m, float64(v))
-	}
-	var sum float64
-	for _, v := range x {
-		sum += math.Exp(float64(v) - m)
-	}
-	lse := m + math.Log(sum)
-	out := make([]float64, len(x))
-	for i, v := range x {
-		out[i] = float64(v) - lse
-	}
-	return out
 }
 
 // topLogprobs returns the k largest log-probs, ties by lower id.

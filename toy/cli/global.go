@@ -8,9 +8,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
+
+	"github.com/toyml/toy/toy/defaultmodel"
 )
 
 // version is set at build time:
@@ -41,15 +45,37 @@ func failure(err error) error {
 	return failureError{err}
 }
 
-// exitStatus maps a command's error to the process exit status.
+// exitStatus maps a command's error to the process exit status: 1 for what
+// failed on the machine (marked with failure, or an I/O error the operating
+// system gave: a full disk, a read-only file system, a permission), 2 for
+// the rest, which is bad input (flags, arguments, a missing or malformed
+// file).
 func exitStatus(err error) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return exitOK
-	case errors.Is(err, errFailure):
+	case errors.Is(err, errFailure), machineFailure(err):
 		return exitFailure
 	}
 	return exitBadInput
+}
+
+// machineFailures are the system errors that say the machine, not the
+// input, is at fault. A missing file (ENOENT) or a path through a file
+// (ENOTDIR) is not among them: those are a path the user gave.
+var machineFailures = []error{
+	fs.ErrPermission, // EACCES, EPERM
+	syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EIO, syscall.EFBIG,
+	syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, syscall.EBUSY, syscall.ETXTBSY,
+}
+
+func machineFailure(err error) bool {
+	for _, target := range machineFailures {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }
 
 // commandDoc documents one command for help and the manifest.
@@ -63,24 +89,24 @@ type commandDoc struct {
 // docs lists the commands in the order help shows them. Commands missing from
 // the commands map are left out; commands missing here are shown by name.
 var docs = []commandDoc{
-	{"infer", `toy infer MODEL (--prompt-ids "1 2 3" | --prompt TEXT) [--n 16] [sampling flags] [--format json | --schema FILE | --grammar-file FILE] [--threads N] [--json]`,
-		"generate tokens after a prompt", inferFlagsDoc},
+	{"infer", `toy infer [MODEL] [--prompt-ids "1 2 3" | --prompt TEXT] [--n 16] [sampling flags] [--format json | --schema FILE | --grammar-file FILE] [--threads N] [--json]`,
+		"generate tokens after a prompt (no prompt: after the BOS token)", inferFlagsDoc},
 	{"chat", "toy chat [MODEL] [--system TEXT] [--n 1024] [--ctx 4096] [sampling flags] [--format json | --schema FILE | --grammar-file FILE] [--device cuda]",
 		"talk with a model in the terminal, a turn per line, through its chat template (stdout gets the replies)", chatFlagsDoc},
-	{"eval", `toy eval MODEL (--prompt-ids "1 2 3" | --prompt TEXT | --file FILE) [--top-k 5] [--threads N] [--json]`,
+	{"eval", `toy eval [MODEL] (--prompt-ids "1 2 3" | --prompt TEXT | --file FILE) [--top-k 5] [--threads N] [--json]`,
 		"log-probabilities of a prompt's tokens with the top-k alternatives, or a file's perplexity", evalFlagsDoc},
-	{"tokenize", `toy tokenize MODEL TEXT [--special] [--bos] [--json]`,
+	{"tokenize", `toy tokenize [MODEL] TEXT [--special] [--bos] [--json]`,
 		"the token ids and pieces of a text", tokenizeFlagsDoc},
 	{"imatrix", imatrixUsage, "measure which input columns of each weight matrix a model leans on, over a text, for quantize --imatrix (llama-imatrix's file)", imatrixFlagsDoc},
 	{"quantize", quantizeUsage, "convert a model to one of llama.cpp's file types (Q4_K_M, IQ4_XS, Q8_0, …), as llama-quantize writes it", func() *flag.FlagSet { fs, _ := quantizeFlagSet(); return fs }},
-	{"list", "toy list [--json]", "list the GGUF models on this machine (own dirs, Hugging Face, Ollama, LM Studio)", listFlags},
+	{"list", "toy list [--json]", "list the models on this machine: the built-in one, the runs/*/model.gguf of this directory, own dirs, Hugging Face, Ollama, LM Studio", listFlags},
 	{"fetch", "toy fetch OWNER/REPO [FILE] [--revision REV] [--json]", "download a GGUF file from Hugging Face into its cache; without FILE, list the repo's GGUF files", fetchFlags},
 	{"describe", "toy describe MODEL [--json]", "print the model's algorithm card (Phuong & Hutter pseudocode) from its metadata", describeFlags},
 	{"card", "toy card code FILE | toy card parse FILE [--json]", "read a card (from toy describe) back: the Go that constructs its Config, or the Config", cardFlags},
 	{"new", "toy new DIR [--toy TOYDIR]", "create a lab: a Go module with its own primitives, blocks, architecture and recipe, and toy's CLI with them registered (go run . train … --arch capped)", newFlags},
-	{"train", "toy train from-scratch|warm-start|lora|qlora --data FILE|DIR [flags]", "train a model: from scratch, from a checkpoint, or a LoRA/QLoRA adapter", nil},
-	{"runs", "toy runs [list | show ID | plot ID -o loss.png | export ID -o OUT.gguf [--type q8_0]] [--dir runs] [--json]", "list training runs, show one, or export its latest checkpoint as a model", nil},
-	{"lora", "toy lora merge BASE.gguf ADAPTER.gguf -o OUT.gguf", "merge a LoRA adapter into its base model", nil},
+	{"train", trainUsage, "train a model: from scratch, from a model (warm start), or a LoRA/QLoRA adapter; each run writes its directory (--out), which --resume continues", trainFlagsDoc},
+	{"runs", "toy runs [list | show ID | plot ID -o loss.png | export ID -o OUT.gguf [--type q8_0]] [--dir runs] [--json]", "list training runs, show one, plot its loss, or export its latest checkpoint as a model", runsFlagsDoc},
+	{"lora", "toy lora merge BASE.gguf ADAPTER.gguf -o OUT.gguf", "merge a LoRA adapter into its base model", loraFlagsDoc},
 	{"classify", "toy classify MODEL.gguf IMAGE [--top-k 5] [--device cpu|cuda] [--json]",
 		"classify a PNG, JPEG or GIF image with a ViT classifier", classifyFlagsDoc},
 	{"convert", "toy convert HF_DIR OUT.gguf [--type f32|f16|bf16|q8_0]",
@@ -89,7 +115,7 @@ var docs = []commandDoc{
 	{"rerank", rerankUsage, "rank documents by how well they answer a query, with a reranker (bge-reranker, ms-marco cross-encoders)", rerankFlagsDoc},
 	{"serve", "toy serve [MODEL] [--addr 127.0.0.1:8080] [--ctx N] [--device cuda] [--threads N] [--chat-template-file F]",
 		"an HTTP server over one model that speaks OpenAI's API (/v1/chat/completions, /v1/completions, /v1/models: streaming, n choices, logprobs, penalties and logit_bias, tool calls) and Ollama's (/api/chat, /api/generate, /api/tags, /api/show, /api/ps, /api/version), so OpenAI and Ollama clients work against it; see go doc ./toy/serve", serveFlagsDoc},
-	{"install", "toy install [--json]", "check that each backend loads and passes its self-test; register the Jupyter kernel", nil},
+	{"install", "toy install", "check that each backend loads and passes its self-test; register the Jupyter kernel", installFlags},
 }
 
 // The flags of infer and eval, as their commands define them (kept here for
@@ -99,6 +125,8 @@ func inferFlagsDoc() *flag.FlagSet { fs, _ := inferFlagSet(); return fs }
 func evalFlagsDoc() *flag.FlagSet { fs, _ := evalFlagSet(); return fs }
 
 func tokenizeFlagsDoc() *flag.FlagSet { fs, _, _, _ := tokenizeFlagSet(); return fs }
+
+func installFlags() *flag.FlagSet { return flag.NewFlagSet("install", flag.ContinueOnError) }
 
 func global(args []string, stdout, stderr io.Writer) (status int, done bool) {
 	if len(args) == 0 {
@@ -188,8 +216,9 @@ func helpText() string {
 	}
 	b.WriteString(`
 MODEL is a path, a file name found by "toy list", an Ollama name (llama3.2, qwen2.5:0.5b),
-a Hugging Face repo in the local cache (owner/repo, owner/repo/file.gguf) or an LM Studio
-publisher/model.
+a Hugging Face repo in the local cache (owner/repo, owner/repo/file.gguf), an LM Studio
+publisher/model, or ` + defaultmodel.Name + `, the small model built into toy (what infer, eval, chat,
+tokenize and serve use when MODEL is left out).
 
 Run "toy help COMMAND" or "toy COMMAND --help" for a command's usage and flags;
 "toy --version" for the version; "toy --manifest" for all of this as JSON.
@@ -229,21 +258,28 @@ func countFlags(fs *flag.FlagSet) int {
 // parseFlags parses a command's flags; -h or --help prints the command's help
 // to stdout and returns flag.ErrHelp.
 func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
+	help := func() ([]string, error) {
+		d := commandDoc{Name: fs.Name(), Usage: "toy " + fs.Name()}
+		if i := slices.IndexFunc(docs, func(d commandDoc) bool { return d.Name == fs.Name() }); i >= 0 {
+			d = docs[i] // not docFor: the commands map refers to this function
+		}
+		d.Flags = func() *flag.FlagSet { return fs }
+		fmt.Fprint(stdout, commandHelp(d))
+		return nil, flag.ErrHelp
+	}
 	for _, a := range args {
 		if a == "--" {
 			break
 		}
-		if a == "-h" || a == "-help" || a == "--help" {
-			d := commandDoc{Name: fs.Name(), Usage: "toy " + fs.Name()}
-			if i := slices.IndexFunc(docs, func(d commandDoc) bool { return d.Name == fs.Name() }); i >= 0 {
-				d = docs[i] // not docFor: the commands map refers to this function
-			}
-			d.Flags = func() *flag.FlagSet { return fs }
-			fmt.Fprint(stdout, commandHelp(d))
-			return nil, flag.ErrHelp
+		if isHelpArg(a) {
+			return help()
 		}
 	}
-	return parseInterleaved(fs, args)
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) { // --h, -help=…: what the flag package takes for help
+		return help()
+	}
+	return pos, err
 }
 
 // The manifest: a machine-readable description of the CLI (toy/manifest-v1).

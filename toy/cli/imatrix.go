@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 
 	"github.com/toyml/toy/toy"
-	"github.com/toyml/toy/toy/tensor"
 	"github.com/toyml/toy/toy/tokenizer"
 )
 
@@ -60,8 +59,8 @@ func runImatrix(args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--text: %w", err)
 	}
-	if f.threads > 0 {
-		tensor.SetThreads(f.threads)
+	if err := setThreads(f.threads); err != nil {
+		return err
 	}
 	m, err := loadModel(pos)
 	if err != nil {

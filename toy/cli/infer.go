@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/toyml/toy/toy"
-	"github.com/toyml/toy/toy/hub"
 	"github.com/toyml/toy/toy/sample"
 	"github.com/toyml/toy/toy/tensor"
 	"github.com/toyml/toy/toy/tokenizer"
@@ -77,7 +76,7 @@ func inferFlagSet() (*flag.FlagSet, *inferOpts) {
 
 func runInfer(args []string, stdout io.Writer) error {
 	fs, o := inferFlagSet()
-	pos, err := parseInterleaved(fs, args)
+	pos, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
 	}
@@ -91,8 +90,8 @@ func runInfer(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if o.threads > 0 {
-		tensor.SetThreads(o.threads)
+	if err := setThreads(o.threads); err != nil {
+		return err
 	}
 	if err := useDevice(o.device); err != nil {
 		return err
@@ -111,13 +110,15 @@ func runInfer(args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	ids, err := promptIDs(m, o.promptIDs, o.prompt)
+	ids, err := promptIDs(m, fs, o.promptIDs, o.prompt, true, "--prompt or --prompt-ids")
 	if err != nil {
 		return err
 	}
 
-	// Text streams as it is generated when the prompt was text.
-	text := o.prompt != "" || len(o.stop) > 0
+	// Text streams as it is generated when the prompt was text (or none:
+	// a start from BOS reads as text, as llama.cpp prints it).
+	noPrompt := !flagGiven(fs, "prompt") && !flagGiven(fs, "prompt-ids")
+	text := flagGiven(fs, "prompt") || noPrompt || len(o.stop) > 0
 	var generated strings.Builder
 	stream := text && !o.asJSON
 	var dec *tokenizer.Decoder
@@ -222,38 +223,49 @@ func runInfer(args []string, stdout io.Writer) error {
 	return nil
 }
 
-// loadModel resolves the one MODEL argument (a path, a name found by toy
-// list, an Ollama, Hugging Face or LM Studio reference) and loads it; with no
-// argument it loads the default model toy ships with.
-func loadModel(pos []string) (*toy.Model, error) {
-	if len(pos) == 0 {
-		return toy.LoadDefault()
-	}
-	ref, err := oneModel(pos)
-	if err != nil {
-		return nil, err
-	}
-	path, err := hub.Resolve(ref)
-	if err != nil {
-		return nil, err
-	}
-	return toy.Load(path)
-}
-
 // promptIDs returns the prompt as token ids, from --prompt-ids or by
-// encoding --prompt; exactly one must be given.
-func promptIDs(m *toy.Model, ids, text string) ([]int32, error) {
-	switch {
-	case ids != "" && text != "":
+// encoding --prompt; at most one may be given. With neither, a command that
+// can start from nothing (infer) starts from the BOS token, as llama.cpp
+// does; without a BOS token, or for the others, it asks for a prompt (what
+// says how lists the flags that give one).
+func promptIDs(m *toy.Model, fs *flag.FlagSet, ids, text string, fromBOS bool, what string) ([]int32, error) {
+	switch idsGiven, textGiven := flagGiven(fs, "prompt-ids"), flagGiven(fs, "prompt"); {
+	case idsGiven && textGiven:
 		return nil, fmt.Errorf("%w: give --prompt or --prompt-ids, not both", errUsage)
-	case text != "":
+	case textGiven:
 		out, err := m.Encode(text)
 		if err == nil && len(out) == 0 {
-			err = fmt.Errorf("--prompt %q encodes to no tokens", text)
+			err = fmt.Errorf("%w: --prompt %q encodes to no tokens", errUsage, text)
 		}
 		return out, err
+	case idsGiven:
+		return parseIDs(ids)
 	}
-	return parseIDs(ids)
+	if fromBOS && m.Tokenizer != nil && m.Tokenizer.BOS() >= 0 {
+		return []int32{m.Tokenizer.BOS()}, nil
+	}
+	if fromBOS {
+		what += " (the model has no BOS token to start from)"
+	}
+	return nil, fmt.Errorf("%w: no prompt: give %s", errUsage, what)
+}
+
+// flagGiven reports whether the flag was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
+// setThreads applies --threads: 0 keeps every core.
+func setThreads(n int) error {
+	if n < 0 {
+		return fmt.Errorf("%w: --threads must be ≥ 0 (0: all cores), got %d", errUsage, n)
+	}
+	if n > 0 {
+		tensor.SetThreads(n)
+	}
+	return nil
 }
 
 // floatFlag parses a float32 flag value into dst.

@@ -3,7 +3,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,14 +20,11 @@ import (
 // runInstall builds nothing: it loads each backend, runs its self-test
 // against the pure-Go reference, and prints what is active.
 func runInstall(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("install", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: toy install\n\nLoads each backend, runs its self-test and prints which one is active.")
-	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseFlags(installFlags(), args, stdout)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
+	if len(pos) > 0 {
 		return fmt.Errorf("%w: toy install takes no arguments", errUsage)
 	}
 	fmt.Fprintf(stdout, "platform   %s/%s, %d cores\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
@@ -69,27 +65,69 @@ func runInstall(args []string, stdout io.Writer) error {
 }
 
 // registerKernel installs the Jupyter kernelspec when a toysh binary sits
-// beside toy or on the PATH, and says what it did.
+// beside toy, on the PATH or where go install puts it, and says what it did.
 func registerKernel() string {
-	toysh := ""
-	if exe, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(exe), "toysh"); fileExists(p) {
-			toysh = p
-		}
-	}
+	toysh := findToysh()
 	if toysh == "" {
-		if p, err := exec.LookPath("toysh"); err == nil {
-			toysh = p
-		}
-	}
-	if toysh == "" {
-		return "kernel not registered: no toysh found (go install github.com/toyml/toy/cmd/toysh@latest, then toy install)"
+		return "kernel not registered: no toysh beside toy, on the PATH or in Go's bin directory; build it with `" + toyshInstallHint() + "`, then run toy install again"
 	}
 	dir, err := kernelspec.Install(toysh)
 	if err != nil {
 		return "kernel not registered: " + err.Error()
 	}
 	return "kernel registered in " + dir + " (runs " + toysh + ")"
+}
+
+// findToysh looks for toysh beside this program, on the PATH, and in the
+// directory go install writes to ($GOBIN, else $GOPATH/bin, else ~/go/bin).
+func findToysh() string {
+	if exe, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(exe), toyshName()); fileExists(p) {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("toysh"); err == nil {
+		return p
+	}
+	var bins []string
+	if bin := os.Getenv("GOBIN"); bin != "" {
+		bins = append(bins, bin)
+	} else if gopath := os.Getenv("GOPATH"); gopath != "" {
+		for _, d := range filepath.SplitList(gopath) {
+			bins = append(bins, filepath.Join(d, "bin"))
+		}
+	} else if home, err := os.UserHomeDir(); err == nil {
+		bins = append(bins, filepath.Join(home, "go", "bin"))
+	}
+	for _, d := range bins {
+		if p := filepath.Join(d, toyshName()); fileExists(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+func toyshName() string {
+	if runtime.GOOS == "windows" {
+		return "toysh.exe"
+	}
+	return "toysh"
+}
+
+// toyshInstallHint is the command that installs toysh for this toy: from
+// the checkout it was built from (found as toy new finds it), or, for a
+// published toy, that version from the module proxy. An unpublished
+// module's @latest does not exist, so a development build never says so.
+func toyshInstallHint() string {
+	if v := publishedToy(); v != "" { // new.go
+		return "go install " + toyModule + "/cmd/toysh@" + v
+	}
+	for _, start := range checkoutHints() {
+		if root := toyRoot(start); root != "" {
+			return "go install -C " + shellQuote(root) + " ./cmd/toysh"
+		}
+	}
+	return "go install ./cmd/toysh in a toy checkout"
 }
 
 func fileExists(p string) bool {

@@ -68,6 +68,13 @@ func modelHome(t *testing.T) string {
 
 func TestListJSON(t *testing.T) {
 	modelHome(t)
+	run, err := os.ReadFile(filepath.Join("models", "tiny.gguf")) // a model toy train wrote here
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join("runs", "first"), 0o755)
+	os.WriteFile(filepath.Join("runs", "first", "model.gguf"), run, 0o644)
+	os.WriteFile(filepath.Join("runs", "first", "checkpoint.gguf"), run, 0o644) // not a model to list
 	status, out, errs := runToy("list", "--json")
 	if status != 0 {
 		t.Fatalf("status %d: %s", status, errs)
@@ -94,7 +101,7 @@ func TestListJSON(t *testing.T) {
 			t.Errorf("ollama row %v", m)
 		}
 	}
-	want := []string{"tiny.gguf dir", "cut.gguf dir", "acme/tiny-GGUF/tiny-Q8_0.gguf huggingface", "tinyllama:latest ollama", "pub/Tiny/tiny.gguf lmstudio"}
+	want := []string{"toy-go builtin", "runs/first/model.gguf run", "tiny.gguf dir", "cut.gguf dir", "acme/tiny-GGUF/tiny-Q8_0.gguf huggingface", "tinyllama:latest ollama", "pub/Tiny/tiny.gguf lmstudio"}
 	if !slices.Equal(names, want) {
 		t.Errorf("models %v, want %v", names, want)
 	}
@@ -128,12 +135,13 @@ func TestEmptyList(t *testing.T) {
 		t.Setenv(k, "")
 	}
 	t.Chdir(home)
+	// The built-in model is always there.
 	_, out, _ := runToy("list", "--json")
-	if strings.TrimSpace(out) != `{"format":"toy/list-v1","models":[]}` {
+	if strings.TrimSpace(out) != `{"format":"toy/list-v1","models":[{"name":"toy-go","source":"builtin","path":"toy-go","arch":"llama","params":1377408,"quant":"Q8_0","size_bytes":1527584}]}` {
 		t.Errorf("empty list JSON %q", out)
 	}
 	status, out, _ := runToy("list")
-	if status != 0 || !strings.Contains(out, "no GGUF models found") {
+	if status != 0 || !strings.Contains(out, "\ntoy-go  builtin  llama  1.4M") || !strings.Contains(out, "no GGUF files found") {
 		t.Errorf("empty list: %d %q", status, out)
 	}
 }

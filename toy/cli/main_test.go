@@ -146,7 +146,7 @@ func TestBadInput(t *testing.T) {
 		{"id out of range", []string{"infer", model, "--prompt-ids", "1 300"}, "token id out of range: 300"},
 		{"negative id", []string{"eval", model, "--prompt-ids", "-1"}, "token id out of range"},
 		{"bad ids", []string{"infer", model, "--prompt-ids", "1 x"}, `"x" is not a token id`},
-		{"no ids", []string{"infer", model}, "no token ids"},
+		{"no ids", []string{"infer", model, "--prompt-ids", " "}, "no token ids"},
 		{"both prompts", []string{"infer", model, "--prompt", "hi", "--prompt-ids", "1"}, "not both"},
 		{"two models", []string{"infer", model, model, "--prompt-ids", "1"}, "exactly one MODEL"},
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
@@ -314,4 +314,84 @@ func TestInferDraft(t *testing.T) {
 	if status, _, errs := runToy(append(args, "--draft", paths["gpt2-f32"])...); status == 0 || !strings.Contains(errs, "vocabulary differs") {
 		t.Errorf("a GPT-2 draft: status %d, %q", status, errs)
 	}
+}
+
+// rewriteModel copies the GGUF file src to a new file with its metadata
+// changed by edit (which returns false to leave a key out).
+func rewriteModel(t *testing.T, src string, edit func(key string, v gguf.Value) (gguf.Value, bool)) string {
+	t.Helper()
+	f, err := gguf.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := gguf.NewWriter()
+	for _, kv := range f.KV {
+		if v, ok := edit(kv.Key, kv.Value); ok {
+			w.Set(kv.Key, v)
+		}
+	}
+	for _, ti := range f.Tensors {
+		b, _, err := f.Data(ti.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.AddTensor(ti.Name, ti.Type, b, ti.Shape()...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "edited.gguf")
+	if err := w.WriteFile(out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// With no prompt, toy infer starts from the BOS token, as llama.cpp does;
+// a model without one asks for a prompt, naming the flags that give one
+// (not --prompt-ids alone, which the user never gave).
+func TestInferNoPrompt(t *testing.T) {
+	status, out, errs := runToy("infer", "--n", "6", "--json")
+	var inf struct {
+		PromptIDs []int32 `json:"prompt_ids"`
+		IDs       []int32
+		Text      *string
+	}
+	json.Unmarshal([]byte(out), &inf)
+	if status != 0 || len(inf.PromptIDs) != 1 || len(inf.IDs) == 0 || inf.Text == nil {
+		t.Fatalf("infer without a prompt: %d %s %s", status, out, errs)
+	}
+	m, err := loadModel(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if bos := m.Tokenizer.BOS(); bos < 0 || inf.PromptIDs[0] != bos {
+		t.Errorf("prompt %v, the built-in model's BOS is %d", inf.PromptIDs, bos)
+	}
+	bpe, _ := trainFixture(t) // GPT-2's vocabulary: without the key, no BOS (SentencePiece's would default to 1)
+	noBOS := rewriteModel(t, bpe, func(key string, v gguf.Value) (gguf.Value, bool) {
+		return v, key != "tokenizer.ggml.bos_token_id"
+	})
+	status, _, errs = runToy("infer", noBOS, "--n", "2")
+	if status != 2 || !strings.Contains(errs, "give --prompt or --prompt-ids") || strings.Contains(errs, "--prompt-ids:") {
+		t.Errorf("infer without a prompt or a BOS token: %d %q", status, errs)
+	}
+	status, _, errs = runToy("eval", "--json")
+	if status != 2 || !strings.Contains(errs, "give --prompt, --prompt-ids or --file") {
+		t.Errorf("eval without a prompt: %d %q", status, errs)
+	}
+}
+
+// toy eval's log-probabilities come from sample.LogSoftmax (and its
+// perplexity from sample.LogProb), the one log-softmax toy has; the output
+// is what eval printed with its own copy (testdata/eval-toy-go.golden was
+// written by toy eval before the change).
+func TestEvalOutputsUnchanged(t *testing.T) {
+	_, a, errs := runToy("eval", "--prompt", "func main() { fmt.Println(x) }", "--top-k", "3")
+	_, b, _ := runToy("eval", "--file", filepath.Join("testdata", "eval-prog.go.txt"), "--window", "16")
+	if a == "" || b == "" {
+		t.Fatalf("eval: %s", errs)
+	}
+	golden(t, "eval-toy-go.golden", a+b)
 }

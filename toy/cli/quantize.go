@@ -60,7 +60,7 @@ func quantizeFlagSet() (*flag.FlagSet, quantizeFlags) {
 // and prints what it did.
 func runQuantize(args []string, stdout io.Writer) error {
 	fs, fl := quantizeFlagSet()
-	pos, err := parseInterleaved(fs, args)
+	pos, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,11 @@ func runQuantize(args []string, stdout io.Writer) error {
 		}
 		opt.Imatrix = im.Weights()
 	}
-	f, err := gguf.Open(pos[0])
+	in, err := resolveModel(pos[0]) // a MODEL reference, toy-go included
+	if err != nil {
+		return err
+	}
+	f, err := gguf.Open(in)
 	if err != nil {
 		return fmt.Errorf("load %s: %w", pos[0], err)
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/toyml/toy/toy"
 	"github.com/toyml/toy/toy/serve"
-	"github.com/toyml/toy/toy/tensor"
 )
 
 type serveOpts struct {
@@ -73,8 +72,8 @@ func runServe(args []string, stdout io.Writer) error {
 	if o.ctx < 0 {
 		return fmt.Errorf("--ctx must be ≥ 0, got %d", o.ctx)
 	}
-	if o.threads > 0 {
-		tensor.SetThreads(o.threads)
+	if err := setThreads(o.threads); err != nil {
+		return err
 	}
 	if err := useDevice(o.device); err != nil {
 		return err

@@ -21,7 +21,7 @@ func tokenizeFlagSet() (*flag.FlagSet, *bool, *bool, *bool) {
 
 func runTokenize(args []string, stdout io.Writer) error {
 	fs, special, bos, asJSON := tokenizeFlagSet()
-	pos, err := parseInterleaved(fs, args)
+	pos, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -18,11 +20,13 @@ import (
 	"github.com/toyml/toy/toy/display"
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/hub"
 	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/recipes"
 	"github.com/toyml/toy/toy/runlog"
 	"github.com/toyml/toy/toy/tensor"
 	"github.com/toyml/toy/toy/tokenizer"
+	"golang.org/x/term"
 )
 
 type trainFlags struct {
@@ -35,32 +39,25 @@ type trainFlags struct {
 	resume, asJSON                             bool
 }
 
-func runTrain(args []string, stdout io.Writer) error {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return fmt.Errorf("%w: toy train from-scratch|warm-start|lora|qlora [flags]", errUsage)
-	}
-	kind := args[0]
-	switch kind {
-	case "from-scratch", "warm-start", "lora", "qlora":
-	default:
-		return fmt.Errorf("%w: unknown recipe %q (from-scratch, warm-start, lora, qlora)", errUsage, kind)
-	}
-	var f trainFlags
+const trainUsage = "toy train from-scratch|warm-start|lora|qlora --data FILE|DIR [flags]"
+
+func trainFlagSet() (*flag.FlagSet, *trainFlags) {
+	f := &trainFlags{}
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	fs.StringVar(&f.model, "model", "", "GGUF model to start from (warm-start, lora, qlora)")
+	fs.StringVar(&f.model, "model", "", "MODEL to start from (warm-start, lora, qlora): a path, a name toy list shows, or "+defaultmodel.Name)
 	fs.StringVar(&f.data, "data", "", "training text: a file or a directory of files")
-	fs.StringVar(&f.tokenizer, "tokenizer", "", "GGUF file whose tokenizer encodes the data (from-scratch; default: that of toy's default model, "+defaultmodel.Name+")")
+	fs.StringVar(&f.tokenizer, "tokenizer", "", "MODEL whose tokenizer encodes the data (from-scratch; default: that of toy's default model, "+defaultmodel.Name+")")
 	fs.StringVar(&f.out, "out", "", "run directory for events.jsonl, checkpoints and the result (default runs/<time>)")
 	fs.IntVar(&f.steps, "steps", 100, "training steps")
 	fs.IntVar(&f.batch, "batch", 4, "sequences per step (B)")
 	fs.IntVar(&f.seq, "seq", 64, "tokens per sequence (T)")
-	fs.Float64Var(&f.lr, "lr", 0, "peak learning rate (default: 3e-4, LoRA 1e-3)")
+	fs.Float64Var(&f.lr, "lr", 0, "peak learning rate, > 0 (default: 3e-4, LoRA 1e-3)")
 	fs.IntVar(&f.rank, "rank", 8, "LoRA rank")
 	fs.Float64Var(&f.alpha, "alpha", 16, "LoRA alpha")
 	fs.Float64Var(&f.dropout, "dropout", 0, "LoRA dropout")
 	fs.StringVar(&f.targets, "targets", "q,v", "LoRA target projections: q,k,v,o,qkv,gate,up,down")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for initialisation, data order and dropout")
-	fs.IntVar(&f.every, "checkpoint-every", 50, "steps between checkpoints")
+	fs.IntVar(&f.every, "checkpoint-every", 50, "steps between checkpoints (0: only at the end, and when interrupted)")
 	fs.BoolVar(&f.resume, "resume", false, "continue the run in --out from its checkpoint")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per step")
 	fs.IntVar(&f.threads, "threads", 0, "worker threads (0: all cores)")
@@ -71,52 +68,108 @@ func runTrain(args []string, stdout io.Writer) error {
 	fs.IntVar(&f.heads, "heads", 4, "from-scratch attention heads")
 	fs.IntVar(&f.kvHeads, "kv-heads", 0, "from-scratch key/value heads (default: heads)")
 	fs.IntVar(&f.ffn, "ffn", 0, "from-scratch feed-forward width (default: the family's for the width)")
-	pos, err := parseInterleaved(fs, args[1:])
+	return fs, f
+}
+
+func trainFlagsDoc() *flag.FlagSet { fs, _ := trainFlagSet(); return fs }
+
+// check refuses flag values that would otherwise be silently replaced or
+// fail later: a learning rate ≤ 0 (0 is the flag's "not given"), a negative
+// checkpoint interval, a model for a recipe that takes none.
+func (f *trainFlags) check(fs *flag.FlagSet, kind string) error {
+	if flagGiven(fs, "lr") && !(f.lr > 0 && !math.IsInf(f.lr, 1)) {
+		return fmt.Errorf("%w: --lr must be a number > 0, got %v", errUsage, f.lr)
+	}
+	if f.every < 0 {
+		return fmt.Errorf("%w: --checkpoint-every must be ≥ 0 (0: only at the end), got %d", errUsage, f.every)
+	}
+	if kind == "from-scratch" && f.model != "" {
+		return fmt.Errorf("%w: from-scratch starts from no model: give --tokenizer for its tokenizer, not --model", errUsage)
+	}
+	if kind != "from-scratch" && f.tokenizer != "" {
+		return fmt.Errorf("%w: %s encodes the data with --model's tokenizer; --tokenizer is for from-scratch", errUsage, kind)
+	}
+	return nil
+}
+
+func isHelpArg(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
+
+func runTrain(args []string, stdout io.Writer) (err error) {
+	fs, f := trainFlagSet()
+	if len(args) > 0 && isHelpArg(args[0]) {
+		_, err := parseFlags(fs, args, stdout)
+		return err
+	}
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return fmt.Errorf("%w: %s (\"toy help train\" lists the flags)", errUsage, trainUsage)
+	}
+	kind := args[0]
+	switch kind {
+	case "from-scratch", "warm-start", "lora", "qlora":
+	default:
+		return fmt.Errorf("%w: unknown recipe %q (from-scratch, warm-start, lora, qlora)", errUsage, kind)
+	}
+	pos, err := parseFlags(fs, args[1:], stdout)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
 	}
-	if f.threads > 0 {
-		tensor.SetThreads(f.threads)
+	if err := f.check(fs, kind); err != nil {
+		return err
+	}
+	if err := setThreads(f.threads); err != nil {
+		return err
 	}
 	if err := useDevice(f.device); err != nil {
 		return err
 	}
 	if f.out == "" {
 		if f.resume {
-			return fmt.Errorf("--resume needs --out, the run directory to continue")
+			return fmt.Errorf("%w: --resume needs --out, the run directory to continue", errUsage)
 		}
 		f.out = filepath.Join("runs", time.Now().UTC().Format("20060102-150405"))
 	}
 	ckpt := filepath.Join(f.out, "checkpoint.gguf")
+	if f.model != "" {
+		if f.model, err = resolveModel(f.model); err != nil { // the recipes take a file: the built-in model's is cached
+			return fmt.Errorf("--model: %w", err)
+		}
+	}
 
 	var r *recipes.Recipe
-	var tok *tokenizer.Tokenizer
 	if f.resume {
 		if r, err = recipes.Resume(ckpt); err != nil {
 			return err
 		}
 		if r.Kind != kind {
-			return fmt.Errorf("--resume: %s holds a %s run, not %s", ckpt, r.Kind, kind)
+			return fmt.Errorf("%w: --resume: %s holds a %s run, not %s", errUsage, ckpt, r.Kind, kind)
 		}
-		if err := sameOptions(r.Options, f, fs); err != nil {
+		if err := sameOptions(r.Options, *f, fs); err != nil {
 			return err
 		}
-	} else if r, err = newRecipe(kind, f); err != nil {
+		if err := sameModel(ckpt, kind, f.model); err != nil {
+			return err
+		}
+	} else if r, err = newRecipe(kind, *f); err != nil {
 		return err
 	}
+	// The data's tokenizer: a checkpoint carries its model's (a from-scratch
+	// one the tokenizer it was started with), so a resume needs neither flag.
 	tokSource := f.model
-	if kind == "from-scratch" {
+	switch {
+	case kind == "from-scratch" && f.tokenizer != "":
 		tokSource = f.tokenizer
-		if tokSource == "" && f.resume {
-			tokSource = ckpt // a from-scratch checkpoint carries its tokenizer
-		}
-	} else if tokSource == "" {
+	case f.resume:
+		tokSource = ckpt
+	case kind == "from-scratch":
+		tokSource = "" // the default model's
+	case tokSource == "":
 		return fmt.Errorf("%w: %s needs --model", errUsage, kind)
 	}
-	if tok, err = loadTokenizer(tokSource); err != nil {
+	tok, err := loadTokenizer(tokSource)
+	if err != nil {
 		return err
 	}
 	if tok.VocabSize() > r.Model.VocabSize() {
@@ -130,9 +183,71 @@ func runTrain(args []string, stdout io.Writer) error {
 		return fmt.Errorf("--data: %d tokens; need at least %d for one sequence of %d", len(data), r.Options.Context+2, r.Options.Context)
 	}
 
+	// From here the run directory is ours (runlog.Create locks it) until
+	// the log is ended or closed, which every return below does.
 	log, err := runlog.Create(f.out)
+	if errors.Is(err, runlog.ErrBusy) {
+		return failure(fmt.Errorf("--out %s: another toy train is writing this run directory (it holds the lock on its events.jsonl); wait for it to end, or give another --out", f.out))
+	}
 	if err != nil {
 		return err
+	}
+	ended := false
+	end := func(reason string) error { ended = true; return log.End(reason) }
+	defer func() {
+		if ended {
+			return
+		}
+		if err != nil {
+			log.End("error: " + err.Error())
+		} else {
+			log.Close()
+		}
+	}()
+	result := filepath.Join(f.out, "model.gguf")
+	if kind == "lora" || kind == "qlora" {
+		result = filepath.Join(f.out, "adapter.gguf")
+	}
+	// What a killed run was writing when it died.
+	removed := 0
+	for _, p := range []string{ckpt, result} {
+		n, err := gguf.RemoveTemps(p)
+		if err != nil {
+			return fmt.Errorf("remove what a killed run left in %s: %w", f.out, err)
+		}
+		removed += n
+	}
+	if removed > 0 {
+		fmt.Fprintf(os.Stderr, "toy train: removed %d temporary file(s) a killed run left in %s\n", removed, f.out)
+	}
+	save := func() error {
+		if kind == "lora" || kind == "qlora" {
+			return r.SaveAdapter(result)
+		}
+		return r.SaveModel(result)
+	}
+	if r.Steps >= r.Options.Steps { // a resume of a run whose checkpoint is its last step
+		prev, _ := runlog.Read(f.out)
+		if _, serr := os.Stat(result); serr == nil && prev.Ended == "done" {
+			ended = true
+			if err := log.Close(); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "the run in %s is already complete (%d of %d steps, %s); nothing to do\n", f.out, r.Steps, r.Options.Steps, result)
+			return nil
+		}
+		// Killed after its last checkpoint: finish what it did not.
+		if err := save(); err != nil {
+			return err
+		}
+		if err := log.Start(kind, tensor.ActiveBackend().Name(), r.ModelConfig(), r.Options); err != nil {
+			return err
+		}
+		if err := end("done"); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "the run in %s was already at its last step (%d of %d); wrote %s\n", f.out, r.Steps, r.Options.Steps, result)
+		return nil
 	}
 	if err := log.Start(kind, tensor.ActiveBackend().Name(), r.ModelConfig(), r.Options); err != nil {
 		return err
@@ -145,10 +260,10 @@ func runTrain(args []string, stdout io.Writer) error {
 	for r.Steps < r.Options.Steps {
 		select {
 		case <-interrupted:
-			log.End("interrupted")
 			if err := r.SaveCheckpoint(ckpt); err != nil {
 				return err
 			}
+			end("interrupted")
 			return fmt.Errorf("interrupted at step %d; continue with --resume --out %s", r.Steps, f.out)
 		default:
 		}
@@ -159,7 +274,6 @@ func runTrain(args []string, stdout io.Writer) error {
 		t0, lr := time.Now(), r.LR()
 		res, err := r.StepResult(batch)
 		if err != nil {
-			log.End("error: " + err.Error())
 			return fmt.Errorf("%w (the last checkpoint, %s, is intact)", err, ckpt)
 		}
 		wall := time.Since(t0)
@@ -168,7 +282,7 @@ func runTrain(args []string, stdout io.Writer) error {
 			return err
 		}
 		report(stdout, f.asJSON, terminal, r, res, lr, wall, start)
-		if r.Steps%f.every == 0 || r.Steps == r.Options.Steps {
+		if f.every > 0 && r.Steps%f.every == 0 || r.Steps == r.Options.Steps {
 			if err := r.SaveCheckpoint(ckpt); err != nil {
 				return err
 			}
@@ -177,17 +291,10 @@ func runTrain(args []string, stdout io.Writer) error {
 	if terminal {
 		fmt.Fprintln(os.Stderr)
 	}
-	result := filepath.Join(f.out, "model.gguf")
-	if kind == "lora" || kind == "qlora" {
-		result = filepath.Join(f.out, "adapter.gguf")
-		err = r.SaveAdapter(result)
-	} else {
-		err = r.SaveModel(result)
-	}
-	if err != nil {
+	if err := save(); err != nil {
 		return err
 	}
-	if err := log.End("done"); err != nil {
+	if err := end("done"); err != nil {
 		return err
 	}
 	if !f.asJSON {
@@ -195,6 +302,55 @@ func runTrain(args []string, stdout io.Writer) error {
 	}
 	return nil
 }
+
+// sameModel refuses a resume whose --model is not the model the run
+// started from: for LoRA, the base its checkpoint names; for a warm start,
+// a file whose metadata (architecture, hyperparameters, tokenizer) the
+// checkpoint does not carry. Without --model there is nothing to compare.
+func sameModel(ckpt, kind, model string) error {
+	if model == "" {
+		return nil
+	}
+	c, err := gguf.Open(ckpt)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	refuse := func(why string) error {
+		return fmt.Errorf("%w: --resume: --model %s is not the model the run in %s started from (%s); resume without --model, or start a new run", errUsage, model, filepath.Dir(ckpt), why)
+	}
+	if kind == "lora" || kind == "qlora" {
+		base, err := c.String(checkpointBaseKey)
+		if err != nil {
+			return err
+		}
+		a, err1 := os.Stat(base)
+		b, err2 := os.Stat(model)
+		if err1 != nil || err2 != nil || !os.SameFile(a, b) {
+			return refuse("its base is " + base)
+		}
+		return nil
+	}
+	m, err := gguf.Open(model)
+	if err != nil {
+		return fmt.Errorf("--model: %w", err)
+	}
+	defer m.Close()
+	have := map[string]any{}
+	for _, kv := range c.KV {
+		have[kv.Key] = kv.Value
+	}
+	for _, kv := range m.KV {
+		if v, ok := have[kv.Key]; !ok || !reflect.DeepEqual(v, kv.Value) {
+			return refuse("its " + kv.Key + " differs")
+		}
+	}
+	return nil
+}
+
+// checkpointBaseKey is the metadata key under which a LoRA checkpoint names
+// its base model's file (recipes.SaveCheckpoint writes it).
+const checkpointBaseKey = "toy.checkpoint.base"
 
 func newRecipe(kind string, f trainFlags) (*recipes.Recipe, error) {
 	o := recipes.NewOptions(f.seq).WithBatch(f.batch).WithSteps(f.steps).WithSeed(f.seed).
@@ -294,14 +450,18 @@ func sameOptions(o recipes.Options, f trainFlags, fs *flag.FlagSet) error {
 // openTokenizer opens the GGUF file whose tokenizer a from-scratch run uses:
 // path, or toy's default model when path is empty.
 func openTokenizer(path string) (*gguf.File, error) {
-	if path == "" {
+	if path == "" || isBuiltin(path) {
 		f, err := gguf.Parse(defaultmodel.Bytes())
 		if err != nil {
 			return nil, fmt.Errorf("the default model's tokenizer: %w", err)
 		}
 		return f, nil
 	}
-	f, err := gguf.Open(path)
+	file, err := hub.Resolve(path)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	f, err := gguf.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", path, err)
 	}
@@ -382,18 +542,34 @@ func report(w io.Writer, asJSON, terminal bool, r *recipes.Recipe, res engine.St
 	fmt.Fprintf(os.Stderr, "\r%s step %d/%d  loss %.4f  %.0f tok/s  ETA %v   ", bar, done, total, res.Loss, tps, eta)
 }
 
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+// isTerminal reports whether w is a terminal (not a file, a pipe or
+// /dev/null).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-func runRuns(args []string, stdout io.Writer) error {
+type runsFlags struct {
+	dir, out, typ string
+	asJSON        bool
+}
+
+func runsFlagSet() (*flag.FlagSet, *runsFlags) {
+	f := &runsFlags{}
 	fs := flag.NewFlagSet("runs", flag.ContinueOnError)
-	dir := fs.String("dir", "runs", "directory holding the runs")
-	asJSON := fs.Bool("json", false, "print JSON")
-	out := fs.String("o", "", "export: the GGUF model file to write")
-	typ := fs.String("type", "f32", "export: weight type (f32, f16, bf16, q8_0)")
-	pos, err := parseInterleaved(fs, args)
+	fs.StringVar(&f.dir, "dir", "runs", "directory holding the runs")
+	fs.BoolVar(&f.asJSON, "json", false, "print JSON")
+	fs.StringVar(&f.out, "o", "", "plot: the PNG to write; export: the GGUF model file to write")
+	fs.StringVar(&f.typ, "type", "f32", "export: weight type (f32, f16, bf16, q8_0)")
+	return fs, f
+}
+
+func runsFlagsDoc() *flag.FlagSet { fs, _ := runsFlagSet(); return fs }
+
+func runRuns(args []string, stdout io.Writer) error {
+	fs, f := runsFlagSet()
+	dir, asJSON, out, typ := &f.dir, &f.asJSON, &f.out, &f.typ
+	pos, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
 	}
@@ -478,10 +654,16 @@ func exportRun(run, out, typ string, stdout io.Writer) error {
 	return nil
 }
 
-func runLoRA(args []string, stdout io.Writer) error {
+func loraFlagSet() (*flag.FlagSet, *string) {
 	fs := flag.NewFlagSet("lora", flag.ContinueOnError)
-	out := fs.String("o", "", "output GGUF file")
-	pos, err := parseInterleaved(fs, args)
+	return fs, fs.String("o", "", "output GGUF file")
+}
+
+func loraFlagsDoc() *flag.FlagSet { fs, _ := loraFlagSet(); return fs }
+
+func runLoRA(args []string, stdout io.Writer) error {
+	fs, out := loraFlagSet()
+	pos, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toyml/toy/internal/testmodel"
+	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/runlog"
 	"github.com/toyml/toy/toy/tensor"
 )
@@ -149,5 +151,199 @@ func TestTrainFromScratchArchs(t *testing.T) {
 	}
 	if archs := scratchArchs(); !slices.Contains(archs, "llama") || !slices.Contains(archs, "gpt2") {
 		t.Errorf("scratchArchs() = %v", archs)
+	}
+}
+
+// trainArgs are the flags of a small, quick run into out.
+func trainArgs(kind, model, data, out string, more ...string) []string {
+	args := []string{"train", kind, "--data", data, "--steps", "2", "--batch", "1", "--seq", "16", "--threads", "1", "--out", out}
+	if kind == "from-scratch" {
+		args = append(args, "--tokenizer", model, "--layers", "1", "--embed", "32", "--heads", "2")
+	} else {
+		args = append(args, "--model", model)
+	}
+	return append(args, more...)
+}
+
+// events reads a run's events.jsonl, each line of which must be JSON.
+func events(t *testing.T, dir string) []runlog.Event {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var es []runlog.Event
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e runlog.Event
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("events.jsonl line %q: %v", line, err)
+		}
+		es = append(es, e)
+	}
+	return es
+}
+
+// --checkpoint-every 0 checkpoints only at the end (it divided by zero, a
+// panic, with no run_end); a negative interval is refused.
+func TestTrainCheckpointEveryZero(t *testing.T) {
+	model, data := trainFixture(t)
+	out := filepath.Join(t.TempDir(), "run")
+	status, stdout, errs := runToy(trainArgs("from-scratch", model, data, out, "--checkpoint-every", "0")...)
+	if status != 0 || !strings.Contains(stdout, "done: 2 steps") {
+		t.Fatalf("--checkpoint-every 0: %d %s %s", status, stdout, errs)
+	}
+	if es := events(t, out); es[len(es)-1].Type != "run_end" || es[len(es)-1].Reason != "done" {
+		t.Errorf("events %+v", es)
+	}
+	if _, err := os.Stat(filepath.Join(out, "checkpoint.gguf")); err != nil {
+		t.Errorf("no checkpoint at the end: %v", err)
+	}
+	status, _, errs = runToy(trainArgs("from-scratch", model, data, filepath.Join(t.TempDir(), "run"), "--checkpoint-every", "-1")...)
+	if status != 2 || !strings.Contains(errs, "--checkpoint-every must be ≥ 0") {
+		t.Errorf("--checkpoint-every -1: %d %q", status, errs)
+	}
+}
+
+// --resume of a run whose checkpoint is its last step says the run is
+// complete and exits 0 (it failed on a NaN final loss); a run killed after
+// its last checkpoint, before writing its model, is finished.
+func TestTrainResumeComplete(t *testing.T) {
+	model, data := trainFixture(t)
+	out := filepath.Join(t.TempDir(), "run")
+	args := trainArgs("from-scratch", model, data, out)
+	if status, _, errs := runToy(args...); status != 0 {
+		t.Fatal(errs)
+	}
+	status, stdout, errs := runToy(append(args, "--resume")...)
+	if status != 0 || !strings.Contains(stdout, "already complete (2 of 2 steps") {
+		t.Fatalf("resume a complete run: %d %q %q", status, stdout, errs)
+	}
+	events(t, out) // every line JSON
+	// Killed after the last checkpoint: no model, no run_end.
+	os.Remove(filepath.Join(out, "model.gguf"))
+	es := events(t, out)
+	var kept []string
+	for _, e := range es[:len(es)-1] {
+		b, _ := json.Marshal(e)
+		kept = append(kept, string(b))
+	}
+	os.WriteFile(filepath.Join(out, "events.jsonl"), []byte(strings.Join(kept, "\n")+"\n"), 0o644)
+	status, stdout, errs = runToy(append(args, "--resume")...)
+	if status != 0 || !strings.Contains(stdout, "already at its last step") {
+		t.Fatalf("resume a run killed at its end: %d %q %q", status, stdout, errs)
+	}
+	if r, _ := runlog.Read(out); r.Ended != "done" || len(r.LossCurve) != 2 {
+		t.Errorf("run %+v", r)
+	}
+	if status, _, errs := runToy("infer", filepath.Join(out, "model.gguf"), "--prompt-ids", "1 2", "--n", "2"); status != 0 {
+		t.Errorf("the model written on resume: %s", errs)
+	}
+}
+
+// A second toy train into a run directory in use is refused with a clear
+// message (status 1: the input is fine, the directory is busy).
+func TestTrainBusy(t *testing.T) {
+	model, data := trainFixture(t)
+	out := filepath.Join(t.TempDir(), "run")
+	w, err := runlog.Create(out) // another run holds it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	status, _, errs := runToy(trainArgs("from-scratch", model, data, out)...)
+	if status != 1 || !strings.Contains(errs, "another toy train is writing this run directory") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("a busy --out: %d %q", status, errs)
+	}
+}
+
+// Every way out of a run after its log is created ends the log: a run that
+// fails writing its checkpoint records run_end with the error and lets go
+// of the directory, so the next run into it (in the same process, where a
+// leaked lock would refuse it) goes ahead.
+func TestTrainEndsLogOnFailure(t *testing.T) {
+	model, data := trainFixture(t)
+	out := filepath.Join(t.TempDir(), "run")
+	blocker := filepath.Join(out, "checkpoint.gguf", "x") // the checkpoint's path is a directory
+	os.MkdirAll(blocker, 0o755)
+	args := trainArgs("from-scratch", model, data, out, "--checkpoint-every", "1")
+	status, _, errs := runToy(args...)
+	if status == 0 || !strings.Contains(errs, "checkpoint") {
+		t.Fatalf("a checkpoint that cannot be written: %d %q", status, errs)
+	}
+	es := events(t, out)
+	if last := es[len(es)-1]; last.Type != "run_end" || !strings.HasPrefix(last.Reason, "error: ") {
+		t.Errorf("the log ends with %+v", last)
+	}
+	os.RemoveAll(filepath.Join(out, "checkpoint.gguf"))
+	if status, _, errs := runToy(args...); status != 0 {
+		t.Errorf("the next run into %s: %d %q", out, status, errs)
+	}
+}
+
+// A run removes the temporary files a killed run left (gguf.RemoveTemps),
+// once it holds the directory.
+func TestTrainRemovesTemps(t *testing.T) {
+	model, data := trainFixture(t)
+	out := filepath.Join(t.TempDir(), "run")
+	os.MkdirAll(out, 0o755)
+	stale := []string{filepath.Join(out, ".checkpoint.gguf.tmp123"), filepath.Join(out, ".model.gguf.tmp456")}
+	for _, p := range stale {
+		os.WriteFile(p, []byte("half a file"), 0o644)
+	}
+	if status, _, errs := runToy(trainArgs("from-scratch", model, data, out)...); status != 0 {
+		t.Fatal(errs)
+	}
+	for _, p := range stale {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s is still there", p)
+		}
+	}
+}
+
+// Values that were silently replaced or ignored are refused: --lr ≤ 0 (it
+// became the default), a negative --threads, and a --resume whose --model is
+// not the run's.
+func TestTrainRefusesBadFlags(t *testing.T) {
+	model, data := trainFixture(t)
+	other := rewriteModel(t, model, func(key string, v gguf.Value) (gguf.Value, bool) {
+		if key == "general.name" {
+			v.V = "another model"
+		}
+		return v, true
+	})
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{trainArgs("from-scratch", model, data, filepath.Join(t.TempDir(), "r"), "--lr", "-1"), "--lr must be a number > 0"},
+		{trainArgs("from-scratch", model, data, filepath.Join(t.TempDir(), "r"), "--lr", "0"), "--lr must be a number > 0"},
+		{trainArgs("lora", model, data, filepath.Join(t.TempDir(), "r"), "--lr", "NaN"), "--lr must be a number > 0"},
+		{trainArgs("from-scratch", model, data, filepath.Join(t.TempDir(), "r"), "--threads", "-2"), "--threads must be ≥ 0"},
+		{[]string{"infer", "--threads", "-2"}, "--threads must be ≥ 0"},
+		{[]string{"eval", "--prompt", "x", "--threads", "-2"}, "--threads must be ≥ 0"},
+		{[]string{"chat", "--threads", "-2"}, "--threads must be ≥ 0"},
+		{[]string{"serve", "--threads", "-2"}, "--threads must be ≥ 0"},
+		{[]string{"train", "from-scratch", "--model", model, "--data", data}, "not --model"},
+	} {
+		if status, _, errs := runToy(c.args...); status != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: %d %q; want 2 and %q", c.args, status, errs, c.want)
+		}
+	}
+	for _, kind := range []string{"lora", "warm-start"} {
+		out := filepath.Join(t.TempDir(), kind)
+		var more []string
+		if kind == "lora" {
+			more = []string{"--targets", "qkv"} // GPT-2's fused projection
+		}
+		if status, _, errs := runToy(trainArgs(kind, model, data, out, more...)...); status != 0 {
+			t.Fatal(errs)
+		}
+		status, _, errs := runToy(trainArgs(kind, other, data, out, append(more, "--resume")...)...)
+		if status != 2 || !strings.Contains(errs, "is not the model the run in") {
+			t.Errorf("%s --resume with another --model: %d %q", kind, status, errs)
+		}
+		if status, _, errs := runToy(trainArgs(kind, model, data, out, append(more, "--resume")...)...); status != 0 {
+			t.Errorf("%s --resume with its own --model: %d %q", kind, status, errs)
+		}
 	}
 }
