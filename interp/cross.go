@@ -359,26 +359,24 @@ func (in *Interp) crossEdits(c *chunk) []edit {
 }
 
 // crossRewrite returns c with crossEdits applied (c itself when there are
-// none). Lines stay where they were.
+// none). The text keeps its place in the cell.
 func (in *Interp) crossRewrite(c *chunk) *chunk {
 	if c.kind == declChunk {
 		in.noteDecls(c)
 	}
 	if edits := in.assignEdits(c); len(edits) > 0 {
-		c2, err := parseChunk(apply(c.src, edits), c.line)
-		if err == nil && c2.kind == c.kind {
-			c2.start, c = c.start, c2
+		if c2, err := c.rewrite(edits); err == nil && c2.kind == c.kind {
+			c = c2
 		}
 	}
 	edits := in.crossEdits(c)
 	if len(edits) == 0 {
 		return c
 	}
-	c2, err := parseChunk(apply(c.src, edits), c.line)
+	c2, err := c.rewrite(edits)
 	if err != nil || c2.kind != c.kind {
 		return c // cannot happen: the edits add parentheses and calls
 	}
-	c2.start = c.start
 	return c2
 }
 

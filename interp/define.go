@@ -72,34 +72,16 @@ func (in *Interp) evalEach(ctx context.Context, c *chunk, err error) (reflect.Va
 	return v, nil
 }
 
-// sub returns a chunk of one of c's statements, on the statement's line and
-// column.
+// sub returns a chunk of one of c's statements, in its place in the cell.
 func (c *chunk) sub(s ast.Stmt) (*chunk, error) {
 	from, to := c.offset(s.Pos()), c.offset(s.End())
-	bol := strings.LastIndexByte(c.src[:from], '\n') + 1
-	indent := []byte(c.src[bol:from])
-	for i, b := range indent {
-		if b != '\t' {
-			indent[i] = ' '
-		}
-	}
-	sc, err := parseChunk(string(indent)+c.src[from:to], c.line+strings.Count(c.src[:from], "\n"))
+	line, _ := c.pos(s.Pos())
+	sc, err := parseText(c.src[from:to], line)
 	if err != nil || sc.kind != stmtChunk || len(sc.stmts()) != 1 {
 		return nil, fmt.Errorf("interp: cannot isolate statement")
 	}
-	sc.start = c.start + from - len(indent)
+	sc.start, sc.at, sc.key = c.start+from, c.at[from:to+1], c.key
 	return sc, nil
-}
-
-// pos returns a position of c's parsed text as a line and column of the
-// cell.
-func (c *chunk) pos(p token.Pos) (line, col int) {
-	at := c.fset.Position(p)
-	col = at.Column
-	if at.Line == 1 {
-		col -= c.off
-	}
-	return c.line + at.Line - 1, max(col, 1)
 }
 
 // evalDefine evaluates the define s (`a := rhs`, `a, b := r1, r2`,
@@ -130,8 +112,8 @@ func (in *Interp) evalDefine(ctx context.Context, c *chunk, s ast.Stmt, err erro
 		rhsText = c.src[c.offset(as.Rhs[0].Pos()):c.offset(as.Rhs[len(as.Rhs)-1].End())]
 	}
 	fail := func(name, why string) error {
-		return fmt.Errorf("%d:%d: yaegi cannot type %s := %s, and the workaround cannot name the type of %s (%s); write %s := func() T { return %s }() with T its type",
-			line, col, strings.Join(names, ", "), rhsText, name, why, name, rhsText)
+		return in.errAt(line, col, fmt.Sprintf("yaegi cannot type %s := %s, and the workaround cannot name the type of %s (%s); write %s := func() T { return %s }() with T its type",
+			strings.Join(names, ", "), rhsText, name, why, name, rhsText))
 	}
 
 	// Static types where the source tells them, as Go text or as a
@@ -144,16 +126,16 @@ func (in *Interp) evalDefine(ctx context.Context, c *chunk, s ast.Stmt, err erro
 	case len(as.Rhs) == n:
 		var parts []string
 		for i, e := range as.Rhs {
-			parts = append(parts, "func() any { return "+text(e)+" }()")
+			parts = append(parts, "func() any { return "+c.codeOf(e)+" }()")
 			spelled[i], static[i] = in.staticType(ctx, c, e, 0)
 		}
 		code = strings.Join(tmps, ", ") + " := " + strings.Join(parts, ", ")
 	case n == 2 && commaOK(rhs):
-		code = "_toyv0, _toyv1 := func() (any, any) { _toyA, _toyB := " + text(rhs) + "; return _toyA, _toyB }()"
+		code = "_toyv0, _toyv1 := func() (any, any) { _toyA, _toyB := " + c.codeOf(rhs) + "; return _toyA, _toyB }()"
 		spelled[0], static[0] = in.staticType(ctx, c, rhs, 0)
 		spelled[1] = "bool"
 	case isCall(rhs):
-		code = strings.Join(tmps, ", ") + " := func() (" + strings.TrimSuffix(strings.Repeat("any, ", n), ", ") + ") { return " + text(rhs) + " }()"
+		code = strings.Join(tmps, ", ") + " := func() (" + strings.TrimSuffix(strings.Repeat("any, ", n), ", ") + ") { return " + c.codeOf(rhs) + " }()"
 		for i := range n {
 			spelled[i], static[i] = in.staticType(ctx, c, rhs, i)
 		}
@@ -161,8 +143,8 @@ func (in *Interp) evalDefine(ctx context.Context, c *chunk, s ast.Stmt, err erro
 		return reflect.Value{}, fail(names[0], "unsupported form")
 	}
 	defineWorkarounds.Add(1)
-	if _, err := in.eval(ctx, ";"+pad(line)+code); err != nil {
-		return reflect.Value{}, undefinedErr(c, as, err)
+	if _, err := in.eval(ctx, ";"+code); err != nil {
+		return reflect.Value{}, in.undefinedErr(c, as, err)
 	}
 	defer in.clearTemps(tmps)
 
@@ -200,7 +182,7 @@ func (in *Interp) evalDefine(ctx context.Context, c *chunk, s ast.Stmt, err erro
 		}
 		defs = append(defs, fmt.Sprintf("%s := %s.(%s)", name, tmps[i], t))
 	}
-	if _, err := in.eval(ctx, ";"+pad(line)+strings.Join(defs, "; ")); err != nil {
+	if _, err := in.eval(ctx, ";"+strings.Join(defs, "; ")); err != nil {
 		return reflect.Value{}, fail(strings.Join(names, ", "), in.fixErr(err, 0).Error())
 	}
 	return reflect.Value{}, nil
@@ -400,7 +382,7 @@ var undefinedRE = regexp.MustCompile(`(?:undefined: |incomplete type )(\w+)`)
 
 // undefinedErr turns the workaround's failure over an undefined name into
 // the plain error at the name's first use in s; other errors pass through.
-func undefinedErr(c *chunk, s *ast.AssignStmt, err error) error {
+func (in *Interp) undefinedErr(c *chunk, s *ast.AssignStmt, err error) error {
 	m := undefinedRE.FindStringSubmatch(err.Error())
 	if m == nil {
 		return err
@@ -418,7 +400,7 @@ func undefinedErr(c *chunk, s *ast.AssignStmt, err error) error {
 		return err
 	}
 	line, col := c.pos(at)
-	return &EvalError{Msg: fmt.Sprintf("%d:%d: undefined: %s", line, col, m[1])}
+	return in.errAt(line, col, "undefined: "+m[1])
 }
 
 // varAsDefine rewrites a chunk holding one untyped var declaration,
@@ -437,14 +419,12 @@ func varAsDefine(c *chunk) (*chunk, bool) {
 	if vs.Type != nil || len(vs.Values) == 0 {
 		return nil, false
 	}
-	from := c.offset(g.Pos())
-	names := c.src[c.offset(vs.Names[0].Pos()):c.offset(vs.Names[len(vs.Names)-1].End())]
-	values := c.src[c.offset(vs.Values[0].Pos()):c.offset(vs.Values[len(vs.Values)-1].End())]
-	text := c.src[:from] + strings.Repeat(" ", len("var ")) + names + " := " + values + c.src[c.offset(g.End()):]
-	d, err := parseChunk(text, c.line)
+	d, err := c.rewrite([]edit{
+		{c.offset(g.Pos()), c.offset(vs.Names[0].Pos()), ""},
+		{c.offset(vs.Names[len(vs.Names)-1].End()), c.offset(vs.Values[0].Pos()), " := "},
+	})
 	if err != nil || d.kind != stmtChunk {
 		return nil, false
 	}
-	d.start = c.start
 	return d, true
 }

@@ -98,24 +98,37 @@ type Interp struct {
 	methods map[string]int // … of their methods, -1 where two differ
 	ntemp   int            // temporaries named by assignEdits
 	pf      *panicFilter
+	nsrc    int             // cells and files evaluated; the current one's number
+	files   map[int]string  // the paths of the files among them, by number
+	scopes  map[int][]scope // the scopes of each, by number (place.go)
 }
 
 // panicFilter takes the lines yaegi writes to stderr while a panic unwinds
-// ("3:5: panic: f(...)", one per frame) out of the output; the first becomes
-// the PanicError's Where.
+// ("_toy3/_.go:3:5: panic: f(...)", one per frame, the innermost first) out
+// of the output; the first gives the PanicError its place.
 type panicFilter struct {
 	w     io.Writer
 	mu    sync.Mutex
-	first string
+	first *panicSite
 }
 
-var panicLine = regexp.MustCompile(`^(\d+):(\d+): panic: (.*)\n?$`)
+// panicSite is where a panic was raised: a position as yaegi tells it (see
+// place) and the function.
+type panicSite struct {
+	src, line, col int
+	fn             string
+}
+
+var panicLine = regexp.MustCompile(`^` + yaegiPlace + `panic: (.*)\n?$`)
 
 func (f *panicFilter) Write(p []byte) (int, error) {
 	if m := panicLine.FindSubmatch(p); m != nil {
 		f.mu.Lock()
-		if f.first == "" {
-			f.first = fmt.Sprintf("line %s, in %s", m[1], m[3])
+		if f.first == nil {
+			src, _ := strconv.Atoi(string(m[1]))
+			line, _ := strconv.Atoi(string(m[2]))
+			col, _ := strconv.Atoi(string(m[3]))
+			f.first = &panicSite{src, line, col, strings.TrimSuffix(string(m[4]), "(...)")}
 		}
 		f.mu.Unlock()
 		return len(p), nil
@@ -123,11 +136,11 @@ func (f *panicFilter) Write(p []byte) (int, error) {
 	return f.w.Write(p)
 }
 
-func (f *panicFilter) take() string {
+func (f *panicFilter) take() *panicSite {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := f.first
-	f.first = ""
+	f.first = nil
 	return s
 }
 
@@ -163,7 +176,7 @@ func New(opts Options) (*Interp, error) {
 	}
 	stdioMu.Unlock()
 
-	in := &Interp{y: y, opts: opts, pf: pf, imports: map[string]string{}, names: map[string]string{}}
+	in := &Interp{y: y, opts: opts, pf: pf, imports: map[string]string{}, names: map[string]string{}, files: map[int]string{}, scopes: map[int][]scope{}}
 	if err := y.Use(stdlib.Symbols); err != nil {
 		return nil, err
 	}
@@ -243,20 +256,37 @@ type Result struct {
 // context while the cell runs (engine.SetInterrupt), so toy's long compiled
 // calls made without a context — m.Generate, m.GenerateText — stop at their
 // next token. Other compiled calls run to their end in the background.
-// Panics in the cell come back as errors; see Describe.
-func (in *Interp) Eval(ctx context.Context, src string) (res Result, err error) {
+// Panics in the cell come back as errors; see Describe. Errors give their
+// places as the cell's lines and columns.
+func (in *Interp) Eval(ctx context.Context, src string) (Result, error) {
+	return in.evalSource(ctx, "", src)
+}
+
+// evalSource evaluates src, a cell or (file not "") a file's text.
+func (in *Interp) evalSource(ctx context.Context, file, src string) (res Result, err error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	in.nsrc++
+	if file != "" {
+		in.files[in.nsrc] = file
+	}
+	key := fmt.Sprintf("_toy%d/%s", in.nsrc, yaegiFile)
 	defer engine.SetInterrupt(ctx)()
+	var chunks []*chunk
 	defer func() {
 		if r := recover(); r != nil {
 			err = &PanicError{Value: r}
 		}
+		err = in.placeErr(err, chunks)
 	}()
-	chunks, err := split(src)
+	chunks, err = split(src)
 	if err != nil {
 		return res, err
 	}
+	for _, c := range chunks {
+		c.key = key
+	}
+	in.scopes[in.nsrc] = scopes(chunks)
 	for i, c := range chunks {
 		if err := ctx.Err(); err != nil {
 			return res, interrupted(err)
@@ -293,13 +323,14 @@ func (in *Interp) Eval(ctx context.Context, src string) (res Result, err error) 
 }
 
 // EvalFile evaluates a Go source file as one cell: a package clause is
-// dropped, and a func main is called once after the declarations.
+// dropped, and a func main is called once after the declarations. Errors
+// name the file (path:line:col).
 func (in *Interp) EvalFile(ctx context.Context, path string) (Result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return Result{}, err
 	}
-	return in.Eval(ctx, dropPackage(string(b)))
+	return in.evalSource(ctx, path, dropPackage(string(b)))
 }
 
 // dropPackage blanks a leading package clause, keeping line numbers.
@@ -368,45 +399,43 @@ func (in *Interp) importPaths(ctx context.Context, specs []string) error {
 // without the rewrite of a range the interpreter then cannot convert to int
 // (over a slice, map, string …).
 func (in *Interp) evalDecls(ctx context.Context, c *chunk) error {
-	src := apply(c.src, c.loopVarEdits())
-	c2, err := parseChunk(src, c.line)
+	c2, err := c.rewrite(c.loopVarEdits())
 	if err != nil {
 		return err
 	}
 	skip := map[int]bool{} // cell lines of ranges not to rewrite
 	for {
-		err := in.evalDeclsOnce(ctx, c2, src, func(s *ast.RangeStmt) bool {
-			return isIntExpr(s.X) || maybeInt(s.X) && !skip[c2.fset.Position(s.For).Line+c.line-1]
+		err := in.evalDeclsOnce(ctx, c2, func(s *ast.RangeStmt) bool {
+			line, _ := c2.pos(s.For)
+			return isIntExpr(s.X) || maybeInt(s.X) && !skip[line]
 		})
 		var ee *EvalError
 		if err == nil || !errors.As(err, &ee) || !strings.Contains(ee.Msg, "cannot convert") {
 			return err
 		}
-		line, _ := strconv.Atoi(ee.Msg[:max(0, strings.IndexByte(ee.Msg, ':'))])
-		if line <= 0 || skip[line] || !c2.rangeOnLine(line-c.line+1) {
+		if ee.Line <= 0 || skip[ee.Line] || !c2.rangeOnLine(ee.Line) {
 			return err
 		}
-		skip[line] = true
+		skip[ee.Line] = true
 	}
 }
 
-// rangeOnLine reports whether a range statement starts on line (of c's text).
+// rangeOnLine reports whether a range statement starts on line of the cell.
 func (c *chunk) rangeOnLine(line int) bool {
 	found := false
 	ast.Inspect(c.file, func(n ast.Node) bool {
-		if s, ok := n.(*ast.RangeStmt); ok && c.fset.Position(s.For).Line == line {
-			found = true
+		if s, ok := n.(*ast.RangeStmt); ok {
+			l, _ := c.pos(s.For)
+			found = found || l == line
 		}
 		return !found
 	})
 	return found
 }
 
-// evalDeclsOnce evaluates c (whose text is src) with the ranges pick chooses
-// rewritten.
-func (in *Interp) evalDeclsOnce(ctx context.Context, c *chunk, src string, pick func(*ast.RangeStmt) bool) error {
-	src = apply(src, c.rangeIntEditsFunc(pick))
-	c2, err := parseChunk(src, c.line)
+// evalDeclsOnce evaluates c with the ranges pick chooses rewritten.
+func (in *Interp) evalDeclsOnce(ctx context.Context, c *chunk, pick func(*ast.RangeStmt) bool) error {
+	c2, err := c.rewrite(c.rangeIntEditsFunc(pick))
 	if err != nil {
 		return err
 	}
@@ -420,8 +449,8 @@ func (in *Interp) evalDeclsOnce(ctx context.Context, c *chunk, src string, pick 
 			edits = append(edits, edit{at, at + len("main"), runMain})
 		}
 	}
-	src = apply(src, edits)
-	if _, err := in.eval(ctx, pad(c.line)+src); err != nil {
+	src, at := applyAt(c2.src, c2.at, edits)
+	if _, err := in.eval(ctx, annotate(src, at, c.key)); err != nil {
 		if compileFailure(err) { // nothing ran: see define.go
 			if d, ok := varAsDefine(c2); ok {
 				_, err = in.evalRetry(ctx, in.prepare(d, false), d)
@@ -448,7 +477,6 @@ var noValue = map[string]bool{"print": true, "println": true, "panic": true, "de
 // returned.
 func (in *Interp) evalStmts(ctx context.Context, c *chunk, last bool) (Result, error) {
 	stmts := c.stmts()
-	src := c.src
 	code := in.prepare(c, false)
 	var expr ast.Expr
 	if es, ok := stmts[len(stmts)-1].(*ast.ExprStmt); ok && len(stmts) == 1 && last {
@@ -477,7 +505,7 @@ func (in *Interp) evalStmts(ctx context.Context, c *chunk, last bool) (Result, e
 		for i := 0; i < nout; i++ {
 			names = append(names, fmt.Sprintf("_toyR%d", i))
 		}
-		if _, err := in.eval(ctx, ";"+pad(c.line)+strings.Join(names, ", ")+" := "+src); err != nil {
+		if _, err := in.eval(ctx, ";"+strings.Join(names, ", ")+" := "+c.code()); err != nil {
 			return Result{}, in.fixErr(err, 0)
 		}
 		var r Result
@@ -530,14 +558,15 @@ func (in *Interp) evalRetry(ctx context.Context, code string, c *chunk) (reflect
 // The leading ";" keeps yaegi from reading a leading func literal as a
 // declaration (it would define main and rerun it on every evaluation).
 func (in *Interp) prepare(c *chunk, all bool) string {
-	src := apply(c.src, c.rangeIntEdits(all))
-	if c2, err := parseChunk(src, c.line); err == nil {
-		src = apply(src, c2.loopVarEdits())
+	src, at := applyAt(c.src, c.at, c.rangeIntEdits(all))
+	if c2, err := parseText(src, c.line); err == nil {
+		src, at = applyAt(src, at, c2.loopVarEdits())
 	}
+	code := annotate(src, at, c.key)
 	if stmts := c.stmts(); len(stmts) == 1 && blockStmt(stmts[0]) {
-		src = "func() {" + src + "\n}()"
+		code = "func() {" + code + "\n}()"
 	}
-	return ";" + pad(c.line) + src
+	return ";" + code
 }
 
 // results returns how many results the function a call expression calls
@@ -572,8 +601,6 @@ func pure(e ast.Expr) bool {
 	return false
 }
 
-func pad(line int) string { return strings.Repeat("\n", line-1) }
-
 // eval runs yaegi with cancellation, turning panics (including yaegi's own)
 // into errors.
 func (in *Interp) eval(ctx context.Context, code string) (v reflect.Value, err error) {
@@ -590,7 +617,9 @@ func (in *Interp) eval(ctx context.Context, code string) (v reflect.Value, err e
 		if rv, ok := val.(reflect.Value); ok && rv.IsValid() && rv.CanInterface() {
 			val = rv.Interface() // yaegi hands over panic(x) as reflect.ValueOf(x)
 		}
-		err = &PanicError{Value: val, Where: in.pf.take(), compile: compileStack(p.Stack)}
+		pe := &PanicError{Value: val, compile: compileStack(p.Stack)}
+		in.placePanic(pe, in.pf.take(), siteKind(p.Stack))
+		err = pe
 	}
 	if ctx.Err() != nil && err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		err = interrupted(err)
@@ -601,8 +630,16 @@ func (in *Interp) eval(ctx context.Context, code string) (v reflect.Value, err e
 // PanicError is a panic raised while evaluating a cell.
 type PanicError struct {
 	Value any
-	Where string // "line 3, in f(...)", when yaegi told
+	// Where is the place the panic was raised, when yaegi told: "line 3,
+	// in main.f(...)" in a cell, "path/to/file.go:3:9, in main.f(...)" in a
+	// file run by EvalFile. The function is left out at a cell's top level.
+	Where string
+	// File, Line and Col are that place: File is "" in a cell, Line 0 when
+	// yaegi did not tell.
+	File      string
+	Line, Col int
 
+	src     int  // the number of the cell or file (Interp.nsrc)
 	compile bool // raised by yaegi compiling the cell: nothing of it ran
 }
 
@@ -621,38 +658,33 @@ var ErrInterrupted = errors.New("interrupted")
 
 func interrupted(err error) error { return fmt.Errorf("%w (%v)", ErrInterrupted, err) }
 
-var yaegiPos = regexp.MustCompile(`^(_\.go:)?(\d+):(\d+): `)
-
-// fixErr strips yaegi's file name from positions; with line > 0 it is added
-// to the error's line (errors from synthetic import chunks).
-func (in *Interp) fixErr(err error, line int) error {
-	if err == nil {
-		return nil
-	}
-	var pe *PanicError
-	var se *SyntaxError
-	if errors.As(err, &pe) || errors.As(err, &se) || errors.Is(err, ErrInterrupted) {
-		return err
-	}
-	msg := err.Error()
-	if m := yaegiPos.FindStringSubmatch(msg); m != nil {
-		l, _ := strconv.Atoi(m[2])
-		if line > 0 {
-			l += line - 1
-		}
-		msg = fmt.Sprintf("%d:%s: %s", l, m[3], msg[len(m[0]):])
-	}
-	return &EvalError{Msg: msg, Err: err}
-}
-
 // EvalError is an error reported by the interpreter (compile errors, errors
-// from the cell) with positions in the cell's lines.
+// from the cell) at its place in the cell or file.
 type EvalError struct {
-	Msg string
-	Err error
+	File      string // the file EvalFile ran; "" in a cell
+	Line, Col int    // the place; 0 where not known
+	Msg       string // what is wrong
+	Err       error  // yaegi's error, when it reported this one
 }
 
-func (e *EvalError) Error() string { return e.Msg }
+// Error reads "line:col: msg" in a cell and "file:line:col: msg" in a file.
+func (e *EvalError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File + ":")
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "%d:", e.Line)
+		if e.Col > 0 {
+			fmt.Fprintf(&b, "%d:", e.Col)
+		}
+	}
+	if b.Len() > 0 {
+		b.WriteString(" ")
+	}
+	return b.String() + e.Msg
+}
+
 func (e *EvalError) Unwrap() error { return e.Err }
 
 // Describe names an evaluation error for display: "SyntaxError",
