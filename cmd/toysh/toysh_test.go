@@ -71,6 +71,38 @@ func TestScriptArgs(t *testing.T) {
 	}
 }
 
+// TestHelp: toysh -help lists toysh's own flag and forms, and exits 0; the
+// flags toy's imports register on flag.CommandLine (testing/quick's
+// -quickchecks) are not toysh's.
+func TestHelp(t *testing.T) {
+	out, err := exec.Command(toysh, "-help").CombinedOutput()
+	s := string(out)
+	if err != nil || !strings.Contains(s, "-e code") || !strings.Contains(s, "toysh install-kernel") || strings.Contains(s, "quickchecks") {
+		t.Errorf("toysh -help: %v\n%s", err, s)
+	}
+}
+
+// TestScriptErrors: a script's errors name the file, line and column, and
+// an index out of range says so at its line.
+func TestScriptErrors(t *testing.T) {
+	dir := t.TempDir()
+	for src, want := range map[string]string{
+		"package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(1 + nope)\n}\n":   "bad.go:6:18: undefined: nope\n",
+		"package main\n\nvar s = []int{1, 2}\n\nfunc main() {\n\ti := 5\n\t_ = s[i]\n}\n": "panic: runtime error: index out of range [bad.go:7:6, in main.main(...)]\n",
+	} {
+		script := filepath.Join(dir, "bad.go")
+		if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(toysh, "bad.go")
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if string(out) != want || err == nil {
+			t.Errorf("toysh bad.go: %v %q, want %q", err, out, want)
+		}
+	}
+}
+
 // TestREPLTerminal drives the REPL through a pty: a function over several
 // lines, a panic, a line that works after it, history recall, and Ctrl-C
 // interrupting an endless loop.

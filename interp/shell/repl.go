@@ -1,5 +1,5 @@
 // The REPL: line editing and history on a terminal, plain lines from a pipe.
-package main
+package shell
 
 import (
 	"bufio"
@@ -30,14 +30,14 @@ Input continues on "..." lines while a statement is open.
   :quit          leave (or Ctrl-D)
 Ctrl-C interrupts a running evaluation, or clears the line being typed.`
 
-// replDisplay prints a bundle's text; an image goes to a temporary file whose
+// display prints a bundle's text; an image goes to a temporary file whose
 // path is printed. A live display (one with an ID) keeps one file that each
 // update rewrites, so an image viewer showing it follows along.
-func replDisplay(b display.Bundle) {
+func (sh *shell) display(b display.Bundle) {
 	if len(b.PNG) > 0 {
-		if path, ok := liveFiles[b.ID]; ok && b.ID != "" {
+		if path, ok := sh.live[b.ID]; ok && b.ID != "" {
 			if err := os.WriteFile(path, b.PNG, 0o644); err == nil {
-				fmt.Printf("%s: %s\n", b.Text, path)
+				fmt.Fprintf(sh.stdout, "%s: %s\n", b.Text, path)
 				return
 			}
 		}
@@ -46,17 +46,17 @@ func replDisplay(b display.Bundle) {
 			f.Write(b.PNG)
 			f.Close()
 			if b.ID != "" {
-				liveFiles[b.ID] = f.Name()
+				if sh.live == nil {
+					sh.live = map[string]string{}
+				}
+				sh.live[b.ID] = f.Name()
 			}
-			fmt.Printf("%s: %s\n", b.Text, f.Name())
+			fmt.Fprintf(sh.stdout, "%s: %s\n", b.Text, f.Name())
 			return
 		}
 	}
-	fmt.Println(b.Text)
+	fmt.Fprintln(sh.stdout, b.Text)
 }
-
-// liveFiles maps a live display's ID to the file replDisplay keeps it in.
-var liveFiles = map[string]string{}
 
 // lineReader is what the REPL reads lines from.
 type lineReader interface {
@@ -85,9 +85,10 @@ func (r *editReader) readLine(prompt string) (string, error) {
 }
 func (r *editReader) close() { r.rl.Close() }
 
-func newReader() lineReader {
-	if !readline.DefaultIsTerminal() {
-		s := bufio.NewScanner(os.Stdin)
+// newReader edits lines on a terminal and reads plain lines otherwise.
+func (sh *shell) newReader() lineReader {
+	if sh.stdin != os.Stdin || !readline.DefaultIsTerminal() {
+		s := bufio.NewScanner(sh.stdin)
 		s.Buffer(make([]byte, 1<<20), 16<<20)
 		return &plainReader{s}
 	}
@@ -101,18 +102,18 @@ func newReader() lineReader {
 	}
 	rl, err := readline.NewEx(&readline.Config{Prompt: "toy> ", HistoryFile: hist, InterruptPrompt: "^C", EOFPrompt: ""})
 	if err != nil {
-		s := bufio.NewScanner(os.Stdin)
+		s := bufio.NewScanner(sh.stdin)
 		return &plainReader{s}
 	}
 	return &editReader{rl}
 }
 
-func repl() error {
-	in, err := interp.New(interp.Options{Display: replDisplay})
+func (sh *shell) repl() error {
+	in, err := sh.interp(nil)
 	if err != nil {
 		return err
 	}
-	r := newReader()
+	r := sh.newReader()
 	defer r.close()
 	// Ctrl-C (SIGINT) is caught for the whole session: it interrupts the
 	// evaluation running, toy's compiled calls included, and is ignored between
@@ -123,7 +124,7 @@ func repl() error {
 	defer signal.Stop(sigs)
 	_, tty := r.(*editReader)
 	if tty {
-		fmt.Println("toysh — Go with toy preloaded. :help for help, Ctrl-D to leave.")
+		fmt.Fprintln(sh.stdout, "toysh — Go with toy preloaded. :help for help, Ctrl-D to leave.")
 	}
 	timing := false
 	var buf strings.Builder
@@ -139,7 +140,7 @@ func repl() error {
 		}
 		if err == io.EOF {
 			if buf.Len() > 0 {
-				evalPrint(in, buf.String(), timing, sigs)
+				sh.evalPrint(in, buf.String(), timing, sigs)
 			}
 			return nil
 		}
@@ -151,35 +152,35 @@ func repl() error {
 			arg = strings.TrimSpace(arg)
 			switch cmd {
 			case ":help", ":h":
-				fmt.Println(help)
+				fmt.Fprintln(sh.stdout, help)
 			case ":quit", ":q", ":exit":
 				return nil
 			case ":time":
 				timing = !timing
-				fmt.Println("timing", map[bool]string{true: "on", false: "off"}[timing])
+				fmt.Fprintln(sh.stdout, "timing", map[bool]string{true: "on", false: "off"}[timing])
 			case ":reset":
-				n, err := interp.New(interp.Options{Display: replDisplay})
+				n, err := sh.interp(nil)
 				if err != nil {
-					report(err)
+					sh.report(err)
 					continue
 				}
 				in = n
-				fmt.Println("reset")
+				fmt.Fprintln(sh.stdout, "reset")
 			case ":load":
 				b, err := os.ReadFile(arg)
 				if err != nil {
-					report(err)
+					sh.report(err)
 					continue
 				}
-				evalPrint(in, string(b), timing, sigs)
+				sh.evalPrint(in, string(b), timing, sigs)
 			case ":doc":
 				if d, ok := in.Doc(arg); ok {
-					fmt.Println(d)
+					fmt.Fprintln(sh.stdout, d)
 				} else {
-					fmt.Printf("no documentation for %q\n", arg)
+					fmt.Fprintf(sh.stdout, "no documentation for %q\n", arg)
 				}
 			default:
-				fmt.Printf("unknown command %s (:help lists them)\n", cmd)
+				fmt.Fprintf(sh.stdout, "unknown command %s (:help lists them)\n", cmd)
 			}
 			continue
 		}
@@ -189,14 +190,14 @@ func repl() error {
 		case "incomplete":
 			continue
 		}
-		evalPrint(in, buf.String(), timing, sigs)
+		sh.evalPrint(in, buf.String(), timing, sigs)
 		buf.Reset()
 	}
 }
 
 // evalPrint evaluates code, interrupted by a signal on sigs, and prints its
 // value or error.
-func evalPrint(in *interp.Interp, code string, timing bool, sigs chan os.Signal) {
+func (sh *shell) evalPrint(in *interp.Interp, code string, timing bool, sigs chan os.Signal) {
 	select {
 	case <-sigs: // a Ctrl-C from before this evaluation
 	default:
@@ -213,11 +214,11 @@ func evalPrint(in *interp.Interp, code string, timing bool, sigs chan os.Signal)
 	start := time.Now()
 	res, err := in.Eval(ctx, code)
 	if err != nil {
-		report(err)
+		sh.report(err)
 	} else if b, ok := res.Bundle(); ok {
-		fmt.Println(b.Text)
+		fmt.Fprintln(sh.stdout, b.Text)
 	}
 	if timing {
-		fmt.Printf("(%v)\n", time.Since(start).Round(time.Microsecond))
+		fmt.Fprintf(sh.stdout, "(%v)\n", time.Since(start).Round(time.Microsecond))
 	}
 }
