@@ -42,6 +42,8 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+
+	"github.com/toyml/toy/interp/shell"
 )
 
 // errUsage marks errors in how the command was called.
@@ -68,6 +70,7 @@ var commands = map[string]func(args []string, stdout io.Writer) error{
 	"convert":  runConvert,  // classify.go
 	"embed":    runEmbed,    // embed.go
 	"rerank":   runRerank,   // rerank.go
+	"toysh":    nil,         // run hands it to interp/shell, which owns the terminal and its messages
 }
 
 // Main runs the command args names (the arguments after the program name,
@@ -95,6 +98,14 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 	}()
 	if status, done := global(args, stdout, stderr); done { // no command, help, --version, --manifest (global.go)
 		return status
+	}
+	if args[0] == "toysh" { // the REPL, a script, or the Jupyter kernel, with this binary's architectures
+		if len(args) == 2 && (args[1] == "-h" || args[1] == "--help" || args[1] == "-help") {
+			d, _ := docFor("toysh")
+			fmt.Fprint(stdout, commandHelp(d))
+			return 0
+		}
+		return shell.Main(args[1:])
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
