@@ -184,15 +184,18 @@ func TestNotebooks(t *testing.T) {
 		t.Fatal("no notebooks")
 	}
 	for _, nb := range nbs {
-		out := filepath.Join(t.TempDir(), "out.ipynb")
-		cmd := exec.Command(jupyter, "nbconvert", "--to", "notebook", "--execute", "--ExecutePreprocessor.timeout=60",
-			"--ExecutePreprocessor.kernel_name=toy", "--output", out, filepath.Base(nb))
-		cmd.Dir = filepath.Dir(nb)
-		cmd.Env = append(os.Environ(), "JUPYTER_PATH="+jpath, "TOY_MODEL=") // the notebooks' own models: a fresh clone's
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: nbconvert: %v\n%s", nb, err, b)
-		}
-		checkNotebook(t, nb, out)
+		t.Run(filepath.Base(nb), func(t *testing.T) {
+			t.Parallel() // each notebook has its own kernel process
+			out := filepath.Join(t.TempDir(), "out.ipynb")
+			cmd := exec.Command(jupyter, "nbconvert", "--to", "notebook", "--execute", "--ExecutePreprocessor.timeout=120",
+				"--ExecutePreprocessor.kernel_name=toy", "--output", out, filepath.Base(nb))
+			cmd.Dir = filepath.Dir(nb)
+			cmd.Env = append(os.Environ(), "JUPYTER_PATH="+jpath, "TOY_MODEL=") // the notebooks' own models: a fresh clone's
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s: nbconvert: %v\n%s", nb, err, b)
+			}
+			checkNotebook(t, nb, out)
+		})
 	}
 }
 

@@ -136,6 +136,7 @@ func TestAgainstLlamaCpp(t *testing.T) {
 	}
 	for _, spec := range testmodel.Specs() {
 		t.Run(spec.Name, func(t *testing.T) {
+			t.Parallel() // each model is its own file and state; small ones leave cores idle
 			g := readGolden(t, spec.Name)
 			path := filepath.Join(dir, spec.File())
 			sum, err := testmodel.Write(spec, path)
