@@ -344,10 +344,9 @@ func TestReferenceModels(t *testing.T) {
 }
 
 // smoke are the gate models the emulator runs without -cuda.emu.full: a
-// dense F32 model with learned positions, Llama in every weight type whose
-// kernels differ, a mixture of experts, and the recurrent layers.
-var smoke = map[string]bool{"gpt2-f32": true, "llama-f32": true, "llama-f16": true, "llama-q8_0": true,
-	"llama-q4_k_m": true, "olmoe-f32": true, "qwen35-f32": true}
+// dense F32 Llama, the same in Q8_0 (the quantized products), and the
+// recurrent layers; TestOps covers every kernel on its own.
+var smoke = map[string]bool{"llama-f32": true, "llama-q8_0": true, "qwen35-f32": true}
 
 // cudaTypes are the weight types the CUDA backend multiplies.
 var cudaTypes = map[tensor.DType]bool{tensor.F32: true, tensor.F16: true, tensor.BF16: true, tensor.Q8_0: true,
