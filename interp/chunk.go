@@ -1,5 +1,6 @@
 // Splitting a cell into top-level chunks and rewriting the Go that yaegi
 // v0.16.1 mishandles, before any of it reaches the interpreter.
+
 package interp
 
 import (

@@ -1,6 +1,7 @@
 // Completion, documentation and input completeness, for the REPL's
 // continuation lines and :doc and the kernel's is_complete, complete and
 // inspect requests.
+
 package interp
 
 import (

@@ -28,6 +28,7 @@
 // the interface spelled through package _toyAs that every interpreter
 // imports; and a parallel assignment in a statement list goes through
 // temporaries of its left-hand sides' types. The user's code stays plain Go.
+
 package interp
 
 import (

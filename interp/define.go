@@ -10,6 +10,7 @@
 //
 //	_toyv0 := func() any { return x[0] }()
 //	n := _toyv0.(string)
+
 package interp
 
 import (

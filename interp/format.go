@@ -1,4 +1,5 @@
 // How values are shown: text for the REPL, a MIME bundle for Jupyter.
+
 package interp
 
 import (

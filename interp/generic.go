@@ -13,6 +13,7 @@
 // slices.Values) are plain functions: yaegi v0.16.1 cannot range over
 // them, so use them through slices.Collect and slices.Sorted, or call them
 // with a yield function.
+
 package interp
 
 import (

@@ -1,4 +1,5 @@
 // Small lexing helpers over go/scanner and go/parser.
+
 package interp
 
 import (

@@ -17,6 +17,7 @@
 // each kind can be raised (index and slice expressions, calls of panic);
 // where the scope holds one place of the panic's kind, that is where it was
 // raised, else the scope's lines are told.
+
 package interp
 
 import (

@@ -14,13 +14,20 @@ func init() {
 	Symbols["github.com/toyml/toy/toy/models/models"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"Archs":          reflect.ValueOf(models.Archs),
+		"CardFromFile":   reflect.ValueOf(models.CardFromFile),
+		"CardFromModel":  reflect.ValueOf(models.CardFromModel),
+		"CardParams":     reflect.ValueOf(models.CardParams),
 		"ErrUnknownArch": reflect.ValueOf(&models.ErrUnknownArch).Elem(),
 		"Families":       reflect.ValueOf(models.Families),
 		"ForConfig":      reflect.ValueOf(models.ForConfig),
+		"Lacking":        reflect.ValueOf(models.Lacking),
 		"Load":           reflect.ValueOf(models.Load),
+		"LoadWeights":    reflect.ValueOf(models.LoadWeights),
 		"Lookup":         reflect.ValueOf(models.Lookup),
 		"New":            reflect.ValueOf(models.New),
+		"ReadConfig":     reflect.ValueOf(models.ReadConfig),
 		"Register":       reflect.ValueOf(models.Register),
+		"Tie":            reflect.ValueOf(models.Tie),
 
 		// type definitions
 		"Family": reflect.ValueOf((*models.Family)(nil)),

@@ -11,7 +11,6 @@ func init() {
 	Symbols["github.com/toyml/toy/toy/models/cohere/cohere"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"Archs":          reflect.ValueOf(&cohere.Archs).Elem(),
-		"ConfigFromCard": reflect.ValueOf(cohere.ConfigFromCard),
 		"ConfigFromGGUF": reflect.ValueOf(cohere.ConfigFromGGUF),
 		"ErrUnsupported": reflect.ValueOf(&cohere.ErrUnsupported).Elem(),
 		"Load":           reflect.ValueOf(cohere.Load),

@@ -13,7 +13,6 @@ func init() {
 	Symbols["github.com/toyml/toy/toy/models/deepseek2/deepseek2"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"Arch":           reflect.ValueOf(constant.MakeFromLiteral("\"deepseek2\"", token.STRING, 0)),
-		"ConfigFromCard": reflect.ValueOf(deepseek2.ConfigFromCard),
 		"ConfigFromGGUF": reflect.ValueOf(deepseek2.ConfigFromGGUF),
 		"ErrUnsupported": reflect.ValueOf(&deepseek2.ErrUnsupported).Elem(),
 		"Load":           reflect.ValueOf(deepseek2.Load),

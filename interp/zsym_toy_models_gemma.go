@@ -11,7 +11,6 @@ func init() {
 	Symbols["github.com/toyml/toy/toy/models/gemma/gemma"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"Archs":          reflect.ValueOf(&gemma.Archs).Elem(),
-		"ConfigFromCard": reflect.ValueOf(gemma.ConfigFromCard),
 		"ConfigFromGGUF": reflect.ValueOf(gemma.ConfigFromGGUF),
 		"Load":           reflect.ValueOf(gemma.Load),
 		"New":            reflect.ValueOf(gemma.New),

@@ -10,7 +10,6 @@ import (
 func init() {
 	Symbols["github.com/toyml/toy/toy/models/gpt2/gpt2"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"ConfigFromCard": reflect.ValueOf(gpt2.ConfigFromCard),
 		"ConfigFromGGUF": reflect.ValueOf(gpt2.ConfigFromGGUF),
 		"Load":           reflect.ValueOf(gpt2.Load),
 		"New":            reflect.ValueOf(gpt2.New),

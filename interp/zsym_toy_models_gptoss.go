@@ -14,7 +14,6 @@ func init() {
 		// function, constant and variable definitions
 		"Alpha":          reflect.ValueOf(constant.MakeFromLiteral("1.701999999999999999976581233074313104225439019501209259033203125", token.FLOAT, 0)),
 		"Arch":           reflect.ValueOf(constant.MakeFromLiteral("\"gpt-oss\"", token.STRING, 0)),
-		"ConfigFromCard": reflect.ValueOf(gptoss.ConfigFromCard),
 		"ConfigFromGGUF": reflect.ValueOf(gptoss.ConfigFromGGUF),
 		"ErrUnsupported": reflect.ValueOf(&gptoss.ErrUnsupported).Elem(),
 		"Limit":          reflect.ValueOf(constant.MakeFromLiteral("7", token.FLOAT, 0)),

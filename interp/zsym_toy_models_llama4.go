@@ -13,11 +13,10 @@ func init() {
 	Symbols["github.com/toyml/toy/toy/models/llama4/llama4"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"Arch":                reflect.ValueOf(constant.MakeFromLiteral("\"llama4\"", token.STRING, 0)),
-		"ConfigFromCard":      reflect.ValueOf(llama4.ConfigFromCard),
 		"ConfigFromGGUF":      reflect.ValueOf(llama4.ConfigFromGGUF),
 		"DefaultChunk":        reflect.ValueOf(constant.MakeFromLiteral("8192", token.INT, 0)),
 		"DefaultChunkPeriod":  reflect.ValueOf(constant.MakeFromLiteral("4", token.INT, 0)),
-		"DefaultNoRoPEPeriod": reflect.ValueOf(constant.MakeFromLiteral("4", token.INT, 0)),
+		"DefaultNoRopePeriod": reflect.ValueOf(constant.MakeFromLiteral("4", token.INT, 0)),
 		"DefaultTempFloor":    reflect.ValueOf(constant.MakeFromLiteral("8192", token.INT, 0)),
 		"DefaultTempOffset":   reflect.ValueOf(constant.MakeFromLiteral("1", token.INT, 0)),
 		"DefaultTempScale":    reflect.ValueOf(constant.MakeFromLiteral("0.1000000000000000000013552527156068805425093160010874271392822266", token.FLOAT, 0)),

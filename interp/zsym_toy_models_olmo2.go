@@ -13,7 +13,6 @@ func init() {
 	Symbols["github.com/toyml/toy/toy/models/olmo2/olmo2"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"Arch":           reflect.ValueOf(constant.MakeFromLiteral("\"olmo2\"", token.STRING, 0)),
-		"ConfigFromCard": reflect.ValueOf(olmo2.ConfigFromCard),
 		"ConfigFromGGUF": reflect.ValueOf(olmo2.ConfigFromGGUF),
 		"ErrUnsupported": reflect.ValueOf(&olmo2.ErrUnsupported).Elem(),
 		"Load":           reflect.ValueOf(olmo2.Load),

@@ -13,7 +13,6 @@ func init() {
 	Symbols["github.com/toyml/toy/toy/models/olmoe/olmoe"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"Arch":           reflect.ValueOf(constant.MakeFromLiteral("\"olmoe\"", token.STRING, 0)),
-		"ConfigFromCard": reflect.ValueOf(olmoe.ConfigFromCard),
 		"ConfigFromGGUF": reflect.ValueOf(olmoe.ConfigFromGGUF),
 		"ErrUnsupported": reflect.ValueOf(&olmoe.ErrUnsupported).Elem(),
 		"Load":           reflect.ValueOf(olmoe.Load),

@@ -13,7 +13,6 @@ func init() {
 	Symbols["github.com/toyml/toy/toy/models/phi2/phi2"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"Arch":           reflect.ValueOf(constant.MakeFromLiteral("\"phi2\"", token.STRING, 0)),
-		"ConfigFromCard": reflect.ValueOf(phi2.ConfigFromCard),
 		"ConfigFromGGUF": reflect.ValueOf(phi2.ConfigFromGGUF),
 		"ErrUnsupported": reflect.ValueOf(&phi2.ErrUnsupported).Elem(),
 		"Load":           reflect.ValueOf(phi2.Load),

@@ -13,7 +13,6 @@ func init() {
 	Symbols["github.com/toyml/toy/toy/models/phi3/phi3"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"Arch":           reflect.ValueOf(constant.MakeFromLiteral("\"phi3\"", token.STRING, 0)),
-		"ConfigFromCard": reflect.ValueOf(phi3.ConfigFromCard),
 		"ConfigFromGGUF": reflect.ValueOf(phi3.ConfigFromGGUF),
 		"ErrUnsupported": reflect.ValueOf(&phi3.ErrUnsupported).Elem(),
 		"Load":           reflect.ValueOf(phi3.Load),

@@ -26,11 +26,12 @@ func init() {
 		"NewRandom":      reflect.ValueOf(qwen35.NewRandom),
 
 		// type definitions
-		"Block":    reflect.ValueOf((*qwen35.Block)(nil)),
-		"Config":   reflect.ValueOf((*qwen35.Config)(nil)),
-		"DeltaNet": reflect.ValueOf((*qwen35.DeltaNet)(nil)),
-		"Mixer":    reflect.ValueOf((*qwen35.Mixer)(nil)),
-		"Model":    reflect.ValueOf((*qwen35.Model)(nil)),
+		"Block":          reflect.ValueOf((*qwen35.Block)(nil)),
+		"Config":         reflect.ValueOf((*qwen35.Config)(nil)),
+		"DeltaNet":       reflect.ValueOf((*qwen35.DeltaNet)(nil)),
+		"GatedAttention": reflect.ValueOf((*qwen35.GatedAttention)(nil)),
+		"Mixer":          reflect.ValueOf((*qwen35.Mixer)(nil)),
+		"Model":          reflect.ValueOf((*qwen35.Model)(nil)),
 
 		// interface wrapper definitions
 		"_Mixer": reflect.ValueOf((*_github_com_toyml_toy_toy_models_qwen35_Mixer)(nil)),

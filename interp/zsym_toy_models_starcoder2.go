@@ -13,7 +13,6 @@ func init() {
 	Symbols["github.com/toyml/toy/toy/models/starcoder2/starcoder2"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"Arch":           reflect.ValueOf(constant.MakeFromLiteral("\"starcoder2\"", token.STRING, 0)),
-		"ConfigFromCard": reflect.ValueOf(starcoder2.ConfigFromCard),
 		"ConfigFromGGUF": reflect.ValueOf(starcoder2.ConfigFromGGUF),
 		"ErrUnsupported": reflect.ValueOf(&starcoder2.ErrUnsupported).Elem(),
 		"Load":           reflect.ValueOf(starcoder2.Load),

@@ -19,13 +19,10 @@ func init() {
 		"ErrUnsupported": reflect.ValueOf(&vit.ErrUnsupported).Elem(),
 		"FromHF":         reflect.ValueOf(vit.FromHF),
 		"Load":           reflect.ValueOf(vit.Load),
-		"LoadImage":      reflect.ValueOf(vit.LoadImage),
 		"New":            reflect.ValueOf(vit.New),
 		"NewRandom":      reflect.ValueOf(vit.NewRandom),
 		"Open":           reflect.ValueOf(vit.Open),
 		"Patches":        reflect.ValueOf(vit.Patches),
-		"RGB8":           reflect.ValueOf(vit.RGB8),
-		"ResizeBilinear": reflect.ValueOf(vit.ResizeBilinear),
 
 		// type definitions
 		"Block":         reflect.ValueOf((*vit.Block)(nil)),

@@ -18,6 +18,7 @@ func init() {
 		"AttentionWith":        reflect.ValueOf(tensor.AttentionWith),
 		"BF16":                 reflect.ValueOf(tensor.BF16),
 		"BF16ToF32":            reflect.ValueOf(tensor.BF16ToF32),
+		"Backends":             reflect.ValueOf(tensor.Backends),
 		"CausalConv":           reflect.ValueOf(tensor.CausalConv),
 		"Columns":              reflect.ValueOf(tensor.Columns),
 		"ConcatColumns":        reflect.ValueOf(tensor.ConcatColumns),
@@ -35,6 +36,7 @@ func init() {
 		"Embedding":            reflect.ValueOf(tensor.Embedding),
 		"EncodeRow":            reflect.ValueOf(tensor.EncodeRow),
 		"ErrCannotQuantize":    reflect.ValueOf(&tensor.ErrCannotQuantize).Elem(),
+		"ErrNoBackend":         reflect.ValueOf(&tensor.ErrNoBackend).Elem(),
 		"F16":                  reflect.ValueOf(tensor.F16),
 		"F32":                  reflect.ValueOf(tensor.F32),
 		"F32ToBF16":            reflect.ValueOf(tensor.F32ToBF16),
@@ -58,6 +60,7 @@ func init() {
 		"Mul":                  reflect.ValueOf(tensor.Mul),
 		"New":                  reflect.ValueOf(tensor.New),
 		"NewTape":              reflect.ValueOf(tensor.NewTape),
+		"OpenBackend":          reflect.ValueOf(tensor.OpenBackend),
 		"Q2_K":                 reflect.ValueOf(tensor.Q2_K),
 		"Q3_K":                 reflect.ValueOf(tensor.Q3_K),
 		"Q4_0":                 reflect.ValueOf(tensor.Q4_0),
@@ -89,6 +92,7 @@ func init() {
 		"RMSNorm":              reflect.ValueOf(tensor.RMSNorm),
 		"Record":               reflect.ValueOf(tensor.Record),
 		"Recording":            reflect.ValueOf(tensor.Recording),
+		"RegisterBackend":      reflect.ValueOf(tensor.RegisterBackend),
 		"Reshape":              reflect.ValueOf(tensor.Reshape),
 		"RoPE":                 reflect.ValueOf(tensor.RoPE),
 		"RoPEFactors":          reflect.ValueOf(tensor.RoPEFactors),
@@ -117,64 +121,55 @@ func init() {
 		// type definitions
 		"AttentionOptions":     reflect.ValueOf((*tensor.AttentionOptions)(nil)),
 		"Backend":              reflect.ValueOf((*tensor.Backend)(nil)),
-		"CausalConvBackend":    reflect.ValueOf((*tensor.CausalConvBackend)(nil)),
-		"ColumnsBackend":       reflect.ValueOf((*tensor.ColumnsBackend)(nil)),
-		"ConcatBackend":        reflect.ValueOf((*tensor.ConcatBackend)(nil)),
 		"DType":                reflect.ValueOf((*tensor.DType)(nil)),
-		"DeltaRuleBackend":     reflect.ValueOf((*tensor.DeltaRuleBackend)(nil)),
 		"DeviceBackend":        reflect.ValueOf((*tensor.DeviceBackend)(nil)),
 		"DeviceStorage":        reflect.ValueOf((*tensor.DeviceStorage)(nil)),
 		"ExpertsBackend":       reflect.ValueOf((*tensor.ExpertsBackend)(nil)),
-		"GELUErfBackend":       reflect.ValueOf((*tensor.GELUErfBackend)(nil)),
 		"GatedDeltaNetBackend": reflect.ValueOf((*tensor.GatedDeltaNetBackend)(nil)),
 		"Go":                   reflect.ValueOf((*tensor.Go)(nil)),
+		"NativeCallError":      reflect.ValueOf((*tensor.NativeCallError)(nil)),
 		"RoPEOptions":          reflect.ValueOf((*tensor.RoPEOptions)(nil)),
 		"RoPEParams":           reflect.ValueOf((*tensor.RoPEParams)(nil)),
 		"RoPEScaling":          reflect.ValueOf((*tensor.RoPEScaling)(nil)),
-		"ScatterAddBackend":    reflect.ValueOf((*tensor.ScatterAddBackend)(nil)),
-		"SigmoidBackend":       reflect.ValueOf((*tensor.SigmoidBackend)(nil)),
-		"SoftplusBackend":      reflect.ValueOf((*tensor.SoftplusBackend)(nil)),
-		"SwiGLUOAIBackend":     reflect.ValueOf((*tensor.SwiGLUOAIBackend)(nil)),
 		"Tape":                 reflect.ValueOf((*tensor.Tape)(nil)),
 		"Tensor":               reflect.ValueOf((*tensor.Tensor)(nil)),
 
 		// interface wrapper definitions
 		"_Backend":              reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_Backend)(nil)),
-		"_CausalConvBackend":    reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_CausalConvBackend)(nil)),
-		"_ColumnsBackend":       reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ColumnsBackend)(nil)),
-		"_ConcatBackend":        reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ConcatBackend)(nil)),
-		"_DeltaRuleBackend":     reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeltaRuleBackend)(nil)),
 		"_DeviceBackend":        reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeviceBackend)(nil)),
 		"_DeviceStorage":        reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_DeviceStorage)(nil)),
 		"_ExpertsBackend":       reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ExpertsBackend)(nil)),
-		"_GELUErfBackend":       reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_GELUErfBackend)(nil)),
 		"_GatedDeltaNetBackend": reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_GatedDeltaNetBackend)(nil)),
-		"_ScatterAddBackend":    reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_ScatterAddBackend)(nil)),
-		"_SigmoidBackend":       reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_SigmoidBackend)(nil)),
-		"_SoftplusBackend":      reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_SoftplusBackend)(nil)),
-		"_SwiGLUOAIBackend":     reflect.ValueOf((*_github_com_toyml_toy_toy_tensor_SwiGLUOAIBackend)(nil)),
 	}
 }
 
 // _github_com_toyml_toy_toy_tensor_Backend is an interface wrapper for Backend type
 type _github_com_toyml_toy_toy_tensor_Backend struct {
-	IValue     interface{}
-	WAdd       func(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor)
-	WAttention func(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, nHead int, nKV int, past int, o tensor.AttentionOptions)
-	WEmbedding func(out *tensor.Tensor, table *tensor.Tensor, ids []int32)
-	WGELU      func(out *tensor.Tensor, x *tensor.Tensor)
-	WLayerNorm func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, b *tensor.Tensor, eps float32)
-	WMatMul    func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor)
-	WMul       func(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor)
-	WName      func() string
-	WRMSNorm   func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, eps float32)
-	WRoPE      func(out *tensor.Tensor, x *tensor.Tensor, pos0 int, o tensor.RoPEOptions)
-	WScale     func(out *tensor.Tensor, a *tensor.Tensor, s float32)
-	WSetRows   func(dst *tensor.Tensor, at int, src *tensor.Tensor)
-	WSiLU      func(out *tensor.Tensor, x *tensor.Tensor)
-	WSoftmax   func(out *tensor.Tensor, x *tensor.Tensor, past int)
-	WSwiGLU    func(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor)
-	WTanh      func(out *tensor.Tensor, x *tensor.Tensor)
+	IValue        interface{}
+	WAdd          func(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor)
+	WAttention    func(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, nHead int, nKV int, past int, o tensor.AttentionOptions)
+	WCausalConv   func(out *tensor.Tensor, past *tensor.Tensor, x *tensor.Tensor, taps *tensor.Tensor)
+	WColumns      func(out *tensor.Tensor, x *tensor.Tensor, from int)
+	WEmbedding    func(out *tensor.Tensor, table *tensor.Tensor, ids []int32)
+	WGELU         func(out *tensor.Tensor, x *tensor.Tensor)
+	WGELUErf      func(out *tensor.Tensor, x *tensor.Tensor)
+	WLayerNorm    func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, b *tensor.Tensor, eps float32)
+	WMatMul       func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor)
+	WMul          func(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor)
+	WName         func() string
+	WPlaceColumns func(out *tensor.Tensor, src *tensor.Tensor, at int)
+	WRMSNorm      func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, eps float32)
+	WRoPE         func(out *tensor.Tensor, x *tensor.Tensor, pos0 int, o tensor.RoPEOptions)
+	WScale        func(out *tensor.Tensor, a *tensor.Tensor, s float32)
+	WScatterAdd   func(out *tensor.Tensor, dst *tensor.Tensor, src *tensor.Tensor, ids []int32, scale *tensor.Tensor)
+	WSetRows      func(dst *tensor.Tensor, at int, src *tensor.Tensor)
+	WSiLU         func(out *tensor.Tensor, x *tensor.Tensor)
+	WSigmoid      func(out *tensor.Tensor, x *tensor.Tensor)
+	WSoftmax      func(out *tensor.Tensor, x *tensor.Tensor, past int)
+	WSoftplus     func(out *tensor.Tensor, x *tensor.Tensor)
+	WSwiGLU       func(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor)
+	WSwiGLUOAI    func(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor, alpha float32, limit float32)
+	WTanh         func(out *tensor.Tensor, x *tensor.Tensor)
 }
 
 func (W _github_com_toyml_toy_toy_tensor_Backend) Add(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor) {
@@ -183,11 +178,20 @@ func (W _github_com_toyml_toy_toy_tensor_Backend) Add(out *tensor.Tensor, a *ten
 func (W _github_com_toyml_toy_toy_tensor_Backend) Attention(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, nHead int, nKV int, past int, o tensor.AttentionOptions) {
 	W.WAttention(out, q, k, v, nHead, nKV, past, o)
 }
+func (W _github_com_toyml_toy_toy_tensor_Backend) CausalConv(out *tensor.Tensor, past *tensor.Tensor, x *tensor.Tensor, taps *tensor.Tensor) {
+	W.WCausalConv(out, past, x, taps)
+}
+func (W _github_com_toyml_toy_toy_tensor_Backend) Columns(out *tensor.Tensor, x *tensor.Tensor, from int) {
+	W.WColumns(out, x, from)
+}
 func (W _github_com_toyml_toy_toy_tensor_Backend) Embedding(out *tensor.Tensor, table *tensor.Tensor, ids []int32) {
 	W.WEmbedding(out, table, ids)
 }
 func (W _github_com_toyml_toy_toy_tensor_Backend) GELU(out *tensor.Tensor, x *tensor.Tensor) {
 	W.WGELU(out, x)
+}
+func (W _github_com_toyml_toy_toy_tensor_Backend) GELUErf(out *tensor.Tensor, x *tensor.Tensor) {
+	W.WGELUErf(out, x)
 }
 func (W _github_com_toyml_toy_toy_tensor_Backend) LayerNorm(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, b *tensor.Tensor, eps float32) {
 	W.WLayerNorm(out, x, w, b, eps)
@@ -201,6 +205,9 @@ func (W _github_com_toyml_toy_toy_tensor_Backend) Mul(out *tensor.Tensor, a *ten
 func (W _github_com_toyml_toy_toy_tensor_Backend) Name() string {
 	return W.WName()
 }
+func (W _github_com_toyml_toy_toy_tensor_Backend) PlaceColumns(out *tensor.Tensor, src *tensor.Tensor, at int) {
+	W.WPlaceColumns(out, src, at)
+}
 func (W _github_com_toyml_toy_toy_tensor_Backend) RMSNorm(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, eps float32) {
 	W.WRMSNorm(out, x, w, eps)
 }
@@ -210,82 +217,62 @@ func (W _github_com_toyml_toy_toy_tensor_Backend) RoPE(out *tensor.Tensor, x *te
 func (W _github_com_toyml_toy_toy_tensor_Backend) Scale(out *tensor.Tensor, a *tensor.Tensor, s float32) {
 	W.WScale(out, a, s)
 }
+func (W _github_com_toyml_toy_toy_tensor_Backend) ScatterAdd(out *tensor.Tensor, dst *tensor.Tensor, src *tensor.Tensor, ids []int32, scale *tensor.Tensor) {
+	W.WScatterAdd(out, dst, src, ids, scale)
+}
 func (W _github_com_toyml_toy_toy_tensor_Backend) SetRows(dst *tensor.Tensor, at int, src *tensor.Tensor) {
 	W.WSetRows(dst, at, src)
 }
 func (W _github_com_toyml_toy_toy_tensor_Backend) SiLU(out *tensor.Tensor, x *tensor.Tensor) {
 	W.WSiLU(out, x)
 }
+func (W _github_com_toyml_toy_toy_tensor_Backend) Sigmoid(out *tensor.Tensor, x *tensor.Tensor) {
+	W.WSigmoid(out, x)
+}
 func (W _github_com_toyml_toy_toy_tensor_Backend) Softmax(out *tensor.Tensor, x *tensor.Tensor, past int) {
 	W.WSoftmax(out, x, past)
 }
+func (W _github_com_toyml_toy_toy_tensor_Backend) Softplus(out *tensor.Tensor, x *tensor.Tensor) {
+	W.WSoftplus(out, x)
+}
 func (W _github_com_toyml_toy_toy_tensor_Backend) SwiGLU(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor) {
 	W.WSwiGLU(out, gate, up)
+}
+func (W _github_com_toyml_toy_toy_tensor_Backend) SwiGLUOAI(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor, alpha float32, limit float32) {
+	W.WSwiGLUOAI(out, gate, up, alpha, limit)
 }
 func (W _github_com_toyml_toy_toy_tensor_Backend) Tanh(out *tensor.Tensor, x *tensor.Tensor) {
 	W.WTanh(out, x)
 }
 
-// _github_com_toyml_toy_toy_tensor_CausalConvBackend is an interface wrapper for CausalConvBackend type
-type _github_com_toyml_toy_toy_tensor_CausalConvBackend struct {
-	IValue      interface{}
-	WCausalConv func(out *tensor.Tensor, past *tensor.Tensor, x *tensor.Tensor, taps *tensor.Tensor)
-}
-
-func (W _github_com_toyml_toy_toy_tensor_CausalConvBackend) CausalConv(out *tensor.Tensor, past *tensor.Tensor, x *tensor.Tensor, taps *tensor.Tensor) {
-	W.WCausalConv(out, past, x, taps)
-}
-
-// _github_com_toyml_toy_toy_tensor_ColumnsBackend is an interface wrapper for ColumnsBackend type
-type _github_com_toyml_toy_toy_tensor_ColumnsBackend struct {
-	IValue   interface{}
-	WColumns func(out *tensor.Tensor, x *tensor.Tensor, from int)
-}
-
-func (W _github_com_toyml_toy_toy_tensor_ColumnsBackend) Columns(out *tensor.Tensor, x *tensor.Tensor, from int) {
-	W.WColumns(out, x, from)
-}
-
-// _github_com_toyml_toy_toy_tensor_ConcatBackend is an interface wrapper for ConcatBackend type
-type _github_com_toyml_toy_toy_tensor_ConcatBackend struct {
-	IValue        interface{}
-	WPlaceColumns func(out *tensor.Tensor, src *tensor.Tensor, at int)
-}
-
-func (W _github_com_toyml_toy_toy_tensor_ConcatBackend) PlaceColumns(out *tensor.Tensor, src *tensor.Tensor, at int) {
-	W.WPlaceColumns(out, src, at)
-}
-
-// _github_com_toyml_toy_toy_tensor_DeltaRuleBackend is an interface wrapper for DeltaRuleBackend type
-type _github_com_toyml_toy_toy_tensor_DeltaRuleBackend struct {
-	IValue     interface{}
-	WDeltaRule func(S []float32, q []float32, k []float32, v []float32, out []float32, decay []float32, beta []float32, T int, D int, qStride int, vStride int, gStride int, scale float32)
-}
-
-func (W _github_com_toyml_toy_toy_tensor_DeltaRuleBackend) DeltaRule(S []float32, q []float32, k []float32, v []float32, out []float32, decay []float32, beta []float32, T int, D int, qStride int, vStride int, gStride int, scale float32) {
-	W.WDeltaRule(S, q, k, v, out, decay, beta, T, D, qStride, vStride, gStride, scale)
-}
-
 // _github_com_toyml_toy_toy_tensor_DeviceBackend is an interface wrapper for DeviceBackend type
 type _github_com_toyml_toy_toy_tensor_DeviceBackend struct {
-	IValue     interface{}
-	WAdd       func(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor)
-	WAttention func(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, nHead int, nKV int, past int, o tensor.AttentionOptions)
-	WDevice    func() string
-	WEmbedding func(out *tensor.Tensor, table *tensor.Tensor, ids []int32)
-	WGELU      func(out *tensor.Tensor, x *tensor.Tensor)
-	WLayerNorm func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, b *tensor.Tensor, eps float32)
-	WMatMul    func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor)
-	WMul       func(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor)
-	WName      func() string
-	WRMSNorm   func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, eps float32)
-	WRoPE      func(out *tensor.Tensor, x *tensor.Tensor, pos0 int, o tensor.RoPEOptions)
-	WScale     func(out *tensor.Tensor, a *tensor.Tensor, s float32)
-	WSetRows   func(dst *tensor.Tensor, at int, src *tensor.Tensor)
-	WSiLU      func(out *tensor.Tensor, x *tensor.Tensor)
-	WSoftmax   func(out *tensor.Tensor, x *tensor.Tensor, past int)
-	WSwiGLU    func(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor)
-	WTanh      func(out *tensor.Tensor, x *tensor.Tensor)
+	IValue        interface{}
+	WAdd          func(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor)
+	WAttention    func(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, nHead int, nKV int, past int, o tensor.AttentionOptions)
+	WCausalConv   func(out *tensor.Tensor, past *tensor.Tensor, x *tensor.Tensor, taps *tensor.Tensor)
+	WColumns      func(out *tensor.Tensor, x *tensor.Tensor, from int)
+	WDevice       func() string
+	WEmbedding    func(out *tensor.Tensor, table *tensor.Tensor, ids []int32)
+	WGELU         func(out *tensor.Tensor, x *tensor.Tensor)
+	WGELUErf      func(out *tensor.Tensor, x *tensor.Tensor)
+	WLayerNorm    func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, b *tensor.Tensor, eps float32)
+	WMatMul       func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor)
+	WMul          func(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor)
+	WName         func() string
+	WPlaceColumns func(out *tensor.Tensor, src *tensor.Tensor, at int)
+	WRMSNorm      func(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, eps float32)
+	WRoPE         func(out *tensor.Tensor, x *tensor.Tensor, pos0 int, o tensor.RoPEOptions)
+	WScale        func(out *tensor.Tensor, a *tensor.Tensor, s float32)
+	WScatterAdd   func(out *tensor.Tensor, dst *tensor.Tensor, src *tensor.Tensor, ids []int32, scale *tensor.Tensor)
+	WSetRows      func(dst *tensor.Tensor, at int, src *tensor.Tensor)
+	WSiLU         func(out *tensor.Tensor, x *tensor.Tensor)
+	WSigmoid      func(out *tensor.Tensor, x *tensor.Tensor)
+	WSoftmax      func(out *tensor.Tensor, x *tensor.Tensor, past int)
+	WSoftplus     func(out *tensor.Tensor, x *tensor.Tensor)
+	WSwiGLU       func(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor)
+	WSwiGLUOAI    func(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor, alpha float32, limit float32)
+	WTanh         func(out *tensor.Tensor, x *tensor.Tensor)
 }
 
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Add(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor) {
@@ -293,6 +280,12 @@ func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Add(out *tensor.Tensor, 
 }
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Attention(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, nHead int, nKV int, past int, o tensor.AttentionOptions) {
 	W.WAttention(out, q, k, v, nHead, nKV, past, o)
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) CausalConv(out *tensor.Tensor, past *tensor.Tensor, x *tensor.Tensor, taps *tensor.Tensor) {
+	W.WCausalConv(out, past, x, taps)
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Columns(out *tensor.Tensor, x *tensor.Tensor, from int) {
+	W.WColumns(out, x, from)
 }
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Device() string {
 	return W.WDevice()
@@ -302,6 +295,9 @@ func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Embedding(out *tensor.Te
 }
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) GELU(out *tensor.Tensor, x *tensor.Tensor) {
 	W.WGELU(out, x)
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) GELUErf(out *tensor.Tensor, x *tensor.Tensor) {
+	W.WGELUErf(out, x)
 }
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) LayerNorm(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, b *tensor.Tensor, eps float32) {
 	W.WLayerNorm(out, x, w, b, eps)
@@ -315,6 +311,9 @@ func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Mul(out *tensor.Tensor, 
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Name() string {
 	return W.WName()
 }
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) PlaceColumns(out *tensor.Tensor, src *tensor.Tensor, at int) {
+	W.WPlaceColumns(out, src, at)
+}
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) RMSNorm(out *tensor.Tensor, x *tensor.Tensor, w *tensor.Tensor, eps float32) {
 	W.WRMSNorm(out, x, w, eps)
 }
@@ -324,17 +323,29 @@ func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) RoPE(out *tensor.Tensor,
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Scale(out *tensor.Tensor, a *tensor.Tensor, s float32) {
 	W.WScale(out, a, s)
 }
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) ScatterAdd(out *tensor.Tensor, dst *tensor.Tensor, src *tensor.Tensor, ids []int32, scale *tensor.Tensor) {
+	W.WScatterAdd(out, dst, src, ids, scale)
+}
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) SetRows(dst *tensor.Tensor, at int, src *tensor.Tensor) {
 	W.WSetRows(dst, at, src)
 }
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) SiLU(out *tensor.Tensor, x *tensor.Tensor) {
 	W.WSiLU(out, x)
 }
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Sigmoid(out *tensor.Tensor, x *tensor.Tensor) {
+	W.WSigmoid(out, x)
+}
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Softmax(out *tensor.Tensor, x *tensor.Tensor, past int) {
 	W.WSoftmax(out, x, past)
 }
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Softplus(out *tensor.Tensor, x *tensor.Tensor) {
+	W.WSoftplus(out, x)
+}
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) SwiGLU(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor) {
 	W.WSwiGLU(out, gate, up)
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) SwiGLUOAI(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor, alpha float32, limit float32) {
+	W.WSwiGLUOAI(out, gate, up, alpha, limit)
 }
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Tanh(out *tensor.Tensor, x *tensor.Tensor) {
 	W.WTanh(out, x)
@@ -376,16 +387,6 @@ func (W _github_com_toyml_toy_toy_tensor_ExpertsBackend) WeightedSum(out *tensor
 	W.WWeightedSum(out, h, w)
 }
 
-// _github_com_toyml_toy_toy_tensor_GELUErfBackend is an interface wrapper for GELUErfBackend type
-type _github_com_toyml_toy_toy_tensor_GELUErfBackend struct {
-	IValue   interface{}
-	WGELUErf func(out *tensor.Tensor, x *tensor.Tensor)
-}
-
-func (W _github_com_toyml_toy_toy_tensor_GELUErfBackend) GELUErf(out *tensor.Tensor, x *tensor.Tensor) {
-	W.WGELUErf(out, x)
-}
-
 // _github_com_toyml_toy_toy_tensor_GatedDeltaNetBackend is an interface wrapper for GatedDeltaNetBackend type
 type _github_com_toyml_toy_toy_tensor_GatedDeltaNetBackend struct {
 	IValue         interface{}
@@ -394,44 +395,4 @@ type _github_com_toyml_toy_toy_tensor_GatedDeltaNetBackend struct {
 
 func (W _github_com_toyml_toy_toy_tensor_GatedDeltaNetBackend) GatedDeltaNet(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, g *tensor.Tensor, beta *tensor.Tensor, state *tensor.Tensor, eps float32) {
 	W.WGatedDeltaNet(out, q, k, v, g, beta, state, eps)
-}
-
-// _github_com_toyml_toy_toy_tensor_ScatterAddBackend is an interface wrapper for ScatterAddBackend type
-type _github_com_toyml_toy_toy_tensor_ScatterAddBackend struct {
-	IValue      interface{}
-	WScatterAdd func(out *tensor.Tensor, dst *tensor.Tensor, src *tensor.Tensor, ids []int32, scale *tensor.Tensor)
-}
-
-func (W _github_com_toyml_toy_toy_tensor_ScatterAddBackend) ScatterAdd(out *tensor.Tensor, dst *tensor.Tensor, src *tensor.Tensor, ids []int32, scale *tensor.Tensor) {
-	W.WScatterAdd(out, dst, src, ids, scale)
-}
-
-// _github_com_toyml_toy_toy_tensor_SigmoidBackend is an interface wrapper for SigmoidBackend type
-type _github_com_toyml_toy_toy_tensor_SigmoidBackend struct {
-	IValue   interface{}
-	WSigmoid func(out *tensor.Tensor, x *tensor.Tensor)
-}
-
-func (W _github_com_toyml_toy_toy_tensor_SigmoidBackend) Sigmoid(out *tensor.Tensor, x *tensor.Tensor) {
-	W.WSigmoid(out, x)
-}
-
-// _github_com_toyml_toy_toy_tensor_SoftplusBackend is an interface wrapper for SoftplusBackend type
-type _github_com_toyml_toy_toy_tensor_SoftplusBackend struct {
-	IValue    interface{}
-	WSoftplus func(out *tensor.Tensor, x *tensor.Tensor)
-}
-
-func (W _github_com_toyml_toy_toy_tensor_SoftplusBackend) Softplus(out *tensor.Tensor, x *tensor.Tensor) {
-	W.WSoftplus(out, x)
-}
-
-// _github_com_toyml_toy_toy_tensor_SwiGLUOAIBackend is an interface wrapper for SwiGLUOAIBackend type
-type _github_com_toyml_toy_toy_tensor_SwiGLUOAIBackend struct {
-	IValue     interface{}
-	WSwiGLUOAI func(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor, alpha float32, limit float32)
-}
-
-func (W _github_com_toyml_toy_toy_tensor_SwiGLUOAIBackend) SwiGLUOAI(out *tensor.Tensor, gate *tensor.Tensor, up *tensor.Tensor, alpha float32, limit float32) {
-	W.WSwiGLUOAI(out, gate, up, alpha, limit)
 }

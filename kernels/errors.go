@@ -1,30 +1,18 @@
-// Package kernels holds toy's precompiled native kernels (cpu/, C for the
-// CPU; cuda/, the CUDA backend) and what they share: the error a native call returns
-// when its kernel library cannot be used.
+// Package kernels holds toy's native backends — cpu/, C kernels for the CPU,
+// and cuda/, CUDA kernels for NVIDIA GPUs — and all/, which links both. Each
+// backend registers itself with package tensor from its init function
+// (tensor.RegisterBackend: "native" and "cuda"), so nothing in toy's stack
+// imports it; a program has a backend when it imports its package:
+//
+//	import _ "github.com/toyml/toy/kernels/all"
+//
+// This package keeps the name NativeCallError, the error a native backend
+// returns when its kernel library cannot be used, for code that imports it
+// from here.
 package kernels
 
-import "fmt"
+import "github.com/toyml/toy/toy/tensor"
 
 // NativeCallError reports that a native backend was asked for but its kernel
-// library cannot be used: the platform has none, the cache directory is not
-// writable, or the library is damaged. Missing says what is missing, Hint what
-// to do about it; Err is the underlying cause, if any (errors.Is/As see it).
-type NativeCallError struct {
-	Backend string // "native" (CPU) or "cuda"
-	Missing string // e.g. "a native CPU kernel library for windows/amd64"
-	Hint    string // e.g. "run on pure Go with TOY_BACKEND=go"
-	Err     error
-}
-
-func (e *NativeCallError) Error() string {
-	s := fmt.Sprintf("%s backend: missing %s", e.Backend, e.Missing)
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	if e.Hint != "" {
-		s += " (" + e.Hint + ")"
-	}
-	return s
-}
-
-func (e *NativeCallError) Unwrap() error { return e.Err }
+// library cannot be used; it is tensor.NativeCallError.
+type NativeCallError = tensor.NativeCallError

@@ -1,16 +1,5 @@
-// Package toy is the one import a script or notebook needs: load a GGUF
-// checkpoint, run it forward, generate from it.
-//
-//	m, err := toy.Load("model.gguf")
-//	if err != nil { … }
-//	defer m.Close()
-//	ids, err := m.Generate([]int32{1, 15043}, toy.GenerateOptions{MaxTokens: 16})
-//
-// # Error Handling
-//
-// Loading returns errors wrapped with %w around the sentinels of package gguf
-// (gguf.ErrTruncated, gguf.ErrFormat, …) and ErrUnknownArch; bad token ids and
-// an overfull context return engine.ErrTokenRange and engine.ErrContextFull.
+// Loading a checkpoint and running it: Load, Forward, LogProbs, Generate.
+
 package toy
 
 import (

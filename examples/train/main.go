@@ -44,7 +44,7 @@ func main() {
 	opts := recipes.NewOptions(32).WithBatch(8).WithSteps(*steps).WithLR(1e-2).WithWarmup(2)
 	r, err := recipes.NewFromScratch(cfg, opts)
 	check(err)
-	fmt.Printf("%d parameters\n", cfg.ParamCount())
+	fmt.Printf("%d parameters\n", r.Model.(*llama.Model).Card().ParamCount)
 
 	// A batch is B random windows of T+1 tokens: inputs 0…T−1, targets 1…T.
 	rng := rand.New(rand.NewPCG(1, 2))

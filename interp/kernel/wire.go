@@ -1,5 +1,6 @@
 // The Jupyter messaging protocol (v5.3) wire format: signed multipart
 // messages over ZeroMQ sockets.
+
 package kernel
 
 import (

@@ -1,4 +1,5 @@
 // install-kernel: register toysh as a Jupyter kernel for the current user.
+
 package shell
 
 import (

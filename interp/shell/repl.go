@@ -1,4 +1,5 @@
 // The REPL: line editing and history on a terminal, plain lines from a pipe.
+
 package shell
 
 import (

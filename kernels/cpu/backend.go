@@ -13,10 +13,13 @@ import (
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Backend runs ops on host memory with the C kernels of one library variant,
-// and on tensor.Go{} where it has no kernel (Add, Mul, Scale, LayerNorm,
-// RoPE, Softmax, GELU, Tanh, Embedding, SetRows, and BF16 weights).
+// Backend runs ops on host memory with the C kernels of one library variant
+// (MatMul, RMSNorm, SiLU, SwiGLU, Attention, and the fused gated delta
+// rule), and every other primitive as the tensor.Go it embeds (Add, Mul,
+// Scale, LayerNorm, RoPE, Softmax, GELU, Tanh, Embedding, SetRows, …, and
+// products with BF16 weights).
 type Backend struct {
+	tensor.Go
 	lib *library
 	ks  *kernelSet // lib.fast, or lib.ref for the reference backend in tests
 	fma bool       // F32/F16 prefill products may use the fused kernels (see Fused)
@@ -28,7 +31,10 @@ type Backend struct {
 // kernels. See "Numerics" in doc.go.
 var taped atomic.Bool
 
-var _ tensor.Backend = (*Backend)(nil)
+var (
+	_ tensor.Backend              = (*Backend)(nil)
+	_ tensor.GatedDeltaNetBackend = (*Backend)(nil)
+)
 
 // Load returns the backend for the best variant this CPU supports (or the
 // one TOY_CPU_VARIANT names). It fails with a *kernels.NativeCallError.
@@ -430,22 +436,66 @@ type drArgs struct {
 	Scale, _         uint32
 }
 
-// DeltaRule implements tensor.DeltaRuleBackend: one value head of the gated
-// delta rule over T tokens, in C (toy_delta_rule), bit for bit as tensor's
-// own loop.
-func (b *Backend) DeltaRule(S, q, k, v, out, decay, beta []float32, T, D, qStride, vStride, gStride int, scale float32) {
-	u := make([]float32, D)
-	a := drArgs{T: int64(T), D: int64(D), QS: int64(qStride), VS: int64(vStride), GS: int64(gStride), Scale: math.Float32bits(scale)}
-	call(b.ks.deltaRule, ptr(S), ptr(q), ptr(k), ptr(v), ptr(out), ptr(decay), ptr(beta), ptr(u), uintptr(unsafe.Pointer(&a)))
+// GatedDeltaNet implements tensor.GatedDeltaNetBackend, bit for bit as
+// tensor.GatedDeltaNet's own loop: q and k normalised per head (l2Rows),
+// the decays e^g in float64 rounded once, then each value head over the T
+// tokens in C (toy_delta_rule), the heads split across the workers.
+func (b *Backend) GatedDeltaNet(out, q, k, v, g, beta, state *tensor.Tensor, eps float32) {
+	T, Hv := g.Rows(), g.Cols()
+	if T == 0 {
+		return
+	}
+	D := v.Cols() / Hv
+	Hk := q.Cols() / D
+	qn, kn := l2Rows(q.Data(), D, eps), l2Rows(k.Data(), D, eps) // [T, Hk·D]
+	decay := make([]float32, T*Hv)
+	for i, gv := range g.Data() {
+		decay[i] = float32(math.Exp(float64(gv)))
+	}
+	var S []float32 // [Hv, D·D]
+	if state != nil {
+		S = state.Data()
+	} else {
+		S = make([]float32, Hv*D*D)
+	}
+	vs, bs, o := v.Data(), beta.Data(), out.Data()
+	a := &drArgs{T: int64(T), D: int64(D), QS: int64(Hk * D), VS: int64(Hv * D), GS: int64(Hv),
+		Scale: math.Float32bits(1 / float32(math.Sqrt(float64(D))))}
+	workers.run(Hv, 1, func(lo, hi int) {
+		u := make([]float32, D)
+		for h := lo; h < hi; h++ {
+			kh := h % Hk
+			call(b.ks.deltaRule, ptr(S[h*D*D:]), ptr(qn[kh*D:]), ptr(kn[kh*D:]), ptr(vs[h*D:]), ptr(o[h*D:]), ptr(decay[h:]),
+				ptr(bs[h:]), ptr(u), uintptr(unsafe.Pointer(a)))
+		}
+		runtime.KeepAlive(u)
+	})
+	runtime.KeepAlive(a)
 	runtime.KeepAlive(S)
-	runtime.KeepAlive(q)
-	runtime.KeepAlive(k)
-	runtime.KeepAlive(v)
-	runtime.KeepAlive(out)
+	runtime.KeepAlive(qn)
+	runtime.KeepAlive(kn)
+	runtime.KeepAlive(vs)
+	runtime.KeepAlive(bs)
+	runtime.KeepAlive(o)
 	runtime.KeepAlive(decay)
-	runtime.KeepAlive(beta)
-	runtime.KeepAlive(u)
-	runtime.KeepAlive(&a)
+}
+
+// l2Rows returns x with each run of D values divided by max(‖x‖, eps), as
+// tensor's gated delta rule normalises q and k (ggml_l2_norm): the sum of
+// squares in float64, the scale in float32.
+func l2Rows(x []float32, D int, eps float32) []float32 {
+	y := make([]float32, len(x))
+	for r := 0; r < len(x); r += D {
+		var sum float64
+		for _, v := range x[r : r+D] {
+			sum += float64(v * v)
+		}
+		s := 1 / max(float32(math.Sqrt(float64(float32(sum)))), eps)
+		for i, v := range x[r : r+D] {
+			y[r+i] = v * s
+		}
+	}
+	return y
 }
 
 // SwiGLU: out = SiLU(gate) ⊙ up.
@@ -524,25 +574,4 @@ func (b *Backend) attention(od, qs, ks, vs []float32, T, nHead, nKV, dh, past in
 	runtime.KeepAlive(qs)
 	runtime.KeepAlive(ks)
 	runtime.KeepAlive(vs)
-}
-
-// The ops below have no kernel; they run on the pure-Go backend.
-
-func (b *Backend) Add(out, a, c *tensor.Tensor)           { tensor.Go{}.Add(out, a, c) }
-func (b *Backend) Mul(out, a, c *tensor.Tensor)           { tensor.Go{}.Mul(out, a, c) }
-func (b *Backend) Scale(out, a *tensor.Tensor, s float32) { tensor.Go{}.Scale(out, a, s) }
-func (b *Backend) LayerNorm(out, x, w, c *tensor.Tensor, eps float32) {
-	tensor.Go{}.LayerNorm(out, x, w, c, eps)
-}
-func (b *Backend) RoPE(out, x *tensor.Tensor, pos0 int, o tensor.RoPEOptions) {
-	tensor.Go{}.RoPE(out, x, pos0, o)
-}
-func (b *Backend) Softmax(out, x *tensor.Tensor, past int) { tensor.Go{}.Softmax(out, x, past) }
-func (b *Backend) GELU(out, x *tensor.Tensor)              { tensor.Go{}.GELU(out, x) }
-func (b *Backend) Tanh(out, x *tensor.Tensor)              { tensor.Go{}.Tanh(out, x) }
-func (b *Backend) Embedding(out, table *tensor.Tensor, ids []int32) {
-	tensor.Go{}.Embedding(out, table, ids)
-}
-func (b *Backend) SetRows(dst *tensor.Tensor, at int, src *tensor.Tensor) {
-	tensor.Go{}.SetRows(dst, at, src)
 }

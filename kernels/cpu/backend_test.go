@@ -453,6 +453,14 @@ func TestDelegatedOps(t *testing.T) {
 		}},
 		{"Softmax", func(be tensor.Backend, out *tensor.Tensor) { be.Softmax(out, x, 2) }},
 		{"GELU", func(be tensor.Backend, out *tensor.Tensor) { be.GELU(out, x) }},
+		{"GELUErf", func(be tensor.Backend, out *tensor.Tensor) { be.GELUErf(out, x) }},
+		{"Sigmoid", func(be tensor.Backend, out *tensor.Tensor) { be.Sigmoid(out, x) }},
+		{"Softplus", func(be tensor.Backend, out *tensor.Tensor) { be.Softplus(out, x) }},
+		{"Tanh", func(be tensor.Backend, out *tensor.Tensor) { be.Tanh(out, x) }},
+		{"SwiGLUOAI", func(be tensor.Backend, out *tensor.Tensor) { be.SwiGLUOAI(out, x, y, 1.702, 0.5) }},
+		{"ScatterAdd", func(be tensor.Backend, out *tensor.Tensor) {
+			be.ScatterAdd(out, x, y.Slice(0, 2), []int32{2, 2}, nil)
+		}},
 	} {
 		got, want := tensor.New(3, 8), tensor.New(3, 8)
 		op.f(b, got)
@@ -553,20 +561,25 @@ func TestDeltaRule(t *testing.T) {
 				beta.Data()[i] = 0.5 * (beta.Data()[i] + 1) // in (0, 1)
 			}
 			start := randTensor(r, Hv, D*D)
-			run := func(be tensor.Backend) (out, state []float32) {
+			run := func(be tensor.Backend, zeros bool) (out, state []float32) {
 				old := tensor.ActiveBackend()
 				tensor.SetBackend(be)
 				defer tensor.SetBackend(old)
+				if zeros { // no state: S starts at zero
+					return tensor.GatedDeltaNet(q, k, v, g, beta, nil, 1e-6).Data(), nil
+				}
 				st := tensor.FromFloat32(slices.Clone(start.Data()), Hv, D*D)
 				return tensor.GatedDeltaNet(q, k, v, g, beta, st, 1e-6).Data(), st.Data()
 			}
-			got, gotS := run(b)
-			want, wantS := run(tensor.Go{})
-			if i, ok := identical(got, want); !ok {
-				t.Fatalf("%s %v: output %d = %v, Go %v", name, s, i, got[i], want[i])
-			}
-			if i, ok := identical(gotS, wantS); !ok {
-				t.Fatalf("%s %v: state %d = %v, Go %v", name, s, i, gotS[i], wantS[i])
+			for _, zeros := range []bool{false, true} {
+				got, gotS := run(b, zeros)
+				want, wantS := run(tensor.Go{}, zeros)
+				if i, ok := identical(got, want); !ok {
+					t.Fatalf("%s %v: output %d = %v, Go %v", name, s, i, got[i], want[i])
+				}
+				if i, ok := identical(gotS, wantS); !ok {
+					t.Fatalf("%s %v: state %d = %v, Go %v", name, s, i, gotS[i], wantS[i])
+				}
 			}
 		}
 	}

@@ -8,9 +8,29 @@
 // cache directory and called through purego — no cgo, so CGO_ENABLED=0
 // builds keep working.
 //
+// # Shapes
+//
+// The kernels take package tensor's layouts: row-major, outermost first, a
+// weight matrix w [N, K] holding one output feature per row (a quantized row
+// is its K values in blocks, e.g. Q8_0's K/32 blocks of 34 bytes).
+//
+//	M  activation rows (the tokens of a pass)   K  input width
+//	N  output features                          T  queries, at positions past … past+T−1
+//	S  keys and values (past+T)                 H, KV  query heads, key/value heads
+//	Dh head width
+//
+// toy_matmul_*: out [M, N] = x [M, K]·w [N, K]ᵀ, one call per range of
+// output features n0 … n1; toy_attention: q and out [T, H·Dh], k and v
+// [S, KV·Dh], one call per range of (query, head) jobs t·H + h;
+// toy_rmsnorm one call per range of rows, SiLU and SwiGLU per range of
+// elements.
+//
 // # Backends
 //
-// Backend implements tensor.Backend on host memory. Ops without a kernel run
+// Backend implements tensor.Backend on host memory, and registers itself
+// with package tensor as "native" from this package's init (register.go):
+// a program that imports this package, or kernels/all, has it, and
+// toy.UseBackend("native") or TOY_BACKEND=native opens it with Load. Ops without a kernel run
 // on tensor.Go{} (so do products with weight types that have none, such as
 // BF16); ops with one split their rows over a persistent pool of worker
 // goroutines (tensor.Threads() of them) and call the C kernel once per
@@ -98,13 +118,14 @@
 // each block once for two activation rows.
 //
 // RMSNorm and the gated delta rule (toy_delta_rule: dotF32 products,
-// tensor.DeltaRuleBackend) are bit-identical too; SiLU, SwiGLU and attention use their own exp
+// tensor.GatedDeltaNetBackend) are bit-identical too; SiLU, SwiGLU and attention use their own exp
 // (and attention's soft cap its own tanh, toy_tanh_f32)
 // and agree to float32 rounding (≤ 1e-5 relative).
 //
 // # Error Handling
 //
-// Load returns a *kernels.NativeCallError, saying what is missing and what to
+// Load returns a *tensor.NativeCallError (kernels.NativeCallError and
+// toy.NativeCallError are the same type), saying what is missing and what to
 // do, when the platform has no library, the cache directory cannot be
 // written, or the library fails its checksum or cannot be opened.
 //

@@ -44,18 +44,12 @@ type Backend struct {
 	argp [16]unsafe.Pointer // their addresses, cuLaunchKernel's kernelParams
 }
 
+// Every primitive of tensor.Backend runs on the device, and so do the fused
+// mixture-of-experts and gated delta rule kernels.
 var (
 	_ tensor.DeviceBackend        = (*Backend)(nil)
-	_ tensor.ColumnsBackend       = (*Backend)(nil)
-	_ tensor.ConcatBackend        = (*Backend)(nil)
 	_ tensor.ExpertsBackend       = (*Backend)(nil)
-	_ tensor.ScatterAddBackend    = (*Backend)(nil)
-	_ tensor.GELUErfBackend       = (*Backend)(nil)
-	_ tensor.SwiGLUOAIBackend     = (*Backend)(nil)
-	_ tensor.SigmoidBackend       = (*Backend)(nil)
-	_ tensor.SoftplusBackend      = (*Backend)(nil)
 	_ tensor.GatedDeltaNetBackend = (*Backend)(nil)
-	_ tensor.CausalConvBackend    = (*Backend)(nil)
 )
 
 // Name returns "cuda".
@@ -467,17 +461,17 @@ func (b *Backend) Tanh(out, x *tensor.Tensor) { b.unary("toy_tanh", out, x) }
 // GELU: tanh-GELU through fp16, as tensor.Go{}.
 func (b *Backend) GELU(out, x *tensor.Tensor) { b.unary("toy_gelu", out, x) }
 
-// GELUErf is the exact GELU, x·Φ(x) (tensor.GELUErfBackend).
+// GELUErf is the exact GELU, x·Φ(x), erf in double precision.
 func (b *Backend) GELUErf(out, x *tensor.Tensor) { b.unary("toy_gelu_erf", out, x) }
 
-// Sigmoid: out = σ(x) (tensor.SigmoidBackend).
+// Sigmoid: out = σ(x).
 func (b *Backend) Sigmoid(out, x *tensor.Tensor) { b.unary("toy_sigmoid", out, x) }
 
-// Softplus: out = softplus(x), the identity past 20 (tensor.SoftplusBackend).
+// Softplus: out = softplus(x), the identity past 20.
 func (b *Backend) Softplus(out, x *tensor.Tensor) { b.unary("toy_softplus", out, x) }
 
 // GatedDeltaNet: the gated delta rule over T tokens
-// (tensor.GatedDeltaNetBackend). toy_l2_rows normalises q and k into
+// (tensor.GatedDeltaNetBackend, fused). toy_l2_rows normalises q and k into
 // pooled buffers, then toy_delta_rule runs a thread per column of each
 // value head's state, through the tokens in order; the state, when given,
 // is read and left on the device (nil: a zeroed pooled one).
@@ -514,8 +508,8 @@ func (b *Backend) GatedDeltaNet(out, q, k, v, g, beta, state *tensor.Tensor, eps
 		iArg(T), iArg(Hk), iArg(Hv), iArg(D), fArg(scale))
 }
 
-// CausalConv: a depthwise causal convolution over time
-// (tensor.CausalConvBackend), a thread per output element; past may be nil.
+// CausalConv: a depthwise causal convolution over time, a thread per
+// output element; past may be nil.
 func (b *Backend) CausalConv(out, past, x, taps *tensor.Tensor) {
 	if out.Len() == 0 {
 		return
@@ -532,8 +526,7 @@ func (b *Backend) SwiGLU(out, gate, up *tensor.Tensor) {
 	b.elementwise("toy_swiglu", gate.Len(), pArg(op), pArg(gp), pArg(up2), lArg(gate.Len()))
 }
 
-// SwiGLUOAI: gpt-oss's clamped SwiGLU (tensor.SwiGLUOAIBackend), as
-// tensor.SwiGLUOAI computes it.
+// SwiGLUOAI: gpt-oss's clamped SwiGLU, as tensor.SwiGLUOAI computes it.
 func (b *Backend) SwiGLUOAI(out, gate, up *tensor.Tensor, alpha, limit float32) {
 	if gate.Len() == 0 {
 		return

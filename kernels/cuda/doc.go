@@ -7,10 +7,29 @@
 // JIT-compiles for the GPU it finds (Volta and newer). With the driver
 // alone, toy's own GEMM kernels do what cuBLAS would.
 //
+// # Shapes
+//
+// The kernels take package tensor's layouts in device memory: row-major,
+// outermost first, a weight matrix w [N, K] holding one output feature per
+// row (a quantized row is its K values in blocks, as on the CPU).
+//
+//	M  activation rows (the tokens of a pass)   K  input width
+//	N  output features                          T  queries, S  keys and values (past+T)
+//	H, KV  query heads, key/value heads         Dh head width
+//	E  experts of a mixture                     k  experts chosen per token
+//
+// Matrix products: out [M, N] = x [M, K]·w [N, K]ᵀ; attention: q and out
+// [T, H·Dh], k and v [S, KV·Dh], one block per (query, head) job t·H + h;
+// norms one block per row; MatMulID: a stack w [E, N, K] and ids [M, k],
+// out [M·k, N]. Elementwise kernels loop over all elements (grid-stride).
+//
 // # Backends
 //
 // Backend implements tensor.Backend and tensor.DeviceBackend: tensors live
-// in device memory. Weights are uploaded at first use and stay there in
+// in device memory. It registers itself with package tensor as "cuda" from
+// this package's init (register.go): a program that imports this package,
+// or kernels/all, has it, and toy.UseBackend("cuda") or TOY_BACKEND=cuda
+// opens it with Load. Weights are uploaded at first use and stay there in
 // their stored type (F32, F16, BF16, and Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, the
 // k-quant Q2_K … Q6_K, the IQ4_NL and IQ4_XS blocks and MXFP4); activations and the KV cache never leave the device; reading a
 // tensor from Go (the logits, for sampling) downloads it. F32 products use
@@ -25,7 +44,7 @@
 // and each chosen expert's product found from the ids there), so a decode
 // step uploads its token id and downloads its logits, nothing else;
 // gpt-oss's attention sinks (uploaded once, like weights) and clamped
-// SwiGLU (tensor.SwiGLUOAIBackend) run there as well. All ops
+// SwiGLU (tensor.SwiGLUOAI) run there as well. All ops
 // run in order on one
 // stream; device memory is pooled by size class and returned to the pool
 // when the tensors holding it are garbage collected.
@@ -51,7 +70,8 @@
 //
 // # Error Handling
 //
-// Load returns a *kernels.NativeCallError naming what is missing — the
+// Load returns a *tensor.NativeCallError (kernels.NativeCallError and
+// toy.NativeCallError are the same type) naming what is missing — the
 // driver library, a GPU (cuInit or the device count), a driver able to
 // compile the PTX, the cuBLAS library TOY_CUBLAS names — and what to do. A
 // missing cuBLAS is no error: Info().NoCublas says why it is not used. A CUDA failure inside an op

@@ -182,3 +182,23 @@ func TestOpCasesOnGo(t *testing.T) {
 		}
 	}
 }
+
+// TestOpCasesCoverBackend: the self-test has a case for every method of
+// tensor.Backend and of the fused interfaces the backend implements (a
+// case is named by its method), so that a primitive added to the seam
+// fails here until the device runs it and a case checks it.
+func TestOpCasesCoverBackend(t *testing.T) {
+	named := map[string]bool{}
+	for _, c := range OpCases(rand.New(rand.NewPCG(1, 1)), 1) {
+		named[strings.Fields(c.Name)[0]] = true
+	}
+	for _, iface := range []reflect.Type{
+		reflect.TypeFor[tensor.Backend](), reflect.TypeFor[tensor.ExpertsBackend](), reflect.TypeFor[tensor.GatedDeltaNetBackend](),
+	} {
+		for i := range iface.NumMethod() {
+			if m := iface.Method(i).Name; m != "Name" && !named[m] {
+				t.Errorf("no self-test case runs %s.%s", iface.Name(), m)
+			}
+		}
+	}
+}

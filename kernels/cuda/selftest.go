@@ -84,8 +84,10 @@ func productSlack(x, w []float32, M, K, N int) []float64 {
 	return s
 }
 
-// OpCases returns cases for every op of tensor.Backend (and the optional
-// Columns and ScatterAdd), on shapes scaled by size (1: tiny, for install;
+// OpCases returns cases for every primitive of tensor.Backend (each case
+// named by its method; TestOpCasesCoverBackend checks that none is
+// missing) and the fused kernels, tensor.ExpertsBackend and
+// tensor.GatedDeltaNetBackend, on shapes scaled by size (1: tiny, for install;
 // larger for the device tests), including ragged ones (rows not a multiple
 // of the kernels' tiles).
 func OpCases(r *rand.Rand, size int) []OpCase {
@@ -160,7 +162,7 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 		cases = append(cases, OpCase{fmt.Sprintf("MatMul %v %v", c.dt, [3]int{c.M, c.K, c.N}), 0, nil,
 			op([]int{c.M, c.N}, func(b tensor.Backend, out *tensor.Tensor) { b.MatMul(out, fresh(x), fresh(w)) })})
 	}
-	// The routed products (optional, tensor.ExpertsBackend): 2 tokens, 3
+	// The routed products (fused, tensor.ExpertsBackend): 2 tokens, 3
 	// of 4 experts each, x a row per token and a row per chosen expert; the
 	// reference is MatMul of each row with its expert's matrix, and the
 	// tolerances are MatMul's.
@@ -284,11 +286,10 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 	for i := range wide.Data() {
 		wide.Data()[i] *= 3 // the exact GELU's tails as well as its bend
 	}
-	add("GELUErf", func(b tensor.Backend, o *tensor.Tensor) { b.(tensor.GELUErfBackend).GELUErf(o, fresh(wide)) })
+	add("GELUErf", func(b tensor.Backend, o *tensor.Tensor) { b.GELUErf(o, fresh(wide)) })
 	add("SwiGLU", func(b tensor.Backend, o *tensor.Tensor) { b.SwiGLU(o, fresh(x), fresh(y)) })
-	// SwiGLUOAI (optional, tensor.SwiGLUOAIBackend): gpt-oss's alpha and
-	// limit on inputs spread to ±3·limit, so that both clamps bite, and a
-	// tight limit on x and y; the reference is tensor.SwiGLUOAI on the host.
+	// SwiGLUOAI: gpt-oss's alpha and limit on inputs spread to ±3·limit, so
+	// that both clamps bite, and a tight limit on x and y.
 	spread := []*tensor.Tensor{randT(R, D), randT(R, D)}
 	for _, t := range spread {
 		for i := range t.Data() {
@@ -300,36 +301,20 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 		alpha, limit float32
 	}{{spread[0], spread[1], 1.702, 7}, {x, y, 1.702, 0.8}} {
 		add(fmt.Sprintf("SwiGLUOAI alpha=%g limit=%g", c.alpha, c.limit), func(b tensor.Backend, o *tensor.Tensor) {
-			if ob, ok := b.(tensor.SwiGLUOAIBackend); ok {
-				ob.SwiGLUOAI(o, fresh(c.g), fresh(c.u), c.alpha, c.limit)
-				return
-			}
-			onHost(func() { copy(o.Data(), tensor.SwiGLUOAI(fresh(c.g), fresh(c.u), c.alpha, c.limit).Data()) })
+			b.SwiGLUOAI(o, fresh(c.g), fresh(c.u), c.alpha, c.limit)
 		})
 	}
-	// Sigmoid and Softplus (optional, tensor.SigmoidBackend and
-	// SoftplusBackend) on inputs spread to ±21, past softplus's threshold.
+	// Sigmoid and Softplus on inputs spread to ±21, past softplus's
+	// threshold.
 	spread21 := randT(R, D)
 	for i := range spread21.Data() {
 		spread21.Data()[i] *= 7
 	}
 	spread21.Data()[0], spread21.Data()[1] = 20, 20.5
-	add("Sigmoid", func(b tensor.Backend, o *tensor.Tensor) {
-		if sb, ok := b.(tensor.SigmoidBackend); ok {
-			sb.Sigmoid(o, fresh(spread21))
-			return
-		}
-		onHost(func() { copy(o.Data(), tensor.Sigmoid(fresh(spread21)).Data()) })
-	})
-	add("Softplus", func(b tensor.Backend, o *tensor.Tensor) {
-		if sb, ok := b.(tensor.SoftplusBackend); ok {
-			sb.Softplus(o, fresh(spread21))
-			return
-		}
-		onHost(func() { copy(o.Data(), tensor.Softplus(fresh(spread21)).Data()) })
-	})
-	// CausalConv (optional, tensor.CausalConvBackend): 4 taps over a past
-	// and without one, one position (decode) and several.
+	add("Sigmoid", func(b tensor.Backend, o *tensor.Tensor) { b.Sigmoid(o, fresh(spread21)) })
+	add("Softplus", func(b tensor.Backend, o *tensor.Tensor) { b.Softplus(o, fresh(spread21)) })
+	// CausalConv: 4 taps over a past and without one, one position
+	// (decode) and several.
 	for _, c := range []struct {
 		T    int
 		past bool
@@ -340,14 +325,10 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 			if c.past {
 				p = fresh(past)
 			}
-			if cb, ok := b.(tensor.CausalConvBackend); ok {
-				cb.CausalConv(o, p, fresh(x), fresh(taps))
-				return
-			}
-			onHost(func() { copy(o.Data(), tensor.CausalConv(p, fresh(x), fresh(taps)).Data()) })
+			b.CausalConv(o, p, fresh(x), fresh(taps))
 		})})
 	}
-	// GatedDeltaNet (optional, tensor.GatedDeltaNetBackend): the output
+	// GatedDeltaNet (fused, tensor.GatedDeltaNetBackend): the output
 	// and the state it leaves, from zeros and from a given state; key heads
 	// shared by 2 value heads; head widths that fill one block of columns,
 	// split over several (160), or end in a partial group of four (6).
@@ -458,35 +439,20 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 		return dst.Float32s()
 	}})
 	cases = append(cases, OpCase{"Columns", 0, nil, op([]int{R, 24}, func(b tensor.Backend, o *tensor.Tensor) {
-		if cb, ok := b.(tensor.ColumnsBackend); ok {
-			cb.Columns(o, fresh(x), 8)
-			return
-		}
-		xs := fresh(x)
-		for r := 0; r < R; r++ {
-			copy(o.Row(r), xs.Row(r)[8:32])
-		}
+		b.Columns(o, fresh(x), 8)
 	})})
-	// PlaceColumns (optional, tensor.ConcatBackend): x's 24 columns from 8
-	// and then its first 8, side by side.
+	// PlaceColumns: x's 24 columns from 8 and then its first 8, side by
+	// side.
 	cases = append(cases, OpCase{"PlaceColumns", 0, nil, op([]int{R, 32}, func(b tensor.Backend, out *tensor.Tensor) {
 		left, right := tensor.New(R, 24), tensor.New(R, 8)
 		for r := 0; r < R; r++ {
 			copy(left.Row(r), x.Row(r)[8:32])
 			copy(right.Row(r), x.Row(r)[:8])
 		}
-		if cb, ok := b.(tensor.ConcatBackend); ok {
-			cb.PlaceColumns(out, fresh(left), 0)
-			cb.PlaceColumns(out, fresh(right), 24)
-			return
-		}
-		for r := 0; r < R; r++ {
-			copy(out.Row(r), left.Row(r))
-			copy(out.Row(r)[24:], right.Row(r))
-		}
+		b.PlaceColumns(out, fresh(left), 0)
+		b.PlaceColumns(out, fresh(right), 24)
 	})})
-	// ScatterAdd (optional, tensor.ScatterAddBackend): row 2 gets two rows,
-	// in order; the reference is scatterAdd's loop.
+	// ScatterAdd: row 2 gets two rows, in order.
 	ids, rows, wts := []int32{2, 0, 2, 5}, randT(4, D), randT(4, 1)
 	for _, scaled := range []bool{true, false} {
 		cases = append(cases, OpCase{fmt.Sprintf("ScatterAdd scaled=%v", scaled), 0, nil, op([]int{6, D}, func(b tensor.Backend, o *tensor.Tensor) {
@@ -494,27 +460,14 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 			if scaled {
 				s = fresh(wts)
 			}
-			if sb, ok := b.(tensor.ScatterAddBackend); ok {
-				sb.ScatterAdd(o, fresh(cache), fresh(rows), ids, s)
-				return
-			}
-			copy(o.Data(), cache.Data())
-			for j, id := range ids {
-				k := float32(1)
-				if scaled {
-					k = wts.Data()[j]
-				}
-				for c, v := range rows.Row(j) {
-					o.Row(int(id))[c] += float32(k * v)
-				}
-			}
+			b.ScatterAdd(o, fresh(cache), fresh(rows), ids, s)
 		})})
 	}
 	return cases
 }
 
-// onHost runs f with pure Go active: the reference forms of the ops that
-// tensor's functions dispatch themselves.
+// onHost runs f with pure Go active: the plain paths of the fused ops,
+// which tensor's functions run when the backend has no kernel.
 func onHost(f func()) {
 	old := tensor.ActiveBackend()
 	tensor.SetBackend(tensor.Go{})

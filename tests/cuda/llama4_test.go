@@ -36,7 +36,7 @@ func TestLlama4Chunks(t *testing.T) {
 	}
 	c.Chunk, c.TempFloor = 3, 4
 	m := llama4.New(c)
-	if err := nn.LoadModel(f, m, m.Blocks); err != nil {
+	if err := nn.Load(f, "", m); err != nil {
 		t.Fatal(err)
 	}
 	m.SetRopeFreqs(m.RopeFreqs)

@@ -62,11 +62,11 @@ func Cases() []Case {
 	qc := lc
 	qc.Arch, qc.RopeNeoX, qc.TiedOutput, qc.RopeBase = "qwen2", true, true, 1e6
 	g2 := gemma.Config{Arch: "gemma2", VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64, Heads: 4, KVHeads: 2, HeadDim: 16,
-		RopeBase: 10000, NormEps: 1e-6, Window: 4, AttnSoftCap: 0.02, FinalSoftCap: 0.1, QueryScale: 0.25, TiedOutput: true}
+		RopeBase: 10000, NormEps: 1e-6, Window: 4, AttnSoftcap: 0.02, FinalSoftcap: 0.1, QueryScale: 0.25, TiedOutput: true}
 	// Gemma 3: six layers, 0–4 local (window 4, RoPE base 10000), 5 global
 	// (base 10⁶, angles divided by 8); per-head q/k norms.
 	g3 := gemma.Config{Arch: "gemma3", VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 6, FFN: 64, Heads: 4, KVHeads: 2,
-		HeadDim: 16, RopeBase: 1e6, NormEps: 1e-6, Window: 4, RopeScaleFactor: 8, QueryScale: 0.25, TiedOutput: true}
+		HeadDim: 16, RopeBase: 1e6, NormEps: 1e-6, Window: 4, RopeScale: 8, QueryScale: 0.25, TiedOutput: true}
 	// Mixtral: 4 experts of width 32 in each layer, 2 a token, renormalised.
 	mc := lc
 	mc.Experts, mc.ExpertsUsed, mc.ExpertFFN = 4, 2, 32
@@ -74,7 +74,7 @@ func Cases() []Case {
 	// attention's from 1/√8).
 	grc := lc
 	grc.Arch, grc.TiedOutput = "granite", true
-	grc.EmbedScale, grc.ResidualScale, grc.AttnScale, grc.LogitScale = 12, 0.22, 0.125, 8
+	grc.EmbeddingScale, grc.ResidualScale, grc.AttentionScale, grc.LogitScale = 12, 0.22, 0.125, 8
 	gc := gpt2.Config{VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, FFN: 128, Heads: 4, NormEps: 1e-5, TiedOutput: true}
 	// Phi-3: fused [q; k; v] and [gate; up], 6 of 8 features rotated
 	// (Phi-4-mini's partial RoPE), without LongRoPE's factors (constants
@@ -89,10 +89,10 @@ func Cases() []Case {
 	// weights as they are), and V2's (a query bottleneck, attn_kv_b) with
 	// V3's router (sigmoid scores divided by their sum, × 2.5).
 	dl := deepseek2.Config{VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, DenseLayers: 1, FFN: 64, Heads: 4,
-		KVLoRARank: 16, KeyDim: 12, ValueDim: 8, RopeDim: 4, SplitKVB: true, Experts: 4, ExpertsUsed: 2, ExpertFFN: 16,
+		KVLoraRank: 16, KeyDim: 12, ValueDim: 8, RopeDim: 4, SplitKVB: true, Experts: 4, ExpertsUsed: 2, ExpertFFN: 16,
 		SharedExperts: 1, ExpertGating: "softmax", RopeBase: 10000, NormEps: 1e-5}
 	dv := dl
-	dv.QLoRARank, dv.SplitKVB, dv.ExpertGating, dv.ExpertWeightsNorm, dv.ExpertWeightsScale = 16, false, "sigmoid", true, 2.5
+	dv.QLoraRank, dv.SplitKVB, dv.ExpertGating, dv.ExpertWeightsNorm, dv.ExpertWeightsScale = 16, false, "sigmoid", true, 2.5
 	// OLMo 2: norms after the sublayers, whole-projection q/k norms.
 	oc := olmo2.Config{VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64, Heads: 4, KVHeads: 2,
 		RopeBase: 5e5, NormEps: 1e-6}
@@ -104,12 +104,12 @@ func Cases() []Case {
 	// value heads), gated attention in 1 and 3; its own output head.
 	q35 := qwen35.Config{Arch: qwen35.Arch, VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, Interval: 2, Heads: 4,
 		KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e7, Sections: [4]int{2, 0, 0, 0}, KHeads: 1, VHeads: 2, StateDim: 8,
-		ConvL: 4, NormEps: 1e-6}
+		ConvTaps: 4, NormEps: 1e-6}
 	// Qwen3-Next: as Qwen3.5 but 2 key heads for 4 value heads, which
 	// read them in groups, β and α from one projection, and in every layer
 	// a mixture of 4 experts, 2 a token, beside a gated shared expert.
 	qn := qwen35.Config{Arch: qwen35.ArchNext, VocabSize: Vocab, ContextLength: 32, Embed: 32, Layers: 4, Interval: 2, Heads: 4,
-		KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e7, KHeads: 2, VHeads: 4, StateDim: 8, ConvL: 4, NormEps: 1e-6,
+		KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e7, KHeads: 2, VHeads: 4, StateDim: 8, ConvTaps: 4, NormEps: 1e-6,
 		Experts: 4, ExpertsUsed: 2, ExpertFFN: 16, SharedFFN: 24}
 	return []Case{
 		{"llama", llama.NewRandom(lc, 1), lc.SetMetadata},

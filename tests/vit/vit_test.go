@@ -13,6 +13,7 @@ import (
 	"github.com/toyml/toy/kernels/cuda"
 	"github.com/toyml/toy/kernels/cuda/emu"
 	"github.com/toyml/toy/toy/models/vit"
+	"github.com/toyml/toy/toy/pixels"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -176,13 +177,13 @@ func TestPreprocessAgainstPIL(t *testing.T) {
 	}
 	for _, want := range g.Images {
 		t.Run(want.Name, func(t *testing.T) {
-			img, err := vit.LoadImage(filepath.Join("testdata", want.Name+".png"))
+			img, err := pixels.Load(filepath.Join("testdata", want.Name+".png"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			c := m.Config
-			pix, w, h := vit.RGB8(img)
-			rgb := vit.ResizeBilinear(pix, w, h, c.ImageSize, c.ImageSize) // [R, R, 3]
+			pix, w, h := pixels.RGB8(img)
+			rgb := pixels.ResizeBilinear(pix, w, h, c.ImageSize, c.ImageSize) // [R, R, 3]
 			R := c.ImageSize
 			for ch := range 3 {
 				for i := range R * R {

@@ -88,7 +88,7 @@ func TestRoundTrip(t *testing.T) {
 		gates["olmoe-q8_0"], gates["phi2-f32"], gates["phi2-q8_0"], gates["phi3-long-f32"], gates["phi4-q8_0"],
 		gates["deepseek2-f32"], gates["deepseek2-lite-q8_0"], gates["deepseek2-v3-f32"],
 		gates["command-r-q8_0"], gates["command-r-plus-f32"], gates["cohere2-f32"], gates["mistral3-f32"], gates["mistral3-temp-f32"],
-		gates["llama4-f32"], gates["llama4-q8_0"], gates["qwen35-f32"], gates["qwen35-q8_0"], gates["qwen35moe-f32"], gates["qwen3next-f32"], gates["qwen3next-q8_0"],
+		gates["llama4-f32"], gates["llama4-q8_0"], gates["lfm2-f32"], gates["lfm2-swa-f32"], gates["lfm2moe-f32"], gates["qwen35-f32"], gates["qwen35-q8_0"], gates["qwen35moe-f32"], gates["qwen3next-f32"], gates["qwen3next-q8_0"],
 		gates["glm4-f32"], glm4moe, gates["glm4moe-q8_0"],
 		gates["ernie4_5-f32"], gates["ernie4_5-moe-f32"], gates["ernie4_5-moe-q8_0"],
 		g2, g3, g1, yarn, linear, mix, q3moe, q2moe, gmoe,
@@ -156,8 +156,12 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatalf("parsed config %+v, loader's %+v", cfg, loaded)
 			}
 			// A model made by New has no weights: its card has the file's
-			// name and quantization copied in, nothing else.
-			built.Name, built.Quant = c.Name, c.Quant
+			// hyperparameters and steps, and lists no parameters; with the
+			// file's name, parameters and count copied in it is the file's.
+			if len(built.Params) != 0 || built.ParamCount != 0 {
+				t.Errorf("a model without weights lists %d parameters, %d in all", len(built.Params), built.ParamCount)
+			}
+			built.Name, built.Quant, built.Params, built.ParamCount = c.Name, c.Quant, c.Params, c.ParamCount
 			fromFile.Name = c.Name
 			if got := built.Render(); got != text {
 				t.Errorf("card of the built model differs:\n%s\nwant\n%s", got, text)
@@ -194,13 +198,20 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-// A worked example small enough to count by hand: the llama card's parameter
-// count is V·D (embedding) + L·(2D + D·q + 2·D·kv + q·D + 3·D·F) + D + V·D.
+// A worked example small enough to count by hand: the card of a llama model
+// counts the weights it holds, V·D (embedding) + L·(2D + D·q + 2·D·kv + q·D +
+// 3·D·F) + D + V·D.
 func TestLlamaParamCount(t *testing.T) {
-	c := llama.Config{Arch: "llama", VocabSize: 10, Embed: 4, FFN: 8, Layers: 1, Heads: 2, KVHeads: 1, HeadDim: 2}
+	c := llama.Config{Arch: "llama", VocabSize: 10, ContextLength: 8, Embed: 4, FFN: 8, Layers: 1, Heads: 2, KVHeads: 1,
+		HeadDim: 2, RopeDim: 2, RopeBase: 10000, NormEps: 1e-5}
+	m := llama.NewRandom(c, 1)
+	var n int64
+	for _, w := range m.Weights() {
+		n += int64(w.T.Len())
+	}
 	// q = 4, kv = 2: 40 + (8 + 16 + 16 + 16 + 96) + 4 + 40 = 236
-	if got := c.ParamCount(); got != 236 {
-		t.Fatalf("ParamCount = %d, want 236", got)
+	if got := m.Card().ParamCount; got != 236 || n != 236 {
+		t.Fatalf("the card counts %d parameters, the weights hold %d; want 236", got, n)
 	}
 }
 
@@ -286,11 +297,11 @@ func TestBadHeaders(t *testing.T) {
 func ExampleCard_Render() {
 	c := llama.Config{Arch: "llama", VocabSize: 32000, ContextLength: 2048, Embed: 2048, Layers: 22, FFN: 5632,
 		Heads: 32, KVHeads: 4, HeadDim: 64, RopeDim: 64, RopeBase: 10000, NormEps: 1e-5} // TinyLlama 1.1B
-	text := c.Card().Render()
+	text := llama.New(c).Card().Render() // a model without weights: no parameters listed
 	back, _ := card.Parse(text)
-	fmt.Println(strings.Split(text, "\n")[1])
+	fmt.Println(strings.Split(text, "\n")[0])
 	fmt.Println(back.(llama.Config) == c)
 	// Output:
-	// Size: 1100048384 parameters (1.10B)
+	// Algorithm: P ← DTransformer(x | θ)  [llama]
 	// true
 }

@@ -1,7 +1,8 @@
-// Package engine is toy's layer 4 for inference: a Session that runs a model
-// over a growing KV cache (prefill the prompt once, then decode one token at a
-// time), and Generate, the sampling loop on top of it, with speculative
-// decoding when a draft model is given (speculate.go).
+// Inference: a Session that runs a model over a growing KV cache (prefill
+// the prompt once, then decode one token at a time), and Generate, the
+// sampling loop on top of it, with speculative decoding when a draft model is
+// given (speculate.go).
+
 package engine
 
 import (

@@ -34,6 +34,13 @@ func (m *Meta) Key(key string) string { return m.arch + "." + key }
 // Has reports whether the file has arch.key.
 func (m *Meta) Has(key string) bool { return m.f.Has(m.Key(key)) }
 
+// keep records err unless an earlier read failed.
+func (m *Meta) keep(err error) {
+	if m.err == nil {
+		m.err = err
+	}
+}
+
 // Err returns the first error of the reads so far.
 func (m *Meta) Err() error { return m.err }
 

@@ -8,6 +8,11 @@
 //		models.Register(models.Family{Arch: "mine", Load: Load, New: New, Config: Config{…}})
 //	}
 //
+// A family declares rather than writes its loading: Config fields tagged
+// with their GGUF keys (ReadConfig, gguf.Writer.SetConfig) and card symbols
+// (card.Hypers), weight fields with their tensor names and shapes
+// (LoadWeights: nn.Load, then nn.CheckShapes). docs/models.md shows them.
+//
 // # Error Handling
 //
 // Register panics on a family it cannot use (an empty name, a nil Load, a

@@ -26,65 +26,41 @@ type RoPE struct {
 // Attention is multi-head causal self-attention (Vaswani et al. 2017), with
 // grouped key/value heads when KVHeads < Heads (Ainslie et al. 2023):
 //
-//	q, k, v = x·Wqᵀ, x·Wkᵀ, x·Wvᵀ        (per-head RMSNorm or LayerNorm, then RoPE, on q and k if configured)
+//	q, k, v = x·Wqᵀ, x·Wkᵀ, x·Wvᵀ        (head norms, then RoPE, then Then, on q and k if set)
 //	o_h = softmax(q_h·k_gᵀ / √Dh + causal mask)·v_g,   g = h / (H/KV)
 //	y = [o_1 … o_H]·Woᵀ
 //
-// Scale, SoftCap, Window and Chunk vary the scores and the mask (Gemma 2,
-// Llama 4).
-//
-// The projections are either separate (Q, K, V) or fused (QKV, rows [Q; K; V],
-// as GPT-2 stores them).
+// Options vary the scores and the mask (a scale, Gemma 2's soft cap,
+// sliding windows, Llama 4's chunks, gpt-oss's sinks, no mask for
+// encoders). The projections are either separate (Q, K, V) or fused (QKV,
+// rows [Q; K; V], as GPT-2 stores them). What a single family adds beyond
+// this lives in its package: a step on q and k after RoPE (Then), or its
+// own layer around Attend (Qwen3.5's gate).
 type Attention struct {
-	Q   *Linear `gguf:"attn_q,optional"`   // [H·Dh, D]
-	K   *Linear `gguf:"attn_k,optional"`   // [KV·Dh, D]
-	V   *Linear `gguf:"attn_v,optional"`   // [KV·Dh, D]
-	QKV *Linear `gguf:"attn_qkv,optional"` // [(H+2KV)·Dh, D]
-	O   *Linear `gguf:"attn_output"`       // [D, H·Dh]
-
-	// QNorm and KNorm, when set, RMS-normalise q and k before RoPE: each
-	// head on its own when the weights are [Dh], shared by the heads
-	// (Qwen3); the whole projection when they are [H·Dh] and [KV·Dh] (OLMoE).
-	QNorm *RMSNorm `gguf:"attn_q_norm,ifset"`
-	KNorm *RMSNorm `gguf:"attn_k_norm,ifset"`
-	// QLayerNorm and KLayerNorm, when set instead, LayerNorm each head of q
-	// and k before RoPE, head h scaled by row h of weights [H, Dh] and
-	// [KV, Dh] (Command R+). They read the same tensors as QNorm and KNorm:
-	// a model sets the pair it has before loading.
-	QLayerNorm *LayerNorm `gguf:"attn_q_norm,ifset"`
-	KLayerNorm *LayerNorm `gguf:"attn_k_norm,ifset"`
+	Q     *Linear `gguf:"attn_q,optional" shape:"Heads*HeadDim, Embed | 2*Heads*HeadDim, Embed" card:"W_q, query projection"`                 // [H·Dh, D] (gated: 2·H·Dh)
+	K     *Linear `gguf:"attn_k,optional" shape:"KVHeads*HeadDim, Embed" card:"W_k, key projection"`                                          // [KV·Dh, D]
+	V     *Linear `gguf:"attn_v,optional" shape:"KVHeads*HeadDim, Embed" card:"W_v, value projection"`                                        // [KV·Dh, D]
+	QKV   *Linear `gguf:"attn_qkv,optional" shape:"(Heads+2*KVHeads)*HeadDim, Embed" card:"W_qkv, query, key and value projections, stacked"` // [(H+2KV)·Dh, D]
+	O     *Linear `gguf:"attn_output" shape:"Embed, Heads*HeadDim" card:"W_o, attention output projection"`                                   // [D, H·Dh]
+	Norms HeadNorms
 
 	Heads, KVHeads, HeadDim int
 	RoPE                    *RoPE // nil: positions are added to the input instead
+	// Options vary the scores and the mask; a Scale of 0 means 1/√Dh.
+	Options tensor.AttentionOptions
+	// Then, when set, transforms q and k [T, H·Dh], [T, KV·Dh] after RoPE,
+	// for positions past …: a family's own step (Llama 4's L2 norm and
+	// attention temperature, built from HeadRMS and Temperature).
+	Then func(q, k *tensor.Tensor, past int) (*tensor.Tensor, *tensor.Tensor)
+}
 
-	// Scale multiplies the scores q·k; 0 means 1/√Dh.
-	Scale float32
-	// SoftCap > 0 caps each score s smoothly: SoftCap·tanh(s/SoftCap)
-	// (Gemma 2). Window > 0 lets a position see only the Window most recent
-	// positions, itself included (sliding-window attention).
-	SoftCap float32
-	Window  int
-	// Bidirectional drops the causal mask: every position sees every
-	// other (encoders such as ViT).
-	Bidirectional bool
-	// Chunk > 0 lets a position see only the positions of its own chunk of
-	// Chunk (0 … Chunk−1, Chunk … 2·Chunk−1, …): Llama 4's chunked local
-	// attention.
-	Chunk int
-	// L2NormEps > 0 RMS-normalises each head of q and k after RoPE, with no
-	// weights, x/√(mean(x²) + L2NormEps): Llama 4's "L2 norm" on its RoPE
-	// layers, which leaves every query and key head of length √Dh.
-	L2NormEps float32
-	// Temperature sharpens the attention of positions far into a long
-	// context (Llama 4, Ministral 3); its zero value is off.
-	Temperature Temperature
-	// Sinks, when set, holds a logit per head [H] that joins each softmax
-	// as a key with no value (gpt-oss); see tensor.AttentionOptions.
-	Sinks *tensor.Tensor `gguf:"attn_sinks.weight,optional"`
-	// Gated doubles the query projection [2·H·Dh, D]: each head's 2·Dh
-	// outputs are its query and then a gate, and the head's attention
-	// output is multiplied by σ(gate) before Wo (Qwen3-Next, Qwen3.5).
-	Gated bool
+// HeadNorms normalise q and k before RoPE, each when set: an RMSNorm of each
+// head (weights [Dh], shared by the heads: Qwen3) or of the whole
+// projection (weights [H·Dh]: OLMoE), or a LayerNorm of each head, head h
+// scaled by row h of weights [H, Dh] (Command R+).
+type HeadNorms struct {
+	Q Layer `gguf:"attn_q_norm,ifset" shape:"HeadDim | Heads*HeadDim | Heads, HeadDim" card:"γ_q, query norm scale"`
+	K Layer `gguf:"attn_k_norm,ifset" shape:"HeadDim | KVHeads*HeadDim | KVHeads, HeadDim" card:"γ_k, key norm scale"`
 }
 
 // Temperature multiplies each query at position p, after RoPE, by
@@ -97,10 +73,10 @@ type Temperature struct {
 	Offset float32
 }
 
-// apply scales the rows of q [T, C], at positions pos0 …, by their
+// Apply scales the rows of q [T, C], at positions pos0 …, by their
 // temperature, as llama.cpp computes it: the quotient in float32, the
 // logarithm in float64, rounded once.
-func (tp Temperature) apply(q *tensor.Tensor, pos0 int) *tensor.Tensor {
+func (tp Temperature) Apply(q *tensor.Tensor, pos0 int) *tensor.Tensor {
 	return tensor.Mul(q, tp.factors(pos0, q.Rows(), q.Cols()))
 }
 
@@ -143,46 +119,31 @@ func (a *Attention) Check() error {
 	if a.Heads <= 0 || a.KVHeads <= 0 || a.Heads%a.KVHeads != 0 || a.HeadDim <= 0 {
 		return fmt.Errorf("attention: %d heads, %d KV heads, head width %d", a.Heads, a.KVHeads, a.HeadDim)
 	}
-	if !(a.Scale >= 0) || !(a.SoftCap >= 0) || a.Window < 0 || a.Chunk < 0 || !(a.L2NormEps >= 0 && a.L2NormEps < 1) {
-		return fmt.Errorf("attention: scale %g, soft cap %g, window %d, chunk %d, L2 norm ε %g", a.Scale, a.SoftCap, a.Window, a.Chunk, a.L2NormEps)
-	}
-	if tp := a.Temperature; tp.Scale != 0 && (tp.Floor <= 0 || !(tp.Scale > -1e3 && tp.Scale < 1e3) || !(tp.Offset >= 0 && tp.Offset < 1e6)) {
-		return fmt.Errorf("attention: temperature scale %g over %d positions from %g", tp.Scale, tp.Floor, tp.Offset)
+	if o := a.Options; !(o.Scale >= 0) || !(o.SoftCap >= 0) || o.Window < 0 || o.Chunk < 0 {
+		return fmt.Errorf("attention: scale %g, soft cap %g, window %d, chunk %d", o.Scale, o.SoftCap, o.Window, o.Chunk)
 	}
 	q, kv := a.Heads*a.HeadDim, a.KVHeads*a.HeadDim
 	rows := func(l *Linear) int { return l.W.Dim(0) }
-	qRows := q
-	if a.Gated {
-		qRows = 2 * q
-	}
 	switch {
-	case a.Gated && a.QKV != nil:
-		return fmt.Errorf("attention: a gated query needs its own attn_q")
 	case a.QKV != nil:
 		if rows(a.QKV) != q+2*kv {
 			return fmt.Errorf("attention: fused QKV has %d rows, want %d", rows(a.QKV), q+2*kv)
 		}
-	case a.Q != nil && a.K != nil && a.V != nil:
-		if rows(a.Q) != qRows || rows(a.K) != kv || rows(a.V) != kv {
-			return fmt.Errorf("attention: Q, K, V have %d, %d, %d rows, want %d, %d, %d", rows(a.Q), rows(a.K), rows(a.V), qRows, kv, kv)
+	case a.Q != nil && a.K != nil && a.V != nil && a.Q.W != nil && a.K.W != nil && a.V.W != nil:
+		if (rows(a.Q) != q && rows(a.Q) != 2*q) || rows(a.K) != kv || rows(a.V) != kv {
+			return fmt.Errorf("attention: Q, K, V have %d, %d, %d rows, want %d, %d, %d", rows(a.Q), rows(a.K), rows(a.V), q, kv, kv)
 		}
 	default:
 		return fmt.Errorf("attention: needs attn_q, attn_k and attn_v, or attn_qkv")
 	}
-	if a.O.W.Dim(1) != q {
-		return fmt.Errorf("attention: output projection takes %d features, want %d", a.O.W.Dim(1), q)
+	if a.O == nil || a.O.W == nil || a.O.W.Dim(1) != q {
+		return fmt.Errorf("attention: the output projection must take %d features", q)
 	}
 	if a.RoPE != nil && (a.RoPE.Dim <= 0 || a.RoPE.Dim > a.HeadDim || a.RoPE.Dim%2 != 0) {
 		return fmt.Errorf("attention: RoPE width %d for head width %d", a.RoPE.Dim, a.HeadDim)
 	}
-	if n := a.QLayerNorm; n != nil && n.W != nil && (n.W.DType() != tensor.F32 || n.W.Len() != q) {
-		return fmt.Errorf("attention: query head LayerNorm weights %v %v, want F32 [%d, %d]", n.W.DType(), n.W.Shape(), a.Heads, a.HeadDim)
-	}
-	if n := a.KLayerNorm; n != nil && n.W != nil && (n.W.DType() != tensor.F32 || n.W.Len() != kv) {
-		return fmt.Errorf("attention: key head LayerNorm weights %v %v, want F32 [%d, %d]", n.W.DType(), n.W.Shape(), a.KVHeads, a.HeadDim)
-	}
-	if a.Sinks != nil && (a.Sinks.DType() != tensor.F32 || a.Sinks.Len() != a.Heads) {
-		return fmt.Errorf("attention: sinks %v %v, want F32 [%d]", a.Sinks.DType(), a.Sinks.Shape(), a.Heads)
+	if s := a.Options.Sinks; s != nil && (s.DType() != tensor.F32 || s.Len() != a.Heads) {
+		return fmt.Errorf("attention: sinks %v %v, want F32 [%d]", s.DType(), s.Shape(), a.Heads)
 	}
 	if r := a.RoPE; r != nil && r.Factors != nil && (r.Factors.DType() != tensor.F32 || r.Factors.Len() != r.Dim/2) {
 		return fmt.Errorf("attention: RoPE frequency factors %v %v for RoPE width %d, want F32 [%d]", r.Factors.DType(), r.Factors.Shape(), r.Dim, r.Dim/2)
@@ -194,28 +155,20 @@ func (a *Attention) Check() error {
 // appends this call's keys and values to the cache. With a nil cache (a
 // training step over whole sequences) it attends within x alone.
 func (a *Attention) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
-	var q, k, v, gate *tensor.Tensor
-	switch {
-	case a.QKV != nil:
+	var q, k, v *tensor.Tensor
+	if a.QKV != nil {
 		q, k, v = a.splitQKV(a.QKV.Forward(x))
-	case a.Gated:
-		q, gate = a.splitGate(a.Q.Forward(x))
-		k, v = a.K.Forward(x), a.V.Forward(x)
-	default:
+	} else {
 		q, k, v = a.Q.Forward(x), a.K.Forward(x), a.V.Forward(x) // [T, H·Dh], [T, KV·Dh] ×2
 	}
-	if a.QNorm != nil {
-		q = headNorm(q, a.QNorm, a.HeadDim)
-	}
-	if a.KNorm != nil {
-		k = headNorm(k, a.KNorm, a.HeadDim)
-	}
-	if a.QLayerNorm != nil {
-		q = headLayerNorm(q, a.QLayerNorm, a.HeadDim)
-	}
-	if a.KLayerNorm != nil {
-		k = headLayerNorm(k, a.KLayerNorm, a.HeadDim)
-	}
+	return a.O.Forward(a.Attend(q, k, v, cache))
+}
+
+// Attend runs attention on projected q [T, H·Dh], k and v [T, KV·Dh]: the
+// head norms, RoPE and Then on q and k, the cache, and the attention of
+// every head, returning the heads' outputs [T, H·Dh] before Wo.
+func (a *Attention) Attend(q, k, v *tensor.Tensor, cache *KVCache) *tensor.Tensor {
+	q, k = headNormed(q, a.Norms.Q, a.HeadDim), headNormed(k, a.Norms.K, a.HeadDim)
 	past := 0
 	if cache != nil {
 		past = cache.Len
@@ -224,36 +177,39 @@ func (a *Attention) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 		o := tensor.RoPEOptions{HeadDim: a.HeadDim, Dim: r.Dim, Base: r.Base, NeoX: r.NeoX, Factors: r.Factors, Scaling: r.Scaling}
 		q, k = tensor.RoPEWith(q, past, o), tensor.RoPEWith(k, past, o)
 	}
-	if a.L2NormEps > 0 {
-		l2 := &RMSNorm{Eps: a.L2NormEps}
-		q, k = headNorm(q, l2, a.HeadDim), headNorm(k, l2, a.HeadDim)
-	}
-	if a.Temperature.Scale != 0 {
-		q = a.Temperature.apply(q, past)
+	if a.Then != nil {
+		q, k = a.Then(q, k, past)
 	}
 	keys, values := k, v // [S, KV·Dh] each; without a cache (training) S = T
 	if cache != nil {
 		keys, values = cache.Append(k, v)
 	}
-	opt := tensor.AttentionOptions{Scale: a.Scale, SoftCap: a.SoftCap, Window: a.Window, Chunk: a.Chunk, Bidirectional: a.Bidirectional, Sinks: a.Sinks}
+	opt := a.Options
 	if opt.Scale == 0 {
 		opt.Scale = float32(1 / math.Sqrt(float64(a.HeadDim)))
 	}
-	o := tensor.AttentionWith(q, keys, values, a.Heads, a.KVHeads, past, opt) // [T, H·Dh]
-	if gate != nil {
-		o = tensor.Mul(o, tensor.Sigmoid(gate))
-	}
-	return a.O.Forward(o)
+	return tensor.AttentionWith(q, keys, values, a.Heads, a.KVHeads, past, opt) // [T, H·Dh]
 }
 
-// splitGate cuts a gated query projection [T, H·2Dh], each head's query
-// followed by its gate, into the queries and the gates [T, H·Dh] each.
-func (a *Attention) splitGate(qg *tensor.Tensor) (q, gate *tensor.Tensor) {
-	T, dh := qg.Rows(), a.HeadDim
-	heads := tensor.Reshape(qg, T*a.Heads, 2*dh) // one row per (token, head)
-	q = tensor.Reshape(tensor.Columns(heads, 0, dh), T, a.Heads*dh)
-	gate = tensor.Reshape(tensor.Columns(heads, dh, 2*dh), T, a.Heads*dh)
-	return q, gate
+// HeadRMS RMS-normalises each head of x [T, n·Dh] with no weights,
+// x/√(mean(x²) + eps): Llama 4's "L2 norm", which leaves every head of
+// length √Dh.
+func HeadRMS(x *tensor.Tensor, eps float32, headDim int) *tensor.Tensor {
+	return headNorm(x, &RMSNorm{Eps: eps}, headDim)
+}
+
+// headNormed applies a head norm (see HeadNorms) to x [T, n·Dh], or returns x
+// for none.
+func headNormed(x *tensor.Tensor, n Layer, dh int) *tensor.Tensor {
+	switch n := n.(type) {
+	case nil:
+		return x
+	case *RMSNorm:
+		return headNorm(x, n, dh)
+	case *LayerNorm:
+		return headLayerNorm(x, n, dh)
+	}
+	return n.Forward(x)
 }
 
 // headNorm applies n to x [T, H·Dh] in pieces of n's width: each head on its

@@ -15,14 +15,14 @@ func TestTemperature(t *testing.T) {
 	for i := range q.Data() {
 		q.Data()[i] = 2
 	}
-	got := tp.apply(q, 3).Float32s() // positions 3, 4, 5
+	got := tp.Apply(q, 3).Float32s() // positions 3, 4, 5
 	want := []float32{2, 2, 2 * float32(1+0.5*math.Log(2)), 2 * float32(1+0.5*math.Log(2)), 2 * float32(1+0.5*math.Log(2)), 2 * float32(1+0.5*math.Log(2))}
 	for i := range want {
 		if math.Abs(float64(got[i]-want[i])) > 1e-6 {
 			t.Fatalf("row-major factors %v, want %v", got, want)
 		}
 	}
-	if got := tp.apply(q, 11).Float32s()[0]; math.Abs(float64(got-2*float32(1+0.5*math.Log(3)))) > 1e-6 { // ⌊11/4⌋ = 2
+	if got := tp.Apply(q, 11).Float32s()[0]; math.Abs(float64(got-2*float32(1+0.5*math.Log(3)))) > 1e-6 { // ⌊11/4⌋ = 2
 		t.Errorf("position 11: %g", got)
 	}
 }
@@ -34,7 +34,7 @@ func TestTemperatureOffset(t *testing.T) {
 	tp := Temperature{Scale: 0.1, Floor: 8192, Offset: 1}
 	q := tensor.New(2, 1)
 	q.Data()[0], q.Data()[1] = 1, 1
-	got := tp.apply(q, 8190).Float32s() // positions 8190, 8191
+	got := tp.Apply(q, 8190).Float32s() // positions 8190, 8191
 	if want := float32(1 + 0.1*math.Log(2)); got[0] != 1 || math.Abs(float64(got[1]-want)) > 1e-7 {
 		t.Fatalf("factors %v, want [1 %g]", got, want)
 	}
@@ -46,8 +46,11 @@ func TestL2NormHeads(t *testing.T) {
 	in := NewInit(7)
 	const D, H, KV, Dh = 16, 2, 1, 8
 	a := &Attention{Q: in.Linear(H*Dh, D, 3, false), K: in.Linear(KV*Dh, D, 3, false), V: in.Linear(KV*Dh, D, 1, false),
-		O: in.Linear(D, H*Dh, 1, false), Heads: H, KVHeads: KV, HeadDim: Dh, L2NormEps: 1e-6,
+		O: in.Linear(D, H*Dh, 1, false), Heads: H, KVHeads: KV, HeadDim: Dh,
 		RoPE: &RoPE{Dim: Dh, Base: 10000}}
+	a.Then = func(q, k *tensor.Tensor, _ int) (*tensor.Tensor, *tensor.Tensor) {
+		return HeadRMS(q, 1e-6, Dh), HeadRMS(k, 1e-6, Dh)
+	}
 	x := in.Normal(1, 3, D)
 	cache := NewKVCache(3, KV*Dh)
 	a.Forward(x, cache)

@@ -27,12 +27,12 @@ type Layer interface {
 // nil: x = x + AttnPostNorm(Attn(x))). Granite scales each sublayer's output by ResidualScale before the sum:
 // x = x + s·Attn(AttnNorm(x)), and so for the FFN.
 type Block struct {
-	AttnNorm     Layer `gguf:"attn_norm,optional"` // nil: none (OLMo 2)
+	AttnNorm     Layer `gguf:"attn_norm,optional" shape:"Embed" card:"γ_a, attention input norm scale"` // nil: none (OLMo 2)
 	Attn         Attention
-	AttnPostNorm Layer `gguf:"post_attention_norm,optional"` // nil: none
-	FFNNorm      Layer `gguf:"ffn_norm,optional"`            // nil: none (OLMo 2)
+	AttnPostNorm Layer `gguf:"post_attention_norm,optional" shape:"Embed" card:"γ̂_a, attention output norm scale"` // nil: none
+	FFNNorm      Layer `gguf:"ffn_norm,optional" shape:"Embed" card:"γ_f, feed-forward input norm scale"`           // nil: none (OLMo 2)
 	FFN          Layer
-	FFNPostNorm  Layer `gguf:"post_ffw_norm,optional"` // nil: none
+	FFNPostNorm  Layer `gguf:"post_ffw_norm,optional" shape:"Embed" card:"γ̂_f, feed-forward output norm scale"` // nil: none
 
 	ResidualScale float32 // multiplies each sublayer's output; 0 means 1
 }

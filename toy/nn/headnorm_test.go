@@ -35,31 +35,31 @@ func TestLoadIfSet(t *testing.T) {
 	if err := Load(f, "blk.0.", &none); err != nil {
 		t.Fatal(err)
 	}
-	if none.QNorm != nil || none.QLayerNorm != nil || none.KNorm != nil || none.KLayerNorm != nil {
+	if none.Norms.Q != nil || none.Norms.K != nil {
 		t.Error("query/key norms loaded into an attention that set none")
 	}
 
-	ln := Attention{QLayerNorm: &LayerNorm{Eps: 1e-5}, KLayerNorm: &LayerNorm{Eps: 1e-5}}
+	ln := Attention{Norms: HeadNorms{Q: &LayerNorm{Eps: 1e-5}, K: &LayerNorm{Eps: 1e-5}}}
 	if err := Load(f, "blk.0.", &ln); err != nil {
 		t.Fatal(err)
 	}
-	if ln.QLayerNorm.W == nil || ln.KLayerNorm.W == nil || ln.QLayerNorm.Eps != 1e-5 || ln.QNorm != nil || ln.KNorm != nil {
-		t.Errorf("LayerNorms set: %+v, %+v; RMSNorms %v, %v", ln.QLayerNorm, ln.KLayerNorm, ln.QNorm, ln.KNorm)
+	if q, k := ln.Norms.Q.(*LayerNorm), ln.Norms.K.(*LayerNorm); q.W == nil || k.W == nil || q.Eps != 1e-5 {
+		t.Errorf("LayerNorms set: %+v, %+v", q, k)
 	}
 	if n := len(Collect("blk.0.", &ln)); n != 6 {
 		t.Errorf("Collect lists %d tensors, want 6", n)
 	}
 
-	rms := Attention{QNorm: &RMSNorm{Eps: 1e-6}, KNorm: &RMSNorm{Eps: 1e-6}}
+	rms := Attention{Norms: HeadNorms{Q: &RMSNorm{Eps: 1e-6}, K: &RMSNorm{Eps: 1e-6}}}
 	if err := Load(f, "blk.0.", &rms); err != nil {
 		t.Fatal(err)
 	}
-	if rms.QNorm.W == nil || rms.KNorm.W == nil || rms.QLayerNorm != nil || rms.KLayerNorm != nil {
-		t.Error("RMSNorms set: not loaded, or LayerNorms loaded too")
+	if rms.Norms.Q.(*RMSNorm).W == nil || rms.Norms.K.(*RMSNorm).W == nil {
+		t.Error("RMSNorms set: not loaded")
 	}
 
 	// A norm the model set must find its tensor.
-	err := Load(file(t, names...), "blk.0.", &Attention{QLayerNorm: &LayerNorm{}})
+	err := Load(file(t, names...), "blk.0.", &Attention{Norms: HeadNorms{Q: &LayerNorm{}}})
 	if !errors.Is(err, gguf.ErrNoTensor) {
 		t.Errorf("set norm without its tensor: %v", err)
 	}

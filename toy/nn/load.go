@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/toyml/toy/toy/gguf"
@@ -21,7 +22,9 @@ import (
 //	*LayerNorm            prefix+NAME.weight and prefix+NAME.bias (if present)
 //
 // A nil pointer field is allocated; a non-nil one (say a *RMSNorm with its Eps
-// already set) is filled in place. Untagged struct fields, and interface
+// already set) is filled in place. A tagged slice (Blocks []Block
+// `gguf:"blk"`) reads element i under prefix+NAME.i. (blk.0.attn_q.weight,
+// …). Untagged struct fields, and interface
 // fields holding a pointer to a struct, are walked with the same prefix, so
 // nested blocks share their parent's names. With the tag option ",optional" a
 // missing tensor leaves the field nil instead of failing. With ",ifset" a nil
@@ -34,20 +37,6 @@ func Load(f *gguf.File, prefix string, v any) error {
 		return fmt.Errorf("nn.Load: want a pointer to a struct, got %T", v)
 	}
 	return loadStruct(f, prefix, rv.Elem())
-}
-
-// LoadModel fills a decoder's weights from f: top's tagged fields (the
-// embedding, the final norm, the head), then block i's under "blk.i.".
-func LoadModel(f *gguf.File, top any, blocks []Block) error {
-	if err := Load(f, "", top); err != nil {
-		return err
-	}
-	for i := range blocks {
-		if err := Load(f, blockPrefix(i), &blocks[i]); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 var (
@@ -72,8 +61,19 @@ func loadStruct(f *gguf.File, prefix string, sv reflect.Value) error {
 			}
 			continue
 		}
+		if !holdsWeights(fv.Kind()) {
+			continue // a Config's metadata key (see gguf.File.ReadConfig), not a weight
+		}
 		name, opt, _ := strings.Cut(tag, ",")
 		optional := opt == "optional"
+		if fv.Kind() == reflect.Slice { // blocks: Blocks []Block `gguf:"blk"` reads blk.0.…, blk.1.…
+			for j := range fv.Len() {
+				if err := walk(f, prefix+name+"."+strconv.Itoa(j)+".", fv.Index(j)); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		if opt == "ifset" && (fv.Kind() == reflect.Pointer || fv.Kind() == reflect.Interface) && fv.IsNil() {
 			continue // the model has no such layer, or a layer of another kind
 		}
@@ -93,6 +93,12 @@ func loadStruct(f *gguf.File, prefix string, sv reflect.Value) error {
 		}
 	}
 	return nil
+}
+
+// holdsWeights reports whether a tagged field of kind k names weights: a
+// pointer, an interface holding one, or a slice of blocks.
+func holdsWeights(k reflect.Kind) bool {
+	return k == reflect.Pointer || k == reflect.Interface || k == reflect.Slice
 }
 
 // walk descends into untagged struct, pointer-to-struct and interface fields.

@@ -53,18 +53,18 @@ import (
 // the experts' stacks and the input through the chosen experts; the choice
 // itself has no gradient.
 type MoE struct {
-	Router *Linear        `gguf:"ffn_gate_inp"`         // [E, D]
-	Gate   *tensor.Tensor `gguf:"ffn_gate_exps.weight"` // [E, F, D]
-	Up     *tensor.Tensor `gguf:"ffn_up_exps.weight"`   // [E, F, D]
-	Down   *tensor.Tensor `gguf:"ffn_down_exps.weight"` // [E, D, F]
+	Router *Linear        `gguf:"ffn_gate_inp" shape:"Experts, Embed" card:"W_r, expert router"`                                     // [E, D]
+	Gate   *tensor.Tensor `gguf:"ffn_gate_exps.weight" shape:"Experts, ExpertFFN, Embed" card:"W_gate^e, experts' gates"`            // [E, F, D]
+	Up     *tensor.Tensor `gguf:"ffn_up_exps.weight" shape:"Experts, ExpertFFN, Embed" card:"W_up^e, experts' up projections"`       // [E, F, D]
+	Down   *tensor.Tensor `gguf:"ffn_down_exps.weight" shape:"Experts, Embed, ExpertFFN" card:"W_down^e, experts' down projections"` // [E, D, F]
 
 	Used      int  // k: experts run per token
 	Normalize bool // renormalise the k weights to sum to 1
 
 	// Biases of the experts' products, each optional (gpt-oss).
-	GateBias *tensor.Tensor `gguf:"ffn_gate_exps.bias,optional"` // [E, F]
-	UpBias   *tensor.Tensor `gguf:"ffn_up_exps.bias,optional"`   // [E, F]
-	DownBias *tensor.Tensor `gguf:"ffn_down_exps.bias,optional"` // [E, D]
+	GateBias *tensor.Tensor `gguf:"ffn_gate_exps.bias,optional" shape:"Experts, ExpertFFN" card:"b_gate^e, experts' gate biases"` // [E, F]
+	UpBias   *tensor.Tensor `gguf:"ffn_up_exps.bias,optional" shape:"Experts, ExpertFFN" card:"b_up^e, experts' up biases"`       // [E, F]
+	DownBias *tensor.Tensor `gguf:"ffn_down_exps.bias,optional" shape:"Experts, Embed" card:"b_down^e, experts' down biases"`     // [E, D]
 	// Limit > 0 gives the experts gpt-oss's clamped SwiGLU
 	// (tensor.SwiGLUOAI with Alpha and Limit) in place of SiLU(g)⊙u.
 	Alpha, Limit float32
@@ -75,7 +75,7 @@ type MoE struct {
 	// Bias, when present, is added to the scores to choose the experts; the
 	// weights stay the unbiased scores (DeepSeek-V3's
 	// e_score_correction_bias). A constant: toy does not train it.
-	Bias *tensor.Tensor `gguf:"exp_probs_b.bias,optional"` // [E]
+	Bias *tensor.Tensor `gguf:"exp_probs_b.bias,optional" shape:"Experts" card:"b_r, expert choice bias (a constant)"` // [E]
 	// Scale, when not 0 or 1, multiplies the k weights after Normalize
 	// (DeepSeek's routed_scaling_factor, GGUF expert_weights_scale).
 	Scale float32
@@ -95,10 +95,10 @@ type MoE struct {
 	// σ(x·w_s) (Qwen2-MoE), or added as it is with SharedUngated
 	// (DeepSeek, whose file holds E_s shared experts as one of width
 	// E_s·F); nil when the model has none.
-	SharedGate    *Linear        `gguf:"ffn_gate_shexp,optional"`            // [Fs, D]
-	SharedUp      *Linear        `gguf:"ffn_up_shexp,optional"`              // [Fs, D]
-	SharedDown    *Linear        `gguf:"ffn_down_shexp,optional"`            // [D, Fs]
-	SharedWeight  *tensor.Tensor `gguf:"ffn_gate_inp_shexp.weight,optional"` // [D]
+	SharedGate    *Linear        `gguf:"ffn_gate_shexp,optional" shape:"SharedFFN, Embed" card:"W_gate^s, shared expert's gate"`            // [Fs, D]
+	SharedUp      *Linear        `gguf:"ffn_up_shexp,optional" shape:"SharedFFN, Embed" card:"W_up^s, shared expert's up projection"`       // [Fs, D]
+	SharedDown    *Linear        `gguf:"ffn_down_shexp,optional" shape:"Embed, SharedFFN" card:"W_down^s, shared expert's down projection"` // [D, Fs]
+	SharedWeight  *tensor.Tensor `gguf:"ffn_gate_inp_shexp.weight,optional" shape:"Embed" card:"w_s, shared expert gate"`                   // [D]
 	SharedUngated bool
 
 	mu      sync.Mutex

@@ -79,7 +79,16 @@ func visit(prefix string, sv reflect.Value, fn func(name string, x any)) {
 			visitAny(prefix, fv, fn)
 			continue
 		}
+		if !holdsWeights(fv.Kind()) {
+			continue
+		}
 		name, _, _ := strings.Cut(tag, ",")
+		if fv.Kind() == reflect.Slice {
+			for j := range fv.Len() {
+				visitAny(prefix+name+"."+strconv.Itoa(j)+".", fv.Index(j), fn)
+			}
+			continue
+		}
 		if fv.Kind() == reflect.Interface && !fv.IsNil() {
 			fv = fv.Elem()
 		}
@@ -106,17 +115,6 @@ func visitAny(prefix string, fv reflect.Value, fn func(name string, x any)) {
 			visitAny(prefix, fv.Elem(), fn)
 		}
 	}
-}
-
-// ModelWeights lists the weights of a model whose top-level fields are
-// tagged (embeddings, final norm, head) and whose blocks are named
-// "blk.N.", each tensor once (a tied head appears under its first name).
-func ModelWeights(top any, blocks []Block) []Named {
-	all := Collect("", top)
-	for i := range blocks {
-		all = append(all, Collect(blockPrefix(i), &blocks[i])...)
-	}
-	return Unique(all)
 }
 
 // Unique returns ws with every tensor listed once, under its first name (a
@@ -207,5 +205,3 @@ func holdsPointers(t reflect.Type) bool {
 	}
 	return false
 }
-
-func blockPrefix(i int) string { return "blk." + strconv.Itoa(i) + "." }

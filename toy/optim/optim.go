@@ -1,12 +1,5 @@
-// Package optim holds AdamW, gradient clipping by global norm, and learning
-// rate schedules.
-//
-// AdamW (Loshchilov & Hutter 2019) keeps two moving averages per parameter
-// and decays weights separately from the gradient step:
-//
-//	m ← β1·m + (1−β1)·g          v ← β2·v + (1−β2)·g²
-//	m̂ = m/(1−β1ᵗ)                v̂ = v/(1−β2ᵗ)
-//	θ ← θ − lr·(m̂/(√v̂ + ε) + λ·θ)     (λ only for parameters with Decay set)
+// AdamW, gradient clipping and the learning-rate schedules.
+
 package optim
 
 import (

@@ -15,7 +15,7 @@ import (
 // a dense first layer, and V3's router: sigmoid scores, a choice bias,
 // weights divided by their sum and scaled.
 var tinyDeepSeek = deepseek2.Config{VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 2, DenseLayers: 1, FFN: 64, Heads: 2,
-	QLoRARank: 16, KVLoRARank: 16, KeyDim: 24, ValueDim: 16, RopeDim: 8, SplitKVB: true, Experts: 4, ExpertsUsed: 2, ExpertFFN: 16,
+	QLoraRank: 16, KVLoraRank: 16, KeyDim: 24, ValueDim: 16, RopeDim: 8, SplitKVB: true, Experts: 4, ExpertsUsed: 2, ExpertFFN: 16,
 	SharedExperts: 1, ExpertGating: "sigmoid", ExpertBias: true, ExpertWeightsNorm: true, ExpertWeightsScale: 2.5,
 	RopeBase: 10000, NormEps: 1e-6}
 

@@ -48,40 +48,40 @@ func TestFamiliesFromScratch(t *testing.T) {
 			func(f *gguf.File) (Model, error) { return cohere.Load(f) }},
 		{"gptoss", gptoss.Config{VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 2, FFN: 32, Experts: 4, ExpertsUsed: 2,
 			Heads: 4, KVHeads: 2, HeadDim: 8, RopeDim: 8, RopeBase: 150000, NormEps: 1e-5, Window: 4, WindowPeriod: 2,
-			RopeScaleFactor: 4, RopeOrigContext: 16}, 0, func(f *gguf.File) (Model, error) { return gptoss.Load(f) }},
+			RopeScale: 4, RopeOrigContext: 16}, 0, func(f *gguf.File) (Model, error) { return gptoss.Load(f) }},
 		// Llama 4 with llama.cpp's spans (a saved file keeps no others):
 		// NoPE layer 3, the mixture in layers 1 and 3, weighted inputs.
 		{"llama4", llama4.Config{VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, ExpertFFN: 32, Experts: 4,
-			ExpertsUsed: 2, MoEPeriod: 2, Heads: 4, KVHeads: 2, HeadDim: 8, RopeBase: 500000, NormEps: 1e-5,
-			NoRoPEPeriod: llama4.DefaultNoRoPEPeriod, Chunk: llama4.DefaultChunk, ChunkPeriod: llama4.DefaultChunkPeriod,
+			ExpertsUsed: 2, MoePeriod: 2, Heads: 4, KVHeads: 2, HeadDim: 8, RopeBase: 500000, NormEps: 1e-5,
+			NoRopePeriod: llama4.DefaultNoRopePeriod, Chunk: llama4.DefaultChunk, ChunkPeriod: llama4.DefaultChunkPeriod,
 			TempScale: llama4.DefaultTempScale, TempFloor: llama4.DefaultTempFloor, TempOffset: llama4.DefaultTempOffset, L2Norm: true},
 			0, func(f *gguf.File) (Model, error) { return llama4.Load(f) }},
 		// LFM2: convolutions in layers 0, 1 and 3, attention (one with a
 		// window) in 2; the taps train like any weight.
 		{"lfm2", lfm2.Config{Arch: "lfm2", VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, Heads: 4,
-			KVHeads: []int{0, 0, 2, 0}, ConvL: 3, RopeBase: 1e6, NormEps: 1e-5, Window: 6}, 0,
+			KVHeads: []int{0, 0, 2, 0}, ConvTaps: 3, RopeBase: 1e6, NormEps: 1e-5, Window: 6}, 0,
 			func(f *gguf.File) (Model, error) { return lfm2.Load(f) }},
 		// LFM2-MoE: a dense layer, then mixtures of 4 experts, 2 a token,
 		// by sigmoid scores and a (constant) selection bias.
 		{"lfm2moe", lfm2.Config{Arch: "lfm2moe", VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 3, FFN: 64, Heads: 4,
-			KVHeads: []int{0, 2, 0}, ConvL: 3, RopeBase: 1e6, NormEps: 1e-5, Experts: 4, ExpertsUsed: 2, ExpertFFN: 32,
+			KVHeads: []int{0, 2, 0}, ConvTaps: 3, RopeBase: 1e6, NormEps: 1e-5, Experts: 4, ExpertsUsed: 2, ExpertFFN: 32,
 			DenseLead: 1, Sigmoid: true}, 0, func(f *gguf.File) (Model, error) { return lfm2.Load(f) }},
 		// Qwen3.5: the delta rule in layers 0 and 2 (one key head for two
 		// value heads), gated attention in 1 and 3; the gradients run back
 		// through the recurrence, the convolution and the decay rates.
 		{"qwen35", qwen35.Config{Arch: qwen35.Arch, VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64, Interval: 2, Heads: 4,
 			KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e7, Sections: [4]int{2, 0, 0, 0}, KHeads: 1, VHeads: 2, StateDim: 8,
-			ConvL: 4, NormEps: 1e-6, TiedOutput: true}, 0, func(f *gguf.File) (Model, error) { return qwen35.Load(f) }},
+			ConvTaps: 4, NormEps: 1e-6, TiedOutput: true}, 0, func(f *gguf.File) (Model, error) { return qwen35.Load(f) }},
 		// Qwen3.5-MoE: mixtures of 4 experts, 2 a token, and a shared
 		// expert behind its sigmoid gate, in every layer.
 		{"qwen35moe", qwen35.Config{Arch: qwen35.ArchMoE, VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, Interval: 2,
 			Heads: 4, KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e7, Sections: [4]int{2, 0, 0, 0}, KHeads: 1, VHeads: 2,
-			StateDim: 8, ConvL: 4, NormEps: 1e-6, TiedOutput: true, Experts: 4, ExpertsUsed: 2, ExpertFFN: 32, SharedFFN: 32}, 0,
+			StateDim: 8, ConvTaps: 4, NormEps: 1e-6, TiedOutput: true, Experts: 4, ExpertsUsed: 2, ExpertFFN: 32, SharedFFN: 32}, 0,
 			func(f *gguf.File) (Model, error) { return qwen35.Load(f) }},
 		// Qwen3-Next: 2 key heads read by 4 value heads in groups, β and α
 		// from one projection, mixtures in every layer.
 		{"qwen3next", qwen35.Config{Arch: qwen35.ArchNext, VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, Interval: 2,
-			Heads: 4, KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e7, KHeads: 2, VHeads: 4, StateDim: 8, ConvL: 4,
+			Heads: 4, KVHeads: 2, HeadDim: 8, RopeDim: 4, RopeBase: 1e7, KHeads: 2, VHeads: 4, StateDim: 8, ConvTaps: 4,
 			NormEps: 1e-6, TiedOutput: true, Experts: 4, ExpertsUsed: 2, ExpertFFN: 32, SharedFFN: 32}, 0,
 			func(f *gguf.File) (Model, error) { return qwen35.Load(f) }},
 		// GLM-4: norms around each sublayer, the fused up projection,
@@ -103,7 +103,7 @@ func TestFamiliesFromScratch(t *testing.T) {
 			KVHeads: 2, HeadDim: 16, RopeBase: 5e5, NormEps: 1e-5, QKVBias: true}, 0,
 			func(f *gguf.File) (Model, error) { return ernie.Load(f) }},
 		{"ernie4_5-moe", ernie.Config{Arch: ernie.ArchMoE, VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, FFN: 64,
-			Heads: 4, KVHeads: 2, HeadDim: 8, RopeBase: 5e5, NormEps: 1e-5, DenseLayers: 1, MoEStep: 2, Experts: 4, ExpertsUsed: 2,
+			Heads: 4, KVHeads: 2, HeadDim: 8, RopeBase: 5e5, NormEps: 1e-5, DenseLayers: 1, MoeStep: 2, Experts: 4, ExpertsUsed: 2,
 			ExpertFFN: 32, SharedFFN: 32, ExpertBias: true, TiedOutput: true}, 1e-2, func(f *gguf.File) (Model, error) { return ernie.Load(f) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,15 +1,5 @@
-// Package recipes is toy's layer 5: training plans over the engine —
-// FromScratch, WarmStart, LoRA and QLoRA — each a Recipe you feed batches:
-//
-//	r, err := recipes.NewFromScratch(cfg, recipes.NewOptions(256).WithLR(1e-3))
-//	for step := 0; step < 1000; step++ {
-//		loss, err := r.Step(batch)
-//		…
-//	}
-//	err = r.SaveCheckpoint("runs/x/checkpoint.gguf")
-//
-// Checkpoints are GGUF files holding the weights (or the adapter), AdamW's
-// moments, the step and the options; ResumeFrom continues bit-identically.
+// Options: what a recipe trains, how long, and at which learning rate.
+
 package recipes
 
 import "fmt"

@@ -43,7 +43,7 @@ func TestFromScratchLearns(t *testing.T) {
 	tinyQwen3 := tinyLlama
 	tinyQwen3.Arch, tinyQwen3.RopeNeoX, tinyQwen3.HeadDim, tinyQwen3.RopeDim = "qwen3", true, 16, 16 // per-head q/k norms, heads wider than D/H
 	tinyGemma2 := gemma.Config{Arch: "gemma2", VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 2, FFN: 64, Heads: 4, KVHeads: 2, HeadDim: 16,
-		RopeBase: 10000, NormEps: 1e-6, Window: 4, AttnSoftCap: 50, FinalSoftCap: 30, QueryScale: 0.25}
+		RopeBase: 10000, NormEps: 1e-6, Window: 4, AttnSoftcap: 50, FinalSoftcap: 30, QueryScale: 0.25}
 	// Gemma 2 untied: tied to the √D-scaled embedding it learns the pattern more slowly.
 	tinyMixtral := tinyLlama
 	tinyMixtral.Experts, tinyMixtral.ExpertsUsed, tinyMixtral.ExpertFFN = 4, 2, 32

@@ -36,8 +36,18 @@ type Backend interface {
 	// Tanh: out = tanh(x), elementwise.
 	Tanh(out, x *Tensor)
 	GELU(out, x *Tensor)
+	// GELUErf: out = x·Φ(x), the exact GELU, each value in float64
+	// rounded once.
+	GELUErf(out, x *Tensor)
+	// Sigmoid: out = 1/(1 + e^{−x}).
+	Sigmoid(out, x *Tensor)
+	// Softplus: out = log(1 + e^x), x itself past 20.
+	Softplus(out, x *Tensor)
 	// SwiGLU: out = SiLU(gate) · up.
 	SwiGLU(out, gate, up *Tensor)
+	// SwiGLUOAI: gpt-oss's clamped SwiGLU, x·σ(alpha·x)·(y + 1) with
+	// x = min(gate, limit), y = clamp(up, −limit, limit).
+	SwiGLUOAI(out, gate, up *Tensor, alpha, limit float32)
 	// Embedding: out[t] = table[ids[t]] as F32.
 	Embedding(out, table *Tensor, ids []int32)
 	// Attention: scaled-dot-product attention of q [T, H·Dh] over the
@@ -46,6 +56,42 @@ type Backend interface {
 	Attention(out, q, k, v *Tensor, nHead, nKV, past int, o AttentionOptions)
 	// SetRows copies src [n, C] into rows [at, at+n) of dst [R, C].
 	SetRows(dst *Tensor, at int, src *Tensor)
+	// Columns copies columns [from, from+out.Cols()) of every row of x
+	// into out (splitting fused projections).
+	Columns(out, x *Tensor, from int)
+	// PlaceColumns copies src [R, n] into columns [at, at+n) of out [R, C].
+	// ConcatColumns calls it once for each part, on an out it has just
+	// allocated, so a backend may treat out as written only: the columns
+	// no call places are undefined.
+	PlaceColumns(out, src *Tensor, at int)
+	// ScatterAdd writes dst to out, then adds scale[j]·src[j] to row
+	// ids[j] of out for j = 0, 1, … in order (scale nil: 1), each product
+	// rounded before it is added.
+	ScatterAdd(out, dst, src *Tensor, ids []int32, scale *Tensor)
+	// CausalConv: y_t = Σ_j taps[:, j] ⊙ x_{t−L+1+j} for x [T, C], taps
+	// [C, L], the positions before x from past [(L−1)·C] (nil: zeros),
+	// the products added in tap order.
+	CausalConv(out, past, x, taps *Tensor)
+}
+
+// Fused ops. Beside the primitives, a backend may offer a fused kernel for
+// a larger op as an optional interface: ExpertsBackend (a mixture of
+// experts' routing, kept on a device) and GatedDeltaNetBackend (the gated
+// delta rule over all heads and tokens). Go offers none: each op's plain
+// path, in Go on the host, is the reference its kernels are tested against.
+// Every such op asks fused, under one rule: the kernel runs when the active
+// backend offers it, unless the call records a gradient that only the
+// plain path can give (grad).
+//
+// fused returns the backend for the op's inputs ts (beFor) and, when the
+// kernel runs, the backend as F with ok true.
+func fused[F any](grad bool, ts ...*Tensor) (b Backend, f F, ok bool) {
+	b = beFor(ts...)
+	if f, ok = b.(F); !ok || grad {
+		var none F
+		return b, none, false
+	}
+	return b, f, true
 }
 
 var (
@@ -434,14 +480,6 @@ func SetRows(dst *Tensor, at int, src *Tensor) {
 	b.SetRows(dst, at, src)
 }
 
-// ColumnsBackend is an optional Backend op: Columns(out, x, from) copies
-// columns [from, from+out.Cols()) of every row of x into out. Device
-// backends offer it so that splitting fused projections stays on the device;
-// without it Columns copies on the host.
-type ColumnsBackend interface {
-	Columns(out, x *Tensor, from int)
-}
-
 // Columns returns columns [from, to) of every row of x, as a new tensor
 // [rows, to−from] (how fused projections are split).
 func Columns(x *Tensor, from, to int) *Tensor {
@@ -450,18 +488,9 @@ func Columns(x *Tensor, from, to int) *Tensor {
 	if from < 0 || to > C || from >= to {
 		panic(fmt.Sprintf("Columns: [%d, %d) of %v", from, to, x.shape))
 	}
-	var out *Tensor
-	b := be()
-	if cb, ok := b.(ColumnsBackend); ok && isDeviceBackend(b) {
-		out = newOut(b, x.Rows(), to-from)
-		cb.Columns(out, x, from)
-	} else {
-		x.hostRead()
-		out = New(x.Rows(), to-from)
-		for r := 0; r < x.Rows(); r++ {
-			copy(out.Row(r), x.f32[r*C+from:r*C+to])
-		}
-	}
+	b := beFor(x)
+	out := newOut(b, x.Rows(), to-from)
+	b.Columns(out, x, from)
 	record("Columns", out, func(g *Tensor) []*Tensor {
 		d := New(x.shape...)
 		for r := 0; r < x.Rows(); r++ {
@@ -470,16 +499,6 @@ func Columns(x *Tensor, from, to int) *Tensor {
 		return []*Tensor{d}
 	}, x)
 	return out
-}
-
-// ConcatBackend is an optional Backend op: PlaceColumns(out, src, at)
-// copies src [R, n] into columns [at, at+n) of out [R, C]. ConcatColumns
-// calls it once for each part, on an out it has just allocated, so a
-// backend may treat out as written only: the columns no call places are
-// undefined. Device backends offer it so that joining per-head results
-// stays on the device; without it ConcatColumns copies on the host.
-type ConcatBackend interface {
-	PlaceColumns(out, src *Tensor, at int)
 }
 
 // ConcatColumns returns parts [R, C_i] side by side, as one [R, ΣC_i]
@@ -498,26 +517,12 @@ func ConcatColumns(parts ...*Tensor) *Tensor {
 		}
 		C += p.Cols()
 	}
-	var out *Tensor
-	b := be()
-	if cb, ok := b.(ConcatBackend); ok && isDeviceBackend(b) {
-		out = newOut(b, R, C)
-		at := 0
-		for _, p := range parts {
-			cb.PlaceColumns(out, p, at)
-			at += p.Cols()
-		}
-	} else {
-		out = New(R, C)
-		at := 0
-		for _, p := range parts {
-			p.hostRead()
-			n := p.Cols()
-			for r := range R {
-				copy(out.f32[r*C+at:r*C+at+n], p.f32[r*n:(r+1)*n])
-			}
-			at += n
-		}
+	b := beFor(parts...)
+	out := newOut(b, R, C)
+	at := 0
+	for _, p := range parts {
+		b.PlaceColumns(out, p, at)
+		at += p.Cols()
 	}
 	record("ConcatColumns", out, func(g *Tensor) []*Tensor {
 		grads := make([]*Tensor, len(parts))

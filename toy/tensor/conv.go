@@ -5,13 +5,6 @@ package tensor
 
 import "fmt"
 
-// CausalConvBackend is an optional Backend op: CausalConv(out, past, x,
-// taps) as the function of that name defines it (past may be nil). A device
-// backend without it runs the op on host copies.
-type CausalConvBackend interface {
-	CausalConv(out, past, x, taps *Tensor)
-}
-
 // CausalConv convolves each channel of x [T, C] over time with its own L
 // taps, row c of taps [C, L]:
 //
@@ -37,20 +30,21 @@ func CausalConv(past, x, taps *Tensor) *Tensor {
 	}
 	b := beFor(past, x, taps)
 	out := newOut(b, T, C)
-	if cb, ok := b.(CausalConvBackend); ok && isDeviceBackend(b) {
-		cb.CausalConv(out, past, x, taps)
-	} else {
-		var pv []float32
-		if past != nil {
-			pv = past.hostRead().f32
-		}
-		causalConv(out.hostWrite().f32, pv, x.hostRead().f32, taps.hostRead().f32, T, C, L)
-	}
+	b.CausalConv(out, past, x, taps)
 	record("CausalConv", out, func(g *Tensor) []*Tensor {
 		dpast, dx, dtaps := causalConvGrad(g.f32, past, x.f32, taps.f32, T, C, L)
 		return []*Tensor{dpast, FromFloat32(dx, T, C), FromFloat32(dtaps, C, L)}
 	}, past, x, taps)
 	return out
+}
+
+// CausalConv is the pure-Go causal convolution.
+func (Go) CausalConv(out, past, x, taps *Tensor) {
+	var pv []float32
+	if past != nil {
+		pv = past.f32
+	}
+	causalConv(out.f32, pv, x.f32, taps.f32, x.Rows(), x.Cols(), taps.Cols())
 }
 
 // causalConv writes y [T, C]; past is nil or [(L−1)·C]. Row t reads

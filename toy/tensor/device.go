@@ -1,4 +1,4 @@
-// Device-resident storage: the hook that lets a device backend (CUDA, Metal)
+// Device-resident storage: the hook that lets a device backend (CUDA)
 // keep a tensor's elements in its own memory, and copy them back to the host
 // only when Go code reads them.
 

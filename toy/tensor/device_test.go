@@ -35,8 +35,6 @@ type nullDevice struct {
 }
 
 var _ tensor.DeviceBackend = (*nullDevice)(nil)
-var _ tensor.ColumnsBackend = (*nullDevice)(nil)
-var _ tensor.ConcatBackend = (*nullDevice)(nil)
 
 func (d *nullDevice) Name() string   { return "null" }
 func (d *nullDevice) Device() string { return "null device" }
@@ -140,6 +138,30 @@ func (d *nullDevice) Tanh(out, x *tensor.Tensor) {
 func (d *nullDevice) GELU(out, x *tensor.Tensor) {
 	x = d.in(x)
 	d.out(out, func(o *tensor.Tensor) { tensor.Go{}.GELU(o, x) })
+}
+func (d *nullDevice) GELUErf(out, x *tensor.Tensor) {
+	x = d.in(x)
+	d.out(out, func(o *tensor.Tensor) { tensor.Go{}.GELUErf(o, x) })
+}
+func (d *nullDevice) Sigmoid(out, x *tensor.Tensor) {
+	x = d.in(x)
+	d.out(out, func(o *tensor.Tensor) { tensor.Go{}.Sigmoid(o, x) })
+}
+func (d *nullDevice) Softplus(out, x *tensor.Tensor) {
+	x = d.in(x)
+	d.out(out, func(o *tensor.Tensor) { tensor.Go{}.Softplus(o, x) })
+}
+func (d *nullDevice) SwiGLUOAI(out, gate, up *tensor.Tensor, alpha, limit float32) {
+	gate, up = d.in(gate), d.in(up)
+	d.out(out, func(o *tensor.Tensor) { tensor.Go{}.SwiGLUOAI(o, gate, up, alpha, limit) })
+}
+func (d *nullDevice) CausalConv(out, past, x, taps *tensor.Tensor) {
+	past, x, taps = d.in(past), d.in(x), d.in(taps)
+	d.out(out, func(o *tensor.Tensor) { tensor.Go{}.CausalConv(o, past, x, taps) })
+}
+func (d *nullDevice) ScatterAdd(out, dst, src *tensor.Tensor, ids []int32, scale *tensor.Tensor) {
+	dst, src, scale = d.in(dst), d.in(src), d.in(scale)
+	d.out(out, func(o *tensor.Tensor) { tensor.Go{}.ScatterAdd(o, dst, src, ids, scale) })
 }
 func (d *nullDevice) SwiGLU(out, gate, up *tensor.Tensor) {
 	gate, up = d.in(gate), d.in(up)

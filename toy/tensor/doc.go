@@ -33,12 +33,16 @@
 //
 // # Backends
 //
-// Each op dispatches to a Backend, a small interface (about twenty methods) that
+// Each op dispatches to a Backend, a small interface (some twenty-five methods) that
 // a compute device implements on its own memory. The pure-Go backend in this
 // package is the reference: plain loops, split over rows across goroutines. The
-// native CPU and CUDA backends (package kernels) implement the same interface and are
-// tested against it. Use SetBackend to choose one and SetThreads to size the
-// worker pool. An op a device backend has no kernel for runs on the host:
+// native CPU and CUDA backends (kernels/cpu and kernels/cuda) implement the same
+// interface and are tested against it; this package does not import them:
+// each registers itself by name from its init (RegisterBackend: "native",
+// "cuda"), as a user's own backend can, and OpenBackend opens one by name
+// ("go" is always there). Use SetBackend to choose one — package toy does,
+// from TOY_BACKEND — and SetThreads to size the
+// worker pool. A native backend that cannot run returns a NativeCallError. An op a device backend has no kernel for runs on the host:
 // chunked attention (AttentionOptions.Chunk, Llama 4) past its first chunk.
 //
 // # Error Handling

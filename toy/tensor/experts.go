@@ -10,11 +10,14 @@ import (
 	"unsafe"
 )
 
-// ExpertsBackend is an optional set of Backend ops that keep a mixture of
-// experts' routing on a device, where reading the router's scores back to
-// the host would stall every layer of every decode step. Each op is
+// ExpertsBackend is a set of fused kernels (see fused) that keep a mixture
+// of experts' routing on a device, where reading the router's scores back
+// to the host would stall every layer of every decode step. Each op is
 // defined by the function of the same name below (TopK, GatherColumns,
-// MatMulID, WeightedSum); without the interface they run on host copies.
+// MatMulID, WeightedSum, RowSumReciprocal); without the interface they run
+// on host copies. Their gradients (GatherColumns', WeightedSum's) read
+// only the inputs and the output, so the kernels run while a tape records
+// too.
 type ExpertsBackend interface {
 	TopK(ids, scores *Tensor, k, groups, groupsUsed int)
 	GatherColumns(out, x, ids *Tensor)
@@ -29,14 +32,6 @@ const (
 	MaxExperts = 1024
 	MaxGroups  = 64
 )
-
-// experts returns the active backend's ExpertsBackend when it is a device
-// backend that has one.
-func experts() (Backend, ExpertsBackend, bool) {
-	b := be()
-	eb, ok := b.(ExpertsBackend)
-	return b, eb, ok && isDeviceBackend(b)
-}
 
 // noGrad panics when op would have to record a gradient it does not have.
 func noGrad(op string, ts ...*Tensor) {
@@ -92,9 +87,9 @@ func TopK(scores *Tensor, k, groups, groupsUsed int) *Tensor {
 		k > groupsUsed*(E/groups) {
 		panic(fmt.Sprintf("TopK: %d of %v in %d groups, %d used", k, scores.shape, groups, groupsUsed))
 	}
-	b, eb, dev := experts()
+	b, eb, ok := fused[ExpertsBackend](false, scores)
 	ids := newIDs(b, T, k)
-	if dev {
+	if ok {
 		eb.TopK(ids, scores, k, groups, groupsUsed)
 	} else {
 		topK(ids.int32s(), scores.hostRead().f32, T, E, k, groups, groupsUsed)
@@ -182,7 +177,7 @@ func GatherColumns(x, ids *Tensor) *Tensor {
 	T, E := x.Rows(), x.Cols()
 	k := checkIDs("GatherColumns", ids, T)
 	var out *Tensor
-	if b, eb, dev := experts(); dev {
+	if b, eb, ok := fused[ExpertsBackend](false, x, ids); ok {
 		out = newOut(b, T, k)
 		eb.GatherColumns(out, x, ids)
 	} else {
@@ -232,7 +227,7 @@ func MatMulID(x, w, ids *Tensor) *Tensor {
 		panic(fmt.Sprintf("MatMulID: x %v for ids %v", x.shape, ids.shape))
 	}
 	E, N, K := w.shape[0], w.shape[1], w.shape[2]
-	if b, eb, dev := experts(); dev {
+	if b, eb, ok := fused[ExpertsBackend](false, x, w, ids); ok {
 		out := newOut(b, T*k, N)
 		eb.MatMulID(out, x, w, ids)
 		return out
@@ -282,7 +277,7 @@ func WeightedSum(h, w *Tensor) *Tensor {
 		panic(fmt.Sprintf("WeightedSum: h %v with weights %v", h.shape, w.shape))
 	}
 	var out *Tensor
-	if b, eb, dev := experts(); dev {
+	if b, eb, ok := fused[ExpertsBackend](false, h, w); ok {
 		out = newOut(b, T, D)
 		eb.WeightedSum(out, h, w)
 	} else {
@@ -320,7 +315,7 @@ func WeightedSum(h, w *Tensor) *Tensor {
 func RowSumReciprocal(x *Tensor) *Tensor {
 	mustF32("RowSumReciprocal", "x", x)
 	T, k := x.Rows(), x.Cols()
-	if b, eb, dev := experts(); dev {
+	if b, eb, ok := fused[ExpertsBackend](false, x); ok {
 		out := newOut(b, T, 1)
 		eb.RowSumReciprocal(out, x)
 		return out

@@ -8,12 +8,6 @@ import (
 	"math"
 )
 
-// SigmoidBackend is an optional Backend op: Sigmoid(out, x) writes σ(x)
-// elementwise. A device backend without it runs the op on host copies.
-type SigmoidBackend interface {
-	Sigmoid(out, x *Tensor)
-}
-
 // Sigmoid returns the logistic function elementwise, any shape (llama.cpp's
 // ggml_sigmoid):
 //
@@ -21,16 +15,8 @@ type SigmoidBackend interface {
 func Sigmoid(x *Tensor) *Tensor {
 	mustF32("Sigmoid", "x", x)
 	b := beFor(x)
-	var out *Tensor
-	if sb, ok := b.(SigmoidBackend); ok && isDeviceBackend(b) {
-		out = newOut(b, x.shape...)
-		sb.Sigmoid(out, x)
-	} else {
-		out = New(x.shape...)
-		for i, v := range x.hostRead().f32 {
-			out.f32[i] = sigmoid32(v)
-		}
-	}
+	out := newOut(b, x.shape...)
+	b.Sigmoid(out, x)
 	record("Sigmoid", out, func(gr *Tensor) []*Tensor {
 		d := like(gr)
 		for i, s := range out.f32 {
@@ -41,11 +27,11 @@ func Sigmoid(x *Tensor) *Tensor {
 	return out
 }
 
-// SoftplusBackend is an optional Backend op: Softplus(out, x) as the
-// function of that name defines it. A device backend without it runs the op
-// on host copies.
-type SoftplusBackend interface {
-	Softplus(out, x *Tensor)
+// Sigmoid is the pure-Go σ.
+func (Go) Sigmoid(out, x *Tensor) {
+	for i, v := range x.f32 {
+		out.f32[i] = sigmoid32(v)
+	}
 }
 
 // Softplus returns a smooth ReLU elementwise, any shape, as llama.cpp's
@@ -59,16 +45,8 @@ type SoftplusBackend interface {
 func Softplus(x *Tensor) *Tensor {
 	mustF32("Softplus", "x", x)
 	b := beFor(x)
-	var out *Tensor
-	if sb, ok := b.(SoftplusBackend); ok && isDeviceBackend(b) {
-		out = newOut(b, x.shape...)
-		sb.Softplus(out, x)
-	} else {
-		out = New(x.shape...)
-		for i, v := range x.hostRead().f32 {
-			out.f32[i] = softplus32(v)
-		}
-	}
+	out := newOut(b, x.shape...)
+	b.Softplus(out, x)
 	record("Softplus", out, func(gr *Tensor) []*Tensor {
 		d := like(gr)
 		for i, v := range x.f32 {
@@ -83,6 +61,13 @@ func Softplus(x *Tensor) *Tensor {
 	return out
 }
 
+// Softplus is the pure-Go softplus.
+func (Go) Softplus(out, x *Tensor) {
+	for i, v := range x.f32 {
+		out.f32[i] = softplus32(v)
+	}
+}
+
 func softplus32(v float32) float32 {
 	if v > 20 {
 		return v
@@ -90,24 +75,16 @@ func softplus32(v float32) float32 {
 	return float32(math.Log1p(math.Exp(float64(v))))
 }
 
-// GatedDeltaNetBackend is an optional Backend op: GatedDeltaNet(out, q, k,
-// v, g, beta, state, eps) as the function of that name defines it, writing
-// o into out and, when state is not nil, the final state into state in
-// place (state nil: S starts at zero). A device backend without it runs the
-// op on host copies, and so does every backend while gradients are being
-// recorded, since the backward pass recomputes the per-token states with
-// the op's own Go arithmetic.
+// GatedDeltaNetBackend is a fused kernel (see fused): GatedDeltaNet(out,
+// q, k, v, g, beta, state, eps) as the function of that name defines it,
+// on tensors the caller has shaped and checked, writing o into out and,
+// when state is not nil, the final state into state in place (state nil: S
+// starts at zero). The kernel must give what the function's own loop gives
+// (kernels/cpu bit for bit). Without it, and while a gradient is recorded
+// (the backward pass recomputes the per-token states with the loop's own
+// arithmetic), the op runs in Go on the host.
 type GatedDeltaNetBackend interface {
 	GatedDeltaNet(out, q, k, v, g, beta, state *Tensor, eps float32)
-}
-
-// DeltaRuleBackend is an optional Backend op for a host backend: one value
-// head of GatedDeltaNet over T tokens on host memory, rounding exactly as
-// the op's own loop: S [D·D] value-major; token t's q̂ and k̂ (normalised)
-// at t·qStride of q and k, its v and output at t·vStride, its decay e^g and
-// β at t·gStride; scale is 1/√D. (kernels/cpu runs it in C.)
-type DeltaRuleBackend interface {
-	DeltaRule(S, q, k, v, out, decay, beta []float32, T, D, qStride, vStride, gStride int, scale float32)
 }
 
 // GatedDeltaNet runs the gated delta rule (Yang, Kautz & Hatamizadeh 2024,
@@ -169,8 +146,7 @@ func GatedDeltaNet(q, k, v, g, beta, state *Tensor, eps float32) *Tensor {
 	}
 
 	needGrad := Recording() && (q.requiresGrad || k.requiresGrad || v.requiresGrad || g.requiresGrad || beta.requiresGrad)
-	b := beFor(q, k, v, g, beta, state)
-	if gb, ok := b.(GatedDeltaNetBackend); ok && isDeviceBackend(b) && !needGrad {
+	if b, gb, ok := fused[GatedDeltaNetBackend](needGrad, q, k, v, g, beta, state); ok {
 		out := newOut(b, v.shape...)
 		gb.GatedDeltaNet(out, q, k, v, g, beta, state, eps)
 		return out
@@ -184,15 +160,8 @@ func GatedDeltaNet(q, k, v, g, beta, state *Tensor, eps float32) *Tensor {
 		r.S = make([]float32, Hv*D*D)
 	}
 	out := New(v.shape...)
-	db, native := b.(DeltaRuleBackend)
 	parallelFor(Hv, 1, func(lo, hi int) {
 		for h := lo; h < hi; h++ {
-			if native && r.hist == nil {
-				kh := h % Hk
-				db.DeltaRule(r.S[h*D*D:(h+1)*D*D], r.qn[kh*D:], r.kn[kh*D:], r.v[h*D:], out.f32[h*D:], r.decay[h:], r.beta[h:],
-					T, D, Hk*D, Hv*D, Hv, 1/float32(math.Sqrt(float64(D))))
-				continue
-			}
 			r.forward(h, out.f32)
 		}
 	})

@@ -470,3 +470,47 @@ func BenchmarkGatedDeltaNetBackward(b *testing.B) {
 		tape.Backward(loss)
 	}
 }
+
+// fusedGDN is pure Go with a gated delta rule kernel that counts its calls
+// and runs the op's own loop.
+type fusedGDN struct {
+	Go
+	calls *int
+}
+
+func (b fusedGDN) GatedDeltaNet(out, q, k, v, g, beta, state *Tensor, eps float32) {
+	*b.calls++
+	SetBackend(Go{})
+	defer SetBackend(b)
+	copy(out.f32, GatedDeltaNet(q, k, v, g, beta, state, eps).f32)
+}
+
+// TestFusedRule: a fused kernel runs whenever the backend offers it, with
+// or without a tape, except when the call records a gradient the kernel
+// cannot give.
+func TestFusedRule(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 8))
+	q, k, v := randTensor(r, 3, 8), randTensor(r, 3, 8), randTensor(r, 3, 8)
+	g, beta := randTensor(r, 3, 2), randTensor(r, 3, 2)
+	calls := 0
+	old := ActiveBackend()
+	SetBackend(fusedGDN{calls: &calls})
+	defer SetBackend(old)
+	want := GatedDeltaNet(q, k, v, g, beta, nil, 1e-6).Data()
+	if calls != 1 {
+		t.Fatalf("inference: the kernel ran %d times, want 1", calls)
+	}
+	tape := NewTape()
+	Record(tape)
+	defer Record(nil)
+	GatedDeltaNet(q, k, v, g, beta, nil, 1e-6) // nothing needs a gradient
+	if calls != 2 {
+		t.Fatalf("a tape, no gradient: the kernel ran %d times in all, want 2", calls)
+	}
+	v.SetRequiresGrad(true)
+	got := GatedDeltaNet(q, k, v, g, beta, nil, 1e-6).Data()
+	if calls != 2 {
+		t.Fatalf("recording a gradient: the kernel ran, want the plain path")
+	}
+	near(t, "GatedDeltaNet, plain path", got, want, 0)
+}

@@ -5,14 +5,6 @@ package tensor
 
 import "math"
 
-// GELUErfBackend is an optional Backend op: GELUErf(out, x) writes
-// x·Φ(x) elementwise. A backend offers it so that the op stays on its
-// device; without it GELUErf runs in plain Go on host copies (one download
-// and upload per call on a device backend), so every backend can run it.
-type GELUErfBackend interface {
-	GELUErf(out, x *Tensor)
-}
-
 // GELUErf returns the exact GELU (Hendrycks & Gimpel 2016), elementwise:
 //
 //	GELU(x) = x·Φ(x) = ½x(1 + erf(x/√2))
@@ -23,15 +15,19 @@ type GELUErfBackend interface {
 // and rounded once. Its derivative, with φ the standard normal density:
 //
 //	d/dx x·Φ(x) = Φ(x) + x·φ(x),   φ(x) = exp(−x²/2)/√(2π)
+//
+// While a tape records a gradient through x, the values are Go's, on the
+// host, whatever the backend (what training has always computed: a
+// device's erf may round differently in the last place).
 func GELUErf(x *Tensor) *Tensor {
 	mustF32("GELUErf", "x", x)
-	if gb, ok := be().(GELUErfBackend); ok && (!Recording() || !x.requiresGrad) {
-		out := newOut(beFor(x), x.shape...)
-		gb.GELUErf(out, x)
-		return out
+	b := beFor(x)
+	if Recording() && x.requiresGrad {
+		b = Go{}
+		x.hostRead()
 	}
-	out := New(x.shape...)
-	geluErfRows(out.f32, x.hostRead().f32)
+	out := newOut(b, x.shape...)
+	b.GELUErf(out, x)
 	record("GELUErf", out, func(g *Tensor) []*Tensor {
 		d := like(g)
 		for i, v := range x.f32 {
@@ -42,7 +38,7 @@ func GELUErf(x *Tensor) *Tensor {
 	return out
 }
 
-// GELUErf is the pure-Go exact GELU (GELUErfBackend).
+// GELUErf is the pure-Go exact GELU.
 func (Go) GELUErf(out, x *Tensor) { geluErfRows(out.f32, x.f32) }
 
 func geluErfRows(out, x []float32) {

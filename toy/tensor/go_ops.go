@@ -254,3 +254,17 @@ func (Go) SetRows(dst *Tensor, at int, src *Tensor) {
 	C := dst.Cols()
 	copy(dst.f32[at*C:], src.f32)
 }
+
+func (Go) Columns(out, x *Tensor, from int) {
+	C, n := x.Cols(), out.Cols()
+	for r := range x.Rows() {
+		copy(out.f32[r*n:(r+1)*n], x.f32[r*C+from:r*C+from+n])
+	}
+}
+
+func (Go) PlaceColumns(out, src *Tensor, at int) {
+	C, n := out.Cols(), src.Cols()
+	for r := range src.Rows() {
+		copy(out.f32[r*C+at:r*C+at+n], src.f32[r*n:(r+1)*n])
+	}
+}

@@ -7,13 +7,6 @@ import (
 	"math"
 )
 
-// SwiGLUOAIBackend is an optional Backend op: SwiGLUOAI(out, gate, up,
-// alpha, limit) as the function of that name defines it. A device backend
-// without it runs the op on host copies.
-type SwiGLUOAIBackend interface {
-	SwiGLUOAI(out, gate, up *Tensor, alpha, limit float32)
-}
-
 // SwiGLUOAI is gpt-oss's gated activation (OpenAI's clamped SwiGLU, llama.cpp's
 // swiglu_oai), elementwise over gate and up of one shape:
 //
@@ -28,17 +21,8 @@ func SwiGLUOAI(gate, up *Tensor, alpha, limit float32) *Tensor {
 		panic(fmt.Sprintf("SwiGLUOAI: gate %v and up %v differ", gate.shape, up.shape))
 	}
 	b := beFor(gate, up)
-	var out *Tensor
-	if ob, ok := b.(SwiGLUOAIBackend); ok && isDeviceBackend(b) {
-		out = newOut(b, gate.shape...)
-		ob.SwiGLUOAI(out, gate, up, alpha, limit)
-	} else {
-		out = New(gate.shape...)
-		g, u := gate.hostRead().f32, up.hostRead().f32
-		for i := range out.f32 {
-			out.f32[i] = swigluOAI(g[i], u[i], alpha, limit)
-		}
-	}
+	out := newOut(b, gate.shape...)
+	b.SwiGLUOAI(out, gate, up, alpha, limit)
 	record("SwiGLUOAI", out, func(gr *Tensor) []*Tensor {
 		dg, du := like(gr), like(gr)
 		for i, gv := range gate.f32 {
@@ -54,6 +38,13 @@ func SwiGLUOAI(gate, up *Tensor, alpha, limit float32) *Tensor {
 		return []*Tensor{dg, du}
 	}, gate, up)
 	return out
+}
+
+// SwiGLUOAI is the pure-Go clamped SwiGLU.
+func (Go) SwiGLUOAI(out, gate, up *Tensor, alpha, limit float32) {
+	for i, g := range gate.f32 {
+		out.f32[i] = swigluOAI(g, up.f32[i], alpha, limit)
+	}
 }
 
 // swigluOAI is one element of SwiGLUOAI, in llama.cpp's order of

@@ -26,15 +26,6 @@ func Select(x *Tensor, i int) *Tensor {
 	return out
 }
 
-// ScatterAddBackend is an optional Backend op: ScatterAdd(out, dst, src,
-// ids, scale) writes dst to out, then adds scale[j]·src[j] to row ids[j] of
-// out for j = 0, 1, … in order (scale nil: 1). Device backends offer it so
-// that combining expert outputs stays on the device; without it ScatterAdd
-// runs on host copies.
-type ScatterAddBackend interface {
-	ScatterAdd(out, dst, src *Tensor, ids []int32, scale *Tensor)
-}
-
 // ScatterAdd returns dst [R, C] with row j of src [n, C], times scale[j],
 // added to row ids[j]:
 //
@@ -66,19 +57,9 @@ func ScatterAdd(dst *Tensor, ids []int32, src, scale *Tensor) *Tensor {
 			panic(fmt.Sprintf("ScatterAdd: scale %v for %d ids", scale.shape, len(ids)))
 		}
 	}
-	var out *Tensor
-	if sb, ok := be().(ScatterAddBackend); ok {
-		b := beFor(dst, src, scale)
-		out = newOut(b, dst.shape...)
-		sb.ScatterAdd(out, dst, src, ids, scale)
-	} else {
-		out = New(dst.shape...)
-		var s []float32
-		if scale != nil {
-			s = scale.hostRead().f32
-		}
-		scatterAdd(out.f32, dst.hostRead().f32, src.hostRead().f32, ids, s, C)
-	}
+	b := beFor(dst, src, scale)
+	out := newOut(b, dst.shape...)
+	b.ScatterAdd(out, dst, src, ids, scale)
 	record("ScatterAdd", out, func(g *Tensor) []*Tensor {
 		dsrc := New(src.shape...)
 		var dscale *Tensor
@@ -97,6 +78,15 @@ func ScatterAdd(dst *Tensor, ids []int32, src, scale *Tensor) *Tensor {
 		return []*Tensor{g, dsrc, dscale}
 	}, dst, src, scale)
 	return out
+}
+
+// ScatterAdd is the pure-Go scatter-add.
+func (Go) ScatterAdd(out, dst, src *Tensor, ids []int32, scale *Tensor) {
+	var s []float32
+	if scale != nil {
+		s = scale.f32
+	}
+	scatterAdd(out.f32, dst.f32, src.f32, ids, s, dst.Cols())
 }
 
 // scatterAdd is ScatterAdd in plain Go on rows of C elements.

@@ -35,6 +35,7 @@ var ToyPackages = []string{
 	"github.com/toyml/toy/toy/tokenizer",
 	"github.com/toyml/toy/toy/chat",
 	"github.com/toyml/toy/toy/display",
+	"github.com/toyml/toy/toy/pixels",
 	"github.com/toyml/toy/toy/optim",
 	"github.com/toyml/toy/toy/recipes",
 	"github.com/toyml/toy/toy/runlog",

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 )
 
 // Archs lists the GGUF architectures this package loads.
@@ -49,28 +50,32 @@ func ParsePooling(s string) (Pooling, error) {
 	return 0, fmt.Errorf("bert: pooling %q: want none, mean, cls, last or rank", s)
 }
 
-// Config holds every hyperparameter of a BERT-family encoder.
+// Config holds every hyperparameter of a BERT-family encoder, declared with
+// its GGUF key (under ARCH.) and its card symbol. The rest is read from the
+// tensors: VocabSize (token_embd rows), TokenTypes (token_types rows: 0 when
+// the file has none) and a reranker's head.
 type Config struct {
 	Arch          string  // "bert" or "nomic-bert"
-	VocabSize     int     // V
-	ContextLength int     // P: positions (bert: rows of the position table)
-	Embed         int     // D
-	Layers        int     // L
-	FFN           int     // F
-	Heads         int     // H; Dh = D/H
-	TokenTypes    int     // TT: rows of token_types (0: the file has none)
-	NormEps       float32 // LayerNorm ε
-	Pooling       Pooling // how Embed makes one vector of the T states
-	// A reranker's head (rank pooling): the pooler (tensor cls) and the
-	// classifier (cls.output) it has, and its C outputs
-	// (ARCH.classifier.output_labels; 1 when absent).
-	Pooler, Classifier bool
-	Labels             int // 0 unless the pooling is rank
+	VocabSize     int     `card:"N_V, vocabulary size"`
+	ContextLength int     `gguf:"context_length" card:"ℓ_max, positions"` // bert: rows of the position table
+	Embed         int     `gguf:"embedding_length" card:"d_e, model width"`
+	Layers        int     `gguf:"block_count" card:"L, layers"`
+	FFN           int     `gguf:"feed_forward_length" card:"d_mlp, MLP width"`
+	Heads         int     `gguf:"attention.head_count" card:"H, attention heads"` // Dh = D/H
+	TokenTypes    int     `card:"N_T, token types (segments); only type 0 is used"`
+	NormEps       float32 `gguf:"attention.layer_norm_epsilon" card:"ε, LayerNorm epsilon"`
+	Pooling       Pooling `gguf:"pooling_type,optional"` // how Embed makes one vector of the T states; on the card by name
 	// Causal masks each token's view of the tokens after it, as in a
 	// decoder. No BERT is trained so; it is llama.cpp's reading of a file
 	// without ARCH.attention.causal.
-	Causal   bool
-	RopeBase float32 // nomic-bert: RoPE θ base (0 for bert, which has a position table)
+	Causal bool `gguf:"attention.causal,optional" card:"causal, causal mask (false for every BERT)"`
+	// A reranker's head (rank pooling): its C outputs
+	// (ARCH.classifier.output_labels; 1 when absent), and the pooler
+	// (tensor cls) and the classifier (cls.output) it has.
+	Labels     int     `card:"N_C, classifier outputs"` // 0 unless the pooling is rank
+	Pooler     bool    `card:"pooler, the head has the pooler W_h (tensor cls)"`
+	Classifier bool    `card:"classifier, the head has the classifier W_c (tensor cls.output)"`
+	RopeBase   float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"` // nomic-bert only (bert: 0)
 
 	// ApproxGELU computes GELU as llama.cpp does (tensor.GELU: the tanh
 	// form through an fp16 table) instead of Hugging Face's exact x·Φ(x).
@@ -97,32 +102,26 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // readConfig reads the configuration, listing the features the file uses
 // that toy does not run (describing a model needs no more).
 func readConfig(f *gguf.File) (Config, []string, error) {
-	var c Config
 	arch, err := f.Architecture()
 	if err != nil {
-		return c, nil, err
+		return Config{}, nil, err
 	}
 	if !slices.Contains(Archs, arch) {
-		return c, nil, fmt.Errorf("bert: architecture %q is not one of %v", arch, Archs)
+		return Config{}, nil, fmt.Errorf("bert: architecture %q is not one of %v", arch, Archs)
 	}
-	c.Arch = arch
-	m := f.Meta(arch)
-	c.ContextLength = m.Uint("context_length")
-	c.Embed = m.Uint("embedding_length")
-	c.Layers = m.Uint("block_count")
-	c.FFN = m.Uint("feed_forward_length")
-	c.Heads = m.Uint("attention.head_count")
-	c.NormEps = m.Float("attention.layer_norm_epsilon")
-	c.Pooling = Pooling(m.UintOr("pooling_type", int(PoolNone)))
-	c.Causal = m.BoolOr("attention.causal", true)
+	c := Config{Arch: arch, Causal: true} // llama.cpp's default without attention.causal
 	if c.Nomic() {
-		c.RopeBase = m.FloatOr("rope.freq_base", 10000)
+		c.RopeBase = 10000
 	}
-	if err := m.Err(); err != nil {
+	if err := models.ReadConfig(f, arch, &c); err != nil {
 		return c, nil, err
 	}
+	if !c.Nomic() {
+		c.RopeBase = 0 // bert's positions are a table: a rope.freq_base means nothing
+	}
+	m := f.Meta(arch)
 	var lacking []string
-	if c.Heads > 0 && c.Embed%c.Heads == 0 && m.UintOr("rope.dimension_count", c.Embed/c.Heads) != c.Embed/c.Heads && c.Nomic() {
+	if c.Nomic() && c.Heads > 0 && c.Embed%c.Heads == 0 && m.UintOr("rope.dimension_count", c.HeadDim()) != c.HeadDim() {
 		lacking = append(lacking, "RoPE on part of each head")
 	}
 	if m.UintOr("moe_every_n_layers", 0) > 0 {
@@ -134,15 +133,8 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 			c.Labels = len(labels)
 		}
 	}
-	_, err = f.Info("cls.weight")
-	c.Pooler = err == nil
-	_, err = f.Info("cls.output.weight")
-	c.Classifier = err == nil
-	emb, err := f.Info("token_embd.weight")
-	if err != nil {
-		return c, nil, err
-	}
-	c.VocabSize = emb.Shape()[0]
+	has := func(name string) bool { _, err := f.Info(name); return err == nil }
+	c.Pooler, c.Classifier = has("cls.weight"), has("cls.output.weight")
 	if t, err := f.Info("token_types.weight"); err == nil {
 		c.TokenTypes = t.Shape()[0]
 	}
@@ -185,15 +177,11 @@ func (c Config) Validate() error {
 
 // SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys
 // and types (token_type_count is the tokenizer's, written with the vocabulary).
+// The pooling and the mask are written even when zero: llama.cpp reads a
+// file without attention.causal as causal.
 func (c Config) SetMetadata(w *gguf.Writer) {
 	a := c.Arch + "."
-	w.SetString("general.architecture", c.Arch)
-	w.SetUint32(a+"context_length", uint32(c.ContextLength))
-	w.SetUint32(a+"embedding_length", uint32(c.Embed))
-	w.SetUint32(a+"feed_forward_length", uint32(c.FFN))
-	w.SetUint32(a+"block_count", uint32(c.Layers))
-	w.SetUint32(a+"attention.head_count", uint32(c.Heads))
-	w.SetFloat32(a+"attention.layer_norm_epsilon", c.NormEps)
+	w.SetConfig(c.Arch, c)
 	w.SetBool(a+"attention.causal", c.Causal)
 	w.SetUint32(a+"pooling_type", uint32(c.Pooling))
 	if c.Classifier && c.Labels > 0 {
@@ -203,26 +191,4 @@ func (c Config) SetMetadata(w *gguf.Writer) {
 		}
 		w.SetStrings(a+"classifier.output_labels", labels)
 	}
-	if c.Nomic() {
-		w.SetFloat32(a+"rope.freq_base", c.RopeBase)
-	}
-}
-
-// ParamCount is the number of weights a model with configuration c holds.
-func (c Config) ParamCount() int64 {
-	V, D, F, TT, P := int64(c.VocabSize), int64(c.Embed), int64(c.FFN), int64(c.TokenTypes), int64(c.ContextLength)
-	norms := 4 * D // two LayerNorms, weight and bias
-	var head int64
-	if c.Pooler {
-		head += D*D + D
-	}
-	if c.Classifier {
-		head += int64(c.Labels) * (D + 1)
-	}
-	if c.Nomic() {
-		layer := 3*D*D + D*D + 3*F*D + norms // fused QKV, output, gate/up/down: no biases
-		return V*D + TT*D + 2*D + int64(c.Layers)*layer + head
-	}
-	layer := 4*(D*D+D) + (F*D + F) + (D*F + D) + norms
-	return V*D + TT*D + P*D + 2*D + int64(c.Layers)*layer + head
 }

@@ -16,7 +16,7 @@ func ExampleNewRandom() {
 	m := bert.NewRandom(cfg, 1) // the same seed gives the same weights
 	// 32·16 tokens + 2·16 types + 16·16 positions + 2·16 embedding norm
 	// + 4·(16·16 + 16) attention + (32·16 + 32) + (16·32 + 16) MLP + 4·16 norms = 832 + 2224
-	fmt.Println("parameters:", cfg.ParamCount(), "tensors:", len(m.Weights()))
+	fmt.Println("parameters:", m.Card().ParamCount, "tensors:", len(m.Weights()))
 
 	ids := []int32{2, 17, 5, 3}        // [CLS] … [SEP], as the tokenizer adds them
 	fmt.Println(m.Hidden(ids).Shape()) // one state per token: [T=4, D=16]

@@ -3,29 +3,31 @@
 package bert
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is a BERT-family encoder. Weights are tagged with their GGUF tensor
-// names; blocks are named "blk.N.".
+// Model is a BERT-family encoder. Weights are declared with their GGUF
+// names and shapes.
 type Model struct {
 	Config Config
 
-	Embed     *nn.Embedding `gguf:"token_embd"`             // [V, D]
-	Types     *nn.Embedding `gguf:"token_types,optional"`   // [TT, D]; nil when the file has none
-	Pos       *nn.Embedding `gguf:"position_embd,optional"` // [P, D]; nil for nomic-bert (RoPE)
-	EmbedNorm *nn.LayerNorm `gguf:"token_embd_norm"`        // [D]
-	Blocks    []Block       // L post-norm encoder blocks
+	Embed     *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
+	Types     *nn.Embedding `gguf:"token_types,optional" shape:"TokenTypes, Embed" card:"W_t, token type embedding"`    // nil when the file has none
+	Pos       *nn.Embedding `gguf:"position_embd,optional" shape:"ContextLength, Embed" card:"W_p, position embedding"` // bert only (nomic-bert: RoPE)
+	EmbedNorm *nn.LayerNorm `gguf:"token_embd_norm" shape:"Embed" card:"γ_e, embedding LayerNorm scale"`
+	Blocks    []Block       `gguf:"blk"` // L post-norm encoder blocks
 
 	// A reranker's classification head (rank pooling), each part optional
-	// as in llama.cpp: the pooler Head [D, D] with tanh, and the classifier
-	// Out [C, D] (C: the labels, ARCH.classifier.output_labels).
-	Head *nn.Linear `gguf:"cls,optional"`
-	Out  *nn.Linear `gguf:"cls.output,optional"`
+	// as in llama.cpp: the pooler Head with tanh, and the classifier Out
+	// (C outputs: the labels, ARCH.classifier.output_labels).
+	Head *nn.Linear `gguf:"cls,optional" shape:"Embed, Embed" card:"W_h, reranker pooler"`
+	Out  *nn.Linear `gguf:"cls.output,optional" shape:"Labels, Embed" card:"W_c, reranker classifier"`
 }
 
 // Block is one post-LayerNorm encoder block:
@@ -34,16 +36,16 @@ type Model struct {
 //	x = LN₂(x + FFN(x))
 type Block struct {
 	Attn     nn.Attention  // Bidirectional; Q, K, V (bert) or QKV (nomic-bert), O "attn_output"
-	AttnNorm *nn.LayerNorm `gguf:"attn_output_norm"` // [D], LN₁
+	AttnNorm *nn.LayerNorm `gguf:"attn_output_norm" shape:"Embed" card:"γ_a, attention LayerNorm scale"` // LN₁
 	FFN      nn.Layer      // *MLP (bert) or *nn.SwiGLU (nomic-bert)
-	OutNorm  *nn.LayerNorm `gguf:"layer_output_norm"` // [D], LN₂
+	OutNorm  *nn.LayerNorm `gguf:"layer_output_norm" shape:"Embed" card:"γ_f, output LayerNorm scale"` // LN₂
 }
 
 // MLP is BERT's feed-forward layer: Down(GELU(Up(x))), both with biases,
 // GELU the exact x·Φ(x) unless Approx (llama.cpp's tanh form).
 type MLP struct {
-	Up     *nn.Linear `gguf:"ffn_up"`   // [F, D] and bias [F]
-	Down   *nn.Linear `gguf:"ffn_down"` // [D, F] and bias [D]
+	Up     *nn.Linear `gguf:"ffn_up" shape:"FFN, Embed" card:"W_up, MLP up projection"`
+	Down   *nn.Linear `gguf:"ffn_down" shape:"Embed, FFN" card:"W_down, MLP down projection"`
 	Approx bool
 }
 
@@ -55,13 +57,8 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	m := New(c)
-	if err := nn.Load(f, "", m); err != nil {
+	if err := models.LoadWeights(f, "bert", m, c); err != nil {
 		return nil, err
-	}
-	for i := range m.Blocks {
-		if err := nn.Load(f, fmt.Sprintf("blk.%d.", i), &m.Blocks[i]); err != nil {
-			return nil, err
-		}
 	}
 	return m, m.check()
 }
@@ -72,7 +69,7 @@ func New(c Config) *Model {
 	m.Blocks = make([]Block, c.Layers)
 	for i := range m.Blocks {
 		b := &m.Blocks[i]
-		b.Attn = nn.Attention{Heads: c.Heads, KVHeads: c.Heads, HeadDim: c.HeadDim(), Bidirectional: !c.Causal}
+		b.Attn = nn.Attention{Heads: c.Heads, KVHeads: c.Heads, HeadDim: c.HeadDim(), Options: tensor.AttentionOptions{Bidirectional: !c.Causal}}
 		b.AttnNorm, b.OutNorm = &nn.LayerNorm{Eps: c.NormEps}, &nn.LayerNorm{Eps: c.NormEps}
 		b.FFN = &MLP{Approx: c.ApproxGELU}
 		if c.Nomic() {
@@ -196,75 +193,35 @@ func positions(T int) []int32 {
 	return p
 }
 
-// check verifies every weight's shape against the config, so that a file
-// whose tensors disagree with its metadata fails at load, not mid-forward.
+// check verifies what the shape tags cannot: the position table is bert's
+// alone, the head's tensors agree with the config, each block's attention
+// is complete (nn.Attention.Check) and every LayerNorm has its bias.
 func (m *Model) check() error {
 	c := m.Config
-	D, F := c.Embed, c.FFN
-	errs := []error{
-		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
-		checkNorm("token_embd_norm", m.EmbedNorm, D),
-	}
-	if m.Types != nil {
-		errs = append(errs, nn.CheckShape("token_types.weight", m.Types.W, c.TokenTypes, D))
-	}
+	var err error
 	switch {
 	case c.Nomic() && m.Pos != nil:
-		errs = append(errs, fmt.Errorf("a nomic-bert file with position_embd.weight (its positions are rotary)"))
+		err = errors.New("a nomic-bert file with position_embd.weight (its positions are rotary)")
 	case !c.Nomic() && m.Pos == nil:
-		errs = append(errs, fmt.Errorf("tensor position_embd.weight is missing"))
-	case !c.Nomic():
-		errs = append(errs, nn.CheckShape("position_embd.weight", m.Pos.W, c.ContextLength, D))
+		err = errors.New("tensor position_embd.weight is missing")
+	case (m.Head != nil) != c.Pooler || (m.Out != nil) != c.Classifier:
+		err = errors.New("the classification head's tensors (cls, cls.output) disagree with the config")
+	case m.EmbedNorm.B == nil:
+		err = errors.New("tensor token_embd_norm.bias is missing")
 	}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		a := &b.Attn
-		p := fmt.Sprintf("blk.%d.", i)
-		if a.QKV != nil {
-			errs = append(errs, nn.CheckLinear(p+"attn_qkv", a.QKV, 3*D, D))
-		} else {
-			errs = append(errs, nn.CheckLinear(p+"attn_q", a.Q, D, D), nn.CheckLinear(p+"attn_k", a.K, D, D), nn.CheckLinear(p+"attn_v", a.V, D, D))
+	for i, b := range m.Blocks {
+		if err == nil {
+			err = b.Attn.Check()
 		}
-		errs = append(errs, nn.CheckLinear(p+"attn_output", a.O, D, D), a.Check(),
-			checkNorm(p+"attn_output_norm", b.AttnNorm, D), checkNorm(p+"layer_output_norm", b.OutNorm, D))
-		switch ffn := b.FFN.(type) {
-		case *MLP:
-			errs = append(errs, nn.CheckLinear(p+"ffn_up", ffn.Up, F, D), nn.CheckLinear(p+"ffn_down", ffn.Down, D, F))
-		case *nn.SwiGLU:
-			errs = append(errs, nn.CheckLinear(p+"ffn_gate", ffn.Gate, F, D), nn.CheckLinear(p+"ffn_up", ffn.Up, F, D),
-				nn.CheckLinear(p+"ffn_down", ffn.Down, D, F))
+		if err == nil && (b.AttnNorm.B == nil || b.OutNorm.B == nil) {
+			err = fmt.Errorf("tensor blk.%d.attn_output_norm.bias or layer_output_norm.bias is missing", i)
 		}
 	}
-	if (m.Head != nil) != c.Pooler || (m.Out != nil) != c.Classifier {
-		errs = append(errs, fmt.Errorf("the classification head's tensors (cls, cls.output) disagree with the config"))
-	}
-	if m.Head != nil {
-		errs = append(errs, nn.CheckLinear("cls", m.Head, D, D))
-	}
-	if m.Out != nil {
-		errs = append(errs, nn.CheckLinear("cls.output", m.Out, c.Labels, D))
-	}
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("bert: %w", err)
-		}
+	if err != nil {
+		return fmt.Errorf("bert: %w", err)
 	}
 	return nil
 }
 
-// checkNorm checks a LayerNorm's weight and bias, both [d].
-func checkNorm(name string, n *nn.LayerNorm, d int) error {
-	if err := nn.CheckShape(name+".weight", n.W, d); err != nil {
-		return err
-	}
-	return nn.CheckShape(name+".bias", n.B, d)
-}
-
 // Weights returns every weight tensor under its GGUF name, in file order.
-func (m *Model) Weights() []nn.Named {
-	all := nn.Collect("", m)
-	for i := range m.Blocks {
-		all = append(all, nn.Collect(fmt.Sprintf("blk.%d.", i), &m.Blocks[i])...)
-	}
-	return all
-}
+func (m *Model) Weights() []nn.Named { return nn.Collect("", m) }

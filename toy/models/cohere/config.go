@@ -1,5 +1,5 @@
 // The flat configuration of a Command R, Command R+ or Command R7B model,
-// read from GGUF metadata and tensor names.
+// declared with its GGUF keys and card symbols.
 
 package cohere
 
@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 )
 
 // Archs lists the GGUF architectures this package loads.
@@ -18,33 +19,34 @@ var Archs = []string{"command-r", "cohere2"}
 var ErrUnsupported = errors.New("cohere: unsupported model feature")
 
 // Config holds every hyperparameter of a Command R, Command R+ or Command
-// R7B model.
+// R7B model. Absent from a file, KVHeads is H and RopeBase 10000.
 type Config struct {
 	Arch          string  // "command-r" or "cohere2"
-	VocabSize     int     // V
-	ContextLength int     // trained context length
-	Embed         int     // D
-	Layers        int     // L
-	FFN           int     // F
-	Heads         int     // H
-	KVHeads       int     // KV
-	RopeBase      float32 // θ base
-	NormEps       float32 // LayerNorm ε
-	LogitScale    float32 // the logits are multiplied by it (0 means 1)
+	VocabSize     int     `card:"N_V, vocabulary size"`
+	ContextLength int     `gguf:"context_length" card:"ℓ_max, trained context length"`
+	Embed         int     `gguf:"embedding_length" card:"d_e, model width"`
+	Layers        int     `gguf:"block_count" card:"L, layers"`
+	FFN           int     `gguf:"feed_forward_length" card:"d_mlp, feed-forward width"`
+	Heads         int     `gguf:"attention.head_count" card:"H, query heads, each d_h = d_e/H wide"`
+	KVHeads       int     `gguf:"attention.head_count_kv,optional" card:"H_kv, key/value heads (grouped-query attention when < H)"`
+	RopeBase      float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
+	NormEps       float32 `gguf:"attention.layer_norm_epsilon" card:"ε, LayerNorm epsilon"`
+	LogitScale    float32 `gguf:"logit_scale,optional" card:"s_u, the logits are multiplied by s_u (0: 1)"` // required in cohere2
 
 	// QKNorm (Command R+): each query and key head is LayerNormed before
 	// RoPE, without an offset, head h scaled by row h of attn_q_norm
 	// [H, Dh] or attn_k_norm [KV, Dh]. The file's tensors decide it.
-	QKNorm bool
+	QKNorm bool `card:"qk_norm, each query and key head is LayerNormed before RoPE"`
 
 	// Command R7B: layer l attends within the last Window positions, with
 	// RoPE, when l mod SlidingPattern < SlidingPattern − 1; the others
 	// attend to everything, without positions.
-	Window, SlidingPattern int
+	Window         int `gguf:"attention.sliding_window,optional" card:"w, the local layers' sliding window, in positions"`
+	SlidingPattern int `card:"p, layer l is local when l mod p < p − 1 (every layer when p = 0)"`
 }
 
 // HeadDim returns Dh = D/H.
-func (c Config) HeadDim() int { return c.Embed / c.Heads }
+func (c Config) HeadDim() int { return c.Embed / max(c.Heads, 1) }
 
 // Sliding reports whether layer i is local: windowed, with RoPE.
 func (c Config) Sliding(i int) bool {
@@ -70,28 +72,28 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // readConfig reads the configuration, listing the features the file uses
 // that toy does not run yet (describing a model needs no more).
 func readConfig(f *gguf.File) (Config, []string, error) {
-	var c Config
 	arch, err := f.Architecture()
 	if err != nil {
-		return c, nil, err
+		return Config{}, nil, err
 	}
 	if !slices.Contains(Archs, arch) {
-		return c, nil, fmt.Errorf("cohere: architecture %q is not one of %v", arch, Archs)
+		return Config{}, nil, fmt.Errorf("cohere: architecture %q is not one of %v", arch, Archs)
 	}
-	c.Arch = arch
-	m := f.Meta(arch)
-	d, err := m.Decoder()
-	if err != nil {
+	c := Config{Arch: arch, RopeBase: 10000}
+	if err := models.ReadConfig(f, arch, &c); err != nil {
 		return c, nil, err
 	}
-	c.ContextLength, c.Embed, c.Layers, c.FFN, c.Heads, c.KVHeads = d.Context, d.Embed, d.Layers, d.FFN, d.Heads, d.KVHeads
-	c.NormEps = m.Float("attention.layer_norm_epsilon")
-	c.RopeBase = m.FloatOr("rope.freq_base", 10000)
-	rot := m.UintOr("rope.dimension_count", c.HeadDim())
+	m := f.Meta(arch)
+	if !m.Has("attention.head_count_kv") {
+		c.KVHeads = c.Heads
+	}
 	var lacking []string
 	if arch == "cohere2" {
-		c.LogitScale = m.Float("logit_scale")
-		c.Window = m.Uint("attention.sliding_window")
+		for _, k := range []string{"logit_scale", "attention.sliding_window"} {
+			if !m.Has(k) {
+				return c, nil, fmt.Errorf("%w: %s", gguf.ErrMissingKey, m.Key(k))
+			}
+		}
 		c.SlidingPattern = 4 // llama.cpp's default
 		if m.Has("attention.sliding_window_pattern") {
 			if p, err := f.Uint32(m.Key("attention.sliding_window_pattern")); err == nil {
@@ -101,11 +103,12 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 			}
 		}
 	} else {
-		c.LogitScale = m.FloatOr("logit_scale", 0)
+		c.Window = 0 // Command R has none; llama.cpp ignores the key
 	}
 	if t := m.StringOr("rope.scaling.type", "none"); t != "none" && m.FloatOr("rope.scaling.factor", 0) > 1 {
 		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q", t))
 	}
+	rot := m.UintOr("rope.dimension_count", c.HeadDim())
 	if err := m.Err(); err != nil {
 		return c, nil, err
 	}
@@ -129,11 +132,6 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 			lacking = append(lacking, "tensor "+name)
 		}
 	}
-	emb, err := f.Info("token_embd.weight")
-	if err != nil {
-		return c, nil, err
-	}
-	c.VocabSize = emb.Shape()[0]
 	return c, lacking, c.Validate()
 }
 
@@ -169,24 +167,12 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys.
+// SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys:
+// RoPE over whole heads, and with a window its pattern (0 too).
 func (c Config) SetMetadata(w *gguf.Writer) {
-	a := c.Arch
-	w.SetString("general.architecture", a)
-	w.SetUint32(a+".context_length", uint32(c.ContextLength))
-	w.SetUint32(a+".embedding_length", uint32(c.Embed))
-	w.SetUint32(a+".block_count", uint32(c.Layers))
-	w.SetUint32(a+".feed_forward_length", uint32(c.FFN))
-	w.SetUint32(a+".attention.head_count", uint32(c.Heads))
-	w.SetUint32(a+".attention.head_count_kv", uint32(c.KVHeads))
-	w.SetFloat32(a+".attention.layer_norm_epsilon", c.NormEps)
-	w.SetUint32(a+".rope.dimension_count", uint32(c.HeadDim()))
-	w.SetFloat32(a+".rope.freq_base", c.RopeBase)
-	if c.LogitScale != 0 {
-		w.SetFloat32(a+".logit_scale", c.LogitScale)
-	}
+	w.SetConfig(c.Arch, c)
+	w.SetUint32(c.Arch+".rope.dimension_count", uint32(c.HeadDim()))
 	if c.Window > 0 {
-		w.SetUint32(a+".attention.sliding_window", uint32(c.Window))
-		w.SetUint32(a+".attention.sliding_window_pattern", uint32(c.SlidingPattern))
+		w.SetUint32(c.Arch+".attention.sliding_window_pattern", uint32(c.SlidingPattern))
 	}
 }

@@ -14,7 +14,7 @@ func ExampleNewRandom() {
 	}
 	m := cohere.NewRandom(cfg, 1) // the same seed gives the same weights
 	for i := range cfg.Layers {
-		fmt.Printf("layer %d: window %d, RoPE %v\n", i, m.Blocks[i].Attn.Window, m.Blocks[i].Attn.RoPE != nil)
+		fmt.Printf("layer %d: window %d, RoPE %v\n", i, m.Blocks[i].Attn.Options.Window, m.Blocks[i].Attn.RoPE != nil)
 	}
 	cache := m.NewCache(16)
 	logits := m.Forward([]int32{1, 2, 3}, cache) // prefill: [T=3, V=32]

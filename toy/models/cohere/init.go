@@ -29,7 +29,7 @@ func NewRandom(c Config, seed uint64) *Model {
 		b.Attn.O = in.Linear(D, D, resid, false)
 		b.FFN = nn.SwiGLU{Gate: in.Linear(F, D, std, false), Up: in.Linear(F, D, std, false), Down: in.Linear(D, F, resid, false)}
 		if c.QKNorm {
-			b.Attn.QLayerNorm.W, b.Attn.KLayerNorm.W = in.Fill(1, c.Heads, c.HeadDim()), in.Fill(1, c.KVHeads, c.HeadDim())
+			b.Attn.Norms.Q.(*nn.LayerNorm).W, b.Attn.Norms.K.(*nn.LayerNorm).W = in.Fill(1, c.Heads, c.HeadDim()), in.Fill(1, c.KVHeads, c.HeadDim())
 		}
 	}
 	m.OutputNorm.W = in.Fill(1, D)
@@ -37,5 +37,5 @@ func NewRandom(c Config, seed uint64) *Model {
 }
 
 func init() {
-	models.Register(builtin.Family(Archs, Load, NewRandom, cardFromHeader, ConfigFromCard))
+	models.Register(builtin.Family(Archs, Load, NewRandom, cardFromHeader, nil))
 }

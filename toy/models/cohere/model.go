@@ -6,27 +6,28 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
 // Model is a Command R, Command R+ or Command R7B transformer. Weights are
-// tagged with their GGUF tensor names; blocks are named "blk.N.". The output
-// head is the token embedding.
+// declared with their GGUF names and shapes. The output head is the token
+// embedding.
 type Model struct {
 	Config Config
 
-	Embed      *nn.Embedding `gguf:"token_embd"` // [V, D]
-	Blocks     []Block       // L parallel blocks
-	OutputNorm *nn.LayerNorm `gguf:"output_norm"` // [D], no bias
+	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding, also the unembedding"`
+	Blocks     []Block       `gguf:"blk"` // L parallel blocks
+	OutputNorm *nn.LayerNorm `gguf:"output_norm" shape:"Embed" card:"γ, final LayerNorm scale (no offset)"`
 }
 
 // Block is the parallel block: attention and the SwiGLU both read one
 // LayerNorm (without a bias) of x. The sum is taken as llama.cpp takes it,
 // (SwiGLU(h) + x) + Attn(h). In Command R+ the attention LayerNorms each
-// query and key head before RoPE (Attn.QLayerNorm, Attn.KLayerNorm).
+// query and key head before RoPE (Attn.Norms: per-head LayerNorms).
 type Block struct {
-	Norm *nn.LayerNorm `gguf:"attn_norm"` // [D], no bias
+	Norm *nn.LayerNorm `gguf:"attn_norm" shape:"Embed" card:"γ, LayerNorm scale (no offset)"`
 	Attn nn.Attention  // attn_q, attn_k, attn_v, attn_output; in Command R+ attn_q_norm [H, Dh], attn_k_norm [KV, Dh]
 	FFN  nn.SwiGLU     // ffn_gate, ffn_up [F, D], ffn_down [D, F]
 }
@@ -44,15 +45,19 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	m := New(c)
-	if err := nn.Load(f, "", m); err != nil {
+	if err := models.LoadWeights(f, c.Arch, m, c); err != nil {
 		return nil, err
 	}
-	for i := range m.Blocks {
-		if err := nn.Load(f, blockPrefix(i), &m.Blocks[i]); err != nil {
-			return nil, err
+	for i := range m.Blocks { // attn_q, attn_k, attn_v present; head norms F32, without offsets
+		a := &m.Blocks[i].Attn
+		if err := a.Check(); err != nil {
+			return nil, fmt.Errorf("cohere: blk.%d: %w", i, err)
+		}
+		if q, ok := a.Norms.Q.(*nn.LayerNorm); ok && (q.B != nil || a.Norms.K.(*nn.LayerNorm).B != nil) {
+			return nil, fmt.Errorf("cohere: blk.%d: attn_q_norm.bias, attn_k_norm.bias: Command R+'s head norms have no offset", i)
 		}
 	}
-	return m, m.check()
+	return m, nil
 }
 
 // New returns a model with the shape of c and no weights yet.
@@ -67,10 +72,10 @@ func New(c Config) *Model {
 			b.Attn.RoPE = &nn.RoPE{Dim: c.HeadDim(), Base: c.RopeBase}
 		}
 		if c.Sliding(i) {
-			b.Attn.Window = c.Window
+			b.Attn.Options.Window = c.Window
 		}
 		if c.QKNorm {
-			b.Attn.QLayerNorm, b.Attn.KLayerNorm = &nn.LayerNorm{Eps: c.NormEps}, &nn.LayerNorm{Eps: c.NormEps}
+			b.Attn.Norms = nn.HeadNorms{Q: &nn.LayerNorm{Eps: c.NormEps}, K: &nn.LayerNorm{Eps: c.NormEps}}
 		}
 	}
 	return m
@@ -113,66 +118,8 @@ func (m *Model) VocabSize() int { return m.Config.VocabSize }
 // ContextLength returns the trained context length.
 func (m *Model) ContextLength() int { return m.Config.ContextLength }
 
-// check verifies every weight's shape against the config, so that a file
-// whose tensors disagree with its metadata fails at load, not mid-forward.
-func (m *Model) check() error {
-	c := m.Config
-	D, F, kv := c.Embed, c.FFN, c.KVHeads*c.HeadDim()
-	errs := []error{
-		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
-		nn.CheckShape("output_norm.weight", m.OutputNorm.W, D),
-	}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		a := &b.Attn
-		p := blockPrefix(i)
-		errs = append(errs,
-			nn.CheckShape(p+"attn_norm.weight", b.Norm.W, D),
-			nn.CheckLinear(p+"attn_q", a.Q, D, D),
-			nn.CheckLinear(p+"attn_k", a.K, kv, D),
-			nn.CheckLinear(p+"attn_v", a.V, kv, D),
-			nn.CheckLinear(p+"attn_output", a.O, D, D),
-			nn.CheckLinear(p+"ffn_gate", b.FFN.Gate, F, D),
-			nn.CheckLinear(p+"ffn_up", b.FFN.Up, F, D),
-			nn.CheckLinear(p+"ffn_down", b.FFN.Down, D, F),
-		)
-		if c.QKNorm {
-			errs = append(errs, checkHeadNorm(p+"attn_q_norm", a.QLayerNorm, c.Heads, c.HeadDim()),
-				checkHeadNorm(p+"attn_k_norm", a.KLayerNorm, c.KVHeads, c.HeadDim()))
-		}
-	}
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("cohere: %w", err)
-		}
-	}
-	return nil
-}
-
-// checkHeadNorm checks a per-head LayerNorm: F32 weights [heads, Dh], no bias.
-func checkHeadNorm(name string, n *nn.LayerNorm, heads, dh int) error {
-	if err := nn.CheckShape(name+".weight", n.W, heads, dh); err != nil {
-		return err
-	}
-	if n.W.DType() != tensor.F32 {
-		return fmt.Errorf("tensor %s.weight is %v; norm weights must be F32", name, n.W.DType())
-	}
-	if n.B != nil {
-		return fmt.Errorf("tensor %s.bias: Command R+'s head norms have no offset", name)
-	}
-	return nil
-}
-
-func blockPrefix(i int) string { return fmt.Sprintf("blk.%d.", i) }
-
 // Weights returns every weight tensor under its GGUF name.
-func (m *Model) Weights() []nn.Named {
-	ws := nn.Collect("", m)
-	for i := range m.Blocks {
-		ws = append(ws, nn.Collect(blockPrefix(i), &m.Blocks[i])...)
-	}
-	return ws
-}
+func (m *Model) Weights() []nn.Named { return nn.Collect("", m) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -81,8 +82,9 @@ func TestCommandRPlus(t *testing.T) {
 		t.Fatal("QKNorm not read from the tensors")
 	}
 	for i, b := range m.Blocks {
-		q, k := b.Attn.QLayerNorm, b.Attn.KLayerNorm
-		if q == nil || k == nil || b.Attn.QNorm != nil || b.Attn.KNorm != nil || q.Eps != m.Config.NormEps ||
+		q, okq := b.Attn.Norms.Q.(*nn.LayerNorm)
+		k, okk := b.Attn.Norms.K.(*nn.LayerNorm)
+		if !okq || !okk || q.Eps != m.Config.NormEps ||
 			!slices.Equal(q.W.Shape(), []int{4, 8}) || !slices.Equal(k.W.Shape(), []int{2, 8}) {
 			t.Fatalf("layer %d: query/key norms %+v, %+v", i, q, k)
 		}
@@ -91,8 +93,8 @@ func TestCommandRPlus(t *testing.T) {
 	for _, w := range m.Weights() {
 		n += int64(w.T.Len())
 	}
-	if n != m.Config.ParamCount() {
-		t.Errorf("ParamCount %d, the model holds %d", m.Config.ParamCount(), n)
+	if k := m.Card(); k.ParamCount != n {
+		t.Errorf("the card counts %d parameters, the model holds %d", k.ParamCount, n)
 	}
 	ids := []int32{5, 17, 200, 3, 9}
 	whole := m.Forward(ids, m.NewCache(8)).Float32s()

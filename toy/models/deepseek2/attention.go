@@ -3,7 +3,7 @@
 package deepseek2
 
 import (
-	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/toyml/toy/toy/nn"
@@ -31,30 +31,27 @@ import (
 // key head shared by all (multi-query attention), only [c, k_r] is cached,
 // and V_h applies after: o_h = (softmax(·)·c)·V_hᵀ.
 //
-// The op set has no concatenation: pieces are joined by multiplying with
-// 0/1 placement matrices (see move), and the per-head products of the
-// absorbed form are put back in place with tensor.ScatterAdd; all of it is
-// differentiable.
+// Pieces of heads are joined with tensor.ConcatColumns (torch.cat), which
+// is differentiable.
 type Attention struct {
-	Q       *nn.Linear     `gguf:"attn_q,optional"`          // [H·Dk, D]: queries straight from x (V2-Lite)
-	QA      *nn.Linear     `gguf:"attn_q_a,optional"`        // [Rq, D]: or through a bottleneck (V2)
-	QANorm  *nn.RMSNorm    `gguf:"attn_q_a_norm,optional"`   // [Rq]
-	QB      *nn.Linear     `gguf:"attn_q_b,optional"`        // [H·Dk, Rq]
-	KVA     *nn.Linear     `gguf:"attn_kv_a_mqa"`            // [R+Dr, D]: c and k_r
-	KVANorm *nn.RMSNorm    `gguf:"attn_kv_a_norm"`           // [R]
-	KVB     *nn.Linear     `gguf:"attn_kv_b,optional"`       // [H·(Dn+Dv), R]: K_1; V_1; …
-	KB      *tensor.Tensor `gguf:"attn_k_b.weight,optional"` // [H, R, Dn]: K_hᵀ
-	VB      *tensor.Tensor `gguf:"attn_v_b.weight,optional"` // [H, Dv, R]: V_h
-	O       *nn.Linear     `gguf:"attn_output"`              // [D, H·Dv]
+	Q       *nn.Linear     `gguf:"attn_q,optional" shape:"Heads*KeyDim, Embed" card:"W_q, query projection"`      // queries straight from x (V2-Lite)
+	QA      *nn.Linear     `gguf:"attn_q_a,optional" shape:"QLoraRank, Embed" card:"W_qa, query down-projection"` // or through a bottleneck (V2)
+	QANorm  *nn.RMSNorm    `gguf:"attn_q_a_norm,optional" shape:"QLoraRank" card:"γ_qa, query bottleneck norm scale"`
+	QB      *nn.Linear     `gguf:"attn_q_b,optional" shape:"Heads*KeyDim, QLoraRank" card:"W_qb, query up-projection"`
+	KVA     *nn.Linear     `gguf:"attn_kv_a_mqa" shape:"(KVLoraRank+RopeDim), Embed" card:"W_kva, latent and rotated-key projection"` // c and k_r
+	KVANorm *nn.RMSNorm    `gguf:"attn_kv_a_norm" shape:"KVLoraRank" card:"γ_kv, latent norm scale"`
+	KVB     *nn.Linear     `gguf:"attn_kv_b,optional" shape:"Heads*(KeyDim-RopeDim+ValueDim), KVLoraRank" card:"W_kvb, keys' and values' up-projections, head by head"` // K_1; V_1; …
+	KB      *tensor.Tensor `gguf:"attn_k_b.weight,optional" shape:"Heads, KVLoraRank, (KeyDim-RopeDim)" card:"W_kb^h, the heads' key up-projections, transposed"`       // K_hᵀ
+	VB      *tensor.Tensor `gguf:"attn_v_b.weight,optional" shape:"Heads, ValueDim, KVLoraRank" card:"W_vb^h, the heads' value up-projections"`                         // V_h
+	O       *nn.Linear     `gguf:"attn_output" shape:"Embed, Heads*ValueDim" card:"W_o, attention output projection"`
 
 	Heads, Rank, KeyDim, ValueDim int // H, R, Dk, Dv
 	RoPE                          *nn.RoPE
 	Scale                         float32 // on the scores q·k
 
 	mu     sync.Mutex
-	heads  [][2]*tensor.Tensor       // views K_hᵀ, V_h of frozen KB and VB
-	viewOf [2]*tensor.Tensor         // the KB and VB they view
-	places map[[6]int]*tensor.Tensor // move's placement matrices
+	heads  [][2]*tensor.Tensor // views K_hᵀ, V_h of frozen KB and VB
+	viewOf [2]*tensor.Tensor   // the KB and VB they view
 }
 
 // Forward attends x [T, D] over the cache's past positions and itself and
@@ -95,17 +92,26 @@ func (a *Attention) Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor 
 	// dropped.
 	Dv := a.ValueDim
 	W := max(Dk, Dv)
-	kv := tensor.Reshape(a.KVB.Forward(c), T*H, Dn+Dv)                        // [T·H, Dn+Dv]: [c·K_hᵀ, c·V_hᵀ]
-	qw := tensor.Add(a.move(qh, 0, Dn, W, 0, 1), a.move(qr, 0, Dr, W, Dn, 1)) // [T·H, W]: [q_h^n, RoPE(q_h^r), 0]
-	kw := tensor.Add(a.move(kv, 0, Dn, W, 0, 1), a.move(kr, 0, Dr, W, Dn, H)) // [T·H, W]: [c·K_hᵀ, k_r, 0]
-	vw := tensor.Reshape(a.move(kv, Dn, Dv, W, 0, 1), T, H*W)                 // [T, H·W]: [c·V_hᵀ, 0]
-	qw, kw = tensor.Reshape(qw, T, H*W), tensor.Reshape(kw, T, H*W)           // [T, H·W]
+	kv := tensor.Reshape(a.KVB.Forward(c), T*H, Dn+Dv)                                              // [T·H, Dn+Dv]: [c·K_hᵀ, c·V_hᵀ]
+	krh := tensor.Reshape(tensor.ConcatColumns(slices.Repeat([]*tensor.Tensor{kr}, H)...), T*H, Dr) // [T·H, Dr]: k_r for every head
+	qw := pad(tensor.ConcatColumns(tensor.Columns(qh, 0, Dn), qr), W)                               // [T·H, W]: [q_h^n, RoPE(q_h^r), 0]
+	kw := pad(tensor.ConcatColumns(tensor.Columns(kv, 0, Dn), krh), W)                              // [T·H, W]: [c·K_hᵀ, k_r, 0]
+	vw := pad(tensor.Columns(kv, Dn, Dn+Dv), W)                                                     // [T·H, W]: [c·V_hᵀ, 0]
+	qw, kw, vw = tensor.Reshape(qw, T, H*W), tensor.Reshape(kw, T, H*W), tensor.Reshape(vw, T, H*W) // [T, H·W]
 	keys, values := kw, vw
 	if cache != nil {
 		keys, values = cache.Append(kw, vw)
 	}
 	o := tensor.AttentionWith(qw, keys, values, H, H, past, opt)                                  // [T, H·W]
 	return a.O.Forward(tensor.Reshape(tensor.Columns(tensor.Reshape(o, T*H, W), 0, Dv), T, H*Dv)) // [T, H·Dv] → [T, D]
+}
+
+// pad returns x [N, C] with zero columns after it up to width W.
+func pad(x *tensor.Tensor, W int) *tensor.Tensor {
+	if x.Cols() == W {
+		return x
+	}
+	return tensor.ConcatColumns(x, tensor.Zeros(x.Rows(), W-x.Cols()))
 }
 
 // absorbed is the attention of newer files (see Attention): q [T, H·Dk]
@@ -120,9 +126,9 @@ func (a *Attention) absorbed(q, qr, c, kr *tensor.Tensor, cache *nn.KVCache, pas
 		qn := tensor.Columns(q, h*Dk, h*Dk+Dn)    // [T, Dn]: q_h^n
 		parts[h] = tensor.MatMul(qn, views[h][0]) // [T, R]: q_h^n·K_h
 	}
-	qa := tensor.Reshape(tensor.ConcatColumns(parts...), T*H, R)                  // row t·H + h: q_h^n·K_h
-	qw := tensor.Add(a.move(qa, 0, R, R+Dr, 0, 1), a.move(qr, 0, Dr, R+Dr, R, 1)) // [T·H, R+Dr]: [q_h^n·K_h, RoPE(q_h^r)]
-	k := tensor.Add(a.move(c, 0, R, R+Dr, 0, 1), a.move(kr, 0, Dr, R+Dr, R, 1))   // [T, R+Dr]: [c, k_r], one head for all
+	qa := tensor.Reshape(tensor.ConcatColumns(parts...), T*H, R) // row t·H + h: q_h^n·K_h
+	qw := tensor.ConcatColumns(qa, qr)                           // [T·H, R+Dr]: [q_h^n·K_h, RoPE(q_h^r)]
+	k := tensor.ConcatColumns(c, kr)                             // [T, R+Dr]: [c, k_r], one head for all
 	// The values are the keys: each head's output is then [softmax·c,
 	// softmax·k_r], of which the first R features are o_h.
 	keys := k
@@ -159,36 +165,4 @@ func (a *Attention) headViews() [][2]*tensor.Tensor {
 		a.heads, a.viewOf = build(), w
 	}
 	return a.heads
-}
-
-// move returns columns [from, from+n) of x [N, C] placed at columns
-// [at, at+n) of a [N, width] whose other columns are zero — or, with
-// repeat > 1, of each of repeat width-wide blocks, as [N·repeat, width]
-// (one row per block). toy has no concatenation op, so pieces are joined
-// by adding moved copies: x·Pᵀ with P a 0/1 placement matrix, exact (every
-// output is one x or 0) and differentiable. P is a constant made once per
-// shape and kept, so that a device backend uploads it once.
-func (a *Attention) move(x *tensor.Tensor, from, n, width, at, repeat int) *tensor.Tensor {
-	N, C := x.Rows(), x.Cols()
-	if from < 0 || from+n > C || at < 0 || at+n > width || repeat < 1 {
-		panic(fmt.Sprintf("move: columns [%d, %d) of %v to [%d, %d) of %d (×%d)", from, from+n, x.Shape(), at, at+n, width, repeat))
-	}
-	key := [6]int{C, from, n, width, at, repeat}
-	a.mu.Lock()
-	p := a.places[key]
-	if p == nil {
-		v := make([]float32, repeat*width*C)
-		for r := range repeat {
-			for j := range n {
-				v[(r*width+at+j)*C+from+j] = 1
-			}
-		}
-		p = tensor.FromFloat32(v, repeat*width, C)
-		if a.places == nil {
-			a.places = map[[6]int]*tensor.Tensor{}
-		}
-		a.places[key] = p
-	}
-	a.mu.Unlock()
-	return tensor.Reshape(tensor.MatMul(x, p), N*repeat, width)
 }

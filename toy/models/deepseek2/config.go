@@ -9,57 +9,60 @@ import (
 	"math"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Config holds every hyperparameter of a DeepSeek-V2 model.
+// Config holds every hyperparameter of a DeepSeek-V2 model, declared with
+// its GGUF key (under "deepseek2.") and its card symbol. The fields without
+// a key are read by hand (readConfig): from tensors, or keys whose meaning
+// depends on others.
 type Config struct {
-	VocabSize     int // V
-	ContextLength int // trained context length
-	Embed         int // D
-	Layers        int // L
-	DenseLayers   int // the first DenseLayers blocks have a dense SwiGLU, the rest a mixture of experts
-	FFN           int // F: the dense SwiGLU's width
+	VocabSize     int `card:"N_V, vocabulary size"`
+	ContextLength int `gguf:"context_length" card:"ℓ_max, trained context length"`
+	Embed         int `gguf:"embedding_length" card:"d_e, model width"`
+	Layers        int `gguf:"block_count" card:"L, layers"` // less the multi-token-prediction ones (nextn_predict_layers)
+	// The first DenseLayers blocks have a dense SwiGLU of width FFN, the
+	// rest a mixture of experts.
+	DenseLayers int `gguf:"leading_dense_block_count,optional" card:"L_d, leading layers with a dense MLP"`
+	FFN         int `gguf:"feed_forward_length" card:"d_mlp, dense MLP width"`
 
-	Heads      int  // H
-	QLoRARank  int  // Rq: the queries' low-rank width; 0 when they come straight from x (V2-Lite)
-	KVLoRARank int  // R: the width of the key/value latent c
-	KeyDim     int  // Dk = Dn + Dr: the width of a query or key head
-	ValueDim   int  // Dv: the width of a value head
-	RopeDim    int  // Dr: the rotated features at the end of each query and key head
-	SplitKVB   bool // attn_k_b and attn_v_b (newer converters), not attn_kv_b
+	Heads      int  `gguf:"attention.head_count" card:"H, attention heads"`
+	QLoraRank  int  `gguf:"attention.q_lora_rank,optional" card:"r_q, query bottleneck width (0: none)"` // Rq; 0: queries straight from x (V2-Lite)
+	KVLoraRank int  `gguf:"attention.kv_lora_rank" card:"r_kv, key/value latent width"`                  // R
+	KeyDim     int  `card:"d_k, query/key head width"`                                                   // Dk = Dn + Dr
+	ValueDim   int  `card:"d_v, value head width"`                                                       // Dv
+	RopeDim    int  `gguf:"rope.dimension_count" card:"d_r, rotated features at the end of each query/key head"`
+	SplitKVB   bool `card:"split, W_kb, W_vb stored apart (attn_k_b, attn_v_b), not as attn_kv_b"` // newer converters
 
-	Experts       int // E: experts per MoE layer
-	ExpertsUsed   int // k: experts run per token
-	ExpertFFN     int // Fe: the width of each expert
-	SharedExperts int // Es: shared experts every token runs, stored as one SwiGLU of width Es·Fe
-	// ExpertWeightsScale multiplies the k routing weights (0 or 1: none);
-	// ExpertWeightsNorm divides them by their sum first.
-	ExpertWeightsScale float32
-	ExpertWeightsNorm  bool
-	// ExpertGating is "softmax" (DeepSeek-V2) or "sigmoid" (DeepSeek-V3);
-	// ExpertBias: each MoE layer has exp_probs_b, a bias on the scores
-	// that chooses the experts (V3).
-	ExpertGating string
-	ExpertBias   bool
-	// ExpertGroups > 1: a token's experts come from its ExpertGroupsUsed
-	// best groups of E/ExpertGroups (group-limited routing).
-	ExpertGroups, ExpertGroupsUsed int
+	RopeBase   float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
+	NormEps    float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"`
+	TiedOutput bool    `card:"tied, the unembedding is the token embedding (W_u = W_eᵀ)"`
 
-	RopeBase float32 // θ base
-	NormEps  float32 // RMSNorm ε
-	// RoPE scaling (GGUF rope.scaling.*): "" (none), "linear" or "yarn" by
-	// RopeScaleFactor over RopeOrigContext positions; RopeAttnFactor
-	// (0: 1) multiplies cos and sin; YarnLogMul is the file's
-	// yarn_log_multiplier, 0.1·mscale_all_dim, which enlarges the attention
-	// scale (AttnScale).
-	RopeScaling     string
-	RopeScaleFactor float32
-	RopeOrigContext int
-	RopeAttnFactor  float32
-	YarnLogMul      float32
+	// The mixture of experts: the router's scores are a softmax (V2) or a
+	// sigmoid each (V3, whose exp_probs_b bias chooses the experts: ExpertBias);
+	// the k weights are divided by their sum when ExpertWeightsNorm, times
+	// ExpertWeightsScale (0 or 1: none); with ExpertGroups > 1 a token's
+	// experts come from its ExpertGroupsUsed best groups.
+	Experts            int     `gguf:"expert_count,optional" card:"E, routed experts per MoE layer"`
+	ExpertsUsed        int     `gguf:"expert_used_count,optional" card:"k, experts run per token"`
+	ExpertFFN          int     `gguf:"expert_feed_forward_length,optional" card:"d_exp, expert width"`
+	SharedExperts      int     `gguf:"expert_shared_count,optional" card:"E_s, shared experts (one SwiGLU of width E_s·d_exp)"`
+	ExpertGating       string  `card:"gate, router scores: softmax over the experts, or a sigmoid each"`
+	ExpertBias         bool    `card:"bias, a bias b^l on the scores chooses the experts"`
+	ExpertWeightsNorm  bool    `gguf:"expert_weights_norm,optional" card:"norm, the k weights are divided by their sum"`
+	ExpertWeightsScale float32 `gguf:"expert_weights_scale,optional" card:"s_w, the k weights are multiplied by s_w (0: 1)"`
+	ExpertGroups       int     `gguf:"expert_group_count,optional" card:"G, expert groups (≤ 1: no group-limited routing)"`
+	ExpertGroupsUsed   int     `gguf:"expert_group_used_count,optional" card:"G_u, groups a token's experts come from"`
 
-	TiedOutput bool // the output head is token_embd
+	// RoPE scaling: "" (none), "linear" or "yarn" by RopeScale over
+	// RopeOrigContext positions; RopeAttnFactor (0: 1) multiplies cos and
+	// sin; YarnLogMul, 0.1·mscale_all_dim, enlarges the attention scale.
+	RopeScaling     string  `card:"scaling, RoPE scaling for a longer context"`
+	RopeScale       float32 `card:"s_rope, RoPE's stretch: linear divides every angle by it, YaRN stretches by it"`
+	RopeOrigContext int     `card:"ℓ_orig, context before the stretch (YaRN)"`
+	RopeAttnFactor  float32 `gguf:"rope.scaling.attn_factor,optional" card:"m_rope, RoPE's cos and sin are multiplied by m_rope"`
+	YarnLogMul      float32 `gguf:"rope.scaling.yarn_log_multiplier,optional" card:"μ, 0.1·mscale_all_dim: enlarges the attention scale under YaRN"`
 }
 
 // Arch is the GGUF architecture this package loads.
@@ -67,6 +70,9 @@ const Arch = "deepseek2"
 
 // ErrUnsupported marks DeepSeek-V2 files that use features toy lacks.
 var ErrUnsupported = errors.New("deepseek2: unsupported model feature")
+
+// MoE reports whether any layer has a mixture of experts.
+func (c Config) MoE() bool { return c.DenseLayers < c.Layers }
 
 // ConfigFromGGUF reads the configuration from f's metadata and tensor
 // shapes. Files that need features toy lacks (expert gating other than
@@ -85,59 +91,33 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // listing the features the file uses that toy does not run yet (then the
 // error may be the configuration's Validate, failing on them).
 func readConfig(f *gguf.File) (Config, []string, error) {
-	var c Config
-	arch, err := f.Architecture()
-	if err != nil {
-		return c, nil, err
-	}
-	if arch != Arch {
-		return c, nil, fmt.Errorf("deepseek2: architecture %q is not deepseek2", arch)
-	}
-	m := f.Meta(Arch)
-	c.ContextLength = m.Uint("context_length")
-	c.Embed = m.Uint("embedding_length")
-	// Multi-token-prediction blocks (nextn) follow the trunk's; the
-	// next-token model does not run them.
-	c.Layers = m.Uint("block_count") - m.UintOr("nextn_predict_layers", 0)
-	c.FFN = m.Uint("feed_forward_length")
-	c.Heads = m.Uint("attention.head_count")
-	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")
-	c.KVLoRARank = m.Uint("attention.kv_lora_rank")
-	c.RopeDim = m.Uint("rope.dimension_count")
-	if err := m.Err(); err != nil {
+	c := Config{RopeBase: 10000}
+	if err := models.ReadConfig(f, Arch, &c); err != nil {
 		return c, nil, err
 	}
 	if c.Heads <= 0 || c.Embed <= 0 {
 		return c, nil, fmt.Errorf("deepseek2: %d heads, width %d", c.Heads, c.Embed)
 	}
-	c.QLoRARank = m.UintOr("attention.q_lora_rank", 0)
+	m := f.Meta(Arch)
+	c.Layers -= m.UintOr("nextn_predict_layers", 0) // the next-token model does not run them
 	// Newer files describe the absorbed attention (one key head of width
 	// R+Dr, values of width R) in key_length and value_length, and the
 	// heads' own widths in the *_mla keys; older ones only the latter, in
 	// key_length and value_length.
-	if m.Has("attention.key_length_mla") || m.Has("attention.value_length_mla") {
-		c.SplitKVB = true
-		c.KeyDim = m.Uint("attention.key_length_mla")
-		c.ValueDim = m.Uint("attention.value_length_mla")
+	if c.SplitKVB = m.Has("attention.key_length_mla") || m.Has("attention.value_length_mla"); c.SplitKVB {
+		c.KeyDim, c.ValueDim = m.Uint("attention.key_length_mla"), m.Uint("attention.value_length_mla")
 	} else {
-		c.KeyDim = m.UintOr("attention.key_length", c.Embed/c.Heads)
-		c.ValueDim = m.UintOr("attention.value_length", c.Embed/c.Heads)
+		c.KeyDim, c.ValueDim = m.UintOr("attention.key_length", c.Embed/c.Heads), m.UintOr("attention.value_length", c.Embed/c.Heads)
 	}
-	c.DenseLayers = m.UintOr("leading_dense_block_count", 0)
-	c.Experts = m.UintOr("expert_count", 0)
 	var lacking []string
-	if c.DenseLayers < c.Layers {
-		c.ExpertsUsed = m.Uint("expert_used_count")
-		c.ExpertFFN = m.Uint("expert_feed_forward_length")
-		c.SharedExperts = m.Uint("expert_shared_count")
-		c.ExpertWeightsScale = m.FloatOr("expert_weights_scale", 0)
-		c.ExpertWeightsNorm = m.BoolOr("expert_weights_norm", false)
-		c.ExpertGroups = m.UintOr("expert_group_count", 0)
-		c.ExpertGroupsUsed = m.UintOr("expert_group_used_count", 0)
+	if c.MoE() {
+		m.Uint("expert_used_count") // llama.cpp's required keys
+		m.Uint("expert_feed_forward_length")
+		m.Uint("expert_shared_count")
 		switch g := m.UintOr("expert_gating_func", 0); g {
 		case 0: // older files: softmax, but for GLM 4.7 Lite (as llama.cpp tells it)
 			c.ExpertGating = "softmax"
-			if (c.Layers == 47 || c.Layers == 48) && vocabOf(f) == 154880 {
+			if (c.Layers == 47 || c.Layers == 48) && c.VocabSize == 154880 {
 				c.ExpertGating = "sigmoid"
 			}
 		case 1:
@@ -148,21 +128,17 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 			c.ExpertGating = map[int]string{3: "softmax_weight", 4: "sqrt_softplus"}[g]
 			lacking = append(lacking, fmt.Sprintf("expert gating function %d %s (toy runs softmax, 1, and sigmoid, 2)", g, c.ExpertGating))
 		}
-		_, err := f.Info(fmt.Sprintf("blk.%d.exp_probs_b.bias", c.DenseLayers))
-		c.ExpertBias = err == nil
-		if _, err := f.Info(fmt.Sprintf("blk.%d.ffn_gate_up_exps.weight", c.DenseLayers)); err == nil {
+		c.ExpertBias = hasTensor(f, fmt.Sprintf("blk.%d.exp_probs_b.bias", c.DenseLayers))
+		if hasTensor(f, fmt.Sprintf("blk.%d.ffn_gate_up_exps.weight", c.DenseLayers)) {
 			lacking = append(lacking, "fused expert stacks (ffn_gate_up_exps)")
 		}
 	}
-	c.RopeBase = m.FloatOr("rope.freq_base", 10000)
 	typ := m.StringOr("rope.scaling.type", "linear")
 	factor := m.FloatOr("rope.scaling.factor", m.FloatOr("rope.scale_linear", 0))
-	c.RopeAttnFactor = m.FloatOr("rope.scaling.attn_factor", 0)
-	c.YarnLogMul = m.FloatOr("rope.scaling.yarn_log_multiplier", 0)
 	switch {
 	case typ == "none" || factor == 0 || factor == 1: // the identity (YaRN's terms are all 1 then)
 	case typ == "linear" || typ == "yarn":
-		c.RopeScaling, c.RopeScaleFactor = typ, factor
+		c.RopeScaling, c.RopeScale = typ, factor
 	default:
 		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q", typ))
 	}
@@ -175,25 +151,17 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if err := m.Err(); err != nil {
 		return c, nil, err
 	}
-	c.VocabSize = vocabOf(f)
-	_, err = f.Info("output.weight")
-	c.TiedOutput = err != nil
 	return c, lacking, c.Validate()
 }
 
-// vocabOf returns the rows of token_embd.weight, or 0.
-func vocabOf(f *gguf.File) int {
-	emb, err := f.Info("token_embd.weight")
-	if err != nil || len(emb.Shape()) != 2 {
-		return 0
-	}
-	return emb.Shape()[0]
+func hasTensor(f *gguf.File, name string) bool {
+	_, err := f.Info(name)
+	return err == nil
 }
 
 // Validate checks that the numbers describe a buildable model.
 func (c Config) Validate() error {
 	const big = 1 << 20
-	moe := c.DenseLayers < c.Layers
 	switch {
 	case c.VocabSize <= 0 || c.VocabSize > 1<<24:
 		return fmt.Errorf("deepseek2: vocabulary size %d", c.VocabSize)
@@ -203,8 +171,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("deepseek2: %d layers, the first %d dense", c.Layers, c.DenseLayers)
 	case c.Heads <= 0 || c.Heads > 1024:
 		return fmt.Errorf("deepseek2: %d heads", c.Heads)
-	case c.QLoRARank < 0 || c.QLoRARank > big || c.KVLoRARank <= 0 || c.KVLoRARank > big:
-		return fmt.Errorf("deepseek2: query rank %d, key/value rank %d", c.QLoRARank, c.KVLoRARank)
+	case c.QLoraRank < 0 || c.QLoraRank > big || c.KVLoraRank <= 0 || c.KVLoraRank > big:
+		return fmt.Errorf("deepseek2: query rank %d, key/value rank %d", c.QLoraRank, c.KVLoraRank)
 	case c.RopeDim <= 0 || c.RopeDim%2 != 0 || c.KeyDim <= c.RopeDim || c.KeyDim > big || c.ValueDim <= 0 || c.ValueDim > big:
 		return fmt.Errorf("deepseek2: key heads of %d with %d rotated, value heads of %d", c.KeyDim, c.RopeDim, c.ValueDim)
 	case c.ContextLength <= 0:
@@ -215,13 +183,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("deepseek2: RoPE base %g", c.RopeBase)
 	case c.RopeScaling != "" && c.RopeScaling != "linear" && c.RopeScaling != "yarn":
 		return fmt.Errorf("deepseek2: RoPE scaling %q (toy runs linear and yarn)", c.RopeScaling)
-	case c.RopeScaling != "" && !(c.RopeScaleFactor > 0 && c.RopeScaleFactor < 1e6):
-		return fmt.Errorf("deepseek2: RoPE scaling factor %g", c.RopeScaleFactor)
+	case c.RopeScaling != "" && !(c.RopeScale > 0 && c.RopeScale < 1e6):
+		return fmt.Errorf("deepseek2: RoPE scaling factor %g", c.RopeScale)
 	case c.RopeScaling == "yarn" && c.RopeOrigContext <= 0:
 		return fmt.Errorf("deepseek2: YaRN over an original context of %d", c.RopeOrigContext)
 	case !(c.RopeAttnFactor >= 0 && c.RopeAttnFactor < 100) || !(c.YarnLogMul >= 0 && c.YarnLogMul < 100):
 		return fmt.Errorf("deepseek2: RoPE attention factor %g, YaRN log multiplier %g", c.RopeAttnFactor, c.YarnLogMul)
-	case !moe:
+	case !c.MoE():
 		return nil
 	case c.Experts <= 0 || c.Experts > 4096 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts || c.ExpertFFN <= 0 || c.ExpertFFN > big:
 		return fmt.Errorf("deepseek2: %d experts, %d used, of width %d", c.Experts, c.ExpertsUsed, c.ExpertFFN)
@@ -238,13 +206,44 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// SetMetadata writes the configuration as GGUF metadata in llama.cpp's keys
+// and types, as its converter writes them: with SplitKVB, key_length and
+// value_length describe the absorbed attention (R+Dr, R, one key/value
+// head) and the *_mla keys the heads.
+func (c Config) SetMetadata(w *gguf.Writer) {
+	a := Arch + "."
+	w.SetConfig(Arch, c)
+	w.SetUint32(a+"leading_dense_block_count", uint32(c.DenseLayers)) // llama.cpp wants these even at 0
+	w.SetUint32(a+"attention.q_lora_rank", uint32(c.QLoraRank))
+	kvHeads, k, v := c.Heads, c.KeyDim, c.ValueDim
+	if c.SplitKVB {
+		kvHeads, k, v = 1, c.KVLoraRank+c.RopeDim, c.KVLoraRank
+		w.SetUint32(a+"attention.key_length_mla", uint32(c.KeyDim))
+		w.SetUint32(a+"attention.value_length_mla", uint32(c.ValueDim))
+	}
+	w.SetUint32(a+"attention.head_count_kv", uint32(kvHeads))
+	w.SetUint32(a+"attention.key_length", uint32(k))
+	w.SetUint32(a+"attention.value_length", uint32(v))
+	if c.RopeScaling != "" {
+		w.SetString(a+"rope.scaling.type", c.RopeScaling)
+		w.SetFloat32(a+"rope.scaling.factor", c.RopeScale)
+	}
+	if c.RopeScaling == "yarn" {
+		w.SetUint32(a+"rope.scaling.original_context_length", uint32(c.RopeOrigContext))
+	}
+	if c.MoE() {
+		w.SetUint32(a+"expert_shared_count", uint32(c.SharedExperts))
+		w.SetUint32(a+"expert_gating_func", map[string]uint32{"softmax": 1, "sigmoid": 2}[c.ExpertGating])
+	}
+}
+
 // CacheWidth is the features the KV cache holds per position and layer:
 // with attn_k_b and attn_v_b, the latent and the rotated key, R+Dr, which
 // all heads share (toy caches them as the keys and again as the values);
 // with attn_kv_b, every head's decompressed key and value, H·max(Dk, Dv).
 func (c Config) CacheWidth() int {
 	if c.SplitKVB {
-		return c.KVLoRARank + c.RopeDim
+		return c.KVLoraRank + c.RopeDim
 	}
 	return c.Heads * max(c.KeyDim, c.ValueDim)
 }
@@ -255,7 +254,7 @@ func (c Config) freqScale() float32 {
 	if c.RopeScaling == "" {
 		return 1
 	}
-	return 1 / c.RopeScaleFactor
+	return 1 / c.RopeScale
 }
 
 // RoPEScaling returns the scaling tensor.RoPEWith applies to the rotated
@@ -317,65 +316,4 @@ func (c Config) AttnScale() float32 {
 	f0 := c.ropeAttnFactor() * (1 + 0.1*log32(s))
 	m := f0 * (1 + 0.1*c.mscaleAllDims()*log32(s))
 	return m * m / float32(math.Sqrt(float64(c.KeyDim)))
-}
-
-// SetMetadata writes the configuration as GGUF metadata in llama.cpp's keys
-// and types, as its converter writes them: with SplitKVB, key_length and
-// value_length describe the absorbed attention (R+Dr, R, one key/value
-// head) and the *_mla keys the heads.
-func (c Config) SetMetadata(w *gguf.Writer) {
-	a := Arch + "."
-	w.SetString("general.architecture", Arch)
-	w.SetUint32(a+"context_length", uint32(c.ContextLength))
-	w.SetUint32(a+"embedding_length", uint32(c.Embed))
-	w.SetUint32(a+"block_count", uint32(c.Layers))
-	w.SetUint32(a+"feed_forward_length", uint32(c.FFN))
-	w.SetUint32(a+"leading_dense_block_count", uint32(c.DenseLayers))
-	w.SetUint32(a+"attention.head_count", uint32(c.Heads))
-	w.SetFloat32(a+"attention.layer_norm_rms_epsilon", c.NormEps)
-	w.SetUint32(a+"attention.q_lora_rank", uint32(c.QLoRARank))
-	w.SetUint32(a+"attention.kv_lora_rank", uint32(c.KVLoRARank))
-	if c.SplitKVB {
-		w.SetUint32(a+"attention.head_count_kv", 1)
-		w.SetUint32(a+"attention.key_length", uint32(c.KVLoRARank+c.RopeDim))
-		w.SetUint32(a+"attention.value_length", uint32(c.KVLoRARank))
-		w.SetUint32(a+"attention.key_length_mla", uint32(c.KeyDim))
-		w.SetUint32(a+"attention.value_length_mla", uint32(c.ValueDim))
-	} else {
-		w.SetUint32(a+"attention.head_count_kv", uint32(c.Heads))
-		w.SetUint32(a+"attention.key_length", uint32(c.KeyDim))
-		w.SetUint32(a+"attention.value_length", uint32(c.ValueDim))
-	}
-	w.SetUint32(a+"rope.dimension_count", uint32(c.RopeDim))
-	w.SetFloat32(a+"rope.freq_base", c.RopeBase)
-	if c.RopeScaling != "" {
-		w.SetString(a+"rope.scaling.type", c.RopeScaling)
-		w.SetFloat32(a+"rope.scaling.factor", c.RopeScaleFactor)
-	}
-	if c.RopeScaling == "yarn" {
-		w.SetUint32(a+"rope.scaling.original_context_length", uint32(c.RopeOrigContext))
-	}
-	if c.RopeAttnFactor != 0 {
-		w.SetFloat32(a+"rope.scaling.attn_factor", c.RopeAttnFactor)
-	}
-	if c.YarnLogMul != 0 {
-		w.SetFloat32(a+"rope.scaling.yarn_log_multiplier", c.YarnLogMul)
-	}
-	if c.DenseLayers < c.Layers {
-		w.SetUint32(a+"expert_count", uint32(c.Experts))
-		w.SetUint32(a+"expert_used_count", uint32(c.ExpertsUsed))
-		w.SetUint32(a+"expert_feed_forward_length", uint32(c.ExpertFFN))
-		w.SetUint32(a+"expert_shared_count", uint32(c.SharedExperts))
-		w.SetUint32(a+"expert_gating_func", map[string]uint32{"softmax": 1, "sigmoid": 2}[c.ExpertGating])
-		if c.ExpertWeightsScale != 0 {
-			w.SetFloat32(a+"expert_weights_scale", c.ExpertWeightsScale)
-		}
-		if c.ExpertWeightsNorm {
-			w.SetBool(a+"expert_weights_norm", true)
-		}
-		if c.ExpertGroups > 0 {
-			w.SetUint32(a+"expert_group_count", uint32(c.ExpertGroups))
-			w.SetUint32(a+"expert_group_used_count", uint32(c.ExpertGroupsUsed))
-		}
-	}
 }

@@ -9,7 +9,7 @@
 //	T  tokens in this call            V  vocabulary size
 //	D  model width (Embed)            L  layers
 //	H  heads                          F  dense feed-forward width
-//	R  key/value latent (KVLoRARank)  Rq query bottleneck (QLoRARank; 0: none)
+//	R  key/value latent (KVLoraRank)  Rq query bottleneck (QLoraRank; 0: none)
 //	Dk query/key head = Dn + Dr       Dv value head
 //	Dn a head's unrotated features    Dr its rotated features (RopeDim)
 //	E  experts per MoE layer          k  experts run per token

@@ -12,7 +12,7 @@ func ExampleNewRandom() {
 	// values, a dense first layer, then 4 experts (2 a token) beside one
 	// shared expert.
 	cfg := deepseek2.Config{VocabSize: 32, ContextLength: 16, Embed: 16, Layers: 2, DenseLayers: 1, FFN: 32, Heads: 2,
-		KVLoRARank: 16, KeyDim: 24, ValueDim: 16, RopeDim: 8, SplitKVB: true,
+		KVLoraRank: 16, KeyDim: 24, ValueDim: 16, RopeDim: 8, SplitKVB: true,
 		Experts: 4, ExpertsUsed: 2, ExpertFFN: 8, SharedExperts: 1, ExpertGating: "softmax", RopeBase: 10000, NormEps: 1e-6}
 	if err := cfg.Validate(); err != nil {
 		panic(err)
@@ -22,7 +22,7 @@ func ExampleNewRandom() {
 	// 2·24·16 W_q + 24·16 W_kva + 16 + 2·(2·16·16) attn_k_b, attn_v_b +
 	// 16·32 W_o = 2736, then 3·32·16 dense, or 4·16 router + 3·4·8·16
 	// experts + 3·8·16 shared
-	fmt.Println("parameters:", cfg.ParamCount(), "tensors:", len(m.Weights()))
+	fmt.Println("parameters:", m.Card().ParamCount, "tensors:", len(m.Weights()))
 
 	cache := m.NewCache(16)                      // holds the latent and the rotated key: 16+8 per position and layer
 	logits := m.Forward([]int32{1, 2, 3}, cache) // prefill: [T=3, V=32]

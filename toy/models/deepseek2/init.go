@@ -20,7 +20,7 @@ func NewRandom(c Config, seed uint64) *Model {
 	in := nn.NewInit(seed)
 	const std = 0.02
 	resid := std / math.Sqrt(2*float64(c.Layers))
-	D, H, Dk, Dv, Dr, R, Rq := c.Embed, c.Heads, c.KeyDim, c.ValueDim, c.RopeDim, c.KVLoRARank, c.QLoRARank
+	D, H, Dk, Dv, Dr, R, Rq := c.Embed, c.Heads, c.KeyDim, c.ValueDim, c.RopeDim, c.KVLoraRank, c.QLoraRank
 	m := New(c)
 	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, D)}
 	for i := range m.Blocks {
@@ -61,9 +61,10 @@ func NewRandom(c Config, seed uint64) *Model {
 	if !c.TiedOutput {
 		m.Output = in.Linear(c.VocabSize, D, std, false)
 	}
+	models.Tie(m)
 	return m
 }
 
 func init() {
-	models.Register(builtin.Family([]string{Arch}, Load, NewRandom, cardFromHeader, ConfigFromCard))
+	models.Register(builtin.Family([]string{Arch}, Load, NewRandom, cardFromHeader, nil))
 }

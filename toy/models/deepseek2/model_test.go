@@ -51,7 +51,7 @@ func load(t *testing.T, s testmodel.Spec) *deepseek2.Model {
 func TestLoad(t *testing.T) {
 	m := load(t, spec(tensor.Q8_0, false))
 	c, a, moe := m.Config, &m.Blocks[0].Attn, m.MoE(2)
-	if c.KeyDim != 48 || c.ValueDim != 32 || c.RopeDim != 16 || c.KVLoRARank != 32 || !c.SplitKVB || c.QLoRARank != 0 ||
+	if c.KeyDim != 48 || c.ValueDim != 32 || c.RopeDim != 16 || c.KVLoraRank != 32 || !c.SplitKVB || c.QLoraRank != 0 ||
 		c.DenseLayers != 1 || c.SharedExperts != 2 || c.ExpertGating != "softmax" || c.CacheWidth() != 48 {
 		t.Fatalf("config %+v", c)
 	}
@@ -60,7 +60,7 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("attention %+v, MoE %+v", a, moe)
 	}
 	m = load(t, spec(tensor.F32, true))
-	if c := m.Config; c.QLoRARank != 32 || c.SplitKVB || c.ExpertGroups != 4 || c.ExpertWeightsScale != 16 || c.CacheWidth() != 4*64 ||
+	if c := m.Config; c.QLoraRank != 32 || c.SplitKVB || c.ExpertGroups != 4 || c.ExpertWeightsScale != 16 || c.CacheWidth() != 4*64 ||
 		m.Blocks[2].Attn.KVB == nil || m.MoE(2).Groups != 4 || m.MoE(2).Scale != 16 {
 		t.Fatalf("config %+v", c)
 	}
@@ -73,7 +73,7 @@ func TestLoad(t *testing.T) {
 // and m = 1 + 0.1·0.707·ln 40 = 1.260807; the scale is m²/√192 = 0.114724.
 // Without scaling it is 1/√192.
 func TestAttnScale(t *testing.T) {
-	c := deepseek2.Config{KeyDim: 192, RopeScaling: "yarn", RopeScaleFactor: 40, RopeOrigContext: 4096, YarnLogMul: 0.0707}
+	c := deepseek2.Config{KeyDim: 192, RopeScaling: "yarn", RopeScale: 40, RopeOrigContext: 4096, YarnLogMul: 0.0707}
 	m := 1 + 0.1*0.707*math.Log(40)
 	if got, want := float64(c.AttnScale()), m*m/math.Sqrt(192); math.Abs(got-want) > 1e-6 {
 		t.Errorf("YaRN attention scale %.7f, want %.7f", got, want)
@@ -81,7 +81,7 @@ func TestAttnScale(t *testing.T) {
 	if got, want := float64(c.RoPEScaling().AttnFactor), 1/(1+0.1*math.Log(40)); math.Abs(got-want) > 1e-6 {
 		t.Errorf("RoPE attention factor %.7f, want %.7f", got, want)
 	}
-	c.RopeScaling, c.RopeScaleFactor = "", 0
+	c.RopeScaling, c.RopeScale = "", 0
 	if got, want := float64(c.AttnScale()), 1/math.Sqrt(192); math.Abs(got-want) > 1e-7 {
 		t.Errorf("unscaled attention scale %.7f, want %.7f", got, want)
 	}
@@ -94,7 +94,7 @@ func TestAttnScale(t *testing.T) {
 func TestAbsorbedIsDecompressed(t *testing.T) {
 	split := load(t, spec(tensor.F32, false))
 	c := split.Config
-	H, R, Dn, Dv := c.Heads, c.KVLoRARank, c.KeyDim-c.RopeDim, c.ValueDim
+	H, R, Dn, Dv := c.Heads, c.KVLoraRank, c.KeyDim-c.RopeDim, c.ValueDim
 	whole := *split
 	whole.Config.SplitKVB = false
 	whole.Blocks = make([]deepseek2.Block, len(split.Blocks))
@@ -141,8 +141,13 @@ func TestLyingMetadata(t *testing.T) {
 	}{
 		{"kv rank", false, func(w *gguf.Writer) { w.SetUint32("deepseek2.attention.kv_lora_rank", 16) },
 			"attn_kv_a_mqa.weight has shape [48 64], want [32 64]"},
-		{"q rank", false, func(w *gguf.Writer) { w.SetUint32("deepseek2.attention.q_lora_rank", 16) }, "attn_q_a.weight is missing"},
-		{"direct q", true, func(w *gguf.Writer) { w.SetUint32("deepseek2.attention.q_lora_rank", 0) }, "attn_q.weight is missing"},
+		{"q rank", false, func(w *gguf.Writer) { w.SetUint32("deepseek2.attention.q_lora_rank", 16) }, "attn_q_a_norm.weight is missing"},
+		{"direct q", true, func(w *gguf.Writer) { w.SetUint32("deepseek2.attention.q_lora_rank", 0) }, "attn_q_a.weight has shape [32 64], want [0 64]"},
+		{"extra q", true, func(w *gguf.Writer) {
+			if err := w.AddFloat32("blk.0.attn_q.weight", tensor.F32, make([]float32, 192*64), 192, 64); err != nil {
+				t.Fatal(err)
+			}
+		}, "attn_q.weight is present"},
 		{"split", true, func(w *gguf.Writer) {
 			w.SetUint32("deepseek2.attention.key_length_mla", 48)
 			w.SetUint32("deepseek2.attention.value_length_mla", 64)
@@ -187,15 +192,22 @@ func TestDecodeMatchesPrefill(t *testing.T) {
 func TestGradientsReachEveryWeight(t *testing.T) {
 	for _, lowRank := range []bool{false, true} {
 		c := deepseek2.Config{VocabSize: 40, ContextLength: 16, Embed: 32, Layers: 2, DenseLayers: 1, FFN: 32, Heads: 2,
-			KVLoRARank: 16, KeyDim: 24, ValueDim: 16, RopeDim: 8, SplitKVB: !lowRank, Experts: 4, ExpertsUsed: 2, ExpertFFN: 16,
+			KVLoraRank: 16, KeyDim: 24, ValueDim: 16, RopeDim: 8, SplitKVB: !lowRank, Experts: 4, ExpertsUsed: 2, ExpertFFN: 16,
 			SharedExperts: 1, ExpertGating: "softmax", RopeBase: 10000, NormEps: 1e-6}
 		if lowRank {
-			c.QLoRARank, c.ExpertGating, c.ExpertBias, c.ExpertWeightsNorm, c.ExpertWeightsScale = 16, "sigmoid", true, true, 2.5
+			c.QLoraRank, c.ExpertGating, c.ExpertBias, c.ExpertWeightsNorm, c.ExpertWeightsScale = 16, "sigmoid", true, true, 2.5
 		}
 		if err := c.Validate(); err != nil {
 			t.Fatal(err)
 		}
 		m := deepseek2.NewRandom(c, 3)
+		var n int64
+		for _, w := range m.Weights() {
+			n += int64(w.T.Len())
+		}
+		if got := m.Card().ParamCount; got != n { // the card counts the weights the model holds
+			t.Errorf("low-rank %v: the card counts %d parameters, the weights hold %d", lowRank, got, n)
+		}
 		tape := tensor.NewTape()
 		tensor.Record(tape)
 		loss := tensor.CrossEntropy(m.Forward([]int32{1, 7, 3, 9, 22, 5}, nil), []int32{7, 3, 9, 22, 5, 1})

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 )
 
 // Arch is the GGUF architecture of the dense models (ERNIE-4.5-0.3B);
@@ -25,38 +26,43 @@ var Archs = []string{Arch, ArchMoE}
 // ErrUnsupported marks files of this family that use features toy lacks.
 var ErrUnsupported = errors.New("ernie: unsupported model feature")
 
-// Config holds every hyperparameter of an ERNIE 4.5 model.
+// Config holds every hyperparameter of an ERNIE 4.5 model. Absent from a
+// file, KVHeads is H, HeadDim D/H and RopeBase 10000; QKVBias and
+// ExpertBias follow from the file's tensors.
 type Config struct {
 	Arch          string // Arch or ArchMoE
-	VocabSize     int    // V
-	ContextLength int    // trained context length
-	Embed         int    // D
-	Layers        int    // L
-	FFN           int    // F, the width of the dense SwiGLUs
+	VocabSize     int    `card:"N_V, vocabulary size"`
+	ContextLength int    `gguf:"context_length" card:"ℓ_max, trained context length"`
+	Embed         int    `gguf:"embedding_length" card:"d_e, model width"`
+	Layers        int    `gguf:"block_count" card:"L, layers"`
+	FFN           int    `gguf:"feed_forward_length" card:"d_mlp, width of the dense SwiGLUs"`
 
 	// H query heads and KV key/value heads of width Dh, each turned whole
 	// by RoPE in adjacent pairs (2i, 2i+1).
-	Heads, KVHeads, HeadDim int
-	RopeBase                float32 // θ base
-	NormEps                 float32 // RMSNorm ε
+	Heads    int     `gguf:"attention.head_count" card:"H, query heads"`
+	KVHeads  int     `gguf:"attention.head_count_kv,optional" card:"H_kv, key/value heads (grouped-query attention when < H)"`
+	HeadDim  int     `gguf:"attention.key_length,optional" card:"d_h, head width, all of it turned by RoPE"`
+	RopeBase float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
+	NormEps  float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"`
 	// QKVBias: the query, key and value projections have biases (the
 	// checkpoints' use_bias; none of the releases has them).
-	QKVBias bool
+	QKVBias    bool `card:"bias, the query, key and value projections have biases"`
+	TiedOutput bool `card:"tied, the unembedding is the token embedding (W_u = W_eᵀ)"`
 
 	// ernie4_5-moe: layer l's FFN is a mixture when l ≥ DenseLayers and
-	// (l+1) is a multiple of MoEStep, a dense SwiGLU otherwise. A mixture
+	// (l+1) is a multiple of MoeStep, a dense SwiGLU otherwise. A mixture
 	// holds Experts SwiGLUs of width ExpertFFN and runs ExpertsUsed a
 	// token, chosen by their softmax probability plus the choice bias
 	// exp_probs_b (when ExpertBias) and weighted by the unbiased
 	// probabilities divided by their sum; beside them a shared SwiGLU of
 	// width SharedFFN (0: none) whose output is added ungated.
-	DenseLayers, MoEStep            int
-	Experts, ExpertsUsed, ExpertFFN int
-	SharedFFN                       int
-	ExpertBias                      bool
-
-	// TiedOutput: the output head reuses the token embedding.
-	TiedOutput bool
+	DenseLayers int  `gguf:"leading_dense_block_count,optional" card:"L_d, the first L_d layers have a dense SwiGLU"`
+	MoeStep     int  `gguf:"interleave_moe_layer_step,optional" card:"s, after them, layers l with l mod s = 0 have experts, the others a dense SwiGLU"`
+	Experts     int  `gguf:"expert_count,optional" card:"E, experts in each mixture"`
+	ExpertsUsed int  `gguf:"expert_used_count,optional" card:"k_e, experts run per token"`
+	ExpertFFN   int  `gguf:"expert_feed_forward_length,optional" card:"d_exp, each expert's width"`
+	SharedFFN   int  `gguf:"expert_shared_feed_forward_length,optional" card:"d_s, the shared expert's width (0: none)"`
+	ExpertBias  bool `card:"b, a bias b_r^l is added to the probabilities to choose the experts"`
 }
 
 // MoE reports whether the model is a mixture of experts (ernie4_5-moe).
@@ -64,9 +70,9 @@ func (c Config) MoE() bool { return c.Arch == ArchMoE }
 
 // Dense reports whether layer l's feed-forward layer is a dense SwiGLU:
 // every layer of ernie4_5; in ernie4_5-moe the first DenseLayers and those
-// off the MoEStep pattern.
+// off the MoeStep pattern.
 func (c Config) Dense(l int) bool {
-	return !c.MoE() || l < c.DenseLayers || c.MoEStep < 1 || (l+1)%c.MoEStep != 0
+	return !c.MoE() || l < c.DenseLayers || c.MoeStep < 1 || (l+1)%c.MoeStep != 0
 }
 
 // ConfigFromGGUF reads the configuration from f's metadata and tensor
@@ -89,46 +95,42 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // expert_weights_scale for these architectures: its mixture is always a
 // softmax, normalised, unscaled. toy reads them neither.
 func readConfig(f *gguf.File) (Config, []string, error) {
-	var c Config
 	arch, err := f.Architecture()
 	if err != nil {
-		return c, nil, err
+		return Config{}, nil, err
 	}
 	if !slices.Contains(Archs, arch) {
-		return c, nil, fmt.Errorf("ernie: architecture %q is not one of %v", arch, Archs)
+		return Config{}, nil, fmt.Errorf("ernie: architecture %q is not one of %v", arch, Archs)
 	}
-	c.Arch = arch
-	m := f.Meta(arch)
-	d, err := m.Decoder()
-	if err != nil {
+	c := Config{Arch: arch, RopeBase: 10000}
+	if err := models.ReadConfig(f, arch, &c); err != nil {
 		return c, nil, err
 	}
-	c.ContextLength, c.Embed, c.Layers, c.FFN, c.Heads, c.KVHeads = d.Context, d.Embed, d.Layers, d.FFN, d.Heads, d.KVHeads
-	c.HeadDim = m.UintOr("attention.key_length", c.Embed/c.Heads)
-	c.RopeBase = m.FloatOr("rope.freq_base", 10000)
-	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")
+	m := f.Meta(arch)
+	if !m.Has("attention.head_count_kv") {
+		c.KVHeads = c.Heads
+	}
+	if !m.Has("attention.key_length") {
+		c.HeadDim = c.Embed / max(c.Heads, 1)
+	}
 	var lacking []string
-	if c.MoE() {
-		c.Experts, c.ExpertsUsed = m.Uint("expert_count"), m.Uint("expert_used_count")
-		c.ExpertFFN = m.Uint("expert_feed_forward_length")
-		c.SharedFFN = m.UintOr("expert_shared_feed_forward_length", 0)
-		c.MoEStep = m.Uint("interleave_moe_layer_step")
-		c.DenseLayers = m.UintOr("leading_dense_block_count", 0)
-		if n := m.UintOr("expert_group_count", 0); n > 1 {
-			lacking = append(lacking, fmt.Sprintf("expert routing in %d groups", n))
-		}
+	if !c.MoE() { // the mixture's keys are ernie4_5-moe's
+		c.DenseLayers, c.MoeStep, c.Experts, c.ExpertsUsed, c.ExpertFFN, c.SharedFFN = 0, 0, 0, 0, 0, 0
+	} else if n := m.UintOr("expert_group_count", 0); n > 1 {
+		lacking = append(lacking, fmt.Sprintf("expert routing in %d groups", n))
 	}
 	typ := m.StringOr("rope.scaling.type", "linear")
 	if factor := m.FloatOr("rope.scaling.factor", 0); typ != "none" && factor != 0 && factor != 1 {
 		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q by %g", typ, factor))
 	}
+	v, r := m.UintOr("attention.value_length", c.HeadDim), m.UintOr("rope.dimension_count", c.HeadDim)
 	if err := m.Err(); err != nil {
 		return c, nil, err
 	}
-	if v := m.UintOr("attention.value_length", c.HeadDim); v != c.HeadDim {
+	if v != c.HeadDim {
 		return c, nil, fmt.Errorf("ernie: attention keys %d and values %d wide (they must be equal)", c.HeadDim, v)
 	}
-	if r := m.UintOr("rope.dimension_count", c.HeadDim); r != c.HeadDim {
+	if r != c.HeadDim {
 		return c, nil, fmt.Errorf("ernie: RoPE over %d of each head's %d features (ERNIE turns them all)", r, c.HeadDim)
 	}
 	if hasTensor(f, "blk.0.attn_qkv.weight") {
@@ -138,19 +140,13 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		lacking = append(lacking, "an attn_output.bias (llama.cpp loads it and does not add it)")
 	}
 	c.QKVBias = hasTensor(f, "blk.0.attn_q.bias")
-	c.TiedOutput = !hasTensor(f, "output.weight")
-	emb, err := f.Info("token_embd.weight")
-	if err != nil {
-		return c, nil, err
-	}
-	c.VocabSize = emb.Shape()[0]
 	if err := c.Validate(); err != nil {
 		return c, lacking, err
 	}
 	// The choice bias is optional; all mixture layers have it or none.
 	for l := range c.Layers {
 		if !c.Dense(l) {
-			c.ExpertBias = hasTensor(f, blockPrefix(l)+"exp_probs_b.bias")
+			c.ExpertBias = hasTensor(f, fmt.Sprintf("blk.%d.exp_probs_b.bias", l))
 			break
 		}
 	}
@@ -189,13 +185,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("ernie: RMSNorm epsilon %g", c.NormEps)
 	case !(c.RopeBase > 1 && c.RopeBase < 1e12):
 		return fmt.Errorf("ernie: RoPE base %g", c.RopeBase)
-	case !c.MoE() && (c.DenseLayers != 0 || c.MoEStep != 0 || c.Experts != 0 || c.ExpertsUsed != 0 || c.ExpertFFN != 0 ||
+	case !c.MoE() && (c.DenseLayers != 0 || c.MoeStep != 0 || c.Experts != 0 || c.ExpertsUsed != 0 || c.ExpertFFN != 0 ||
 		c.SharedFFN != 0 || c.ExpertBias):
 		return fmt.Errorf("ernie: an ernie4_5 model with experts (they are ernie4_5-moe's)")
 	case !c.MoE():
 		return nil
-	case c.MoEStep < 1 || c.MoEStep > 1024 || c.DenseLayers < 0 || c.DenseLayers > c.Layers:
-		return fmt.Errorf("ernie: experts every %d layers after the first %d of %d", c.MoEStep, c.DenseLayers, c.Layers)
+	case c.MoeStep < 1 || c.MoeStep > 1024 || c.DenseLayers < 0 || c.DenseLayers > c.Layers:
+		return fmt.Errorf("ernie: experts every %d layers after the first %d of %d", c.MoeStep, c.DenseLayers, c.Layers)
 	case c.Experts < 1 || c.Experts > 1<<16 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts || c.ExpertFFN <= 0 || c.ExpertFFN > big:
 		return fmt.Errorf("ernie: %d experts, %d a token, of width %d", c.Experts, c.ExpertsUsed, c.ExpertFFN)
 	case c.SharedFFN < 0 || c.SharedFFN > big:
@@ -204,32 +200,15 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys.
+// SetMetadata writes the configuration as GGUF metadata, in llama.cpp's
+// keys; value_length beside key_length, as llama.cpp reads both, the RoPE
+// width (all of each head), and in ernie4_5-moe the leading dense layers,
+// which llama.cpp requires, 0 included.
 func (c Config) SetMetadata(w *gguf.Writer) {
-	a := c.Arch
-	w.SetString("general.architecture", a)
-	w.SetUint32(a+".context_length", uint32(c.ContextLength))
-	w.SetUint32(a+".embedding_length", uint32(c.Embed))
-	w.SetUint32(a+".block_count", uint32(c.Layers))
-	w.SetUint32(a+".feed_forward_length", uint32(c.FFN))
-	w.SetUint32(a+".attention.head_count", uint32(c.Heads))
-	w.SetUint32(a+".attention.head_count_kv", uint32(c.KVHeads))
-	if c.HeadDim != c.Embed/c.Heads {
-		w.SetUint32(a+".attention.key_length", uint32(c.HeadDim))
-		w.SetUint32(a+".attention.value_length", uint32(c.HeadDim))
-	}
-	w.SetFloat32(a+".attention.layer_norm_rms_epsilon", c.NormEps)
-	w.SetUint32(a+".rope.dimension_count", uint32(c.HeadDim))
-	w.SetFloat32(a+".rope.freq_base", c.RopeBase)
-	if !c.MoE() {
-		return
-	}
-	w.SetUint32(a+".expert_count", uint32(c.Experts))
-	w.SetUint32(a+".expert_used_count", uint32(c.ExpertsUsed))
-	w.SetUint32(a+".expert_feed_forward_length", uint32(c.ExpertFFN))
-	w.SetUint32(a+".interleave_moe_layer_step", uint32(c.MoEStep))
-	w.SetUint32(a+".leading_dense_block_count", uint32(c.DenseLayers))
-	if c.SharedFFN > 0 {
-		w.SetUint32(a+".expert_shared_feed_forward_length", uint32(c.SharedFFN))
+	w.SetConfig(c.Arch, c)
+	w.SetUint32(c.Arch+".attention.value_length", uint32(c.HeadDim))
+	w.SetUint32(c.Arch+".rope.dimension_count", uint32(c.HeadDim))
+	if c.MoE() {
+		w.SetUint32(c.Arch+".leading_dense_block_count", uint32(c.DenseLayers))
 	}
 }

@@ -11,7 +11,7 @@ func ExampleNewRandom() {
 	// 4 experts, 2 a token, chosen with a bias, beside a shared expert.
 	cfg := ernie.Config{Arch: ernie.ArchMoE, VocabSize: 32, ContextLength: 16, Embed: 16, Layers: 2, FFN: 32,
 		Heads: 2, KVHeads: 1, HeadDim: 8, RopeBase: 500000, NormEps: 1e-5,
-		DenseLayers: 1, MoEStep: 1, Experts: 4, ExpertsUsed: 2, ExpertFFN: 8, SharedFFN: 16, ExpertBias: true}
+		DenseLayers: 1, MoeStep: 1, Experts: 4, ExpertsUsed: 2, ExpertFFN: 8, SharedFFN: 16, ExpertBias: true}
 	if err := cfg.Validate(); err != nil {
 		panic(err)
 	}
@@ -19,7 +19,7 @@ func ExampleNewRandom() {
 	// 2·32·16 embedding and output + 16 final norm + 2·(2·16 norms + 2·16·16 + 2·8·16 projections)
 	// + 3·32·16 dense SwiGLU + (4·16 router + 4 choice bias + 3·4·8·16 experts + 3·16·16 shared)
 	// = 1024 + 16 + 1600 + 1536 + 2372
-	fmt.Println("parameters:", cfg.ParamCount(), "tensors:", len(m.Weights()))
+	fmt.Println("parameters:", m.Card().ParamCount, "tensors:", len(m.Weights()))
 	fmt.Println("layer 0 experts:", m.MoE(0) != nil, "layer 1 experts:", m.MoE(1) != nil)
 
 	cache := m.NewCache(16)

@@ -6,13 +6,14 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
 // Model is an ERNIE 4.5 transformer: dense (ernie4_5) or a mixture of
-// experts (ernie4_5-moe). Weights are tagged with their GGUF tensor names;
-// blocks are named "blk.N.". Each block is Llama's, pre-norm:
+// experts (ernie4_5-moe). Weights are declared with their GGUF names and
+// shapes. Each block is Llama's, pre-norm:
 //
 //	x = x + Attn(RMSNorm(x))     (attn_norm)
 //	x = x + FFN(RMSNorm(x))      (ffn_norm)
@@ -21,10 +22,10 @@ import (
 type Model struct {
 	Config Config
 
-	Embed      *nn.Embedding `gguf:"token_embd"` // [V, D]
-	Blocks     []nn.Block    // L pre-norm blocks
-	OutputNorm *nn.RMSNorm   `gguf:"output_norm"`     // [D]
-	Output     *nn.Linear    `gguf:"output,optional"` // [V, D]; tied to Embed when the file has none
+	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
+	Blocks     []nn.Block    `gguf:"blk"` // L pre-norm blocks
+	OutputNorm *nn.RMSNorm   `gguf:"output_norm" shape:"Embed" card:"γ, final RMSNorm scale"`
+	Output     *nn.Linear    `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"` // tied: a Linear over Embed.W
 }
 
 // Load builds the model from a GGUF file; the weights view the file's memory.
@@ -34,11 +35,8 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	m := New(c)
-	if err := nn.LoadModel(f, m, m.Blocks); err != nil {
-		return nil, err
-	}
-	if m.Output == nil {
-		m.Output = &nn.Linear{W: m.Embed.W}
+	if err := nn.Load(f, "", m); err != nil {
+		return nil, fmt.Errorf("ernie: %w", err)
 	}
 	for i := range m.Blocks {
 		// llama.cpp's converter keeps the checkpoints' choice bias
@@ -48,6 +46,10 @@ func Load(f *gguf.File) (*Model, error) {
 				moe.Bias = tensor.Reshape(moe.Bias, s[1])
 			}
 		}
+	}
+	models.Tie(m)
+	if err := nn.CheckShapes(m, c); err != nil {
+		return nil, fmt.Errorf("ernie: %w", err)
 	}
 	return m, m.check()
 }
@@ -62,13 +64,18 @@ func New(c Config) *Model {
 		b.AttnNorm, b.FFNNorm = norm(), norm()
 		// RoPE turns every feature of each head, in adjacent pairs.
 		b.Attn = nn.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
+			Q: &nn.Linear{}, K: &nn.Linear{}, V: &nn.Linear{}, // set: the file must hold them
 			RoPE: &nn.RoPE{Dim: c.HeadDim, Base: c.RopeBase}}
 		b.FFN = &nn.SwiGLU{}
 		if !c.Dense(i) {
 			// Chosen by softmax(x·W_rᵀ) + exp_probs_b, weighted by the
 			// unbiased probabilities over their sum; the shared expert
 			// added as it is.
-			b.FFN = &nn.MoE{Used: c.ExpertsUsed, Normalize: true, SharedUngated: true}
+			moe := &nn.MoE{Used: c.ExpertsUsed, Normalize: true, SharedUngated: true}
+			if c.SharedFFN > 0 { // then the file must hold the shared expert
+				moe.SharedGate, moe.SharedUp, moe.SharedDown = &nn.Linear{}, &nn.Linear{}, &nn.Linear{}
+			}
+			b.FFN = moe
 		}
 	}
 	return m
@@ -107,76 +114,39 @@ func (m *Model) ContextLength() int { return m.Config.ContextLength }
 // MoE returns block i's mixture of experts, or nil in a dense layer.
 func (m *Model) MoE(i int) *nn.MoE { moe, _ := m.Blocks[i].FFN.(*nn.MoE); return moe }
 
-// check verifies every weight's shape against the config, so that a file
-// whose tensors disagree with its metadata fails at load, not mid-forward.
+// check refuses what the declared shapes cannot: biases and a choice bias
+// in some layers only, an attention output bias (llama.cpp loads it and
+// does not add it), a gated or partial shared expert (nn.MoE.Check).
 func (m *Model) check() error {
 	c := m.Config
-	D, F, q, kv := c.Embed, c.FFN, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	errs := []error{
-		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
-		nn.CheckShape("output_norm.weight", m.OutputNorm.W, D),
-		nn.CheckShape("output.weight", m.Output.W, c.VocabSize, D),
-	}
 	for i := range m.Blocks {
-		b, p := &m.Blocks[i], blockPrefix(i)
-		a := &b.Attn
-		errs = append(errs,
-			nn.CheckShape(p+"attn_norm.weight", b.AttnNorm.(*nn.RMSNorm).W, D),
-			nn.CheckLinear(p+"attn_q", a.Q, q, D),
-			nn.CheckLinear(p+"attn_k", a.K, kv, D),
-			nn.CheckLinear(p+"attn_v", a.V, kv, D),
-			nn.CheckShape(p+"attn_output.weight", a.O.W, D, q),
-			nn.CheckShape(p+"ffn_norm.weight", b.FFNNorm.(*nn.RMSNorm).W, D))
+		a := &m.Blocks[i].Attn
 		switch {
-		case a.Q == nil || a.K == nil || a.V == nil: // reported above
-		case c.QKVBias:
-			errs = append(errs, nn.CheckShape(p+"attn_q.bias", a.Q.B, q), nn.CheckShape(p+"attn_k.bias", a.K.B, kv),
-				nn.CheckShape(p+"attn_v.bias", a.V.B, kv))
-		case a.Q.B != nil || a.K.B != nil || a.V.B != nil:
-			errs = append(errs, fmt.Errorf("tensor %sattn_q.bias: query, key or value biases, where blk.0 has none", p))
+		case c.QKVBias && (a.Q.B == nil || a.K.B == nil || a.V.B == nil):
+			return fmt.Errorf("ernie: tensor blk.%d.attn_q.bias: a query, key or value bias is missing, where blk.0 has them", i)
+		case !c.QKVBias && (a.Q.B != nil || a.K.B != nil || a.V.B != nil):
+			return fmt.Errorf("ernie: tensor blk.%d.attn_q.bias: query, key or value biases, where blk.0 has none", i)
+		case a.O.B != nil:
+			return fmt.Errorf("ernie: tensor blk.%d.attn_output.bias: llama.cpp does not add it, and toy neither", i)
 		}
-		if a.O.B != nil {
-			errs = append(errs, fmt.Errorf("tensor %sattn_output.bias: llama.cpp does not add it, and toy neither", p))
-		}
-		switch ffn := b.FFN.(type) {
-		case *nn.SwiGLU:
-			errs = append(errs,
-				nn.CheckLinear(p+"ffn_gate", ffn.Gate, F, D),
-				nn.CheckLinear(p+"ffn_up", ffn.Up, F, D),
-				nn.CheckLinear(p+"ffn_down", ffn.Down, D, F))
-		case *nn.MoE:
-			E := c.Experts
-			errs = append(errs,
-				nn.CheckLinear(p+"ffn_gate_inp", ffn.Router, E, D),
-				nn.CheckShape(p+"ffn_gate_exps.weight", ffn.Gate, E, c.ExpertFFN, D),
-				ffn.Check(D))
+		if moe := m.MoE(i); moe != nil {
 			switch {
-			case c.ExpertBias:
-				errs = append(errs, nn.CheckShape(p+"exp_probs_b.bias", ffn.Bias, E))
-			case ffn.Bias != nil:
-				errs = append(errs, fmt.Errorf("tensor %sexp_probs_b.bias: a choice bias, where the first mixture has none", p))
+			case c.ExpertBias && moe.Bias == nil:
+				return fmt.Errorf("ernie: tensor blk.%d.exp_probs_b.bias is missing, where the first mixture has one", i)
+			case !c.ExpertBias && moe.Bias != nil:
+				return fmt.Errorf("ernie: tensor blk.%d.exp_probs_b.bias: a choice bias, where the first mixture has none", i)
 			}
-			switch {
-			case c.SharedFFN > 0:
-				errs = append(errs, nn.CheckLinear(p+"ffn_gate_shexp", ffn.SharedGate, c.SharedFFN, D))
-			case ffn.SharedGate != nil || ffn.SharedUp != nil || ffn.SharedDown != nil:
-				errs = append(errs, fmt.Errorf("tensor %sffn_gate_shexp.weight: a shared expert, and expert_shared_feed_forward_length is 0", p))
+			if err := moe.Check(c.Embed); err != nil {
+				return fmt.Errorf("ernie: blk.%d: %w", i, err)
 			}
-		}
-	}
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("ernie: %w", err)
 		}
 	}
 	return nil
 }
 
-func blockPrefix(i int) string { return fmt.Sprintf("blk.%d.", i) }
-
 // Weights returns every weight tensor under its GGUF name, each once (a tied
 // output head is listed as token_embd.weight only).
-func (m *Model) Weights() []nn.Named { return nn.ModelWeights(m, m.Blocks) }
+func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

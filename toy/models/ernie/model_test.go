@@ -47,7 +47,7 @@ func TestDenseLayers(t *testing.T) {
 		{"every second layer", 1, 2, "DEDEDE"}, // (l+1) mod 2 = 0: l = 1, 3, 5
 		{"every third after two", 2, 3, "DDEDDE"},
 	} {
-		cfg := ernie.Config{Arch: ernie.ArchMoE, Layers: 6, DenseLayers: c.lead, MoEStep: c.step}
+		cfg := ernie.Config{Arch: ernie.ArchMoE, Layers: 6, DenseLayers: c.lead, MoeStep: c.step}
 		got := ""
 		for l := range cfg.Layers {
 			got += map[bool]string{true: "D", false: "E"}[cfg.Dense(l)]
@@ -70,10 +70,10 @@ func TestLoad(t *testing.T) {
 		{"ernie4_5-f32", ernie.Config{Arch: ernie.Arch, VocabSize: 300, ContextLength: 256, Embed: 64, Layers: 3, FFN: 128,
 			Heads: 4, KVHeads: 2, HeadDim: 32, RopeBase: 500000, NormEps: 1e-6, QKVBias: true, TiedOutput: true}},
 		{"ernie4_5-moe-f32", ernie.Config{Arch: ernie.ArchMoE, VocabSize: 300, ContextLength: 256, Embed: 64, Layers: 4, FFN: 128,
-			Heads: 4, KVHeads: 2, HeadDim: 16, RopeBase: 500000, NormEps: 1e-6, DenseLayers: 1, MoEStep: 1, Experts: 8,
+			Heads: 4, KVHeads: 2, HeadDim: 16, RopeBase: 500000, NormEps: 1e-6, DenseLayers: 1, MoeStep: 1, Experts: 8,
 			ExpertsUsed: 2, ExpertFFN: 32, SharedFFN: 64, ExpertBias: true}},
 		{"ernie4_5-moe-q8_0", ernie.Config{Arch: ernie.ArchMoE, VocabSize: 300, ContextLength: 256, Embed: 64, Layers: 2, FFN: 128,
-			Heads: 4, KVHeads: 2, HeadDim: 16, RopeBase: 500000, NormEps: 1e-6, DenseLayers: 1, MoEStep: 2, Experts: 8,
+			Heads: 4, KVHeads: 2, HeadDim: 16, RopeBase: 500000, NormEps: 1e-6, DenseLayers: 1, MoeStep: 2, Experts: 8,
 			ExpertsUsed: 2, ExpertFFN: 32, ExpertBias: true, TiedOutput: true}},
 	} {
 		m, err := load(t, gate(t, c.name), func(*gguf.Writer) {})
@@ -150,7 +150,7 @@ func TestLyingMetadata(t *testing.T) {
 		{"shared width", moe, func(w *gguf.Writer) { w.SetUint32("ernie4_5-moe.expert_shared_feed_forward_length", 32) },
 			"ffn_gate_shexp.weight has shape [64 64], want [32 64]"},
 		{"no shared expert", moe, func(w *gguf.Writer) { w.SetUint32("ernie4_5-moe.expert_shared_feed_forward_length", 0) },
-			"a shared expert, and expert_shared_feed_forward_length is 0"},
+			"ffn_gate_shexp.weight has shape [64 64], want [0 64]"},
 		{"dense layers", moe, func(w *gguf.Writer) { w.SetUint32("ernie4_5-moe.leading_dense_block_count", 2) }, "blk.1.ffn_gate.weight"},
 		{"step", moe, func(w *gguf.Writer) { w.SetUint32("ernie4_5-moe.interleave_moe_layer_step", 2) }, "blk.2.ffn_gate.weight"},
 		{"step of 0", q8, func(w *gguf.Writer) { w.SetUint32("ernie4_5-moe.interleave_moe_layer_step", 0) }, "experts every 0 layers"},
@@ -184,7 +184,7 @@ func TestNewRandomRoundTrip(t *testing.T) {
 		{Arch: ernie.Arch, VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 2, FFN: 48, Heads: 4, KVHeads: 2, HeadDim: 16,
 			RopeBase: 500000, NormEps: 1e-5, QKVBias: true, TiedOutput: true},
 		{Arch: ernie.ArchMoE, VocabSize: 40, ContextLength: 32, Embed: 32, Layers: 4, FFN: 48, Heads: 4, KVHeads: 2, HeadDim: 8,
-			RopeBase: 500000, NormEps: 1e-5, DenseLayers: 1, MoEStep: 2, Experts: 4, ExpertsUsed: 2, ExpertFFN: 16, SharedFFN: 32,
+			RopeBase: 500000, NormEps: 1e-5, DenseLayers: 1, MoeStep: 2, Experts: 4, ExpertsUsed: 2, ExpertFFN: 16, SharedFFN: 32,
 			ExpertBias: true},
 	} {
 		m := ernie.NewRandom(c, 3)

@@ -1,5 +1,5 @@
 // The flat configuration of a Gemma model (Gemma, Gemma 2, Gemma 3 text),
-// read from GGUF metadata.
+// declared with its GGUF keys and card symbols.
 
 package gemma
 
@@ -9,70 +9,80 @@ import (
 	"slices"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/tensor"
 )
 
 // Config holds every hyperparameter of a Gemma model. What the generations
 // fix (post-norms, QK-norm, the pattern of local layers) follows from Arch;
-// see the methods.
+// see the methods. Keys a file may leave out take llama.cpp's values for its
+// generation: KVHeads H, HeadDim D/H, RopeBase 10000, and in Gemma 2 Window
+// 4096 and soft caps 50 and 30.
 type Config struct {
 	Arch          string  // GGUF architecture: "gemma", "gemma2" or "gemma3"
-	VocabSize     int     // V
-	ContextLength int     // trained context length
-	Embed         int     // D
-	Layers        int     // L
-	FFN           int     // F
-	Heads         int     // H
-	KVHeads       int     // KV
-	HeadDim       int     // Dh
-	RopeBase      float32 // θ base (of the global layers)
-	NormEps       float32 // RMSNorm ε
-	TiedOutput    bool    // the output head reuses the token embedding
+	VocabSize     int     `card:"N_V, vocabulary size"`
+	ContextLength int     `gguf:"context_length" card:"ℓ_max, trained context length"`
+	Embed         int     `gguf:"embedding_length" card:"d_e, model width"`
+	Layers        int     `gguf:"block_count" card:"L, layers"`
+	FFN           int     `gguf:"feed_forward_length" card:"d_mlp, feed-forward width"`
+	Heads         int     `gguf:"attention.head_count" card:"H, query heads"`
+	KVHeads       int     `gguf:"attention.head_count_kv,optional" card:"H_kv, key/value heads (grouped-query attention when < H)"`
+	HeadDim       int     `gguf:"attention.key_length,optional" card:"d_h, head width"`
+	RopeBase      float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base (half-split pairs)"` // of the global layers
+	NormEps       float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"`
+	// QueryScale multiplies the scores q·k: 1/√Dh, or 1/√(D/H) for the 27B
+	// models (not in the file: see ConfigFromGGUF).
+	QueryScale float32 `card:"s_q, score scale (1/√d_h, or 1/√(d_e/H))"`
+	TiedOutput bool    `card:"tied, the unembedding is the token embedding (W_u = W_eᵀ)"`
 
-	Window int // sliding window of the local layers (see Sliding), in positions
-	// RopeScaleFactor > 0 divides the global layers' RoPE angles (linear
+	Window       int     `gguf:"attention.sliding_window,optional" card:"w, sliding window of the local layers"`    // see Sliding
+	AttnSoftcap  float32 `gguf:"attn_logit_softcapping,optional" card:"c_attn, attention score soft cap (0: none)"` // s ← c·tanh(s/c) (Gemma 2: 50)
+	FinalSoftcap float32 `gguf:"final_logit_softcapping,optional" card:"c_out, output logit soft cap (0: none)"`    // z ← c·tanh(z/c) (Gemma 2: 30)
+	// RopeScale > 0 divides the global layers' RoPE angles (linear
 	// scaling: Gemma 3 4B and larger, 8).
-	RopeScaleFactor float32
-	AttnSoftCap     float32 // attention scores s ← c·tanh(s/c); 0: none (Gemma 2: 50)
-	FinalSoftCap    float32 // output logits z ← c·tanh(z/c); 0: none (Gemma 2: 30)
-	QueryScale      float32 // multiplies the scores q·k: 1/√Dh, or 1/√(D/H) for the 27B models
+	RopeScale float32 `card:"s_rope, the global layers' RoPE angles are divided by s_rope"`
 }
 
 // Archs lists the GGUF architectures this package loads.
 var Archs = []string{"gemma", "gemma2", "gemma3"}
 
 // ConfigFromGGUF reads the configuration from f's metadata and tensor shapes.
-// Keys a file may leave out take llama.cpp's values for its generation.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
-	var c Config
 	arch, err := f.Architecture()
 	if err != nil {
-		return c, err
+		return Config{}, err
 	}
 	if !slices.Contains(Archs, arch) {
-		return c, fmt.Errorf("gemma: architecture %q is not gemma, gemma2 or gemma3", arch)
+		return Config{}, fmt.Errorf("gemma: architecture %q is not gemma, gemma2 or gemma3", arch)
 	}
-	c.Arch = arch
-	m := f.Meta(arch)
-	d, err := m.Decoder()
-	if err != nil {
+	c := Config{Arch: arch, RopeBase: 10000}
+	if arch == "gemma2" {
+		c.Window, c.AttnSoftcap, c.FinalSoftcap = 4096, 50, 30
+	}
+	if err := models.ReadConfig(f, arch, &c); err != nil {
 		return c, err
 	}
-	c.ContextLength, c.Embed, c.Layers, c.FFN, c.Heads, c.KVHeads = d.Context, d.Embed, d.Layers, d.FFN, d.Heads, d.KVHeads
-	c.HeadDim = m.UintOr("attention.key_length", c.Embed/c.Heads)
-	c.RopeBase = m.FloatOr("rope.freq_base", 10000)
-	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")
+	m := f.Meta(arch)
+	if !m.Has("attention.head_count_kv") {
+		c.KVHeads = c.Heads
+	}
+	if !m.Has("attention.key_length") {
+		c.HeadDim = c.Embed / max(c.Heads, 1)
+	}
+	if arch != "gemma2" { // llama.cpp reads the soft caps of Gemma 2 only, a window from Gemma 2 on
+		c.AttnSoftcap, c.FinalSoftcap = 0, 0
+	}
 	switch arch {
-	case "gemma2":
-		c.Window = m.UintOr("attention.sliding_window", 4096)
-		c.AttnSoftCap = m.FloatOr("attn_logit_softcapping", 50)
-		c.FinalSoftCap = m.FloatOr("final_logit_softcapping", 30)
+	case "gemma":
+		c.Window = 0
 	case "gemma3":
-		c.Window = m.Uint("attention.sliding_window")
+		if !m.Has("attention.sliding_window") {
+			return c, fmt.Errorf("%w: %s", gguf.ErrMissingKey, m.Key("attention.sliding_window"))
+		}
 		switch typ := m.StringOr("rope.scaling.type", "linear"); typ {
 		case "linear":
 			if s := m.FloatOr("rope.scaling.factor", 0); s != 1 {
-				c.RopeScaleFactor = s
+				c.RopeScale = s
 			}
 		case "none":
 		default:
@@ -90,15 +100,8 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	// count (46 in Gemma 2, 62 in Gemma 3). So does toy.
 	c.QueryScale = float32(1 / math.Sqrt(float64(c.HeadDim)))
 	if (arch == "gemma2" && c.Layers == 46) || (arch == "gemma3" && c.Layers == 62) {
-		c.QueryScale = float32(1 / math.Sqrt(float64(c.Embed/c.Heads)))
+		c.QueryScale = float32(1 / math.Sqrt(float64(c.Embed/max(c.Heads, 1))))
 	}
-	emb, err := f.Info("token_embd.weight")
-	if err != nil {
-		return c, err
-	}
-	c.VocabSize = emb.Shape()[0]
-	_, err = f.Info("output.weight")
-	c.TiedOutput = err != nil
 	return c, c.Validate()
 }
 
@@ -124,13 +127,13 @@ func (c Config) Sliding(i int) bool {
 
 // RoPE returns layer i's RoPE base and scaling: Gemma 3's local layers turn
 // with base 10000 and no scaling, its global layers and every other Gemma
-// layer with RopeBase and RopeScaleFactor.
+// layer with RopeBase and RopeScale.
 func (c Config) RoPE(i int) (base float32, s tensor.RoPEScaling) {
 	if c.Arch == "gemma3" && c.Sliding(i) {
 		return 10000, s
 	}
-	if c.RopeScaleFactor > 0 {
-		s.FreqScale = 1 / c.RopeScaleFactor
+	if c.RopeScale > 0 {
+		s.FreqScale = 1 / c.RopeScale
 	}
 	return c.RopeBase, s
 }
@@ -156,38 +159,29 @@ func (c Config) Validate() error {
 	case !(c.NormEps > 0 && c.NormEps < 1):
 		return fmt.Errorf("gemma: RMSNorm epsilon %g", c.NormEps)
 	case c.Window < 0 || (c.SlidingPattern() > 0 && c.Window == 0) ||
-		!(c.AttnSoftCap >= 0) || !(c.FinalSoftCap >= 0) || !(c.QueryScale > 0):
-		return fmt.Errorf("gemma: window %d, soft caps %g and %g, query scale %g", c.Window, c.AttnSoftCap, c.FinalSoftCap, c.QueryScale)
-	case !(c.RopeBase > 0) || !(c.RopeScaleFactor >= 0):
-		return fmt.Errorf("gemma: RoPE base %g, scale factor %g", c.RopeBase, c.RopeScaleFactor)
+		!(c.AttnSoftcap >= 0) || !(c.FinalSoftcap >= 0) || !(c.QueryScale > 0):
+		return fmt.Errorf("gemma: window %d, soft caps %g and %g, query scale %g", c.Window, c.AttnSoftcap, c.FinalSoftcap, c.QueryScale)
+	case !(c.RopeBase > 0) || !(c.RopeScale >= 0):
+		return fmt.Errorf("gemma: RoPE base %g, scale factor %g", c.RopeBase, c.RopeScale)
 	}
 	return nil
 }
 
-// SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys.
+// SetMetadata writes the configuration as GGUF metadata, in llama.cpp's
+// keys: value_length and the RoPE width beside key_length, Gemma 2's soft
+// caps even when 0 (absent, they would read back as 50 and 30), and Gemma
+// 3's RoPE scaling.
 func (c Config) SetMetadata(w *gguf.Writer) {
 	a := c.Arch
-	w.SetString("general.architecture", a)
-	w.SetUint32(a+".context_length", uint32(c.ContextLength))
-	w.SetUint32(a+".embedding_length", uint32(c.Embed))
-	w.SetUint32(a+".block_count", uint32(c.Layers))
-	w.SetUint32(a+".feed_forward_length", uint32(c.FFN))
-	w.SetUint32(a+".attention.head_count", uint32(c.Heads))
-	w.SetUint32(a+".attention.head_count_kv", uint32(c.KVHeads))
-	w.SetUint32(a+".attention.key_length", uint32(c.HeadDim))
+	w.SetConfig(a, c)
 	w.SetUint32(a+".attention.value_length", uint32(c.HeadDim))
-	w.SetFloat32(a+".attention.layer_norm_rms_epsilon", c.NormEps)
 	w.SetUint32(a+".rope.dimension_count", uint32(c.HeadDim))
-	w.SetFloat32(a+".rope.freq_base", c.RopeBase)
-	if c.SlidingPattern() > 0 {
-		w.SetUint32(a+".attention.sliding_window", uint32(c.Window))
-	}
 	if a == "gemma2" {
-		w.SetFloat32(a+".attn_logit_softcapping", c.AttnSoftCap)
-		w.SetFloat32(a+".final_logit_softcapping", c.FinalSoftCap)
+		w.SetFloat32(a+".attn_logit_softcapping", c.AttnSoftcap)
+		w.SetFloat32(a+".final_logit_softcapping", c.FinalSoftcap)
 	}
-	if c.RopeScaleFactor > 0 {
+	if c.RopeScale > 0 {
 		w.SetString(a+".rope.scaling.type", "linear")
-		w.SetFloat32(a+".rope.scaling.factor", c.RopeScaleFactor)
+		w.SetFloat32(a+".rope.scaling.factor", c.RopeScale)
 	}
 }

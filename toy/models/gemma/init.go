@@ -30,7 +30,7 @@ func NewRandom(c Config, seed uint64) *Model {
 			}
 		}
 		if c.QKNorm() {
-			b.Attn.QNorm.W, b.Attn.KNorm.W = in.Fill(1, c.HeadDim), in.Fill(1, c.HeadDim)
+			b.Attn.Norms.Q.(*nn.RMSNorm).W, b.Attn.Norms.K.(*nn.RMSNorm).W = in.Fill(1, c.HeadDim), in.Fill(1, c.HeadDim)
 		}
 		b.Attn.Q, b.Attn.K, b.Attn.V = in.Linear(q, D, std, false), in.Linear(kv, D, std, false), in.Linear(kv, D, std, false)
 		b.Attn.O = in.Linear(D, q, resid, false)
@@ -46,5 +46,5 @@ func NewRandom(c Config, seed uint64) *Model {
 }
 
 func init() {
-	models.Register(builtin.Family(Archs, Load, NewRandom, cardFromHeader, ConfigFromCard))
+	models.Register(builtin.Family(Archs, Load, NewRandom, cardFromHeader, nil))
 }

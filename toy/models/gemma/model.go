@@ -7,19 +7,20 @@ import (
 	"math"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is a Gemma transformer. Weights are tagged with their GGUF tensor
-// names; blocks are named "blk.N.".
+// Model is a Gemma transformer. Weights are declared with their GGUF names
+// and shapes.
 type Model struct {
 	Config Config
 
-	Embed      *nn.Embedding `gguf:"token_embd"` // [V, D]
-	Blocks     []nn.Block    // L pre-norm blocks (with post-norms: sandwich norms)
-	OutputNorm *nn.RMSNorm   `gguf:"output_norm"`     // [D]
-	Output     *nn.Linear    `gguf:"output,optional"` // [V, D]; nil when tied to Embed
+	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
+	Blocks     []nn.Block    `gguf:"blk"` // L pre-norm blocks (with post-norms: sandwich norms)
+	OutputNorm *nn.RMSNorm   `gguf:"output_norm" shape:"Embed" card:"γ, final RMSNorm scale"`
+	Output     *nn.Linear    `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"` // tied: a Linear over Embed.W
 }
 
 // Load builds the model from a GGUF file; the weights view the file's memory.
@@ -29,13 +30,15 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	m := New(c)
-	if err := nn.LoadModel(f, m, m.Blocks); err != nil {
+	if err := models.LoadWeights(f, c.Arch, m, c); err != nil {
 		return nil, err
 	}
-	if m.Output == nil {
-		m.Output = &nn.Linear{W: m.Embed.W}
+	for i := range m.Blocks { // attn_q, attn_k and attn_v present
+		if err := m.Blocks[i].Attn.Check(); err != nil {
+			return nil, fmt.Errorf("gemma: blk.%d: %w", i, err)
+		}
 	}
-	return m, m.check()
+	return m, nil
 }
 
 // New returns a model with the shape of c and no weights yet.
@@ -46,14 +49,14 @@ func New(c Config) *Model {
 		base, scaling := c.RoPE(i)
 		attn := nn.Attention{
 			Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
-			RoPE:  &nn.RoPE{Dim: c.HeadDim, Base: base, NeoX: true, Scaling: scaling},
-			Scale: c.QueryScale, SoftCap: c.AttnSoftCap,
+			RoPE:    &nn.RoPE{Dim: c.HeadDim, Base: base, NeoX: true, Scaling: scaling},
+			Options: tensor.AttentionOptions{Scale: c.QueryScale, SoftCap: c.AttnSoftcap},
 		}
 		if c.Sliding(i) {
-			attn.Window = c.Window
+			attn.Options.Window = c.Window
 		}
 		if c.QKNorm() {
-			attn.QNorm, attn.KNorm = &nn.RMSNorm{Eps: c.NormEps}, &nn.RMSNorm{Eps: c.NormEps}
+			attn.Norms = nn.HeadNorms{Q: &nn.RMSNorm{Eps: c.NormEps}, K: &nn.RMSNorm{Eps: c.NormEps}}
 		}
 		b := nn.Block{AttnNorm: &nn.RMSNorm{Eps: c.NormEps}, Attn: attn, FFNNorm: &nn.RMSNorm{Eps: c.NormEps}, FFN: &nn.GeGLU{}}
 		if c.PostNorms() {
@@ -86,7 +89,7 @@ func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
 // [T, V]: z ← c·tanh(z/c), computed as llama.cpp does, z·(1/c) first.
 func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor {
 	z := m.Output.Forward(h) // [T, V]
-	if c := m.Config.FinalSoftCap; c > 0 {
+	if c := m.Config.FinalSoftcap; c > 0 {
 		z = tensor.Scale(tensor.Tanh(tensor.Scale(z, 1/c)), c)
 	}
 	return z
@@ -104,52 +107,9 @@ func (m *Model) VocabSize() int { return m.Config.VocabSize }
 // ContextLength returns the trained context length.
 func (m *Model) ContextLength() int { return m.Config.ContextLength }
 
-// check verifies every weight's shape against the config, so that a file
-// whose tensors disagree with its metadata fails at load, not mid-forward.
-func (m *Model) check() error {
-	c := m.Config
-	D, F, q, kv := c.Embed, c.FFN, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	errs := []error{
-		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
-		nn.CheckShape("output_norm.weight", m.OutputNorm.W, D),
-		nn.CheckShape("output.weight", m.Output.W, c.VocabSize, D),
-	}
-	norm := func(l nn.Layer) *tensor.Tensor { return l.(*nn.RMSNorm).W }
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		a, ffn := &b.Attn, b.FFN.(*nn.GeGLU)
-		p := fmt.Sprintf("blk.%d.", i)
-		if c.PostNorms() {
-			errs = append(errs, nn.CheckShape(p+"post_attention_norm.weight", norm(b.AttnPostNorm), D),
-				nn.CheckShape(p+"post_ffw_norm.weight", norm(b.FFNPostNorm), D))
-		}
-		if c.QKNorm() {
-			errs = append(errs, nn.CheckShape(p+"attn_q_norm.weight", a.QNorm.W, c.HeadDim),
-				nn.CheckShape(p+"attn_k_norm.weight", a.KNorm.W, c.HeadDim))
-		}
-		errs = append(errs,
-			nn.CheckShape(p+"attn_norm.weight", norm(b.AttnNorm), D),
-			nn.CheckShape(p+"ffn_norm.weight", norm(b.FFNNorm), D),
-			nn.CheckLinear(p+"attn_q", a.Q, q, D),
-			nn.CheckLinear(p+"attn_k", a.K, kv, D),
-			nn.CheckLinear(p+"attn_v", a.V, kv, D),
-			nn.CheckLinear(p+"attn_output", a.O, D, q),
-			nn.CheckLinear(p+"ffn_gate", ffn.Gate, F, D),
-			nn.CheckLinear(p+"ffn_up", ffn.Up, F, D),
-			nn.CheckLinear(p+"ffn_down", ffn.Down, D, F),
-		)
-	}
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("gemma2: %w", err)
-		}
-	}
-	return nil
-}
-
 // Weights returns every weight tensor under its GGUF name, each once (a tied
 // output head is listed as token_embd.weight only).
-func (m *Model) Weights() []nn.Named { return nn.ModelWeights(m, m.Blocks) }
+func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

@@ -27,18 +27,18 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := m.Config
-	if c.Window != 6 || c.AttnSoftCap != 20 || c.FinalSoftCap != 15 || c.HeadDim != 32 || !c.TiedOutput || c.QueryScale != 1/float32(5.656854249492381) {
+	if c.Window != 6 || c.AttnSoftcap != 20 || c.FinalSoftcap != 15 || c.HeadDim != 32 || !c.TiedOutput || c.QueryScale != 1/float32(5.656854249492381) {
 		t.Fatalf("config %+v", c)
 	}
-	if m.Blocks[0].Attn.Window != 6 || m.Blocks[1].Attn.Window != 0 || m.Blocks[2].Attn.Window != 6 {
-		t.Errorf("windows %d %d %d, want the even layers sliding", m.Blocks[0].Attn.Window, m.Blocks[1].Attn.Window, m.Blocks[2].Attn.Window)
+	if m.Blocks[0].Attn.Options.Window != 6 || m.Blocks[1].Attn.Options.Window != 0 || m.Blocks[2].Attn.Options.Window != 6 {
+		t.Errorf("windows %d %d %d, want the even layers sliding", m.Blocks[0].Attn.Options.Window, m.Blocks[1].Attn.Options.Window, m.Blocks[2].Attn.Options.Window)
 	}
 	var n int64
 	for _, w := range m.Weights() {
 		n += int64(w.T.Len())
 	}
-	if n != c.ParamCount() {
-		t.Errorf("ParamCount %d, the weights hold %d", c.ParamCount(), n)
+	if k := m.Card(); k.ParamCount != n {
+		t.Errorf("the card counts %d parameters, the weights hold %d", k.ParamCount, n)
 	}
 }
 
@@ -54,11 +54,11 @@ func TestLoadGemma3(t *testing.T) {
 	for i, b := range m.Blocks {
 		local := i != 5
 		r := b.Attn.RoPE
-		if (b.Attn.Window == 9) != local || (r.Base == 10000) != local || (r.Scaling.FreqScale == 0.125) == local || b.Attn.QNorm == nil || b.AttnPostNorm == nil {
-			t.Errorf("layer %d: window %d, RoPE base %g, scaling %+v, q norm %v", i, b.Attn.Window, r.Base, r.Scaling, b.Attn.QNorm != nil)
+		if (b.Attn.Options.Window == 9) != local || (r.Base == 10000) != local || (r.Scaling.FreqScale == 0.125) == local || b.Attn.Norms.Q == nil || b.AttnPostNorm == nil {
+			t.Errorf("layer %d: window %d, RoPE base %g, scaling %+v, q norm %v", i, b.Attn.Options.Window, r.Base, r.Scaling, b.Attn.Norms.Q != nil)
 		}
 	}
-	if c := m.Config; c.AttnSoftCap != 0 || c.FinalSoftCap != 0 || c.RopeBase != 1e6 {
+	if c := m.Config; c.AttnSoftcap != 0 || c.FinalSoftcap != 0 || c.RopeBase != 1e6 {
 		t.Errorf("config %+v", c)
 	}
 }
@@ -72,8 +72,8 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Window != 4096 || c.AttnSoftCap != 50 || c.FinalSoftCap != 30 {
-		t.Errorf("defaults: window %d, soft caps %g, %g", c.Window, c.AttnSoftCap, c.FinalSoftCap)
+	if c.Window != 4096 || c.AttnSoftcap != 50 || c.FinalSoftcap != 30 {
+		t.Errorf("defaults: window %d, soft caps %g, %g", c.Window, c.AttnSoftcap, c.FinalSoftcap)
 	}
 }
 
@@ -88,7 +88,7 @@ func TestLyingMetadata(t *testing.T) {
 		{"head width", func(w *gguf.Writer) {
 			w.SetUint32("gemma2.attention.key_length", 16)
 			w.SetUint32("gemma2.rope.dimension_count", 16)
-		}, "attn_q.weight has shape [128 64], want [64 64]"},
+		}, "attn_k.weight has shape [64 64], want [32 64]"}, // attn_q [128 64] passes as a gated query
 		{"layers", func(w *gguf.Writer) { w.SetUint32("gemma2.block_count", 4) }, "blk.3."},
 		{"partial rope", func(w *gguf.Writer) { w.SetUint32("gemma2.rope.dimension_count", 16) }, "partial RoPE"},
 		{"soft cap", func(w *gguf.Writer) { w.SetFloat32("gemma2.attn_logit_softcapping", -1) }, "soft caps"},

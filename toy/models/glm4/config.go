@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 )
 
 // Arch is the GGUF architecture of the dense models (GLM-4-0414); ArchMoE
@@ -24,45 +25,54 @@ var Archs = []string{Arch, ArchMoE}
 // ErrUnsupported marks files of this family that use features toy lacks.
 var ErrUnsupported = errors.New("glm4: unsupported model feature")
 
-// Config holds every hyperparameter of a GLM-4 model.
+// Config holds every hyperparameter of a GLM-4 model, declared with its
+// GGUF key (under "glm4." or "glm4moe.") and its card symbol. The fields
+// without a key are read by hand (readConfig): from tensors, or with
+// defaults that depend on other keys.
 type Config struct {
 	Arch          string // Arch or ArchMoE
-	VocabSize     int    // V
-	ContextLength int    // trained context length
-	Embed         int    // D
-	Layers        int    // L, the multi-token-prediction layers not counted
-	// FFN is F, the width of the dense SwiGLUs: every layer's in glm4
-	// (whose fused up projection has 2F rows), the leading DenseLayers'
-	// in glm4moe.
-	FFN int
+	VocabSize     int    `card:"N_V, vocabulary size"`
+	ContextLength int    `gguf:"context_length" card:"ℓ_max, trained context length"`
+	Embed         int    `gguf:"embedding_length" card:"d_e, model width"`
+	Layers        int    `gguf:"block_count" card:"L, layers"` // the multi-token-prediction layers not counted
+	// FFN is the width of the dense SwiGLUs: every layer's in glm4 (whose
+	// fused up projection has 2F rows), the leading DenseLayers' in glm4moe.
+	FFN int `gguf:"feed_forward_length" card:"d_mlp, width of the dense SwiGLUs"`
 
 	// H query heads and KV key/value heads of width Dh; RoPE turns the
 	// first RopeDim features of each (adjacent pairs in glm4, NeoX pairs
 	// in glm4moe).
-	Heads, KVHeads, HeadDim, RopeDim int
-	RopeBase                         float32 // θ base
-	NormEps                          float32 // RMSNorm ε
+	Heads    int     `gguf:"attention.head_count" card:"H, query heads"`
+	KVHeads  int     `card:"H_kv, key/value heads (grouped-query attention when < H)"`
+	HeadDim  int     `card:"d_h, head width"`
+	RopeDim  int     `card:"d_rope, features of each head RoPE turns"`
+	RopeBase float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
+	NormEps  float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"`
 	// QKVBias: the query, key and value projections have biases (every
-	// GLM-4 release). QKNorm (glm4moe): queries and keys are RMS-normalised
-	// per head before RoPE (GLM-4.5 355B).
-	QKVBias, QKNorm bool
+	// GLM-4 release).
+	QKVBias    bool `card:"bias, the query, key and value projections have biases"`
+	TiedOutput bool `card:"tied, the unembedding is the token embedding (W_u = W_eᵀ)"`
 
-	// glm4moe: the first DenseLayers layers have a dense SwiGLU, the others
-	// a mixture of Experts SwiGLUs of width ExpertFFN, ExpertsUsed a token,
-	// chosen by σ(router logits) + exp_probs_b and weighted by the
-	// unbiased σ — divided by their sum when ExpertWeightsNorm, times
-	// ExpertWeightsScale (0 or 1: none) —, beside SharedExperts shared
-	// experts (one SwiGLU of width SharedExperts·ExpertFFN, ungated).
-	DenseLayers                                    int
-	Experts, ExpertsUsed, ExpertFFN, SharedExperts int
-	ExpertWeightsNorm                              bool
-	ExpertWeightsScale                             float32
+	// glm4moe: queries and keys RMS-normalised per head before RoPE
+	// (GLM-4.5 355B: QKNorm); the first DenseLayers layers have a dense
+	// SwiGLU, the others a mixture of Experts SwiGLUs of width ExpertFFN,
+	// ExpertsUsed a token, chosen by σ(router logits) + exp_probs_b and
+	// weighted by the unbiased σ — divided by their sum when
+	// ExpertWeightsNorm, times ExpertWeightsScale (0 or 1: none) —, beside
+	// SharedExperts shared experts (one SwiGLU of width
+	// SharedExperts·ExpertFFN, ungated).
+	QKNorm             bool    `card:"qk_norm, query and key heads are RMS-normalised before RoPE"`
+	DenseLayers        int     `gguf:"leading_dense_block_count,optional" card:"L_d, the first L_d layers have a dense SwiGLU, the others experts"`
+	Experts            int     `gguf:"expert_count,optional" card:"E, experts in each mixture"`
+	ExpertsUsed        int     `gguf:"expert_used_count,optional" card:"k_e, experts run per token"`
+	ExpertFFN          int     `gguf:"expert_feed_forward_length,optional" card:"d_exp, each expert's width"`
+	SharedExperts      int     `gguf:"expert_shared_count,optional" card:"E_s, shared experts, one SwiGLU of width E_s·d_exp"`
+	ExpertWeightsNorm  bool    `gguf:"expert_weights_norm,optional" card:"norm_w, the chosen experts' weights are divided by their sum"`
+	ExpertWeightsScale float32 `gguf:"expert_weights_scale,optional" card:"λ, the chosen experts' weights are multiplied by λ (0 means 1)"`
 
-	// TiedOutput: the output head reuses the token embedding.
-	TiedOutput bool
 	// MTPLayers is the number of multi-token-prediction layers the file
-	// holds after the L layers (nextn_predict_layers); toy skips them.
-	MTPLayers int
+	// holds after the L layers; toy skips them.
+	MTPLayers int `gguf:"nextn_predict_layers,optional" card:"L_mtp, multi-token-prediction layers in the file (not run)"`
 }
 
 // MoE reports whether the model is a mixture of experts (glm4moe).
@@ -87,7 +97,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // do, listing the features the file uses that toy does not run yet
 // (describing a model needs no more).
 func readConfig(f *gguf.File) (Config, []string, error) {
-	var c Config
+	c := Config{RopeBase: 10000}
 	arch, err := f.Architecture()
 	if err != nil {
 		return c, nil, err
@@ -96,26 +106,25 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		return c, nil, fmt.Errorf("glm4: architecture %q is not one of %v", arch, Archs)
 	}
 	c.Arch = arch
-	m := f.Meta(arch)
-	d, err := m.Decoder()
-	if err != nil {
+	if err := models.ReadConfig(f, arch, &c); err != nil {
 		return c, nil, err
 	}
-	c.ContextLength, c.Embed, c.FFN, c.Heads, c.KVHeads = d.Context, d.Embed, d.FFN, d.Heads, d.KVHeads
-	c.MTPLayers = m.UintOr("nextn_predict_layers", 0)
-	c.Layers = d.Layers - c.MTPLayers
+	if c.Heads <= 0 || c.Embed <= 0 {
+		return c, nil, fmt.Errorf("glm4: %d heads, width %d", c.Heads, c.Embed)
+	}
+	m := f.Meta(arch)
+	c.Layers -= c.MTPLayers
+	c.KVHeads = m.UintOr("attention.head_count_kv", c.Heads)
 	c.HeadDim = m.UintOr("attention.key_length", c.Embed/c.Heads)
 	c.RopeDim = m.UintOr("rope.dimension_count", c.HeadDim)
-	c.RopeBase = m.FloatOr("rope.freq_base", 10000)
-	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")
 	var lacking []string
 	if c.MoE() {
-		c.Experts, c.ExpertsUsed = m.Uint("expert_count"), m.Uint("expert_used_count")
-		c.SharedExperts = m.Uint("expert_shared_count")
-		c.DenseLayers = m.UintOr("leading_dense_block_count", 0)
-		c.ExpertFFN = m.UintOr("expert_feed_forward_length", 0)
-		c.ExpertWeightsNorm = m.BoolOr("expert_weights_norm", false)
-		c.ExpertWeightsScale = m.FloatOr("expert_weights_scale", 0)
+		m.Uint("expert_count") // llama.cpp's required keys
+		m.Uint("expert_used_count")
+		m.Uint("expert_shared_count")
+		if c.ExpertFFN == 0 && c.ExpertsUsed > 0 { // llama.cpp's fallback
+			c.ExpertFFN = c.FFN / c.ExpertsUsed
+		}
 		if g := m.UintOr("expert_gating_func", 2); g != 0 && g != 2 { // llama.cpp: none means sigmoid
 			lacking = append(lacking, fmt.Sprintf("expert gating function %d (toy runs GLM-4.5's sigmoid, 2)", g))
 		}
@@ -130,9 +139,6 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if err := m.Err(); err != nil {
 		return c, nil, err
 	}
-	if c.MoE() && c.ExpertFFN == 0 && c.ExpertsUsed > 0 { // llama.cpp's fallback
-		c.ExpertFFN = c.FFN / c.ExpertsUsed
-	}
 	if v := m.UintOr("attention.value_length", c.HeadDim); v != c.HeadDim {
 		return c, nil, fmt.Errorf("glm4: attention keys %d and values %d wide (they must be equal)", c.HeadDim, v)
 	}
@@ -146,19 +152,13 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	}
 	c.QKVBias = hasTensor(f, "blk.0.attn_q.bias")
 	c.QKNorm = c.MoE() && hasTensor(f, "blk.0.attn_q_norm.weight")
-	c.TiedOutput = !hasTensor(f, "output.weight")
-	emb, err := f.Info("token_embd.weight")
-	if err != nil {
-		return c, nil, err
-	}
-	c.VocabSize = emb.Shape()[0]
 	if err := c.Validate(); err != nil {
 		return c, lacking, err
 	}
 	// llama.cpp takes each layer's query/key norms if present; toy all or
 	// none, so a file that mixes them must not lose some silently.
 	for l := 1; c.MoE() && l < c.Layers; l++ {
-		p := blockPrefix(l)
+		p := fmt.Sprintf("blk.%d.", l)
 		if hasTensor(f, p+"attn_q.weight") && hasTensor(f, p+"attn_q_norm.weight") != c.QKNorm { // a missing layer fails at load
 			return c, lacking, fmt.Errorf("glm4: blk.%d and blk.0 differ in having attn_q_norm (toy runs all layers with it or none)", l)
 		}
@@ -213,35 +213,19 @@ func (c Config) Validate() error {
 
 // SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys.
 func (c Config) SetMetadata(w *gguf.Writer) {
-	a := c.Arch
-	w.SetString("general.architecture", a)
-	w.SetUint32(a+".context_length", uint32(c.ContextLength))
-	w.SetUint32(a+".embedding_length", uint32(c.Embed))
-	w.SetUint32(a+".block_count", uint32(c.Layers+c.MTPLayers))
-	w.SetUint32(a+".feed_forward_length", uint32(c.FFN))
-	w.SetUint32(a+".attention.head_count", uint32(c.Heads))
-	w.SetUint32(a+".attention.head_count_kv", uint32(c.KVHeads))
+	a := c.Arch + "."
+	w.SetConfig(c.Arch, c)
+	w.SetUint32(a+"block_count", uint32(c.Layers+c.MTPLayers))
+	w.SetUint32(a+"attention.head_count_kv", uint32(c.KVHeads))
 	if c.HeadDim != c.Embed/c.Heads {
-		w.SetUint32(a+".attention.key_length", uint32(c.HeadDim))
-		w.SetUint32(a+".attention.value_length", uint32(c.HeadDim))
+		w.SetUint32(a+"attention.key_length", uint32(c.HeadDim))
+		w.SetUint32(a+"attention.value_length", uint32(c.HeadDim))
 	}
-	w.SetFloat32(a+".attention.layer_norm_rms_epsilon", c.NormEps)
-	w.SetUint32(a+".rope.dimension_count", uint32(c.RopeDim))
-	w.SetFloat32(a+".rope.freq_base", c.RopeBase)
-	if c.MTPLayers > 0 {
-		w.SetUint32(a+".nextn_predict_layers", uint32(c.MTPLayers))
-	}
-	if !c.MoE() {
-		return
-	}
-	w.SetUint32(a+".leading_dense_block_count", uint32(c.DenseLayers))
-	w.SetUint32(a+".expert_count", uint32(c.Experts))
-	w.SetUint32(a+".expert_used_count", uint32(c.ExpertsUsed))
-	w.SetUint32(a+".expert_feed_forward_length", uint32(c.ExpertFFN))
-	w.SetUint32(a+".expert_shared_count", uint32(c.SharedExperts))
-	w.SetUint32(a+".expert_gating_func", 2) // sigmoid
-	w.SetBool(a+".expert_weights_norm", c.ExpertWeightsNorm)
-	if c.ExpertWeightsScale != 0 {
-		w.SetFloat32(a+".expert_weights_scale", c.ExpertWeightsScale)
+	w.SetUint32(a+"rope.dimension_count", uint32(c.RopeDim))
+	if c.MoE() { // what llama.cpp wants of glm4moe even at 0
+		w.SetUint32(a+"leading_dense_block_count", uint32(c.DenseLayers))
+		w.SetUint32(a+"expert_shared_count", uint32(c.SharedExperts))
+		w.SetUint32(a+"expert_gating_func", 2) // sigmoid
+		w.SetBool(a+"expert_weights_norm", c.ExpertWeightsNorm)
 	}
 }

@@ -19,7 +19,7 @@ func ExampleNewRandom() {
 	// 2·32·16 embedding and output + 2·(2·16 norms + 16·16 + 2·8·16 + 16·16 projections + 16 + 2·8 biases)
 	// + 3·32·16 dense SwiGLU + (4·16 router + 4 choice bias + 3·4·8·16 experts + 3·8·16 shared) + 16 final norm
 	// = 1024 + 1664 + 1536 + 1988 + 16
-	fmt.Println("parameters:", cfg.ParamCount(), "tensors:", len(m.Weights()))
+	fmt.Println("parameters:", m.Card().ParamCount, "tensors:", len(m.Weights()))
 	fmt.Println("layer 0 experts:", m.MoE(0) != nil, "layer 1 experts:", m.MoE(1) != nil)
 
 	cache := m.NewCache(16)

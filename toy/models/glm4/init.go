@@ -32,20 +32,22 @@ func NewRandom(c Config, seed uint64) *Model {
 	}
 	for i := range m.Blocks {
 		b := &m.Blocks[i]
-		b.AttnNorm.W, b.PostAttnNorm.W = in.Fill(1, D), in.Fill(1, D)
+		b.AttnNorm.W = in.Fill(1, D)
 		a := &b.Attn
 		a.Q, a.K, a.V = in.Linear(q, D, std, c.QKVBias), in.Linear(kv, D, std, c.QKVBias), in.Linear(kv, D, std, c.QKVBias)
 		a.O = in.Linear(D, q, resid, false)
 		if c.QKNorm {
-			a.QNorm.W, a.KNorm.W = in.Fill(1, dh), in.Fill(1, dh)
+			a.Norms.Q.(*nn.RMSNorm).W, a.Norms.K.(*nn.RMSNorm).W = in.Fill(1, dh), in.Fill(1, dh)
 		}
 		switch ffn := b.FFN.(type) {
 		case *MLP:
-			b.FFNNorm.W, b.PostFFNNorm.W = in.Fill(1, D), in.Fill(1, D)
+			b.AttnPostNorm.W, b.FFNNorm.W, b.FFNPostNorm.W = in.Fill(1, D), in.Fill(1, D), in.Fill(1, D)
 			ffn.GateUp, ffn.Down = in.Linear(2*F, D, std, false), in.Linear(D, F, resid, false)
 		case *nn.SwiGLU:
+			b.PreFFNNorm.W = in.Fill(1, D)
 			ffn.Gate, ffn.Up, ffn.Down = in.Linear(F, D, std, false), in.Linear(F, D, std, false), in.Linear(D, F, resid, false)
 		case *nn.MoE:
+			b.PreFFNNorm.W = in.Fill(1, D)
 			E, Fe, Fs := c.Experts, c.ExpertFFN, c.SharedExperts*c.ExpertFFN
 			ffn.Router, ffn.Bias = in.Linear(E, D, std, false), tensor.New(E)
 			ffn.Gate, ffn.Up, ffn.Down = in.Normal(std, E, Fe, D), in.Normal(std, E, Fe, D), in.Normal(resid, E, D, Fe)

@@ -3,23 +3,25 @@
 package glm4
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
 // Model is a GLM-4 (glm4) or GLM-4.5 (glm4moe) transformer. Weights are
-// tagged with their GGUF tensor names; blocks are named "blk.N.". The
-// multi-token-prediction layers after the L blocks are not loaded.
+// declared with their GGUF names and shapes. The multi-token-prediction
+// layers after the L blocks are not loaded.
 type Model struct {
 	Config Config
 
-	Embed      *nn.Embedding `gguf:"token_embd"` // [V, D]
-	Blocks     []Block       // L blocks
-	OutputNorm *nn.RMSNorm   `gguf:"output_norm"`     // [D]
-	Output     *nn.Linear    `gguf:"output,optional"` // [V, D]; tied to Embed when the file has none
+	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
+	Blocks     []Block       `gguf:"blk"` // L blocks
+	OutputNorm *nn.RMSNorm   `gguf:"output_norm" shape:"Embed" card:"γ, final RMSNorm scale"`
+	Output     *nn.Linear    `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"` // tied: a Linear over Embed.W
 }
 
 // Block is one GLM-4 block. glm4's has four norms, around each sublayer:
@@ -33,14 +35,13 @@ type Model struct {
 //	x = x + Attn(RMSNorm(x))            (attn_norm)
 //	x = x + FFN(RMSNorm(x))             (post_attention_norm)
 type Block struct {
-	AttnNorm *nn.RMSNorm `gguf:"attn_norm"` // [D]
-	Attn     nn.Attention
-	// PostAttnNorm normalises the attention's output in glm4, the FFN's
-	// input in glm4moe.
-	PostAttnNorm *nn.RMSNorm `gguf:"post_attention_norm"` // [D]
-	FFNNorm      *nn.RMSNorm `gguf:"ffn_norm,ifset"`      // [D]; glm4 only
-	FFN          nn.Layer    // *MLP (glm4); *nn.SwiGLU or *nn.MoE (glm4moe)
-	PostFFNNorm  *nn.RMSNorm `gguf:"post_ffw_norm,ifset"` // [D]; glm4 only
+	AttnNorm     *nn.RMSNorm `gguf:"attn_norm" shape:"Embed" card:"γ_a, attention input norm scale"`
+	Attn         nn.Attention
+	AttnPostNorm *nn.RMSNorm `gguf:"post_attention_norm,ifset" shape:"Embed" card:"γ̂_a, attention output norm scale"`  // glm4
+	PreFFNNorm   *nn.RMSNorm `gguf:"post_attention_norm,ifset" shape:"Embed" card:"γ_f, feed-forward input norm scale"` // glm4moe: its FFN's input norm
+	FFNNorm      *nn.RMSNorm `gguf:"ffn_norm,ifset" shape:"Embed" card:"γ_f, feed-forward input norm scale"`            // glm4
+	FFN          nn.Layer    `dims:"SharedFFN=SharedExperts*ExpertFFN"`                                                 // *MLP (glm4); *nn.SwiGLU or *nn.MoE (glm4moe)
+	FFNPostNorm  *nn.RMSNorm `gguf:"post_ffw_norm,ifset" shape:"Embed" card:"γ̂_f, feed-forward output norm scale"`     // glm4
 }
 
 // Forward runs the block on x [T, D] with this layer's KV cache.
@@ -49,17 +50,17 @@ func (b *Block) Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor {
 	if b.FFNNorm == nil {
 		// glm4moe: pre-norm, the FFN's norm stored as post_attention_norm
 		x = tensor.Add(x, a)
-		return tensor.Add(x, b.FFN.Forward(b.PostAttnNorm.Forward(x)))
+		return tensor.Add(x, b.FFN.Forward(b.PreFFNNorm.Forward(x)))
 	}
-	x = tensor.Add(x, b.PostAttnNorm.Forward(a))
-	return tensor.Add(x, b.PostFFNNorm.Forward(b.FFN.Forward(b.FFNNorm.Forward(x))))
+	x = tensor.Add(x, b.AttnPostNorm.Forward(a))
+	return tensor.Add(x, b.FFNPostNorm.Forward(b.FFN.Forward(b.FFNNorm.Forward(x))))
 }
 
 // MLP is glm4's SwiGLU, its gate and up projections fused in one matrix:
 // [g; u] = x·W_upᵀ, y = (SiLU(g) ⊙ u)·W_downᵀ.
 type MLP struct {
-	GateUp *nn.Linear `gguf:"ffn_up"`   // [2F, D]: the gate's F rows, then the up projection's
-	Down   *nn.Linear `gguf:"ffn_down"` // [D, F]
+	GateUp *nn.Linear `gguf:"ffn_up" shape:"2*FFN, Embed" card:"W_up, feed-forward gate and up projections, stacked"` // the gate's F rows, then the up projection's
+	Down   *nn.Linear `gguf:"ffn_down" shape:"Embed, FFN" card:"W_down, feed-forward down projection"`
 }
 
 // Forward maps x [T, D] to [T, D].
@@ -76,18 +77,10 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	m := New(c)
-	if err := nn.Load(f, "", m); err != nil {
+	if err := models.LoadWeights(f, c.Arch, m, c); err != nil {
 		return nil, err
 	}
-	for i := range m.Blocks {
-		if err := nn.Load(f, blockPrefix(i), &m.Blocks[i]); err != nil {
-			return nil, err
-		}
-	}
-	if m.Output == nil {
-		m.Output = &nn.Linear{W: m.Embed.W}
-	}
-	return m, m.check()
+	return m, m.checkLayout()
 }
 
 // New returns a model with the shape of c and no weights yet.
@@ -97,20 +90,21 @@ func New(c Config) *Model {
 	m.Blocks = make([]Block, c.Layers)
 	for i := range m.Blocks {
 		b := &m.Blocks[i]
-		b.AttnNorm, b.PostAttnNorm = norm(), norm()
+		b.AttnNorm = norm()
 		// The first RopeDim features of each head turn: in adjacent pairs
 		// in glm4, in NeoX pairs (i, i + RopeDim/2) in glm4moe.
 		b.Attn = nn.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
 			RoPE: &nn.RoPE{Dim: c.RopeDim, Base: c.RopeBase, NeoX: c.MoE()}}
 		if c.QKNorm {
-			b.Attn.QNorm, b.Attn.KNorm = norm(), norm()
+			b.Attn.Norms = nn.HeadNorms{Q: norm(), K: norm()}
 		}
 		switch {
 		case !c.MoE():
-			b.FFNNorm, b.FFN, b.PostFFNNorm = norm(), &MLP{}, norm()
+			b.AttnPostNorm, b.FFNNorm, b.FFN, b.FFNPostNorm = norm(), norm(), &MLP{}, norm()
 		case c.Dense(i):
-			b.FFN = &nn.SwiGLU{}
+			b.PreFFNNorm, b.FFN = norm(), &nn.SwiGLU{}
 		default:
+			b.PreFFNNorm = norm()
 			// Chosen by σ(x·W_rᵀ) + exp_probs_b, weighted by σ alone
 			// (divided by their sum, scaled); shared experts ungated.
 			b.FFN = &nn.MoE{Used: c.ExpertsUsed, Sigmoid: true, Normalize: c.ExpertWeightsNorm,
@@ -154,86 +148,53 @@ func (m *Model) ContextLength() int { return m.Config.ContextLength }
 // MoE returns block i's mixture of experts, or nil in a dense layer.
 func (m *Model) MoE(i int) *nn.MoE { moe, _ := m.Blocks[i].FFN.(*nn.MoE); return moe }
 
-// check verifies every weight's shape against the config, so that a file
-// whose tensors disagree with its metadata fails at load, not mid-forward.
-func (m *Model) check() error {
-	c := m.Config
-	D, F, q, kv := c.Embed, c.FFN, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	errs := []error{
-		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
-		nn.CheckShape("output_norm.weight", m.OutputNorm.W, D),
-		nn.CheckShape("output.weight", m.Output.W, c.VocabSize, D),
+// checkLayout refuses what the shape tags cannot: query, key and value
+// biases in every layer or none (as blk.0), no output bias, per-head query
+// and key norms, and in the MoE layers the choice bias and the shared
+// experts expert_shared_count gives.
+func (m *Model) checkLayout() error {
+	type rule struct {
+		name      string
+		has, want bool
 	}
+	c := m.Config
 	for i := range m.Blocks {
-		b, p := &m.Blocks[i], blockPrefix(i)
-		a := &b.Attn
-		errs = append(errs,
-			nn.CheckShape(p+"attn_norm.weight", b.AttnNorm.W, D),
-			nn.CheckLinear(p+"attn_q", a.Q, q, D),
-			nn.CheckLinear(p+"attn_k", a.K, kv, D),
-			nn.CheckLinear(p+"attn_v", a.V, kv, D),
-			nn.CheckShape(p+"attn_output.weight", a.O.W, D, q),
-			nn.CheckShape(p+"post_attention_norm.weight", b.PostAttnNorm.W, D))
-		switch {
-		case a.Q == nil || a.K == nil || a.V == nil: // reported above
-		case c.QKVBias:
-			errs = append(errs, nn.CheckShape(p+"attn_q.bias", a.Q.B, q), nn.CheckShape(p+"attn_k.bias", a.K.B, kv),
-				nn.CheckShape(p+"attn_v.bias", a.V.B, kv))
-		case a.Q.B != nil || a.K.B != nil || a.V.B != nil:
-			errs = append(errs, fmt.Errorf("tensor %sattn_q.bias: query, key or value biases, where blk.0 has none", p))
+		a := &m.Blocks[i].Attn
+		if err := a.Check(); err != nil { // attn_q, attn_k and attn_v present
+			return fmt.Errorf("glm4: blk.%d: %w", i, err)
 		}
-		if a.O.B != nil {
-			errs = append(errs, fmt.Errorf("tensor %sattn_output.bias: GLM-4's output projection has no bias", p))
+		rules := []rule{
+			{"attn_q.bias", a.Q.B != nil, c.QKVBias}, {"attn_k.bias", a.K.B != nil, c.QKVBias},
+			{"attn_v.bias", a.V.B != nil, c.QKVBias}, {"attn_output.bias", a.O.B != nil, false},
 		}
-		if c.QKNorm {
-			errs = append(errs, nn.CheckShape(p+"attn_q_norm.weight", a.QNorm.W, c.HeadDim),
-				nn.CheckShape(p+"attn_k_norm.weight", a.KNorm.W, c.HeadDim))
+		if moe := m.MoE(i); moe != nil {
+			if err := moe.Check(c.Embed); err != nil { // shared experts complete and ungated
+				return fmt.Errorf("glm4: blk.%d: %w", i, err)
+			}
+			rules = append(rules, rule{"exp_probs_b.bias", moe.Bias != nil, true},
+				rule{"ffn_gate_shexp.weight", moe.SharedGate != nil, c.SharedExperts > 0})
 		}
-		switch ffn := b.FFN.(type) {
-		case *MLP:
-			errs = append(errs,
-				nn.CheckShape(p+"ffn_norm.weight", b.FFNNorm.W, D),
-				nn.CheckLinear(p+"ffn_up", ffn.GateUp, 2*F, D),
-				nn.CheckLinear(p+"ffn_down", ffn.Down, D, F),
-				nn.CheckShape(p+"post_ffw_norm.weight", b.PostFFNNorm.W, D))
-		case *nn.SwiGLU:
-			errs = append(errs,
-				nn.CheckLinear(p+"ffn_gate", ffn.Gate, F, D),
-				nn.CheckLinear(p+"ffn_up", ffn.Up, F, D),
-				nn.CheckLinear(p+"ffn_down", ffn.Down, D, F))
-		case *nn.MoE:
-			E, Fe, Fs := c.Experts, c.ExpertFFN, c.SharedExperts*c.ExpertFFN
-			errs = append(errs,
-				nn.CheckLinear(p+"ffn_gate_inp", ffn.Router, E, D),
-				nn.CheckShape(p+"exp_probs_b.bias", ffn.Bias, E),
-				nn.CheckShape(p+"ffn_gate_exps.weight", ffn.Gate, E, Fe, D),
-				ffn.Check(D))
-			if Fs > 0 {
-				errs = append(errs, nn.CheckLinear(p+"ffn_gate_shexp", ffn.SharedGate, Fs, D))
-			} else if ffn.SharedGate != nil {
-				errs = append(errs, fmt.Errorf("tensor %sffn_gate_shexp.weight: a shared expert, and expert_shared_count is 0", p))
+		for _, r := range rules {
+			switch {
+			case r.want && !r.has:
+				return fmt.Errorf("glm4: tensor blk.%d.%s is missing", i, r.name)
+			case r.has && !r.want:
+				return fmt.Errorf("glm4: tensor blk.%d.%s is present, but the metadata and blk.0 describe a model without it", i, r.name)
 			}
 		}
-	}
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("glm4: %w", err)
+		if c.QKNorm { // the shared shape also allows whole-projection norms
+			if err := errors.Join(nn.CheckShape(fmt.Sprintf("blk.%d.attn_q_norm.weight", i), a.Norms.Q.(*nn.RMSNorm).W, c.HeadDim),
+				nn.CheckShape(fmt.Sprintf("blk.%d.attn_k_norm.weight", i), a.Norms.K.(*nn.RMSNorm).W, c.HeadDim)); err != nil {
+				return fmt.Errorf("glm4: %w", err)
+			}
 		}
 	}
 	return nil
 }
 
-func blockPrefix(i int) string { return fmt.Sprintf("blk.%d.", i) }
-
 // Weights returns every weight tensor under its GGUF name, each once (a tied
 // output head is listed as token_embd.weight only).
-func (m *Model) Weights() []nn.Named {
-	all := nn.Collect("", m)
-	for i := range m.Blocks {
-		all = append(all, nn.Collect(blockPrefix(i), &m.Blocks[i])...)
-	}
-	return nn.Unique(all)
-}
+func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

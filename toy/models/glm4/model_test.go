@@ -175,10 +175,19 @@ func TestNewRandomRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: the loaded model's logits differ", c.Arch)
 		}
-		// The card describes the configuration and reads back as it.
-		cfg, err := card.Parse(m.Card().Render())
+		// The card describes the configuration and reads back as it, and
+		// counts the weights the model holds.
+		k := m.Card()
+		cfg, err := card.Parse(k.Render())
 		if err != nil || !reflect.DeepEqual(cfg, c) {
 			t.Errorf("%s: card parses to %+v (%v), want %+v", c.Arch, cfg, err, c)
+		}
+		var n int64
+		for _, w := range m.Weights() {
+			n += int64(w.T.Len())
+		}
+		if k.ParamCount != n {
+			t.Errorf("%s: the card counts %d parameters, the weights hold %d", c.Arch, k.ParamCount, n)
 		}
 	}
 }

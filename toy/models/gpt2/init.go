@@ -42,7 +42,7 @@ func NewRandom(c Config, seed uint64) *Model {
 }
 
 func init() {
-	f := builtin.Family([]string{"gpt2"}, Load, NewRandom, cardFromHeader, ConfigFromCard)
+	f := builtin.Family([]string{"gpt2"}, Load, NewRandom, cardFromHeader, nil)
 	f.Sized = func(s models.Shape) any {
 		return Config{VocabSize: s.VocabSize, ContextLength: s.ContextLength, Embed: s.Embed, Layers: s.Layers,
 			FFN: cmp.Or(s.FFN, 4*s.Embed), Heads: s.Heads, NormEps: 1e-5, TiedOutput: true}

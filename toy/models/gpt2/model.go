@@ -6,70 +6,35 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Config holds every hyperparameter of a GPT-2 model.
+// Config holds every hyperparameter of a GPT-2 model, declared with its
+// GGUF key (under "gpt2.") and its card symbol.
 type Config struct {
-	VocabSize     int     // V
-	ContextLength int     // P
-	Embed         int     // D
-	Layers        int     // L
-	FFN           int     // F
-	Heads         int     // H
-	NormEps       float32 // LayerNorm ε
-	TiedOutput    bool    // the output head reuses the token embedding (OpenAI's checkpoints do)
+	VocabSize     int     `card:"N_V, vocabulary size"`
+	ContextLength int     `gguf:"context_length" card:"ℓ_max, context length (learned positions)"`
+	Embed         int     `gguf:"embedding_length" card:"d_e, model width"`
+	Layers        int     `gguf:"block_count" card:"L, layers"`
+	FFN           int     `gguf:"feed_forward_length" card:"d_mlp, feed-forward width"`
+	Heads         int     `gguf:"attention.head_count" card:"H, attention heads, each d_e/H wide"`
+	NormEps       float32 `gguf:"attention.layer_norm_epsilon" card:"ε, LayerNorm epsilon"`
+	TiedOutput    bool    `card:"tied, the unembedding is the token embedding (W_u = W_eᵀ)"` // as in OpenAI's checkpoints
 }
 
 // ConfigFromGGUF reads the configuration from f's metadata (keys "gpt2.*").
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	var c Config
-	if arch, err := f.Architecture(); err != nil {
-		return c, err
-	} else if arch != "gpt2" {
-		return c, fmt.Errorf("gpt2: architecture %q is not gpt2", arch)
-	}
-	for _, k := range []struct {
-		key string
-		dst *int
-	}{
-		{"gpt2.context_length", &c.ContextLength},
-		{"gpt2.embedding_length", &c.Embed},
-		{"gpt2.block_count", &c.Layers},
-		{"gpt2.feed_forward_length", &c.FFN},
-		{"gpt2.attention.head_count", &c.Heads},
-	} {
-		v, err := f.Uint32(k.key)
-		if err != nil {
-			return c, err
-		}
-		*k.dst = int(v)
-	}
-	var err error
-	if c.NormEps, err = f.Float32("gpt2.attention.layer_norm_epsilon"); err != nil {
+	if err := models.ReadConfig(f, "gpt2", &c); err != nil {
 		return c, err
 	}
-	emb, err := f.Info("token_embd.weight")
-	if err != nil {
-		return c, err
-	}
-	c.VocabSize = emb.Shape()[0]
-	_, err = f.Info("output.weight")
-	c.TiedOutput = err != nil
 	return c, c.Validate()
 }
 
 // SetMetadata writes the configuration as GGUF metadata (keys "gpt2.*").
-func (c Config) SetMetadata(w *gguf.Writer) {
-	w.SetString("general.architecture", "gpt2")
-	w.SetUint32("gpt2.context_length", uint32(c.ContextLength))
-	w.SetUint32("gpt2.embedding_length", uint32(c.Embed))
-	w.SetUint32("gpt2.block_count", uint32(c.Layers))
-	w.SetUint32("gpt2.feed_forward_length", uint32(c.FFN))
-	w.SetUint32("gpt2.attention.head_count", uint32(c.Heads))
-	w.SetFloat32("gpt2.attention.layer_norm_epsilon", c.NormEps)
-}
+func (c Config) SetMetadata(w *gguf.Writer) { w.SetConfig("gpt2", c) }
 
 // Validate checks that the numbers describe a buildable model.
 func (c Config) Validate() error {
@@ -91,16 +56,15 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Model is GPT-2. Weights are tagged with their GGUF tensor names; blocks are
-// named "blk.N.".
+// Model is GPT-2. Weights are declared with their GGUF names and shapes.
 type Model struct {
 	Config Config
 
-	Embed      *nn.Embedding `gguf:"token_embd"`    // [V, D]
-	Pos        *nn.Embedding `gguf:"position_embd"` // [P, D]
-	Blocks     []nn.Block    // L pre-norm blocks
-	OutputNorm *nn.LayerNorm `gguf:"output_norm"`     // [D]
-	Output     *nn.Linear    `gguf:"output,optional"` // [V, D]; a Linear over Embed.W when tied
+	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
+	Pos        *nn.Embedding `gguf:"position_embd" shape:"ContextLength, Embed" card:"W_p, position embedding"`
+	Blocks     []nn.Block    `gguf:"blk"` // L pre-norm blocks
+	OutputNorm *nn.LayerNorm `gguf:"output_norm" shape:"Embed" card:"γ, final LayerNorm scale"`
+	Output     *nn.Linear    `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"` // tied: a Linear over Embed.W
 }
 
 // Load builds the model from a GGUF file; the weights view the file's memory.
@@ -110,13 +74,7 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	m := New(c)
-	if err := nn.LoadModel(f, m, m.Blocks); err != nil {
-		return nil, err
-	}
-	if m.Output == nil {
-		m.Output = &nn.Linear{W: m.Embed.W}
-	}
-	return m, m.check()
+	return m, models.LoadWeights(f, "gpt2", m, c)
 }
 
 // New returns a model with the shape of c and no weights yet.
@@ -169,50 +127,9 @@ func (m *Model) VocabSize() int { return m.Config.VocabSize }
 // ContextLength returns P.
 func (m *Model) ContextLength() int { return m.Config.ContextLength }
 
-// check verifies every weight's shape against the config.
-func (m *Model) check() error {
-	c := m.Config
-	D, F := c.Embed, c.FFN
-	errs := []error{
-		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
-		nn.CheckShape("position_embd.weight", m.Pos.W, c.ContextLength, D),
-		checkNorm("output_norm", m.OutputNorm, D),
-		nn.CheckLinear("output", m.Output, c.VocabSize, D),
-	}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		mlp := b.FFN.(*nn.MLP)
-		p := fmt.Sprintf("blk.%d.", i)
-		errs = append(errs,
-			checkNorm(p+"attn_norm", b.AttnNorm.(*nn.LayerNorm), D),
-			checkNorm(p+"ffn_norm", b.FFNNorm.(*nn.LayerNorm), D),
-			nn.CheckLinear(p+"attn_qkv", b.Attn.QKV, 3*D, D),
-			nn.CheckLinear(p+"attn_output", b.Attn.O, D, D),
-			nn.CheckLinear(p+"ffn_up", mlp.Up, F, D),
-			nn.CheckLinear(p+"ffn_down", mlp.Down, D, F),
-		)
-	}
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("gpt2: %w", err)
-		}
-	}
-	return nil
-}
-
-func checkNorm(name string, n *nn.LayerNorm, d int) error {
-	if err := nn.CheckShape(name+".weight", n.W, d); err != nil {
-		return err
-	}
-	if n.B != nil {
-		return nn.CheckShape(name+".bias", n.B, d)
-	}
-	return nil
-}
-
 // Weights returns every weight tensor under its GGUF name, each once (a tied
 // output head is listed as token_embd.weight only).
-func (m *Model) Weights() []nn.Named { return nn.ModelWeights(m, m.Blocks) }
+func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

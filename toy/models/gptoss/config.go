@@ -8,35 +8,41 @@ import (
 	"math"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Config holds every hyperparameter of a gpt-oss model.
+// Config holds every hyperparameter of a gpt-oss model, declared with its
+// GGUF key (under "gpt-oss.") and its card symbol. The fields without a key
+// are read by hand (readConfig): with defaults that depend on other keys,
+// or only under YaRN.
 type Config struct {
-	VocabSize     int     // V
-	ContextLength int     // trained context length
-	Embed         int     // D
-	Layers        int     // L
-	FFN           int     // F: the width of each expert
-	Experts       int     // E: experts per layer
-	ExpertsUsed   int     // k: experts run per token
-	Heads         int     // H
-	KVHeads       int     // KV
-	HeadDim       int     // Dh
-	RopeDim       int     // features rotated per head (Dh)
-	RopeBase      float32 // θ base
-	NormEps       float32 // RMSNorm ε
-	Window        int     // W: the sliding window of the windowed layers
-	WindowPeriod  int     // layer l is windowed when l mod WindowPeriod < WindowPeriod−1 (2: the even layers)
-
-	// YaRN (Peng et al. 2023) stretches RoPE RopeScaleFactor times past
-	// RopeOrigContext; RopeScaleFactor 0 is none.
-	RopeScaleFactor float32
-	RopeOrigContext int
-	RopeAttnFactor  float32 // GGUF rope.scaling.attn_factor; 0 means 1
-	// YaRN's ramp, from YarnBetaFast down to YarnBetaSlow rotations over
-	// RopeOrigContext (0: llama.cpp's 32 and 1, gpt-oss's own).
-	YarnBetaFast, YarnBetaSlow float32
+	VocabSize     int     `card:"N_V, vocabulary size"`
+	ContextLength int     `gguf:"context_length" card:"ℓ_max, trained context length"`
+	Embed         int     `gguf:"embedding_length" card:"d_e, model width"`
+	Layers        int     `gguf:"block_count" card:"L, layers"`
+	FFN           int     `gguf:"expert_feed_forward_length" card:"d_mlp, width of each expert"`
+	Experts       int     `gguf:"expert_count" card:"N_E, experts per layer"`
+	ExpertsUsed   int     `gguf:"expert_used_count" card:"k, experts run per token"`
+	Heads         int     `gguf:"attention.head_count" card:"H, query heads"`
+	KVHeads       int     `card:"H_kv, key/value heads"`
+	HeadDim       int     `card:"d_h, head width"`
+	RopeDim       int     `card:"d_rope, features rotated per head"`
+	RopeBase      float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
+	// YaRN (Peng et al. 2023) stretches RoPE RopeScale times past
+	// RopeOrigContext (RopeScale 0: none), its ramp from YarnBetaFast down
+	// to YarnBetaSlow rotations over RopeOrigContext (0: llama.cpp's 32 and
+	// 1, gpt-oss's own).
+	RopeScale       float32 `card:"s_rope, YaRN's stretch (0: none)"`
+	RopeOrigContext int     `card:"ℓ_orig, the context YaRN stretches"`
+	RopeAttnFactor  float32 `gguf:"rope.scaling.attn_factor,optional" card:"m_rope, factor on cos and sin (0: 1)"`
+	YarnBetaFast    float32 `gguf:"rope.scaling.yarn_beta_fast,optional" card:"β_fast, YaRN keeps pairs turning more than β_fast times over ℓ_orig (0: 32)"`
+	YarnBetaSlow    float32 `gguf:"rope.scaling.yarn_beta_slow,optional" card:"β_slow, YaRN divides pairs turning fewer than β_slow times by s_rope (0: 1)"`
+	// Layer l attends over a sliding window of Window positions when
+	// l mod WindowPeriod < WindowPeriod−1 (2: the even layers).
+	Window       int     `gguf:"attention.sliding_window" card:"W, sliding window of the windowed layers"`
+	WindowPeriod int     `card:"P, layer l is windowed when l mod P < P − 1"`
+	NormEps      float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"`
 }
 
 // The gated activation's constants (llama.cpp's, gpt-oss's).
@@ -64,32 +70,21 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // readConfig reads the configuration, listing the features the file uses
 // that toy does not run yet (describing a model needs no more).
 func readConfig(f *gguf.File) (Config, []string, error) {
-	var c Config
-	arch, err := f.Architecture()
-	if err != nil {
+	c := Config{RopeBase: 10000, WindowPeriod: 2}
+	if err := models.ReadConfig(f, Arch, &c); err != nil {
 		return c, nil, err
 	}
-	if arch != Arch {
-		return c, nil, fmt.Errorf("gptoss: architecture %q is not gpt-oss", arch)
+	if c.Heads <= 0 || c.Embed <= 0 {
+		return c, nil, fmt.Errorf("gptoss: %d heads, width %d", c.Heads, c.Embed)
 	}
 	m := f.Meta(Arch)
-	d, err := m.Decoder()
-	if err != nil {
-		return c, nil, err
-	}
-	c.ContextLength, c.Embed, c.Layers, c.Heads, c.KVHeads = d.Context, d.Embed, d.Layers, d.Heads, d.KVHeads
-	c.Experts = m.Uint("expert_count")
-	c.ExpertsUsed = m.Uint("expert_used_count")
-	c.FFN = m.Uint("expert_feed_forward_length")
-	c.HeadDim = m.UintOr("attention.key_length", c.Embed/max(c.Heads, 1))
+	m.Uint("feed_forward_length") // required, though the experts' width is expert_feed_forward_length
+	c.KVHeads = m.UintOr("attention.head_count_kv", c.Heads)
+	c.HeadDim = m.UintOr("attention.key_length", c.Embed/c.Heads)
 	c.RopeDim = m.UintOr("rope.dimension_count", c.HeadDim)
-	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")
-	c.RopeBase = m.FloatOr("rope.freq_base", 10000)
-	c.Window = m.Uint("attention.sliding_window")
 	var lacking []string
-	c.WindowPeriod = 2
-	if f.Has(Arch + ".attention.sliding_window_pattern") {
-		if p, err := f.Int(Arch + ".attention.sliding_window_pattern"); err == nil {
+	if m.Has("attention.sliding_window_pattern") {
+		if p, err := f.Int(m.Key("attention.sliding_window_pattern")); err == nil {
 			c.WindowPeriod = p
 		} else {
 			lacking = append(lacking, "a per-layer sliding window pattern")
@@ -98,26 +93,18 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	switch typ := m.StringOr("rope.scaling.type", "none"); {
 	case typ == "yarn":
 		if factor := m.FloatOr("rope.scaling.factor", 0); factor != 0 && factor != 1 {
-			c.RopeScaleFactor = factor
+			c.RopeScale = factor
 			c.RopeOrigContext = m.UintOr("rope.scaling.original_context_length", c.ContextLength)
-			c.YarnBetaFast = m.FloatOr("rope.scaling.yarn_beta_fast", 0)
-			c.YarnBetaSlow = m.FloatOr("rope.scaling.yarn_beta_slow", 0)
 		}
 	case typ != "none":
 		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q", typ))
 	}
-	c.RopeAttnFactor = m.FloatOr("rope.scaling.attn_factor", 0)
 	if m.FloatOr("rope.freq_base_swa", c.RopeBase) != c.RopeBase {
 		lacking = append(lacking, "a RoPE base of its own for the windowed layers")
 	}
 	if err := m.Err(); err != nil {
 		return c, nil, err
 	}
-	emb, err := f.Info("token_embd.weight")
-	if err != nil {
-		return c, nil, err
-	}
-	c.VocabSize = emb.Shape()[0]
 	return c, lacking, c.Validate()
 }
 
@@ -143,9 +130,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("gptoss: RMSNorm epsilon %g", c.NormEps)
 	case c.Window < 0 || c.WindowPeriod < 0 || c.WindowPeriod > 1024:
 		return fmt.Errorf("gptoss: sliding window %d every %d layers", c.Window, c.WindowPeriod)
-	case !(c.RopeScaleFactor >= 0 && c.RopeScaleFactor < 1e6) || (c.RopeScaleFactor != 0 && c.RopeOrigContext <= 0) ||
+	case !(c.RopeScale >= 0 && c.RopeScale < 1e6) || (c.RopeScale != 0 && c.RopeOrigContext <= 0) ||
 		!(c.YarnBetaFast >= 0 && c.YarnBetaFast < 1e6) || !(c.YarnBetaSlow >= 0 && c.YarnBetaSlow < 1e6):
-		return fmt.Errorf("gptoss: YaRN factor %g over %d positions", c.RopeScaleFactor, c.RopeOrigContext)
+		return fmt.Errorf("gptoss: YaRN factor %g over %d positions", c.RopeScale, c.RopeOrigContext)
 	}
 	return nil
 }
@@ -162,10 +149,10 @@ func (c Config) Windowed(l int) bool {
 // makes YaRN's magnitude), in float32.
 func (c Config) RoPEScaling() tensor.RoPEScaling {
 	s := tensor.RoPEScaling{AttnFactor: c.RopeAttnFactor}
-	if c.RopeScaleFactor == 0 {
+	if c.RopeScale == 0 {
 		return s
 	}
-	s.FreqScale = 1 / c.RopeScaleFactor
+	s.FreqScale = 1 / c.RopeScale
 	s.ExtFactor, s.BetaFast, s.BetaSlow, s.OrigContext = 1, 32, 1, c.RopeOrigContext
 	if c.YarnBetaFast != 0 {
 		s.BetaFast = c.YarnBetaFast
@@ -188,38 +175,19 @@ func (c Config) RoPEScaling() tensor.RoPEScaling {
 // SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys
 // and types (counts uint32, epsilon and RoPE base float32).
 func (c Config) SetMetadata(w *gguf.Writer) {
-	a := Arch
-	w.SetString("general.architecture", a)
-	w.SetUint32(a+".context_length", uint32(c.ContextLength))
-	w.SetUint32(a+".embedding_length", uint32(c.Embed))
-	w.SetUint32(a+".block_count", uint32(c.Layers))
-	w.SetUint32(a+".feed_forward_length", uint32(c.FFN))
-	w.SetUint32(a+".expert_feed_forward_length", uint32(c.FFN))
-	w.SetUint32(a+".expert_count", uint32(c.Experts))
-	w.SetUint32(a+".expert_used_count", uint32(c.ExpertsUsed))
-	w.SetUint32(a+".attention.head_count", uint32(c.Heads))
-	w.SetUint32(a+".attention.head_count_kv", uint32(c.KVHeads))
-	w.SetUint32(a+".attention.key_length", uint32(c.HeadDim))
-	w.SetUint32(a+".attention.value_length", uint32(c.HeadDim))
-	w.SetFloat32(a+".attention.layer_norm_rms_epsilon", c.NormEps)
-	w.SetUint32(a+".attention.sliding_window", uint32(c.Window))
+	a := Arch + "."
+	w.SetConfig(Arch, c)
+	w.SetUint32(a+"feed_forward_length", uint32(c.FFN))
+	w.SetUint32(a+"attention.head_count_kv", uint32(c.KVHeads))
+	w.SetUint32(a+"attention.key_length", uint32(c.HeadDim))
+	w.SetUint32(a+"attention.value_length", uint32(c.HeadDim))
 	if c.WindowPeriod != 2 {
-		w.SetUint32(a+".attention.sliding_window_pattern", uint32(c.WindowPeriod))
+		w.SetUint32(a+"attention.sliding_window_pattern", uint32(c.WindowPeriod))
 	}
-	w.SetUint32(a+".rope.dimension_count", uint32(c.RopeDim))
-	w.SetFloat32(a+".rope.freq_base", c.RopeBase)
-	if c.RopeScaleFactor != 0 {
-		w.SetString(a+".rope.scaling.type", "yarn")
-		w.SetFloat32(a+".rope.scaling.factor", c.RopeScaleFactor)
-		w.SetUint32(a+".rope.scaling.original_context_length", uint32(c.RopeOrigContext))
-	}
-	if c.RopeAttnFactor != 0 {
-		w.SetFloat32(a+".rope.scaling.attn_factor", c.RopeAttnFactor)
-	}
-	if c.YarnBetaFast != 0 {
-		w.SetFloat32(a+".rope.scaling.yarn_beta_fast", c.YarnBetaFast)
-	}
-	if c.YarnBetaSlow != 0 {
-		w.SetFloat32(a+".rope.scaling.yarn_beta_slow", c.YarnBetaSlow)
+	w.SetUint32(a+"rope.dimension_count", uint32(c.RopeDim))
+	if c.RopeScale != 0 {
+		w.SetString(a+"rope.scaling.type", "yarn")
+		w.SetFloat32(a+"rope.scaling.factor", c.RopeScale)
+		w.SetUint32(a+"rope.scaling.original_context_length", uint32(c.RopeOrigContext))
 	}
 }

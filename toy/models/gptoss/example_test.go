@@ -16,7 +16,7 @@ func ExampleNewRandom() {
 	// 2·32·16 embedding and output + 16 final norm, and per layer: 2·16
 	// norms, 818 attention (q 16, k and v 8 wide, biases, 2 sinks), 1732
 	// experts (router with bias, 4 experts of width 8 with biases)
-	fmt.Println("parameters:", cfg.ParamCount(), "tensors:", len(m.Weights()))
+	fmt.Println("parameters:", m.Card().ParamCount, "tensors:", len(m.Weights()))
 
 	cache := m.NewCache(16)
 	logits := m.Forward([]int32{1, 2, 3}, cache) // prefill: [T=3, V=32]

@@ -27,7 +27,8 @@ func NewRandom(c Config, seed uint64) *Model {
 		b.AttnNorm.W, b.MoENorm.W = in.Fill(1, D), in.Fill(1, D)
 		b.Attn.Q, b.Attn.K, b.Attn.V = in.Linear(q, D, std, true), in.Linear(kv, D, std, true), in.Linear(kv, D, std, true)
 		b.Attn.O = in.Linear(D, q, resid, true)
-		b.Attn.Sinks = in.Fill(0, c.Heads)
+		b.Sinks = in.Fill(0, c.Heads)
+		b.Attn.Options.Sinks = b.Sinks
 		moe := b.MoE
 		moe.Router = in.Linear(E, D, std, true)
 		moe.Gate, moe.Up, moe.Down = in.Normal(std, E, F, D), in.Normal(std, E, F, D), in.Normal(resid, E, D, F)
@@ -39,5 +40,5 @@ func NewRandom(c Config, seed uint64) *Model {
 }
 
 func init() {
-	models.Register(builtin.Family([]string{Arch}, Load, NewRandom, cardFromHeader, ConfigFromCard))
+	models.Register(builtin.Family([]string{Arch}, Load, NewRandom, cardFromHeader, nil))
 }

@@ -6,19 +6,20 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is a gpt-oss transformer. Weights are tagged with their GGUF tensor
-// names; blocks are named "blk.N.".
+// Model is a gpt-oss transformer. Weights are declared with their GGUF
+// names and shapes.
 type Model struct {
 	Config Config
 
-	Embed      *nn.Embedding `gguf:"token_embd"` // [V, D]
-	Blocks     []Block       // L pre-norm blocks
-	OutputNorm *nn.RMSNorm   `gguf:"output_norm"` // [D]
-	Output     *nn.Linear    `gguf:"output"`      // [V, D]
+	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
+	Blocks     []Block       `gguf:"blk"` // L pre-norm blocks
+	OutputNorm *nn.RMSNorm   `gguf:"output_norm" shape:"Embed" card:"γ, final RMSNorm scale"`
+	Output     *nn.Linear    `gguf:"output" shape:"VocabSize, Embed" card:"W_u, unembedding"`
 }
 
 // Block is one pre-norm block: attention with sinks, then the experts.
@@ -26,10 +27,11 @@ type Model struct {
 //	x = x + Attn(AttnNorm(x))
 //	x = x + MoE(MoENorm(x))
 type Block struct {
-	AttnNorm *nn.RMSNorm  `gguf:"attn_norm"` // [D]
-	Attn     nn.Attention // Q, K, V, O with biases; Sinks [H]
-	MoENorm  *nn.RMSNorm  `gguf:"post_attention_norm"` // [D]
-	MoE      *nn.MoE      // router and experts with biases, SwiGLUOAI
+	AttnNorm *nn.RMSNorm    `gguf:"attn_norm" shape:"Embed" card:"γ_a, attention input norm scale"`
+	Attn     nn.Attention   // Q, K, V, O with biases; Options.Sinks is Sinks
+	Sinks    *tensor.Tensor `gguf:"attn_sinks.weight,optional" shape:"Heads" card:"s, attention sink logit per head"`
+	MoENorm  *nn.RMSNorm    `gguf:"post_attention_norm" shape:"Embed" card:"γ_f, feed-forward input norm scale"`
+	MoE      *nn.MoE        `dims:"ExpertFFN=FFN"` // router and experts with biases, SwiGLUOAI
 }
 
 // Forward runs the block on x [T, D] with this layer's KV cache.
@@ -45,15 +47,20 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	m := New(c)
-	if err := nn.Load(f, "", m); err != nil {
+	if err := models.LoadWeights(f, Arch, m, c); err != nil {
 		return nil, err
 	}
-	for i := range m.Blocks {
-		if err := nn.Load(f, fmt.Sprintf("blk.%d.", i), &m.Blocks[i]); err != nil {
-			return nil, err
+	for i := range m.Blocks { // what the shape tags cannot say: attn_q, attn_k, attn_v and the sinks are there
+		a := &m.Blocks[i].Attn
+		if err := a.Check(); err != nil {
+			return nil, fmt.Errorf("gptoss: blk.%d: %w", i, err)
 		}
+		if m.Blocks[i].Sinks == nil {
+			return nil, fmt.Errorf("gptoss: tensor blk.%d.attn_sinks.weight is missing", i)
+		}
+		a.Options.Sinks = m.Blocks[i].Sinks
 	}
-	return m, m.check()
+	return m, nil
 }
 
 // New returns a model with the shape of c and no weights yet.
@@ -68,7 +75,7 @@ func New(c Config) *Model {
 			RoPE: &nn.RoPE{Dim: c.RopeDim, Base: c.RopeBase, NeoX: true, Scaling: c.RoPEScaling()},
 		}
 		if c.Windowed(i) {
-			b.Attn.Window = c.Window
+			b.Attn.Options.Window = c.Window
 		}
 		// The k chosen experts weighted by the softmax of their router
 		// logits (llama.cpp's softmax_weight gating: the same choice and
@@ -107,52 +114,8 @@ func (m *Model) VocabSize() int { return m.Config.VocabSize }
 // ContextLength returns the trained context length.
 func (m *Model) ContextLength() int { return m.Config.ContextLength }
 
-// check verifies every weight's shape against the config, so that a file
-// whose tensors disagree with its metadata fails at load, not mid-forward.
-func (m *Model) check() error {
-	c := m.Config
-	D, E, q, kv := c.Embed, c.Experts, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	errs := []error{
-		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
-		nn.CheckShape("output_norm.weight", m.OutputNorm.W, D),
-		nn.CheckLinear("output", m.Output, c.VocabSize, D),
-	}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		a := &b.Attn
-		p := fmt.Sprintf("blk.%d.", i)
-		errs = append(errs,
-			nn.CheckShape(p+"attn_norm.weight", b.AttnNorm.W, D),
-			nn.CheckLinear(p+"attn_q", a.Q, q, D),
-			nn.CheckLinear(p+"attn_k", a.K, kv, D),
-			nn.CheckLinear(p+"attn_v", a.V, kv, D),
-			nn.CheckLinear(p+"attn_output", a.O, D, q),
-			a.Check(),
-			nn.CheckShape(p+"post_attention_norm.weight", b.MoENorm.W, D),
-			nn.CheckLinear(p+"ffn_gate_inp", b.MoE.Router, E, D),
-			nn.CheckShape(p+"ffn_gate_exps.weight", b.MoE.Gate, E, c.FFN, D),
-			b.MoE.Check(D),
-		)
-		if a.Sinks == nil {
-			errs = append(errs, fmt.Errorf("tensor %sattn_sinks.weight is missing", p))
-		}
-	}
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("gptoss: %w", err)
-		}
-	}
-	return nil
-}
-
-// Weights returns every weight tensor under its GGUF name, each once.
-func (m *Model) Weights() []nn.Named {
-	all := nn.Collect("", m)
-	for i := range m.Blocks {
-		all = append(all, nn.Collect(fmt.Sprintf("blk.%d.", i), &m.Blocks[i])...)
-	}
-	return all
-}
+// Weights returns every weight tensor under its GGUF name.
+func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

@@ -19,13 +19,19 @@ func spec(dt tensor.DType) testmodel.Spec {
 		RopeScaling: "yarn", RopeScaleFactor: 4, RopeOrigContext: 16}
 }
 
-func load(t *testing.T, s testmodel.Spec) *gptoss.Model {
+// write writes the test model s and returns its path.
+func write(t *testing.T, s testmodel.Spec) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "m.gguf")
 	if _, err := testmodel.Write(s, path); err != nil {
 		t.Fatal(err)
 	}
-	f, err := gguf.Open(path)
+	return path
+}
+
+func load(t *testing.T, s testmodel.Spec) *gptoss.Model {
+	t.Helper()
+	f, err := gguf.Open(write(t, s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,12 +47,12 @@ func TestLoad(t *testing.T) {
 	m := load(t, spec(tensor.Q8_0))
 	c, b := m.Config, m.Blocks[1]
 	if c.Experts != 4 || c.ExpertsUsed != 2 || c.FFN != 32 || c.HeadDim != 32 || c.Window != 3 || c.WindowPeriod != 2 ||
-		c.RopeScaleFactor != 4 || c.RopeOrigContext != 16 || b.MoE.Gate.DType() != tensor.Q8_0 || b.MoE.GateBias == nil ||
-		b.Attn.Sinks.Len() != 4 || b.Attn.Q.B == nil || b.MoE.Router.B == nil {
+		c.RopeScale != 4 || c.RopeOrigContext != 16 || b.MoE.Gate.DType() != tensor.Q8_0 || b.MoE.GateBias == nil ||
+		b.Attn.Options.Sinks.Len() != 4 || b.Attn.Q.B == nil || b.MoE.Router.B == nil {
 		t.Fatalf("config %+v, block 1 %+v", c, b)
 	}
 	for l, want := range []int{3, 0, 3} { // the even layers are windowed
-		if got := m.Blocks[l].Attn.Window; got != want {
+		if got := m.Blocks[l].Attn.Options.Window; got != want {
 			t.Errorf("layer %d: window %d, want %d", l, got, want)
 		}
 	}
@@ -92,21 +98,42 @@ func TestDecodeMatchesPrefill(t *testing.T) {
 	}
 }
 
-// The card round trip: describe → parse → the same Config.
+// The card round trip: describe → parse → the same Config, and the loaded
+// model's card is the file's. A card counts the weights a model holds.
 func TestCardRoundTrip(t *testing.T) {
-	m := load(t, spec(tensor.F32))
-	got, err := card.Parse(m.Card().Render())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.(gptoss.Config) != m.Config {
-		t.Fatalf("parsed %+v, loaded %+v", got, m.Config)
-	}
-	var n int64
-	for _, w := range m.Weights() {
-		n += int64(w.T.Len())
-	}
-	if n != m.Config.ParamCount() {
-		t.Errorf("ParamCount %d, the weights hold %d", m.Config.ParamCount(), n)
+	for _, dt := range []tensor.DType{tensor.F32, tensor.MXFP4} {
+		path := write(t, spec(dt))
+		file, err := card.Describe(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := card.Parse(file.Render())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := load(t, spec(dt))
+		if got.(gptoss.Config) != m.Config {
+			t.Fatalf("parsed %+v, loaded %+v", got, m.Config)
+		}
+		k := m.Card()
+		k.Name = file.Name
+		if dt == tensor.MXFP4 { // the file says MXFP4_MOE (general.file_type); the weights are mostly Q8_0 by count
+			k.Quant = file.Quant
+		}
+		if k.Render() != file.Render() {
+			t.Errorf("%v: the loaded model's card\n%s\ndiffers from the file's\n%s", dt, k.Render(), file.Render())
+		}
+		if k := gptoss.New(m.Config).Card(); len(k.Params) != 0 || k.ParamCount != 0 {
+			t.Errorf("a model without weights lists %d parameters, %d in all", len(k.Params), k.ParamCount)
+		}
+		for _, m := range []*gptoss.Model{m, gptoss.NewRandom(m.Config, 1)} {
+			var n int64
+			for _, w := range m.Weights() {
+				n += int64(w.T.Len())
+			}
+			if got := m.Card().ParamCount; got != n {
+				t.Errorf("%v: the card counts %d parameters, the weights hold %d", dt, got, n)
+			}
+		}
 	}
 }

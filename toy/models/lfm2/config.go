@@ -1,5 +1,5 @@
-// The flat configuration of an LFM2 model, read from GGUF metadata and
-// tensor shapes.
+// The flat configuration of an LFM2 model, declared with its GGUF keys and
+// its card symbols.
 
 package lfm2
 
@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 )
 
 // Archs lists the GGUF architectures this package loads: LFM2 and its
@@ -21,29 +22,32 @@ var ErrUnsupported = errors.New("lfm2: unsupported model feature")
 // Config holds every hyperparameter of an LFM2 model.
 type Config struct {
 	Arch          string // "lfm2" or "lfm2moe"
-	VocabSize     int    // V
-	ContextLength int    // trained context length
-	Embed         int    // D
-	Layers        int    // L
-	FFN           int    // F
-	Heads         int    // H, in the attention layers
+	VocabSize     int    `card:"N_V, vocabulary size"`
+	ContextLength int    `gguf:"context_length" card:"ℓ_max, trained context length"`
+	Embed         int    `gguf:"embedding_length" card:"d_e, model width"`
+	Layers        int    `gguf:"block_count" card:"L, layers"`
+	FFN           int    `gguf:"feed_forward_length" card:"d_mlp, feed-forward width"`
+	Heads         int    `gguf:"attention.head_count" card:"H, query heads of the attention layers, each d_h = d_e/H wide"`
 	// KVHeads[l] is layer l's key/value heads; 0 makes it a short
 	// convolution layer (GGUF attention.head_count_kv, an array).
 	KVHeads  []int
-	ConvL    int     // the convolution's taps (shortconv.l_cache)
-	RopeBase float32 // θ base
-	NormEps  float32 // RMSNorm ε
+	ConvTaps int     `gguf:"shortconv.l_cache" card:"k, taps of each channel's causal convolution"`
+	RopeBase float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
+	NormEps  float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"`
 	// Window > 0 lets the attention layers see only the Window most recent
-	// positions (attention.sliding_window).
-	Window int
+	// positions.
+	Window int `gguf:"attention.sliding_window,optional" card:"w, the attention layers' sliding window, in positions"`
 
 	// lfm2moe: layers DenseLead … L−1 replace the SwiGLU with a mixture of
 	// Experts SwiGLUs of width ExpertFFN, ExpertsUsed a token, scored by
 	// the sigmoid of the router's logits (Sigmoid; else the softmax),
 	// chosen by the scores plus a per-expert bias, weighted by the scores
 	// renormalised to sum to 1.
-	Experts, ExpertsUsed, ExpertFFN, DenseLead int
-	Sigmoid                                    bool
+	Experts     int  `gguf:"expert_count,optional" card:"E, experts in each mixture layer"`
+	ExpertsUsed int  `gguf:"expert_used_count,optional" card:"k_e, experts run per token"`
+	ExpertFFN   int  `gguf:"expert_feed_forward_length,optional" card:"d_exp, each expert's feed-forward width"`
+	DenseLead   int  `gguf:"leading_dense_block_count,optional" card:"l_0, layers before the first mixture (dense)"`
+	Sigmoid     bool `card:"σ_r, the router's scores are sigmoids (else a softmax)"`
 }
 
 // MoE reports whether layer l's feed-forward layer is the mixture.
@@ -69,24 +73,21 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // readConfig reads the configuration, listing the features the file uses
 // that toy does not run yet (describing a model needs no more).
 func readConfig(f *gguf.File) (Config, []string, error) {
-	var c Config
 	arch, err := f.Architecture()
-	if err != nil {
+	c := Config{Arch: arch, RopeBase: 1000000}
+	switch {
+	case err != nil:
 		return c, nil, err
-	}
-	if !slices.Contains(Archs, arch) {
+	case !slices.Contains(Archs, arch):
 		return c, nil, fmt.Errorf("lfm2: architecture %q is not one of %v", arch, Archs)
 	}
-	c.Arch = arch
+	if err := models.ReadConfig(f, arch, &c); err != nil {
+		return c, nil, err
+	}
 	m := f.Meta(arch)
-	c.ContextLength, c.Embed, c.Layers = m.Uint("context_length"), m.Uint("embedding_length"), m.Uint("block_count")
-	c.FFN, c.Heads, c.ConvL = m.Uint("feed_forward_length"), m.Uint("attention.head_count"), m.Uint("shortconv.l_cache")
-	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")
-	c.RopeBase = m.FloatOr("rope.freq_base", 1000000)
-	c.Window = m.UintOr("attention.sliding_window", 0)
-	if arch == "lfm2moe" {
-		c.Experts, c.ExpertsUsed = m.Uint("expert_count"), m.Uint("expert_used_count")
-		c.ExpertFFN, c.DenseLead = m.Uint("expert_feed_forward_length"), m.UintOr("leading_dense_block_count", 0)
+	if arch == "lfm2" { // the dense model reads no expert keys
+		c.Experts, c.ExpertsUsed, c.ExpertFFN, c.DenseLead = 0, 0, 0, 0
+	} else {
 		switch g := m.Uint("expert_gating_func"); g {
 		case 1:
 		case 2:
@@ -133,11 +134,6 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if err := m.Err(); err != nil {
 		return c, nil, err
 	}
-	emb, err := f.Info("token_embd.weight")
-	if err != nil {
-		return c, nil, err
-	}
-	c.VocabSize = emb.Shape()[0]
 	return c, lacking, c.Validate()
 }
 
@@ -155,8 +151,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("lfm2: %d layers, %d key/value head counts", c.Layers, len(c.KVHeads))
 	case c.Heads <= 0 || c.Embed%c.Heads != 0 || c.HeadDim()%2 != 0:
 		return fmt.Errorf("lfm2: %d heads, width %d", c.Heads, c.Embed)
-	case c.ConvL < 2 || c.ConvL > 64:
-		return fmt.Errorf("lfm2: a convolution of %d taps", c.ConvL)
+	case c.ConvTaps < 2 || c.ConvTaps > 64:
+		return fmt.Errorf("lfm2: a convolution of %d taps", c.ConvTaps)
 	case c.ContextLength <= 0:
 		return fmt.Errorf("lfm2: context length %d", c.ContextLength)
 	case !(c.NormEps > 0 && c.NormEps < 1):
@@ -179,37 +175,20 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys.
+// SetMetadata writes the configuration as GGUF metadata, in llama.cpp's
+// keys: the declared ones, and those a tag cannot say.
 func (c Config) SetMetadata(w *gguf.Writer) {
 	a := c.Arch
-	w.SetString("general.architecture", a)
-	w.SetUint32(a+".context_length", uint32(c.ContextLength))
-	w.SetUint32(a+".embedding_length", uint32(c.Embed))
-	w.SetUint32(a+".block_count", uint32(c.Layers))
-	w.SetUint32(a+".feed_forward_length", uint32(c.FFN))
-	w.SetUint32(a+".attention.head_count", uint32(c.Heads))
+	w.SetConfig(a, c)
 	kv := make([]int32, len(c.KVHeads))
 	for i, n := range c.KVHeads {
 		kv[i] = int32(n)
 	}
 	w.SetInt32s(a+".attention.head_count_kv", kv)
-	w.SetFloat32(a+".attention.layer_norm_rms_epsilon", c.NormEps)
 	w.SetUint32(a+".rope.dimension_count", uint32(c.HeadDim()))
-	w.SetFloat32(a+".rope.freq_base", c.RopeBase)
-	w.SetUint32(a+".shortconv.l_cache", uint32(c.ConvL))
 	w.SetUint32(a+".vocab_size", uint32(c.VocabSize))
-	if c.Window > 0 {
-		w.SetUint32(a+".attention.sliding_window", uint32(c.Window))
-	}
-	if c.Arch == "lfm2moe" {
-		w.SetUint32(a+".expert_count", uint32(c.Experts))
-		w.SetUint32(a+".expert_used_count", uint32(c.ExpertsUsed))
-		w.SetUint32(a+".expert_feed_forward_length", uint32(c.ExpertFFN))
+	if a == "lfm2moe" { // written even when 0, and the gating function 1 (softmax) or 2 (sigmoid)
 		w.SetUint32(a+".leading_dense_block_count", uint32(c.DenseLead))
-		g := uint32(1)
-		if c.Sigmoid {
-			g = 2
-		}
-		w.SetUint32(a+".expert_gating_func", g)
+		w.SetUint32(a+".expert_gating_func", map[bool]uint32{false: 1, true: 2}[c.Sigmoid])
 	}
 }

@@ -21,5 +21,5 @@
 //	T  tokens in this call       V  vocabulary size
 //	D  model width (Embed)       F  feed-forward width
 //	H  query heads               KV key/value heads (per layer)
-//	Dh head width (D/H)          L  the convolution's taps (ConvL)
+//	Dh head width (D/H)          L  the convolution's taps (ConvTaps)
 package lfm2

@@ -8,7 +8,7 @@ import (
 
 func ExampleNewRandom() {
 	cfg := lfm2.Config{Arch: "lfm2", VocabSize: 32, ContextLength: 16, Embed: 16, Layers: 4, FFN: 32, Heads: 2,
-		KVHeads: []int{0, 0, 1, 0}, ConvL: 3, RopeBase: 1e6, NormEps: 1e-5}
+		KVHeads: []int{0, 0, 1, 0}, ConvTaps: 3, RopeBase: 1e6, NormEps: 1e-5}
 	if err := cfg.Validate(); err != nil {
 		panic(err)
 	}

@@ -29,12 +29,12 @@ func NewRandom(c Config, seed uint64) *Model {
 		b.Norm.W, b.FFNNorm.W = in.Fill(1, D), in.Fill(1, D)
 		if s := b.Conv(); s != nil {
 			s.In, s.Out = in.Linear(3*D, D, std, false), in.Linear(D, D, resid, false)
-			s.Conv = in.Normal(1/math.Sqrt(float64(c.ConvL)), D, c.ConvL)
+			s.Conv = in.Normal(1/math.Sqrt(float64(c.ConvTaps)), D, c.ConvTaps)
 		} else {
 			a, kv := b.Attn(), c.KVHeads[i]*dh
 			a.Q, a.K, a.V = in.Linear(D, D, std, false), in.Linear(kv, D, std, false), in.Linear(kv, D, std, false)
 			a.O = in.Linear(D, D, resid, false)
-			a.QNorm.W, a.KNorm.W = in.Fill(1, dh), in.Fill(1, dh)
+			a.Norms.Q.(*nn.RMSNorm).W, a.Norms.K.(*nn.RMSNorm).W = in.Fill(1, dh), in.Fill(1, dh)
 		}
 		switch ffn := b.FFN.(type) {
 		case *nn.SwiGLU:

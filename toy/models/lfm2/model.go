@@ -6,20 +6,21 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
 // Model is an LFM2 hybrid: short convolutions in most layers, grouped-query
-// attention in the rest. Weights are tagged with their GGUF tensor names;
-// blocks are named "blk.N.".
+// attention in the rest. Weights are declared with their GGUF names and
+// shapes.
 type Model struct {
 	Config Config
 
-	Embed      *nn.Embedding `gguf:"token_embd"` // [V, D]
-	Blocks     []Block       // L pre-norm blocks
-	OutputNorm *nn.RMSNorm   `gguf:"token_embd_norm"` // [D] (llama.cpp's name for the final norm)
-	Output     *nn.Linear    `gguf:"output,optional"` // [V, D]; nil when tied to Embed
+	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
+	Blocks     []Block       `gguf:"blk"`                                                              // L pre-norm blocks
+	OutputNorm *nn.RMSNorm   `gguf:"token_embd_norm" shape:"Embed" card:"γ, final RMSNorm scale"`      // llama.cpp's name for the final norm
+	Output     *nn.Linear    `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"` // tied when absent: a Linear over Embed.W
 }
 
 // Mixer is a block's sequence mixer: *nn.Attention or *ShortConv.
@@ -36,10 +37,10 @@ type Mixer interface {
 // and key heads are RMS-normalised (one weight [Dh] shared by the heads)
 // before RoPE on the two halves of each head.
 type Block struct {
-	Norm    *nn.RMSNorm `gguf:"attn_norm"` // [D]
+	Norm    *nn.RMSNorm `gguf:"attn_norm" shape:"Embed" card:"γ_a, mixer input norm scale"`
 	Mixer   Mixer       // attn_q, attn_k, attn_v, attn_q_norm, attn_k_norm, attn_output, or shortconv.*
-	FFNNorm *nn.RMSNorm `gguf:"ffn_norm"` // [D]
-	FFN     nn.Layer    // *nn.SwiGLU (ffn_gate, ffn_up [F, D], ffn_down [D, F]) or, in lfm2moe, *nn.MoE
+	FFNNorm *nn.RMSNorm `gguf:"ffn_norm" shape:"Embed" card:"γ_f, feed-forward input norm scale"`
+	FFN     nn.Layer    // *nn.SwiGLU (ffn_gate, ffn_up, ffn_down) or, in lfm2moe, *nn.MoE
 }
 
 // Forward runs the block on x [T, D] with this layer's cache (keys and
@@ -62,16 +63,8 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	m := New(c)
-	if err := nn.Load(f, "", m); err != nil {
+	if err := models.LoadWeights(f, "lfm2", m, c); err != nil {
 		return nil, err
-	}
-	for i := range m.Blocks {
-		if err := nn.Load(f, blockPrefix(i), &m.Blocks[i]); err != nil {
-			return nil, err
-		}
-	}
-	if m.Output == nil {
-		m.Output = &nn.Linear{W: m.Embed.W}
 	}
 	return m, m.check()
 }
@@ -91,9 +84,10 @@ func New(c Config) *Model {
 			b.Mixer = &ShortConv{}
 			continue
 		}
-		b.Mixer = &nn.Attention{Heads: c.Heads, KVHeads: c.KVHeads[i], HeadDim: c.HeadDim(), Window: c.Window,
-			RoPE:  &nn.RoPE{Dim: c.HeadDim(), Base: c.RopeBase, NeoX: true},
-			QNorm: &nn.RMSNorm{Eps: c.NormEps}, KNorm: &nn.RMSNorm{Eps: c.NormEps}}
+		b.Mixer = &nn.Attention{Heads: c.Heads, KVHeads: c.KVHeads[i], HeadDim: c.HeadDim(),
+			Options: tensor.AttentionOptions{Window: c.Window},
+			RoPE:    &nn.RoPE{Dim: c.HeadDim(), Base: c.RopeBase, NeoX: true},
+			Norms:   nn.HeadNorms{Q: &nn.RMSNorm{Eps: c.NormEps}, K: &nn.RMSNorm{Eps: c.NormEps}}}
 	}
 	return m
 }
@@ -139,78 +133,34 @@ func (m *Model) VocabSize() int { return m.Config.VocabSize }
 // ContextLength returns the trained context length.
 func (m *Model) ContextLength() int { return m.Config.ContextLength }
 
-// check verifies every weight's shape against the config, so that a file
-// whose tensors disagree with its metadata fails at load, not mid-forward.
+// check verifies what the shape tags cannot say: the attention layers have
+// their own attn_q, attn_k and attn_v, the mixtures their expert bias, and
+// the convolution taps are F32.
 func (m *Model) check() error {
-	c := m.Config
-	D, F, dh := c.Embed, c.FFN, c.HeadDim()
-	errs := []error{
-		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
-		nn.CheckShape("token_embd_norm.weight", m.OutputNorm.W, D),
-		nn.CheckShape("output.weight", m.Output.W, c.VocabSize, D),
-	}
 	for i := range m.Blocks {
 		b := &m.Blocks[i]
-		p := blockPrefix(i)
-		errs = append(errs,
-			nn.CheckShape(p+"attn_norm.weight", b.Norm.W, D),
-			nn.CheckShape(p+"ffn_norm.weight", b.FFNNorm.W, D))
-		switch ffn := b.FFN.(type) {
-		case *nn.SwiGLU:
-			errs = append(errs, nn.CheckLinear(p+"ffn_gate", ffn.Gate, F, D), nn.CheckLinear(p+"ffn_up", ffn.Up, F, D),
-				nn.CheckLinear(p+"ffn_down", ffn.Down, D, F))
-		case *nn.MoE:
-			errs = append(errs, nn.CheckLinear(p+"ffn_gate_inp", ffn.Router, c.Experts, D),
-				nn.CheckShape(p+"ffn_gate_exps.weight", ffn.Gate, c.Experts, c.ExpertFFN, D), ffn.Check(D))
-			if ffn.Bias == nil {
-				errs = append(errs, fmt.Errorf("tensor %sexp_probs_b.bias: missing (LFM2's router needs its expert bias)", p))
-			} else {
-				errs = append(errs, nn.CheckShape(p+"exp_probs_b.bias", ffn.Bias, c.Experts))
-			}
+		var err error
+		switch a, s := b.Attn(), b.Conv(); {
+		case a != nil && a.QKV != nil:
+			err = fmt.Errorf("%w: a fused attn_qkv", ErrUnsupported)
+		case a != nil:
+			err = a.Check()
+		case s.Conv.DType() != tensor.F32:
+			err = fmt.Errorf("tensor shortconv.conv.weight is %v; toy reads the taps as F32", s.Conv.DType())
 		}
-		if s := b.Conv(); s != nil {
-			errs = append(errs,
-				nn.CheckShape(p+"shortconv.conv.weight", s.Conv, D, c.ConvL),
-				nn.CheckLinear(p+"shortconv.in_proj", s.In, 3*D, D),
-				nn.CheckLinear(p+"shortconv.out_proj", s.Out, D, D))
-			if s.Conv != nil && s.Conv.DType() != tensor.F32 {
-				errs = append(errs, fmt.Errorf("tensor %sshortconv.conv.weight is %v; toy reads the taps as F32", p, s.Conv.DType()))
-			}
-			continue
+		if e, ok := b.FFN.(*nn.MoE); ok && e.Bias == nil && err == nil {
+			err = fmt.Errorf("tensor exp_probs_b.bias is missing (LFM2's router needs its expert bias)")
 		}
-		a, kv := b.Attn(), c.KVHeads[i]*dh
-		if a.QKV != nil {
-			errs = append(errs, fmt.Errorf("%w: a fused attn_qkv in layer %d", ErrUnsupported, i))
-			continue
-		}
-		errs = append(errs,
-			nn.CheckLinear(p+"attn_q", a.Q, D, D),
-			nn.CheckLinear(p+"attn_k", a.K, kv, D),
-			nn.CheckLinear(p+"attn_v", a.V, kv, D),
-			nn.CheckLinear(p+"attn_output", a.O, D, D),
-			nn.CheckShape(p+"attn_q_norm.weight", a.QNorm.W, dh),
-			nn.CheckShape(p+"attn_k_norm.weight", a.KNorm.W, dh),
-			a.Check())
-	}
-	for _, err := range errs {
 		if err != nil {
-			return fmt.Errorf("lfm2: %w", err)
+			return fmt.Errorf("lfm2: blk.%d: %w", i, err)
 		}
 	}
 	return nil
 }
 
-func blockPrefix(i int) string { return fmt.Sprintf("blk.%d.", i) }
-
 // Weights returns every weight tensor under its GGUF name, each once (a tied
 // output head is listed as token_embd.weight only).
-func (m *Model) Weights() []nn.Named {
-	all := nn.Collect("", m)
-	for i := range m.Blocks {
-		all = append(all, nn.Collect(blockPrefix(i), &m.Blocks[i])...)
-	}
-	return nn.Unique(all)
-}
+func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/toyml/toy/internal/testmodel"
+	"github.com/toyml/toy/toy/card"
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
@@ -55,10 +56,30 @@ func TestDecodeMatchesPrefill(t *testing.T) {
 	}
 }
 
-// The parameter count is what the model holds; the card round-trips the
-// configuration.
-func TestParamCountAndCard(t *testing.T) {
-	m, err := Load(edited(t, func(*gguf.Writer) {}))
+// The file's card counts and lists the weights the loaded model holds (and
+// is its card); the card round-trips the configuration.
+func TestCard(t *testing.T) {
+	f := edited(t, func(*gguf.Writer) {})
+	m, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := sameCards(t, f, m)
+	cfg, err := ConfigFromCard(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.(Config)
+	if got.Window != 3 || len(got.KVHeads) != 5 || got.KVHeads[4] != 1 || got.ConvTaps != 3 {
+		t.Errorf("card config %+v", got)
+	}
+}
+
+// sameCards checks that the card of file f is that of the model loaded
+// from it, and counts the weights the model holds; it returns the card.
+func sameCards(t *testing.T, f *gguf.File, m *Model) *card.Card {
+	t.Helper()
+	k, err := cardFromHeader(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,17 +87,13 @@ func TestParamCountAndCard(t *testing.T) {
 	for _, w := range m.Weights() {
 		n += int64(w.T.Len())
 	}
-	if n != m.Config.ParamCount() {
-		t.Errorf("ParamCount %d, the model holds %d", m.Config.ParamCount(), n)
+	if k.ParamCount != n {
+		t.Errorf("the card counts %d parameters, the model holds %d", k.ParamCount, n)
 	}
-	cfg, err := ConfigFromCard(m.Card())
-	if err != nil {
-		t.Fatal(err)
+	if got, want := m.Card().Render(), k.Render(); got != want {
+		t.Errorf("the model's card:\n%s\nthe file's:\n%s", got, want)
 	}
-	got := cfg.(Config)
-	if got.Window != 3 || len(got.KVHeads) != 5 || got.KVHeads[4] != 1 || got.ConvL != 3 {
-		t.Errorf("card config %+v", got)
-	}
+	return k
 }
 
 // Metadata that disagrees with the tensors, or asks for what toy lacks, is
@@ -109,29 +126,25 @@ func TestLyingMetadata(t *testing.T) {
 	}
 }
 
-// LFM2-MoE: the mixture layers start at leading_dense_block_count, decoding
-// through the cache gives the prompt's logits, and a gating function other
+// LFM2-MoE: the mixture layers start at leading_dense_block_count, the card
+// is the file's, decoding through the cache gives the prompt's logits, and
+// a gating function other
 // than softmax or sigmoid, or experts in an lfm2 file, are refused.
 func TestMoE(t *testing.T) {
 	s := testmodel.Spec{Name: "moe", Arch: "lfm2moe", DType: tensor.F32, Vocab: "none", VocabSize: 300, Embed: 32, Layers: 4,
 		FFN: 48, Heads: 4, Context: 64, Tied: true, Seed: 9, Experts: 4, ExpertsUsed: 2,
 		Lfm2: &testmodel.Lfm2Spec{KVHeads: []int{0, 2, 0, 2}, ConvL: 3, ExpertFFN: 16, DenseLead: 1}}
-	m, err := Load(testmodel.Edited(t, s, func(*gguf.Writer) {}))
+	f := testmodel.Edited(t, s, func(*gguf.Writer) {})
+	m, err := Load(f)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sameCards(t, f, m)
 	for i, b := range m.Blocks {
 		e, ok := b.FFN.(*nn.MoE)
 		if ok != (i >= 1) || ok && (!e.Sigmoid || !e.Normalize || e.Used != 2 || e.Bias == nil) {
 			t.Fatalf("layer %d: feed-forward %T %+v", i, b.FFN, b.FFN)
 		}
-	}
-	var n int64
-	for _, w := range m.Weights() {
-		n += int64(w.T.Len())
-	}
-	if n != m.Config.ParamCount() {
-		t.Errorf("ParamCount %d, the model holds %d", m.Config.ParamCount(), n)
 	}
 	ids := []int32{5, 17, 200, 3, 9}
 	whole := m.Forward(ids, m.NewCache(8)).Float32s()

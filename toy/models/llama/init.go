@@ -30,7 +30,7 @@ func NewRandom(c Config, seed uint64) *Model {
 		b.Attn.Q, b.Attn.K, b.Attn.V = in.Linear(q, D, std, bias), in.Linear(kv, D, std, bias), in.Linear(kv, D, std, bias)
 		b.Attn.O = in.Linear(D, q, resid, false)
 		if c.QKNorm() {
-			b.Attn.QNorm.W, b.Attn.KNorm.W = in.Fill(1, c.HeadDim), in.Fill(1, c.HeadDim)
+			b.Attn.Norms.Q.(*nn.RMSNorm).W, b.Attn.Norms.K.(*nn.RMSNorm).W = in.Fill(1, c.HeadDim), in.Fill(1, c.HeadDim)
 		}
 		b.FFNNorm.(*nn.RMSNorm).W = in.Fill(1, D)
 		switch ffn := b.FFN.(type) {

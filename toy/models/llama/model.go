@@ -3,28 +3,26 @@
 package llama
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is a Llama-family transformer. Weights are tagged with their GGUF
-// tensor names; blocks are named "blk.N.".
+// Model is a Llama-family transformer. Weights are declared with their GGUF
+// names and shapes.
 type Model struct {
 	Config Config
 
-	Embed      *nn.Embedding `gguf:"token_embd"` // [V, D]
-	Blocks     []nn.Block    // L pre-norm blocks
-	OutputNorm *nn.RMSNorm   `gguf:"output_norm"`     // [D]
-	Output     *nn.Linear    `gguf:"output,optional"` // [V, D]; nil when tied to Embed
-
+	Embed *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
 	// RopeFreqs [RopeDim/2] divides each RoPE pair's angle (Llama 3.1 and
-	// later: long wavelengths stretched for a longer context); nil for
-	// plain RoPE. A constant of the architecture, not a trained weight.
-	RopeFreqs *tensor.Tensor `gguf:"rope_freqs.weight,optional"`
+	// later: long wavelengths stretched for a longer context), read by Load.
+	RopeFreqs  *tensor.Tensor `gguf:"rope_freqs.weight,optional" shape:"RopeDim/2" card:"f, RoPE frequency factors (a constant, not trained)"`
+	Blocks     []nn.Block     `gguf:"blk"` // L pre-norm blocks
+	OutputNorm *nn.RMSNorm    `gguf:"output_norm" shape:"Embed" card:"γ, final RMSNorm scale"`
+	Output     *nn.Linear     `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"` // tied: a Linear over Embed.W
 }
 
 // Load builds the model from a GGUF file; the weights view the file's memory.
@@ -34,14 +32,21 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	m := New(c)
-	if err := nn.LoadModel(f, m, m.Blocks); err != nil {
+	if err := models.LoadWeights(f, c.Arch, m, c); err != nil {
 		return nil, err
 	}
-	if m.Output == nil {
-		m.Output = &nn.Linear{W: m.Embed.W}
+	for i := range m.Blocks {
+		b := &m.Blocks[i]
+		if b.Attn.RoPE != nil {
+			b.Attn.RoPE.Factors = m.RopeFreqs
+		}
+		if moe, ok := b.FFN.(*nn.MoE); ok {
+			if err := moe.Check(c.Embed); err != nil { // a shared expert's gate, say
+				return nil, fmt.Errorf("llama: blk.%d: %w", i, err)
+			}
+		}
 	}
-	m.SetRopeFreqs(m.RopeFreqs)
-	return m, m.check()
+	return m, nil
 }
 
 // New returns a model with the shape of c and no weights yet.
@@ -49,42 +54,37 @@ func New(c Config) *Model {
 	m := &Model{Config: c, OutputNorm: &nn.RMSNorm{Eps: c.NormEps}}
 	m.Blocks = make([]nn.Block, c.Layers)
 	for i := range m.Blocks {
-		m.Blocks[i] = nn.Block{
+		b := &m.Blocks[i]
+		*b = nn.Block{
 			AttnNorm: &nn.RMSNorm{Eps: c.NormEps},
 			Attn: nn.Attention{
-				Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
+				Q: &nn.Linear{}, K: &nn.Linear{}, V: &nn.Linear{}, // set: the file must hold them
+				Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim, Options: tensor.AttentionOptions{Scale: c.AttentionScale},
 				RoPE: &nn.RoPE{Dim: c.RopeDim, Base: c.RopeBase, NeoX: c.RopeNeoX, Scaling: c.RoPEScaling()},
 			},
 			FFNNorm:       &nn.RMSNorm{Eps: c.NormEps},
 			FFN:           &nn.SwiGLU{},
 			ResidualScale: c.ResidualScale,
 		}
-		m.Blocks[i].Attn.Scale = c.AttnScale
-		if c.AttnTemperature != 0 {
-			m.Blocks[i].Attn.Temperature = nn.Temperature{Scale: c.AttnTemperature, Floor: c.RopeOrigContext}
+		if c.AttnTemperature != 0 { // Ministral 3: queries sharpened far into a long context
+			tp := nn.Temperature{Scale: c.AttnTemperature, Floor: c.RopeOrigContext}
+			b.Attn.Then = func(q, k *tensor.Tensor, past int) (*tensor.Tensor, *tensor.Tensor) { return tp.Apply(q, past), k }
 		}
 		if c.NoRoPE(i) {
-			m.Blocks[i].Attn.RoPE = nil
-		}
-		if c.Experts > 0 {
-			m.Blocks[i].FFN = &nn.MoE{Used: c.ExpertsUsed, Normalize: c.NormalizeExperts()}
+			b.Attn.RoPE = nil
 		}
 		if c.QKNorm() {
-			m.Blocks[i].Attn.QNorm, m.Blocks[i].Attn.KNorm = &nn.RMSNorm{Eps: c.NormEps}, &nn.RMSNorm{Eps: c.NormEps}
+			b.Attn.Norms = nn.HeadNorms{Q: &nn.RMSNorm{Eps: c.NormEps}, K: &nn.RMSNorm{Eps: c.NormEps}}
+		}
+		if c.Experts > 0 {
+			moe := &nn.MoE{Used: c.ExpertsUsed, Normalize: c.NormalizeExperts()}
+			if c.SharedFFN > 0 { // then the file must hold the shared expert
+				moe.SharedGate, moe.SharedUp, moe.SharedDown = &nn.Linear{}, &nn.Linear{}, &nn.Linear{}
+			}
+			b.FFN = moe
 		}
 	}
 	return m
-}
-
-// SetRopeFreqs sets the RoPE frequency factors [RopeDim/2] of every block
-// (nil: plain RoPE).
-func (m *Model) SetRopeFreqs(f *tensor.Tensor) {
-	m.RopeFreqs = f
-	for i := range m.Blocks {
-		if r := m.Blocks[i].Attn.RoPE; r != nil {
-			r.Factors = f
-		}
-	}
 }
 
 // Forward runs ids [T] at positions cache.Len() … and returns logits [T, V].
@@ -96,7 +96,7 @@ func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
 // A nil cache runs ids as one whole sequence from position 0 (training).
 func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
 	x := m.Embed.Forward(ids) // [T, D]
-	if s := m.Config.EmbedScale; s != 0 {
+	if s := m.Config.EmbeddingScale; s != 0 {
 		x = tensor.Scale(x, s) // Granite
 	}
 	for i := range m.Blocks {
@@ -126,65 +126,9 @@ func (m *Model) VocabSize() int { return m.Config.VocabSize }
 // ContextLength returns the trained context length.
 func (m *Model) ContextLength() int { return m.Config.ContextLength }
 
-// check verifies every weight's shape against the config, so that a file
-// whose tensors disagree with its metadata fails at load, not mid-forward.
-func (m *Model) check() error {
-	c := m.Config
-	D, F, q, kv := c.Embed, c.FFN, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	errs := []error{
-		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
-		nn.CheckShape("output_norm.weight", m.OutputNorm.W, D),
-		nn.CheckShape("output.weight", m.Output.W, c.VocabSize, D),
-	}
-	switch f := m.RopeFreqs; {
-	case f != nil:
-		errs = append(errs, nn.CheckShape("rope_freqs.weight", f, c.RopeDim/2))
-		if f.DType() != tensor.F32 {
-			errs = append(errs, fmt.Errorf("tensor rope_freqs.weight is %v, want F32", f.DType()))
-		}
-	case c.RopeFreqs:
-		errs = append(errs, errors.New("the configuration asks for RoPE frequency factors, and there is no rope_freqs.weight"))
-	}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		a := &b.Attn
-		p := fmt.Sprintf("blk.%d.", i)
-		errs = append(errs,
-			nn.CheckShape(p+"attn_norm.weight", b.AttnNorm.(*nn.RMSNorm).W, D),
-			nn.CheckShape(p+"ffn_norm.weight", b.FFNNorm.(*nn.RMSNorm).W, D),
-			nn.CheckLinear(p+"attn_q", a.Q, q, D),
-			nn.CheckLinear(p+"attn_k", a.K, kv, D),
-			nn.CheckLinear(p+"attn_v", a.V, kv, D),
-			nn.CheckLinear(p+"attn_output", a.O, D, q),
-		)
-		switch ffn := b.FFN.(type) {
-		case *nn.SwiGLU:
-			errs = append(errs, nn.CheckLinear(p+"ffn_gate", ffn.Gate, F, D), nn.CheckLinear(p+"ffn_up", ffn.Up, F, D),
-				nn.CheckLinear(p+"ffn_down", ffn.Down, D, F))
-		case *nn.MoE:
-			errs = append(errs, ffn.Check(D), nn.CheckLinear(p+"ffn_gate_inp", ffn.Router, c.Experts, D),
-				nn.CheckShape(p+"ffn_gate_exps.weight", ffn.Gate, c.Experts, c.ExpertFFN, D))
-			if (ffn.SharedDown != nil) != (c.SharedFFN > 0) {
-				errs = append(errs, fmt.Errorf("%sffn_down_shexp: present %v, the metadata's shared expert width %d", p, ffn.SharedDown != nil, c.SharedFFN))
-			} else if c.SharedFFN > 0 {
-				errs = append(errs, nn.CheckLinear(p+"ffn_gate_shexp", ffn.SharedGate, c.SharedFFN, D))
-			}
-		}
-		if c.QKNorm() {
-			errs = append(errs, nn.CheckShape(p+"attn_q_norm.weight", a.QNorm.W, c.HeadDim), nn.CheckShape(p+"attn_k_norm.weight", a.KNorm.W, c.HeadDim))
-		}
-	}
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("llama: %w", err)
-		}
-	}
-	return nil
-}
-
 // Weights returns every weight tensor under its GGUF name, each once (a tied
 // output head is listed as token_embd.weight only).
-func (m *Model) Weights() []nn.Named { return nn.ModelWeights(m, m.Blocks) }
+func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

@@ -1,4 +1,5 @@
-// The flat configuration of a Llama 4 model, read from GGUF metadata.
+// The flat configuration of a Llama 4 model, declared with its GGUF keys
+// (under "llama4.") and its card symbols.
 
 package llama4
 
@@ -7,49 +8,55 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Config holds every hyperparameter of a Llama 4 model.
+// Config holds every hyperparameter of a Llama 4 model. Absent from a file,
+// KVHeads is H, HeadDim D/H and RopeBase 10000.
 type Config struct {
-	VocabSize     int     // V
-	ContextLength int     // trained context length
-	Embed         int     // D
-	Layers        int     // L
-	FFN           int     // F: the width of the dense layers' SwiGLU
-	ExpertFFN     int     // F_e: the width of each expert and of the shared expert
-	Experts       int     // E: experts per mixture layer
-	ExpertsUsed   int     // k: experts run per token (1 in Scout and Maverick)
-	MoEPeriod     int     // layer l (from 0) is a mixture when (l+1) mod MoEPeriod = 0; 0: none
-	Heads         int     // H
-	KVHeads       int     // KV
-	HeadDim       int     // Dh, all of it rotated
-	RopeBase      float32 // θ base
-	// RopeBaseChunked is θ of the chunked layers (GGUF rope.freq_base_swa);
-	// 0 means RopeBase.
-	RopeBaseChunked float32
+	VocabSize     int `card:"N_V, vocabulary size"`
+	ContextLength int `gguf:"context_length" card:"ℓ_max, trained context length"`
+	Embed         int `gguf:"embedding_length" card:"d_e, model width"`
+	Layers        int `gguf:"block_count" card:"L, layers"`
+	FFN           int `gguf:"feed_forward_length" card:"d_mlp, width of the dense layers' MLP"`
+	ExpertFFN     int `gguf:"expert_feed_forward_length" card:"d_exp, width of each expert and of the shared expert"`
+	Experts       int `gguf:"expert_count" card:"N_E, experts per mixture layer"`
+	ExpertsUsed   int `gguf:"expert_used_count" card:"k, experts run per token"` // 1 in Scout and Maverick
+	// MoePeriod: layer l (from 0) is a mixture when (l+1) mod MoePeriod = 0; 0: none.
+	MoePeriod int     `gguf:"interleave_moe_layer_step" card:"P_moe, layer l is a mixture when l mod P_moe = 0 (0: none)"`
+	Heads     int     `gguf:"attention.head_count" card:"H, query heads"`
+	KVHeads   int     `gguf:"attention.head_count_kv,optional" card:"H_kv, key/value heads"`
+	HeadDim   int     `gguf:"attention.key_length,optional" card:"d_h, head width, all of it rotated"`
+	RopeBase  float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
+	// ChunkRopeBase is θ of the chunked layers; 0 means RopeBase.
+	ChunkRopeBase float32 `gguf:"rope.freq_base_swa,optional" card:"θ_c, RoPE base of the chunked layers (0: θ_rope)"`
 	// RopeScale, when not 0, divides every RoPE angle (linear scaling, GGUF
 	// rope.scaling.factor). RopeFreqs: the angles are also divided by
 	// per-pair factors, rope_freqs.weight (Llama 3.1's long-context
 	// scaling, which Llama 4's converter writes).
-	RopeScale  float32
-	RopeFreqs  bool
-	NormEps    float32 // RMSNorm ε, also the L2 norm's
-	TiedOutput bool    // the output head reuses the token embedding
+	RopeScale float32 `card:"s_rope, every RoPE angle is divided by s_rope (0: none)"`
+	RopeFreqs bool    `card:"f_rope, pair i's RoPE angle is divided by the frequency factor f[i]"`
 
 	// Interleaved attention, as llama.cpp runs llama4 files (its constants
-	// below; none of them is in the file).
-	NoRoPEPeriod int // layer l has no RoPE when (l+1) mod NoRoPEPeriod = 0; 0: no layer has RoPE
-	Chunk        int // Chunk > 0: the chunked layers attend within chunks of Chunk positions
-	ChunkPeriod  int // layer l is chunked when l mod ChunkPeriod < ChunkPeriod−1; 0: every layer
-	// The NoPE layers multiply each query at position p by
-	// 1 + TempScale·ln(⌊(p + TempOffset)/TempFloor⌋ + 1); TempScale 0 is off.
-	TempScale  float32
-	TempFloor  int
-	TempOffset float32
+	// below; none of them is in the file). Layer l has no RoPE when (l+1)
+	// mod NoRopePeriod = 0 (NoRopePeriod 0: no layer has RoPE); with Chunk
+	// > 0, layer l attends within chunks of Chunk positions when l mod
+	// ChunkPeriod < ChunkPeriod−1 (ChunkPeriod 0: every layer). The NoPE
+	// layers multiply each query at position p by 1 + TempScale·ln(⌊(p +
+	// TempOffset)/TempFloor⌋ + 1); TempScale 0 is off.
+	NoRopePeriod int     `card:"P_nope, layer l has no RoPE when l mod P_nope = 0 (0: no layer has RoPE)"`
+	Chunk        int     `card:"c, the chunked layers attend within chunks of c positions (0: none)"`
+	ChunkPeriod  int     `card:"P_c, layer l is chunked when (l − 1) mod P_c < P_c − 1 (0: every layer)"`
+	TempScale    float32 `card:"τ, the NoPE layers' attention temperature (0: none)"`
+	TempFloor    int     `card:"n_τ, the temperature's step, in positions"`
+	TempOffset   float32 `card:"o_τ, the temperature counts positions from o_τ"`
 	// L2Norm RMS-normalises each query and key head of the RoPE layers
 	// after RoPE, with no weights (all but the 128-expert Maverick).
-	L2Norm bool
+	L2Norm bool `card:"l2, the RoPE layers RMS-normalise each query and key head after RoPE"`
+
+	NormEps    float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"` // also the L2 norm's
+	TiedOutput bool    `card:"tied, the unembedding is the token embedding (W_u = W_eᵀ)"`
 }
 
 // llama.cpp's constants for llama4 files: Meta's attention_chunk_size,
@@ -58,7 +65,7 @@ type Config struct {
 const (
 	DefaultChunk        = 8192
 	DefaultChunkPeriod  = 4
-	DefaultNoRoPEPeriod = 4
+	DefaultNoRopePeriod = 4
 	DefaultTempScale    = 0.1
 	DefaultTempFloor    = 8192
 	DefaultTempOffset   = 1
@@ -84,27 +91,24 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // features the file uses that toy does not run yet (describing a model
 // needs no more).
 func readConfig(f *gguf.File) (Config, []string, error) {
-	var c Config
-	arch, err := f.Architecture()
-	if err != nil {
+	c := Config{RopeBase: 10000, Chunk: DefaultChunk, ChunkPeriod: DefaultChunkPeriod, NoRopePeriod: DefaultNoRopePeriod,
+		TempScale: DefaultTempScale, TempFloor: DefaultTempFloor, TempOffset: DefaultTempOffset}
+	if err := models.ReadConfig(f, Arch, &c); err != nil {
 		return c, nil, err
-	}
-	if arch != Arch {
-		return c, nil, fmt.Errorf("llama4: architecture %q is not llama4", arch)
 	}
 	m := f.Meta(Arch)
-	d, err := m.Decoder()
-	if err != nil {
-		return c, nil, err
+	if !m.Has("attention.head_count_kv") {
+		c.KVHeads = c.Heads
 	}
-	c.ContextLength, c.Embed, c.Layers, c.FFN, c.Heads, c.KVHeads = d.Context, d.Embed, d.Layers, d.FFN, d.Heads, d.KVHeads
-	c.HeadDim = m.UintOr("attention.key_length", c.Embed/c.Heads)
-	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")
-	c.RopeBase = m.FloatOr("rope.freq_base", 10000)
-	c.Experts = m.Uint("expert_count")
-	c.ExpertsUsed = m.Uint("expert_used_count")
-	c.ExpertFFN = m.Uint("expert_feed_forward_length")
-	c.MoEPeriod = m.Uint("interleave_moe_layer_step")
+	if !m.Has("attention.key_length") {
+		c.HeadDim = c.Embed / max(c.Heads, 1)
+	}
+	if c.ChunkRopeBase == c.RopeBase {
+		c.ChunkRopeBase = 0
+	}
+	c.L2Norm = c.Experts != 128 // llama.cpp: every llama4 but the 17B-128E (Maverick)
+	_, err := f.Info("rope_freqs.weight")
+	c.RopeFreqs = err == nil
 	var lacking []string
 	if m.UintOr("attention.value_length", c.HeadDim) != c.HeadDim || m.UintOr("rope.dimension_count", c.HeadDim) != c.HeadDim {
 		lacking = append(lacking, "value heads or a RoPE width other than the key heads' width")
@@ -117,19 +121,13 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if m.Has("attention.sliding_window") && m.Uint("attention.sliding_window") == 0 {
 		lacking = append(lacking, "llama4 without chunked attention (attention.sliding_window 0)")
 	}
-	c.Chunk, c.ChunkPeriod, c.NoRoPEPeriod = DefaultChunk, DefaultChunkPeriod, DefaultNoRoPEPeriod
-	c.TempScale, c.TempFloor, c.TempOffset = DefaultTempScale, DefaultTempFloor, DefaultTempOffset
-	if f.Has(Arch + ".attention.sliding_window_pattern") {
-		if p, err := f.Int(Arch + ".attention.sliding_window_pattern"); err == nil {
+	if m.Has("attention.sliding_window_pattern") {
+		if p, err := f.Int(m.Key("attention.sliding_window_pattern")); err == nil {
 			c.ChunkPeriod = p
 		} else {
 			lacking = append(lacking, "a per-layer chunking pattern")
 		}
 	}
-	if b := m.FloatOr("rope.freq_base_swa", c.RopeBase); b != c.RopeBase {
-		c.RopeBaseChunked = b
-	}
-	c.L2Norm = c.Experts != 128 // llama.cpp: every llama4 but the 17B-128E (Maverick)
 	factor := m.FloatOr("rope.scaling.factor", m.FloatOr("rope.scale_linear", 0))
 	switch typ := m.StringOr("rope.scaling.type", "linear"); {
 	case typ == "none" || factor == 0 || factor == 1:
@@ -144,15 +142,6 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if err := m.Err(); err != nil {
 		return c, nil, err
 	}
-	emb, err := f.Info("token_embd.weight")
-	if err != nil {
-		return c, nil, err
-	}
-	c.VocabSize = emb.Shape()[0]
-	_, err = f.Info("output.weight")
-	c.TiedOutput = err != nil
-	_, err = f.Info("rope_freqs.weight")
-	c.RopeFreqs = err == nil
 	return c, lacking, c.Validate()
 }
 
@@ -166,8 +155,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("llama4: width %d, feed-forward width %d, expert width %d", c.Embed, c.FFN, c.ExpertFFN)
 	case c.Experts <= 0 || c.Experts > tensor.MaxExperts || c.ExpertsUsed <= 0 || c.ExpertsUsed > c.Experts:
 		return fmt.Errorf("llama4: %d experts used of %d", c.ExpertsUsed, c.Experts)
-	case c.Layers <= 0 || c.Layers > 1024 || c.MoEPeriod < 0 || c.MoEPeriod > 1024:
-		return fmt.Errorf("llama4: %d layers, a mixture every %d", c.Layers, c.MoEPeriod)
+	case c.Layers <= 0 || c.Layers > 1024 || c.MoePeriod < 0 || c.MoePeriod > 1024:
+		return fmt.Errorf("llama4: %d layers, a mixture every %d", c.Layers, c.MoePeriod)
 	case c.Heads <= 0 || c.KVHeads <= 0 || c.Heads%c.KVHeads != 0:
 		return fmt.Errorf("llama4: %d heads with %d KV heads", c.Heads, c.KVHeads)
 	case c.HeadDim <= 0 || c.HeadDim > big || c.HeadDim%2 != 0:
@@ -176,10 +165,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("llama4: context length %d", c.ContextLength)
 	case !(c.NormEps > 0 && c.NormEps < 1):
 		return fmt.Errorf("llama4: RMSNorm epsilon %g", c.NormEps)
-	case !(c.RopeBase > 0) || !(c.RopeBaseChunked >= 0) || !(c.RopeScale >= 0 && c.RopeScale < 1e6):
-		return fmt.Errorf("llama4: RoPE base %g (chunked layers %g), scale %g", c.RopeBase, c.RopeBaseChunked, c.RopeScale)
-	case c.NoRoPEPeriod < 0 || c.Chunk < 0 || c.ChunkPeriod < 0 || c.NoRoPEPeriod > 1024 || c.ChunkPeriod > 1024:
-		return fmt.Errorf("llama4: no RoPE every %d layers, chunks of %d every %d layers", c.NoRoPEPeriod, c.Chunk, c.ChunkPeriod)
+	case !(c.RopeBase > 0) || !(c.ChunkRopeBase >= 0) || !(c.RopeScale >= 0 && c.RopeScale < 1e6):
+		return fmt.Errorf("llama4: RoPE base %g (chunked layers %g), scale %g", c.RopeBase, c.ChunkRopeBase, c.RopeScale)
+	case c.NoRopePeriod < 0 || c.Chunk < 0 || c.ChunkPeriod < 0 || c.NoRopePeriod > 1024 || c.ChunkPeriod > 1024:
+		return fmt.Errorf("llama4: no RoPE every %d layers, chunks of %d every %d layers", c.NoRopePeriod, c.Chunk, c.ChunkPeriod)
 	case c.TempScale != 0 && (c.TempFloor <= 0 || !(c.TempScale > -1e3 && c.TempScale < 1e3) || !(c.TempOffset >= 0 && c.TempOffset < 1e6)):
 		return fmt.Errorf("llama4: attention temperature %g over %d positions from %g", c.TempScale, c.TempFloor, c.TempOffset)
 	}
@@ -188,8 +177,8 @@ func (c Config) Validate() error {
 
 // UsesRoPE reports whether layer l (from 0) rotates its queries and keys;
 // the others (NoPE) see no positions but the causal mask's (llama.cpp: not
-// when (l+1) mod NoRoPEPeriod = 0).
-func (c Config) UsesRoPE(l int) bool { return c.NoRoPEPeriod > 0 && (l+1)%c.NoRoPEPeriod != 0 }
+// when (l+1) mod NoRopePeriod = 0).
+func (c Config) UsesRoPE(l int) bool { return c.NoRopePeriod > 0 && (l+1)%c.NoRopePeriod != 0 }
 
 // Chunked reports whether layer l attends within chunks of Chunk positions
 // (llama.cpp's chunked SWA layers: l mod P < P − 1; P = 0 chunks every
@@ -199,14 +188,14 @@ func (c Config) Chunked(l int) bool {
 }
 
 // MoE reports whether layer l's feed-forward layer is the mixture of experts
-// (llama.cpp: when (l+1) mod MoEPeriod = 0), not the dense SwiGLU.
-func (c Config) MoE(l int) bool { return c.MoEPeriod > 0 && (l+1)%c.MoEPeriod == 0 }
+// (llama.cpp: when (l+1) mod MoePeriod = 0), not the dense SwiGLU.
+func (c Config) MoE(l int) bool { return c.MoePeriod > 0 && (l+1)%c.MoePeriod == 0 }
 
 // ropeBase is θ of layer l: the chunked layers' own base if the file gives
 // one.
 func (c Config) ropeBase(l int) float32 {
-	if c.Chunked(l) && c.RopeBaseChunked != 0 {
-		return c.RopeBaseChunked
+	if c.Chunked(l) && c.ChunkRopeBase != 0 {
+		return c.ChunkRopeBase
 	}
 	return c.RopeBase
 }
@@ -221,36 +210,19 @@ func (c Config) RoPEScaling() tensor.RoPEScaling {
 }
 
 // SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys
-// and types (counts uint32, epsilon and RoPE base float32). The chunks, the
-// NoPE layers, the temperature and the L2 norm are llama.cpp's constants
-// for the architecture and have no keys: a file written from a Config with
-// other values loads back with llama.cpp's (but for ChunkPeriod).
+// and types. The chunks, the NoPE layers, the temperature and the L2 norm
+// are llama.cpp's constants for the architecture and have no keys: a file
+// written from a Config with other values loads back with llama.cpp's (but
+// for ChunkPeriod).
 func (c Config) SetMetadata(w *gguf.Writer) {
-	a := Arch
-	w.SetString("general.architecture", a)
-	w.SetUint32(a+".context_length", uint32(c.ContextLength))
-	w.SetUint32(a+".embedding_length", uint32(c.Embed))
-	w.SetUint32(a+".block_count", uint32(c.Layers))
-	w.SetUint32(a+".feed_forward_length", uint32(c.FFN))
-	w.SetUint32(a+".expert_feed_forward_length", uint32(c.ExpertFFN))
-	w.SetUint32(a+".expert_count", uint32(c.Experts))
-	w.SetUint32(a+".expert_used_count", uint32(c.ExpertsUsed))
-	w.SetUint32(a+".interleave_moe_layer_step", uint32(c.MoEPeriod))
-	w.SetUint32(a+".attention.head_count", uint32(c.Heads))
-	w.SetUint32(a+".attention.head_count_kv", uint32(c.KVHeads))
-	w.SetUint32(a+".attention.key_length", uint32(c.HeadDim))
-	w.SetUint32(a+".attention.value_length", uint32(c.HeadDim))
-	w.SetFloat32(a+".attention.layer_norm_rms_epsilon", c.NormEps)
+	w.SetConfig(Arch, c)
+	w.SetUint32(Arch+".attention.value_length", uint32(c.HeadDim))
+	w.SetUint32(Arch+".rope.dimension_count", uint32(c.HeadDim))
 	if c.ChunkPeriod != DefaultChunkPeriod {
-		w.SetUint32(a+".attention.sliding_window_pattern", uint32(c.ChunkPeriod))
-	}
-	w.SetUint32(a+".rope.dimension_count", uint32(c.HeadDim))
-	w.SetFloat32(a+".rope.freq_base", c.RopeBase)
-	if c.RopeBaseChunked != 0 {
-		w.SetFloat32(a+".rope.freq_base_swa", c.RopeBaseChunked)
+		w.SetUint32(Arch+".attention.sliding_window_pattern", uint32(c.ChunkPeriod))
 	}
 	if c.RopeScale != 0 {
-		w.SetString(a+".rope.scaling.type", "linear")
-		w.SetFloat32(a+".rope.scaling.factor", c.RopeScale)
+		w.SetString(Arch+".rope.scaling.type", "linear")
+		w.SetFloat32(Arch+".rope.scaling.factor", c.RopeScale)
 	}
 }

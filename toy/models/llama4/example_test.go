@@ -8,8 +8,8 @@ import (
 
 func ExampleNewRandom() {
 	cfg := llama4.Config{VocabSize: 32, ContextLength: 16, Embed: 16, Layers: 4, FFN: 24, ExpertFFN: 8, Experts: 4,
-		ExpertsUsed: 1, MoEPeriod: 2, Heads: 2, KVHeads: 1, HeadDim: 8, RopeBase: 500000, NormEps: 1e-5,
-		NoRoPEPeriod: 4, Chunk: 4, ChunkPeriod: 4, TempScale: 0.1, TempFloor: 4, TempOffset: 1, L2Norm: true}
+		ExpertsUsed: 1, MoePeriod: 2, Heads: 2, KVHeads: 1, HeadDim: 8, RopeBase: 500000, NormEps: 1e-5,
+		NoRopePeriod: 4, Chunk: 4, ChunkPeriod: 4, TempScale: 0.1, TempFloor: 4, TempOffset: 1, L2Norm: true}
 	if err := cfg.Validate(); err != nil {
 		panic(err)
 	}
@@ -18,8 +18,8 @@ func ExampleNewRandom() {
 	// 768 attention (q and o 16 wide, k and v 8); layers 0 and 2 a SwiGLU of
 	// width 24 (1152), layers 1 and 3 the mixture: router 64, 4 experts of
 	// width 8 (1536) and the shared one (384)
-	fmt.Println("parameters:", cfg.ParamCount(), "tensors:", len(m.Weights()))
-	fmt.Println("RoPE in layer 3:", m.Blocks[3].Attn.RoPE != nil, "chunk in layer 0:", m.Blocks[0].Attn.Chunk)
+	fmt.Println("parameters:", m.Card().ParamCount, "tensors:", len(m.Weights()))
+	fmt.Println("RoPE in layer 3:", m.Blocks[3].Attn.RoPE != nil, "chunk in layer 0:", m.Blocks[0].Attn.Options.Chunk)
 
 	cache := m.NewCache(16)
 	logits := m.Forward([]int32{1, 2, 3, 4, 5, 6}, cache) // prefill across a chunk: [T=6, V=32]

@@ -7,24 +7,25 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is a Llama 4 transformer (the text model). Weights are tagged with
-// their GGUF tensor names; blocks are named "blk.N.".
+// Model is a Llama 4 transformer (the text model). Weights are declared
+// with their GGUF names and shapes; the shared expert is ExpertFFN wide.
 type Model struct {
 	Config Config
 
-	Embed      *nn.Embedding `gguf:"token_embd"` // [V, D]
-	Blocks     []nn.Block    // L pre-norm blocks
-	OutputNorm *nn.RMSNorm   `gguf:"output_norm"`     // [D]
-	Output     *nn.Linear    `gguf:"output,optional"` // [V, D]; nil when tied to Embed
+	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
+	Blocks     []nn.Block    `gguf:"blk" dims:"SharedFFN=ExpertFFN"` // L pre-norm blocks
+	OutputNorm *nn.RMSNorm   `gguf:"output_norm" shape:"Embed" card:"γ, final RMSNorm scale"`
+	Output     *nn.Linear    `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"` // tied: a Linear over Embed.W
 
 	// RopeFreqs [Dh/2] divides each RoPE pair's angle (the long-context
 	// scaling of Llama 3.1, which Llama 4 keeps); nil for plain RoPE. A
 	// constant of the architecture, not a trained weight.
-	RopeFreqs *tensor.Tensor `gguf:"rope_freqs.weight,optional"`
+	RopeFreqs *tensor.Tensor `gguf:"rope_freqs.weight,optional" shape:"HeadDim/2" card:"f, RoPE frequency factors (a constant, not trained)"`
 }
 
 // Load builds the model from a GGUF file; the weights view the file's memory.
@@ -34,14 +35,23 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	m := New(c)
-	if err := nn.LoadModel(f, m, m.Blocks); err != nil {
+	if err := models.LoadWeights(f, Arch, m, c); err != nil {
 		return nil, err
 	}
-	if m.Output == nil {
-		m.Output = &nn.Linear{W: m.Embed.W}
-	}
 	m.SetRopeFreqs(m.RopeFreqs)
-	return m, m.check()
+	for i := range m.Blocks { // attn_q, attn_k, attn_v; a mixture's stacks agree, with its shared expert
+		b := &m.Blocks[i]
+		err := b.Attn.Check()
+		if moe, ok := b.FFN.(*nn.MoE); ok && err == nil {
+			if err = moe.Check(c.Embed); err == nil && moe.SharedGate == nil {
+				err = errors.New("tensor ffn_gate_shexp.weight is missing")
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("llama4: blk.%d: %w", i, err)
+		}
+	}
+	return m, nil
 }
 
 // New returns a model with the shape of c and no weights yet. Each block is
@@ -53,10 +63,10 @@ func Load(f *gguf.File) (*Model, error) {
 //   - RoPE layers: RoPE on adjacent pairs, then each head of q and k
 //     RMS-normalised without weights (Config.L2Norm); chunked when
 //     Config.Chunked, seeing only the positions of their own chunk.
-//   - NoPE layers (every NoRoPEPeriod-th): no positions but the causal
+//   - NoPE layers (every NoRopePeriod-th): no positions but the causal
 //     mask's; the queries multiplied by the temperature of their position.
 //
-// and its feed-forward layer a SwiGLU, or in every MoEPeriod-th layer the
+// and its feed-forward layer a SwiGLU, or in every MoePeriod-th layer the
 // mixture: the k experts of the largest router logits, each run on its
 // input weighted by the sigmoid of its logit, plus a shared expert.
 func New(c Config) *Model {
@@ -66,14 +76,18 @@ func New(c Config) *Model {
 		attn := nn.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim}
 		if c.UsesRoPE(i) {
 			attn.RoPE = &nn.RoPE{Dim: c.HeadDim, Base: c.ropeBase(i), Scaling: c.RoPEScaling()}
-			if c.L2Norm {
-				attn.L2NormEps = c.NormEps
+			if c.L2Norm { // each head of q and k of length √Dh after RoPE
+				eps, dh := c.NormEps, c.HeadDim
+				attn.Then = func(q, k *tensor.Tensor, _ int) (*tensor.Tensor, *tensor.Tensor) {
+					return nn.HeadRMS(q, eps, dh), nn.HeadRMS(k, eps, dh)
+				}
 			}
-		} else {
-			attn.Temperature = nn.Temperature{Scale: c.TempScale, Floor: c.TempFloor, Offset: c.TempOffset}
+		} else { // attention temperature: queries sharpened far into a long context
+			tp := nn.Temperature{Scale: c.TempScale, Floor: c.TempFloor, Offset: c.TempOffset}
+			attn.Then = func(q, k *tensor.Tensor, past int) (*tensor.Tensor, *tensor.Tensor) { return tp.Apply(q, past), k }
 		}
 		if c.Chunked(i) {
-			attn.Chunk = c.Chunk
+			attn.Options.Chunk = c.Chunk
 		}
 		var ffn nn.Layer = &nn.SwiGLU{}
 		if c.MoE(i) {
@@ -127,56 +141,9 @@ func (m *Model) VocabSize() int { return m.Config.VocabSize }
 // ContextLength returns the trained context length.
 func (m *Model) ContextLength() int { return m.Config.ContextLength }
 
-// check verifies every weight's shape against the config, so that a file
-// whose tensors disagree with its metadata fails at load, not mid-forward.
-func (m *Model) check() error {
-	c := m.Config
-	D, F, FE, E, q, kv := c.Embed, c.FFN, c.ExpertFFN, c.Experts, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	errs := []error{
-		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
-		nn.CheckShape("output_norm.weight", m.OutputNorm.W, D),
-		nn.CheckShape("output.weight", m.Output.W, c.VocabSize, D),
-	}
-	switch f := m.RopeFreqs; {
-	case f != nil:
-		errs = append(errs, nn.CheckShape("rope_freqs.weight", f, c.HeadDim/2))
-	case c.RopeFreqs:
-		errs = append(errs, errors.New("the configuration asks for RoPE frequency factors, and there is no rope_freqs.weight"))
-	}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		a := &b.Attn
-		p := fmt.Sprintf("blk.%d.", i)
-		errs = append(errs,
-			nn.CheckShape(p+"attn_norm.weight", b.AttnNorm.(*nn.RMSNorm).W, D),
-			nn.CheckLinear(p+"attn_q", a.Q, q, D),
-			nn.CheckLinear(p+"attn_k", a.K, kv, D),
-			nn.CheckLinear(p+"attn_v", a.V, kv, D),
-			nn.CheckLinear(p+"attn_output", a.O, D, q),
-			a.Check(),
-			nn.CheckShape(p+"ffn_norm.weight", b.FFNNorm.(*nn.RMSNorm).W, D),
-		)
-		switch ffn := b.FFN.(type) {
-		case *nn.SwiGLU:
-			errs = append(errs, nn.CheckLinear(p+"ffn_gate", ffn.Gate, F, D), nn.CheckLinear(p+"ffn_up", ffn.Up, F, D),
-				nn.CheckLinear(p+"ffn_down", ffn.Down, D, F))
-		case *nn.MoE:
-			errs = append(errs, nn.CheckLinear(p+"ffn_gate_inp", ffn.Router, E, D),
-				nn.CheckShape(p+"ffn_gate_exps.weight", ffn.Gate, E, FE, D),
-				nn.CheckLinear(p+"ffn_gate_shexp", ffn.SharedGate, FE, D), ffn.Check(D))
-		}
-	}
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("llama4: %w", err)
-		}
-	}
-	return nil
-}
-
 // Weights returns every weight tensor under its GGUF name, each once (a tied
 // output head is listed as token_embd.weight only).
-func (m *Model) Weights() []nn.Named { return nn.ModelWeights(m, m.Blocks) }
+func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

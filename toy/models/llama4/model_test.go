@@ -57,7 +57,7 @@ func loadWith(t *testing.T, s testmodel.Spec, edit func(c *llama4.Config)) *llam
 	}
 	edit(&c)
 	m := llama4.New(c)
-	if err := nn.LoadModel(f, m, m.Blocks); err != nil {
+	if err := nn.Load(f, "", m); err != nil {
 		t.Fatal(err)
 	}
 	m.SetRopeFreqs(m.RopeFreqs)
@@ -67,8 +67,8 @@ func loadWith(t *testing.T, s testmodel.Spec, edit func(c *llama4.Config)) *llam
 func TestLoad(t *testing.T) {
 	m := load(t, spec(tensor.Q8_0))
 	c := m.Config
-	if c.Experts != 4 || c.ExpertsUsed != 2 || c.ExpertFFN != 32 || c.FFN != 96 || c.MoEPeriod != 2 || c.HeadDim != 16 ||
-		c.Chunk != 8192 || c.ChunkPeriod != 4 || c.NoRoPEPeriod != 4 || c.TempScale != 0.1 || c.TempFloor != 8192 ||
+	if c.Experts != 4 || c.ExpertsUsed != 2 || c.ExpertFFN != 32 || c.FFN != 96 || c.MoePeriod != 2 || c.HeadDim != 16 ||
+		c.Chunk != 8192 || c.ChunkPeriod != 4 || c.NoRopePeriod != 4 || c.TempScale != 0.1 || c.TempFloor != 8192 ||
 		c.TempOffset != 1 || !c.L2Norm || !c.RopeFreqs || c.RopeBase != 500000 || m.RopeFreqs == nil {
 		t.Fatalf("config %+v", c)
 	}
@@ -76,9 +76,10 @@ func TestLoad(t *testing.T) {
 		a := b.Attn
 		_, moe := b.FFN.(*nn.MoE)
 		rope, chunk, temp, mix := l != 3, l != 3, l == 3, l%2 == 1
-		if (a.RoPE != nil) != rope || (a.Chunk == 8192) != chunk || (a.Temperature.Scale != 0) != temp ||
-			(a.L2NormEps != 0) != rope || moe != mix || (rope && a.RoPE.Factors != m.RopeFreqs) {
-			t.Errorf("layer %d: RoPE %v, chunk %d, temperature %+v, L2 ε %g, mixture %v", l, a.RoPE != nil, a.Chunk, a.Temperature, a.L2NormEps, moe)
+		// The RoPE layers' L2 norm, the others' temperature: a step after RoPE.
+		if (a.RoPE != nil) != rope || (a.Options.Chunk == 8192) != chunk || (a.Then != nil) != (temp || rope) ||
+			moe != mix || (rope && a.RoPE.Factors != m.RopeFreqs) {
+			t.Errorf("layer %d: RoPE %v, chunk %d, after RoPE %v, mixture %v", l, a.RoPE != nil, a.Options.Chunk, a.Then != nil, moe)
 		}
 		if moe {
 			x := b.FFN.(*nn.MoE)
@@ -96,8 +97,8 @@ func TestMaverickHasNoL2Norm(t *testing.T) {
 	s.Experts = 128
 	m := load(t, s)
 	for l, b := range m.Blocks {
-		if m.Config.L2Norm || b.Attn.L2NormEps != 0 {
-			t.Fatalf("layer %d: L2 norm ε %g with 128 experts", l, b.Attn.L2NormEps)
+		if m.Config.L2Norm || (b.Attn.RoPE != nil && b.Attn.Then != nil) {
+			t.Fatalf("layer %d: an L2 norm after RoPE with 128 experts", l)
 		}
 	}
 }
@@ -173,7 +174,8 @@ func TestChunksAreIndependent(t *testing.T) {
 // The card round trip: describe → parse → the same Config.
 func TestCardRoundTrip(t *testing.T) {
 	m := load(t, spec(tensor.F32))
-	got, err := card.Parse(m.Card().Render())
+	k := m.Card()
+	got, err := card.Parse(k.Render())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +186,7 @@ func TestCardRoundTrip(t *testing.T) {
 	for _, w := range m.Weights() {
 		n += int64(w.T.Len())
 	}
-	if n != m.Config.ParamCount() {
-		t.Errorf("ParamCount %d, the weights hold %d", m.Config.ParamCount(), n)
+	if k.ParamCount != n {
+		t.Errorf("the card counts %d parameters, the weights hold %d", k.ParamCount, n)
 	}
 }

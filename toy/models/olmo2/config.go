@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -17,30 +18,33 @@ const Arch = "olmo2"
 // ErrUnsupported marks files of this family that use features toy lacks.
 var ErrUnsupported = errors.New("olmo2: unsupported model feature")
 
-// Config holds every hyperparameter of an OLMo 2 or Olmo 3 model.
+// Config holds every hyperparameter of an OLMo 2 or Olmo 3 model. Absent
+// from a file, KVHeads is H, RopeBase 10000 and RopeOrigContext the context
+// length.
 type Config struct {
-	VocabSize     int     // V
-	ContextLength int     // trained context length
-	Embed         int     // D
-	Layers        int     // L
-	FFN           int     // F
-	Heads         int     // H
-	KVHeads       int     // KV
-	RopeBase      float32 // θ base (of the global layers)
-	NormEps       float32 // RMSNorm ε
+	VocabSize     int     `card:"N_V, vocabulary size"`
+	ContextLength int     `gguf:"context_length" card:"ℓ_max, trained context length"`
+	Embed         int     `gguf:"embedding_length" card:"d_e, model width"`
+	Layers        int     `gguf:"block_count" card:"L, layers"`
+	FFN           int     `gguf:"feed_forward_length" card:"d_mlp, feed-forward width"`
+	Heads         int     `gguf:"attention.head_count" card:"H, query heads, each d_h = d_e/H wide"`
+	KVHeads       int     `gguf:"attention.head_count_kv,optional" card:"H_kv, key/value heads (grouped-query attention when < H)"`
+	RopeBase      float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"` // of the global layers
+	NormEps       float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"`
 
 	// Olmo 3's local layers: with Window > 0, layer l attends within the
 	// last Window positions when l mod SlidingPattern < SlidingPattern − 1
 	// (every layer when SlidingPattern is 0), and turns unscaled.
-	Window, SlidingPattern int
+	Window         int `gguf:"attention.sliding_window,optional" card:"w, the local layers' sliding window, in positions"`
+	SlidingPattern int `card:"p, layer l is local when l mod p < p − 1 (every layer when p = 0)"` // GGUF attention.sliding_window_pattern, or 4
 
 	// RoPE scaling of the global layers: "" (none), "linear" or "yarn" (over
 	// RopeOrigContext positions); RopeAttnFactor multiplies cos and sin (0
 	// means 1).
-	RopeScaling     string
-	RopeScaleFactor float32
-	RopeOrigContext int
-	RopeAttnFactor  float32
+	RopeScaling     string  `gguf:"rope.scaling.type,optional" card:"scaling, RoPE scaling of the global layers"`
+	RopeScale       float32 `gguf:"rope.scaling.factor,optional" card:"s_rope, the stretch factor (linear: every global RoPE angle is divided by s_rope)"`
+	RopeOrigContext int     `gguf:"rope.scaling.original_context_length,optional" card:"ℓ_orig, context before the stretch"`
+	RopeAttnFactor  float32 `gguf:"rope.scaling.attn_factor,optional" card:"m_rope, the global layers' RoPE cos and sin are multiplied by m_rope"`
 }
 
 // HeadDim returns Dh = D/H.
@@ -60,7 +64,7 @@ func (c Config) RoPE(i int) (s tensor.RoPEScaling) {
 	}
 	s.AttnFactor = c.RopeAttnFactor
 	if c.RopeScaling != "" {
-		s.FreqScale = 1 / c.RopeScaleFactor
+		s.FreqScale = 1 / c.RopeScale
 	}
 	if c.RopeScaling == "yarn" {
 		s.ExtFactor, s.BetaFast, s.BetaSlow, s.OrigContext = 1, 32, 1, c.RopeOrigContext
@@ -82,24 +86,19 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // readConfig reads the configuration, listing the features the file uses
 // that toy does not run yet (describing a model needs no more).
 func readConfig(f *gguf.File) (Config, []string, error) {
-	var c Config
-	arch, err := f.Architecture()
-	if err != nil {
+	c := Config{RopeBase: 10000, RopeScaling: "linear"}
+	if arch, err := f.Architecture(); err != nil {
 		return c, nil, err
-	}
-	if arch != Arch {
+	} else if arch != Arch {
 		return c, nil, fmt.Errorf("olmo2: architecture %q, want %q", arch, Arch)
 	}
-	m := f.Meta(arch)
-	d, err := m.Decoder()
-	if err != nil {
+	if err := models.ReadConfig(f, Arch, &c); err != nil {
 		return c, nil, err
 	}
-	c.ContextLength, c.Embed, c.Layers, c.FFN, c.Heads, c.KVHeads = d.Context, d.Embed, d.Layers, d.FFN, d.Heads, d.KVHeads
-	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")
-	c.RopeBase = m.FloatOr("rope.freq_base", 10000)
-	rot := m.UintOr("rope.dimension_count", c.HeadDim())
-	c.Window = m.UintOr("attention.sliding_window", 0)
+	m := f.Meta(Arch)
+	if !m.Has("attention.head_count_kv") {
+		c.KVHeads = c.Heads
+	}
 	var lacking []string
 	if c.Window > 0 {
 		c.SlidingPattern = 4 // llama.cpp's default
@@ -111,28 +110,23 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 			}
 		}
 	}
-	typ := m.StringOr("rope.scaling.type", "linear")
-	factor := m.FloatOr("rope.scaling.factor", 0)
-	c.RopeAttnFactor = m.FloatOr("rope.scaling.attn_factor", 0)
-	switch {
-	case typ == "none" || factor == 0 || factor == 1:
-	case typ == "linear" || typ == "yarn":
-		c.RopeScaling, c.RopeScaleFactor = typ, factor
-		c.RopeOrigContext = m.UintOr("rope.scaling.original_context_length", c.ContextLength)
-	default:
+	switch typ := c.RopeScaling; {
+	case typ == "none" || c.RopeScale == 0 || c.RopeScale == 1: // the identity
+		c.RopeScaling, c.RopeScale, c.RopeOrigContext = "", 0, 0
+	case typ != "linear" && typ != "yarn":
 		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q", typ))
+		c.RopeScaling, c.RopeScale, c.RopeOrigContext = "", 0, 0
+	case !m.Has("rope.scaling.original_context_length"):
+		c.RopeOrigContext = c.ContextLength
 	}
+	dh := c.Embed / max(c.Heads, 1)
+	rot := m.UintOr("rope.dimension_count", dh)
 	if err := m.Err(); err != nil {
 		return c, nil, err
 	}
-	if rot != c.HeadDim() {
-		return c, nil, fmt.Errorf("olmo2: RoPE over %d features of heads %d wide (they must be equal)", rot, c.HeadDim())
+	if rot != dh {
+		return c, nil, fmt.Errorf("olmo2: RoPE over %d features of heads %d wide (they must be equal)", rot, dh)
 	}
-	emb, err := f.Info("token_embd.weight")
-	if err != nil {
-		return c, nil, err
-	}
-	c.VocabSize = emb.Shape()[0]
 	return c, lacking, c.Validate()
 }
 
@@ -158,8 +152,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("olmo2: window %d every %d layers", c.Window, c.SlidingPattern)
 	case c.RopeScaling != "" && c.RopeScaling != "linear" && c.RopeScaling != "yarn":
 		return fmt.Errorf("olmo2: RoPE scaling %q (toy runs linear and yarn)", c.RopeScaling)
-	case c.RopeScaling != "" && !(c.RopeScaleFactor > 0 && c.RopeScaleFactor < 1e6):
-		return fmt.Errorf("olmo2: RoPE scaling factor %g", c.RopeScaleFactor)
+	case c.RopeScaling != "" && !(c.RopeScale > 0 && c.RopeScale < 1e6) || c.RopeScaling == "" && c.RopeScale != 0:
+		return fmt.Errorf("olmo2: RoPE scaling factor %g", c.RopeScale)
 	case c.RopeScaling == "yarn" && c.RopeOrigContext <= 0:
 		return fmt.Errorf("olmo2: YaRN over an original context of %d", c.RopeOrigContext)
 	case !(c.RopeAttnFactor >= 0 && c.RopeAttnFactor < 100):
@@ -168,29 +162,13 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys.
+// SetMetadata writes the configuration as GGUF metadata, in llama.cpp's
+// keys; the RoPE width (all of each head) and, with a window, its pattern
+// (0 included) too.
 func (c Config) SetMetadata(w *gguf.Writer) {
-	a := Arch
-	w.SetString("general.architecture", a)
-	w.SetUint32(a+".context_length", uint32(c.ContextLength))
-	w.SetUint32(a+".embedding_length", uint32(c.Embed))
-	w.SetUint32(a+".block_count", uint32(c.Layers))
-	w.SetUint32(a+".feed_forward_length", uint32(c.FFN))
-	w.SetUint32(a+".attention.head_count", uint32(c.Heads))
-	w.SetUint32(a+".attention.head_count_kv", uint32(c.KVHeads))
-	w.SetFloat32(a+".attention.layer_norm_rms_epsilon", c.NormEps)
-	w.SetUint32(a+".rope.dimension_count", uint32(c.HeadDim()))
-	w.SetFloat32(a+".rope.freq_base", c.RopeBase)
+	w.SetConfig(Arch, c)
+	w.SetUint32(Arch+".rope.dimension_count", uint32(c.HeadDim()))
 	if c.Window > 0 {
-		w.SetUint32(a+".attention.sliding_window", uint32(c.Window))
-		w.SetUint32(a+".attention.sliding_window_pattern", uint32(c.SlidingPattern))
-	}
-	if c.RopeScaling != "" {
-		w.SetString(a+".rope.scaling.type", c.RopeScaling)
-		w.SetFloat32(a+".rope.scaling.factor", c.RopeScaleFactor)
-		w.SetUint32(a+".rope.scaling.original_context_length", uint32(c.RopeOrigContext))
-	}
-	if c.RopeAttnFactor != 0 {
-		w.SetFloat32(a+".rope.scaling.attn_factor", c.RopeAttnFactor)
+		w.SetUint32(Arch+".attention.sliding_window_pattern", uint32(c.SlidingPattern))
 	}
 }

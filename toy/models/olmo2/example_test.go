@@ -15,7 +15,7 @@ func ExampleNewRandom() {
 	m := olmo2.NewRandom(cfg, 1) // the same seed gives the same weights
 	// 2·32·16 embedding and output + (2·16·16 + 2·8·16) projections + 16 + 8 q/k norms
 	// + 2·16 post norms + 3·32·16 SwiGLU + 16 final norm
-	fmt.Println("parameters:", cfg.ParamCount(), "tensors:", len(m.Weights()))
+	fmt.Println("parameters:", m.Card().ParamCount, "tensors:", len(m.Weights()))
 
 	cache := m.NewCache(16)
 	logits := m.Forward([]int32{1, 2, 3}, cache) // prefill: [T=3, V=32]

@@ -25,7 +25,7 @@ func NewRandom(c Config, seed uint64) *Model {
 	for i := range m.Blocks {
 		b := &m.Blocks[i]
 		b.Attn.Q, b.Attn.K, b.Attn.V = in.Linear(D, D, std, false), in.Linear(kv, D, std, false), in.Linear(kv, D, std, false)
-		b.Attn.QNorm.W, b.Attn.KNorm.W = in.Fill(1, D), in.Fill(1, kv)
+		b.Attn.Norms.Q.(*nn.RMSNorm).W, b.Attn.Norms.K.(*nn.RMSNorm).W = in.Fill(1, D), in.Fill(1, kv)
 		b.Attn.O = in.Linear(D, D, resid, false)
 		b.AttnPostNorm.(*nn.RMSNorm).W = in.Fill(1, D)
 		b.FFN = &nn.SwiGLU{Gate: in.Linear(F, D, std, false), Up: in.Linear(F, D, std, false), Down: in.Linear(D, F, resid, false)}
@@ -37,5 +37,5 @@ func NewRandom(c Config, seed uint64) *Model {
 }
 
 func init() {
-	models.Register(builtin.Family([]string{Arch}, Load, NewRandom, cardFromHeader, ConfigFromCard))
+	models.Register(builtin.Family([]string{Arch}, Load, NewRandom, cardFromHeader, nil))
 }

@@ -3,23 +3,22 @@
 package olmo2
 
 import (
-	"fmt"
-
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is an OLMo 2 or Olmo 3 transformer. Weights are tagged with their
-// GGUF tensor names; blocks are named "blk.N.", each normalising its
-// sublayers' outputs (nn.Block with AttnPostNorm and FFNPostNorm only).
+// Model is an OLMo 2 or Olmo 3 transformer. Weights are declared with their
+// GGUF names and shapes; each block normalises its sublayers' outputs
+// (nn.Block with AttnPostNorm and FFNPostNorm only).
 type Model struct {
 	Config Config
 
-	Embed      *nn.Embedding `gguf:"token_embd"` // [V, D]
-	Blocks     []nn.Block    // L post-norm blocks
-	OutputNorm *nn.RMSNorm   `gguf:"output_norm"` // [D]
-	Output     *nn.Linear    `gguf:"output"`      // [V, D]
+	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
+	Blocks     []nn.Block    `gguf:"blk"` // L post-norm blocks
+	OutputNorm *nn.RMSNorm   `gguf:"output_norm" shape:"Embed" card:"γ, final RMSNorm scale"`
+	Output     *nn.Linear    `gguf:"output" shape:"VocabSize, Embed" card:"W_u, unembedding"`
 }
 
 // Load builds the model from a GGUF file; the weights view the file's memory.
@@ -29,10 +28,7 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	m := New(c)
-	if err := nn.LoadModel(f, m, m.Blocks); err != nil {
-		return nil, err
-	}
-	return m, m.check()
+	return m, models.LoadWeights(f, Arch, m, c)
 }
 
 // New returns a model with the shape of c and no weights yet.
@@ -42,18 +38,19 @@ func New(c Config) *Model {
 	for i := range m.Blocks {
 		m.Blocks[i] = nn.Block{
 			Attn: nn.Attention{
+				Q: &nn.Linear{}, K: &nn.Linear{}, V: &nn.Linear{}, // set: the file must hold them
 				Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim(),
 				// q and k are RMS-normalised whole ([D], [KV·Dh] weights),
 				// then rotated in half-split pairs.
-				QNorm: &nn.RMSNorm{Eps: c.NormEps}, KNorm: &nn.RMSNorm{Eps: c.NormEps},
-				RoPE: &nn.RoPE{Dim: c.HeadDim(), Base: c.RopeBase, NeoX: true, Scaling: c.RoPE(i)},
+				Norms: nn.HeadNorms{Q: &nn.RMSNorm{Eps: c.NormEps}, K: &nn.RMSNorm{Eps: c.NormEps}},
+				RoPE:  &nn.RoPE{Dim: c.HeadDim(), Base: c.RopeBase, NeoX: true, Scaling: c.RoPE(i)},
 			},
 			AttnPostNorm: &nn.RMSNorm{Eps: c.NormEps},
 			FFN:          &nn.SwiGLU{},
 			FFNPostNorm:  &nn.RMSNorm{Eps: c.NormEps},
 		}
 		if c.Sliding(i) {
-			m.Blocks[i].Attn.Window = c.Window
+			m.Blocks[i].Attn.Options.Window = c.Window
 		}
 	}
 	return m
@@ -90,44 +87,8 @@ func (m *Model) VocabSize() int { return m.Config.VocabSize }
 // ContextLength returns the trained context length.
 func (m *Model) ContextLength() int { return m.Config.ContextLength }
 
-// check verifies every weight's shape against the config, so that a file
-// whose tensors disagree with its metadata fails at load, not mid-forward.
-func (m *Model) check() error {
-	c := m.Config
-	D, F, kv := c.Embed, c.FFN, c.KVHeads*c.HeadDim()
-	errs := []error{
-		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
-		nn.CheckShape("output_norm.weight", m.OutputNorm.W, D),
-		nn.CheckLinear("output", m.Output, c.VocabSize, D),
-	}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		a, ffn := &b.Attn, b.FFN.(*nn.SwiGLU)
-		p := fmt.Sprintf("blk.%d.", i)
-		errs = append(errs,
-			nn.CheckLinear(p+"attn_q", a.Q, D, D),
-			nn.CheckLinear(p+"attn_k", a.K, kv, D),
-			nn.CheckLinear(p+"attn_v", a.V, kv, D),
-			nn.CheckShape(p+"attn_q_norm.weight", a.QNorm.W, D),
-			nn.CheckShape(p+"attn_k_norm.weight", a.KNorm.W, kv),
-			nn.CheckLinear(p+"attn_output", a.O, D, D),
-			nn.CheckShape(p+"post_attention_norm.weight", b.AttnPostNorm.(*nn.RMSNorm).W, D),
-			nn.CheckLinear(p+"ffn_gate", ffn.Gate, F, D),
-			nn.CheckLinear(p+"ffn_up", ffn.Up, F, D),
-			nn.CheckLinear(p+"ffn_down", ffn.Down, D, F),
-			nn.CheckShape(p+"post_ffw_norm.weight", b.FFNPostNorm.(*nn.RMSNorm).W, D),
-		)
-	}
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("olmo2: %w", err)
-		}
-	}
-	return nil
-}
-
 // Weights returns every weight tensor under its GGUF name, each once.
-func (m *Model) Weights() []nn.Named { return nn.ModelWeights(m, m.Blocks) }
+func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

@@ -29,8 +29,8 @@ func TestLoadOlmo3(t *testing.T) {
 	}
 	for i, b := range m.Blocks {
 		local := i < 3
-		if (b.Attn.Window == 3) != local || (b.Attn.RoPE.Scaling.FreqScale == 0) != local {
-			t.Errorf("layer %d: window %d, RoPE scaling %+v", i, b.Attn.Window, b.Attn.RoPE.Scaling)
+		if (b.Attn.Options.Window == 3) != local || (b.Attn.RoPE.Scaling.FreqScale == 0) != local {
+			t.Errorf("layer %d: window %d, RoPE scaling %+v", i, b.Attn.Options.Window, b.Attn.RoPE.Scaling)
 		}
 	}
 	// Decoding one token at a time gives the logits of the whole prompt,

@@ -1,4 +1,5 @@
-// The flat configuration of an OLMoE model, read from GGUF metadata.
+// The flat configuration of an OLMoE model, declared with its GGUF keys
+// (under "olmoe.") and its card symbols.
 
 package olmoe
 
@@ -7,23 +8,25 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 )
 
-// Config holds every hyperparameter of an OLMoE model.
+// Config holds every hyperparameter of an OLMoE model. Absent from a file,
+// KVHeads is H, HeadDim D/H, RopeDim Dh and RopeBase 10000.
 type Config struct {
-	VocabSize     int     // V
-	ContextLength int     // trained context length
-	Embed         int     // D
-	Layers        int     // L
-	FFN           int     // F: the width of each expert
-	Experts       int     // E: experts per layer
-	ExpertsUsed   int     // k: experts run per token
-	Heads         int     // H
-	KVHeads       int     // KV (= H in OLMoE-1B-7B)
-	HeadDim       int     // Dh
-	RopeDim       int     // features rotated per head (usually Dh)
-	RopeBase      float32 // θ base
-	NormEps       float32 // RMSNorm ε
+	VocabSize     int     `card:"N_V, vocabulary size"`
+	ContextLength int     `gguf:"context_length" card:"ℓ_max, trained context length"`
+	Embed         int     `gguf:"embedding_length" card:"d_e, model width"`
+	Layers        int     `gguf:"block_count" card:"L, layers"`
+	FFN           int     `gguf:"feed_forward_length" card:"d_exp, width of each expert"`
+	Experts       int     `gguf:"expert_count" card:"N_E, experts per layer"`
+	ExpertsUsed   int     `gguf:"expert_used_count" card:"k, experts run per token"`
+	Heads         int     `gguf:"attention.head_count" card:"H, query heads"`
+	KVHeads       int     `gguf:"attention.head_count_kv,optional" card:"H_kv, key/value heads (grouped-query attention when < H)"` // = H in OLMoE-1B-7B
+	HeadDim       int     `gguf:"attention.key_length,optional" card:"d_h, head width"`
+	RopeDim       int     `gguf:"rope.dimension_count,optional" card:"d_rope, features rotated per head"` // usually Dh
+	RopeBase      float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
+	NormEps       float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"`
 }
 
 // Arch is the GGUF architecture this package loads.
@@ -45,26 +48,25 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // readConfig reads the configuration, listing the features the file uses
 // that toy does not run yet (describing a model needs no more).
 func readConfig(f *gguf.File) (Config, []string, error) {
-	var c Config
-	arch, err := f.Architecture()
-	if err != nil {
+	c := Config{RopeBase: 10000}
+	if arch, err := f.Architecture(); err != nil {
 		return c, nil, err
-	}
-	if arch != Arch {
+	} else if arch != Arch {
 		return c, nil, fmt.Errorf("olmoe: architecture %q is not olmoe", arch)
 	}
-	m := f.Meta(Arch)
-	d, err := m.Decoder()
-	if err != nil {
+	if err := models.ReadConfig(f, Arch, &c); err != nil {
 		return c, nil, err
 	}
-	c.ContextLength, c.Embed, c.Layers, c.FFN, c.Heads, c.KVHeads = d.Context, d.Embed, d.Layers, d.FFN, d.Heads, d.KVHeads
-	c.Experts = m.Uint("expert_count")
-	c.ExpertsUsed = m.Uint("expert_used_count")
-	c.HeadDim = m.UintOr("attention.key_length", c.Embed/c.Heads)
-	c.RopeDim = m.UintOr("rope.dimension_count", c.HeadDim)
-	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")
-	c.RopeBase = m.FloatOr("rope.freq_base", 10000)
+	m := f.Meta(Arch)
+	if !m.Has("attention.head_count_kv") {
+		c.KVHeads = c.Heads
+	}
+	if !m.Has("attention.key_length") {
+		c.HeadDim = c.Embed / max(c.Heads, 1)
+	}
+	if !m.Has("rope.dimension_count") {
+		c.RopeDim = c.HeadDim
+	}
 	var lacking []string
 	if s := m.StringOr("rope.scaling.type", ""); s != "" && s != "none" {
 		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q", s))
@@ -72,11 +74,6 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if err := m.Err(); err != nil {
 		return c, nil, err
 	}
-	emb, err := f.Info("token_embd.weight")
-	if err != nil {
-		return c, nil, err
-	}
-	c.VocabSize = emb.Shape()[0]
 	return c, lacking, c.Validate()
 }
 
@@ -105,23 +102,8 @@ func (c Config) Validate() error {
 }
 
 // SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys
-// and types (counts uint32, epsilon and RoPE base float32).
+// and types; value_length beside key_length, as llama.cpp reads both.
 func (c Config) SetMetadata(w *gguf.Writer) {
-	a := Arch
-	w.SetString("general.architecture", a)
-	w.SetUint32(a+".context_length", uint32(c.ContextLength))
-	w.SetUint32(a+".embedding_length", uint32(c.Embed))
-	w.SetUint32(a+".block_count", uint32(c.Layers))
-	w.SetUint32(a+".feed_forward_length", uint32(c.FFN))
-	w.SetUint32(a+".expert_count", uint32(c.Experts))
-	w.SetUint32(a+".expert_used_count", uint32(c.ExpertsUsed))
-	w.SetUint32(a+".attention.head_count", uint32(c.Heads))
-	w.SetUint32(a+".attention.head_count_kv", uint32(c.KVHeads))
-	w.SetFloat32(a+".attention.layer_norm_rms_epsilon", c.NormEps)
-	w.SetUint32(a+".rope.dimension_count", uint32(c.RopeDim))
-	w.SetFloat32(a+".rope.freq_base", c.RopeBase)
-	if c.HeadDim != c.Embed/c.Heads {
-		w.SetUint32(a+".attention.key_length", uint32(c.HeadDim))
-		w.SetUint32(a+".attention.value_length", uint32(c.HeadDim))
-	}
+	w.SetConfig(Arch, c)
+	w.SetUint32(Arch+".attention.value_length", uint32(c.HeadDim))
 }

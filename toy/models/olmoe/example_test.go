@@ -15,7 +15,7 @@ func ExampleNewRandom() {
 	m := olmoe.NewRandom(cfg, 1) // the same seed gives the same weights
 	// 32·16 embedding + 4·16·16 attention + 2·16 q/k norms + 4·16 router
 	// + 4·3·8·16 experts + 2·16 norms + 16 + 32·16 output
-	fmt.Println("parameters:", cfg.ParamCount(), "tensors:", len(m.Weights()))
+	fmt.Println("parameters:", m.Card().ParamCount, "tensors:", len(m.Weights()))
 
 	cache := m.NewCache(16)
 	logits := m.Forward([]int32{1, 2, 3}, cache) // prefill: [T=3, V=32]

@@ -26,7 +26,7 @@ func NewRandom(c Config, seed uint64) *Model {
 		b := &m.Blocks[i]
 		b.AttnNorm.(*nn.RMSNorm).W = in.Fill(1, D)
 		b.Attn.Q, b.Attn.K, b.Attn.V = in.Linear(q, D, std, false), in.Linear(kv, D, std, false), in.Linear(kv, D, std, false)
-		b.Attn.QNorm.W, b.Attn.KNorm.W = in.Fill(1, q), in.Fill(1, kv)
+		b.Attn.Norms.Q.(*nn.RMSNorm).W, b.Attn.Norms.K.(*nn.RMSNorm).W = in.Fill(1, q), in.Fill(1, kv)
 		b.Attn.O = in.Linear(D, q, resid, false)
 		b.FFNNorm.(*nn.RMSNorm).W = in.Fill(1, D)
 		moe := m.MoE(i)
@@ -39,5 +39,5 @@ func NewRandom(c Config, seed uint64) *Model {
 }
 
 func init() {
-	models.Register(builtin.Family([]string{Arch}, Load, NewRandom, cardFromHeader, ConfigFromCard))
+	models.Register(builtin.Family([]string{Arch}, Load, NewRandom, cardFromHeader, nil))
 }

@@ -1,4 +1,5 @@
-// The flat configuration of a Phi-2 model, read from GGUF metadata.
+// The flat configuration of a Phi-2 model, declared with its GGUF keys
+// (under "phi2.") and its card symbols.
 
 package phi2
 
@@ -7,21 +8,23 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 )
 
-// Config holds every hyperparameter of a Phi-2 model.
+// Config holds every hyperparameter of a Phi-2 model. Absent from a file,
+// KVHeads is H, HeadDim D/H and RopeDim Dh.
 type Config struct {
-	VocabSize     int     // V
-	ContextLength int     // trained context length
-	Embed         int     // D
-	Layers        int     // L
-	FFN           int     // F
-	Heads         int     // H
-	KVHeads       int     // KV (= H in Phi-2 and Phi-1.5)
-	HeadDim       int     // Dh
-	RopeDim       int     // R: features rotated per head, from the first (partial rotary)
-	RopeBase      float32 // θ base
-	NormEps       float32 // LayerNorm ε
+	VocabSize     int     `card:"N_V, vocabulary size"`
+	ContextLength int     `gguf:"context_length" card:"ℓ_max, trained context length"`
+	Embed         int     `gguf:"embedding_length" card:"d_e, model width"`
+	Layers        int     `gguf:"block_count" card:"L, layers"`
+	FFN           int     `gguf:"feed_forward_length" card:"d_mlp, feed-forward width"`
+	Heads         int     `gguf:"attention.head_count" card:"H, query heads"`
+	KVHeads       int     `gguf:"attention.head_count_kv,optional" card:"H_kv, key/value heads (grouped-query attention when < H)"` // H in Phi-2 and Phi-1.5
+	HeadDim       int     `gguf:"attention.key_length,optional" card:"d_h, head width"`
+	RopeDim       int     `gguf:"rope.dimension_count,optional" card:"d_rope, features rotated per head, from the first"` // partial rotary
+	RopeBase      float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
+	NormEps       float32 `gguf:"attention.layer_norm_epsilon" card:"ε, LayerNorm epsilon"`
 }
 
 // Arch is the GGUF architecture this package loads.
@@ -43,24 +46,23 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // readConfig reads the configuration, listing the features the file uses
 // that toy does not run yet (describing a model needs no more).
 func readConfig(f *gguf.File) (Config, []string, error) {
-	var c Config
-	arch, err := f.Architecture()
-	if err != nil {
+	c := Config{RopeBase: 10000}
+	if err := models.ReadConfig(f, Arch, &c); err != nil {
 		return c, nil, err
 	}
-	if arch != Arch {
-		return c, nil, fmt.Errorf("phi2: architecture %q is not phi2", arch)
+	if c.Heads <= 0 || c.Embed <= 0 {
+		return c, nil, fmt.Errorf("phi2: %d heads, width %d", c.Heads, c.Embed)
 	}
 	m := f.Meta(Arch)
-	d, err := m.Decoder()
-	if err != nil {
-		return c, nil, err
+	if !m.Has("attention.head_count_kv") {
+		c.KVHeads = c.Heads
 	}
-	c.ContextLength, c.Embed, c.Layers, c.FFN, c.Heads, c.KVHeads = d.Context, d.Embed, d.Layers, d.FFN, d.Heads, d.KVHeads
-	c.HeadDim = m.UintOr("attention.key_length", c.Embed/c.Heads)
-	c.RopeDim = m.UintOr("rope.dimension_count", c.HeadDim)
-	c.RopeBase = m.FloatOr("rope.freq_base", 10000)
-	c.NormEps = m.Float("attention.layer_norm_epsilon")
+	if !m.Has("attention.key_length") {
+		c.HeadDim = c.Embed / c.Heads
+	}
+	if !m.Has("rope.dimension_count") {
+		c.RopeDim = c.HeadDim
+	}
 	var lacking []string
 	if typ, factor := m.StringOr("rope.scaling.type", "none"), m.FloatOr("rope.scaling.factor", 0); typ != "none" && factor != 0 && factor != 1 {
 		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q by %g", typ, factor))
@@ -68,11 +70,6 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if err := m.Err(); err != nil {
 		return c, nil, err
 	}
-	emb, err := f.Info("token_embd.weight")
-	if err != nil {
-		return c, nil, err
-	}
-	c.VocabSize = emb.Shape()[0]
 	return c, lacking, c.Validate()
 }
 
@@ -101,21 +98,8 @@ func (c Config) Validate() error {
 }
 
 // SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys
-// and types (counts uint32, epsilon and RoPE base float32).
+// and types; value_length beside key_length, as llama.cpp reads both.
 func (c Config) SetMetadata(w *gguf.Writer) {
-	a := Arch
-	w.SetString("general.architecture", a)
-	w.SetUint32(a+".context_length", uint32(c.ContextLength))
-	w.SetUint32(a+".embedding_length", uint32(c.Embed))
-	w.SetUint32(a+".block_count", uint32(c.Layers))
-	w.SetUint32(a+".feed_forward_length", uint32(c.FFN))
-	w.SetUint32(a+".attention.head_count", uint32(c.Heads))
-	w.SetUint32(a+".attention.head_count_kv", uint32(c.KVHeads))
-	w.SetFloat32(a+".attention.layer_norm_epsilon", c.NormEps)
-	w.SetUint32(a+".rope.dimension_count", uint32(c.RopeDim))
-	w.SetFloat32(a+".rope.freq_base", c.RopeBase)
-	if c.HeadDim != c.Embed/c.Heads {
-		w.SetUint32(a+".attention.key_length", uint32(c.HeadDim))
-		w.SetUint32(a+".attention.value_length", uint32(c.HeadDim))
-	}
+	w.SetConfig(Arch, c)
+	w.SetUint32(Arch+".attention.value_length", uint32(c.HeadDim))
 }

@@ -15,7 +15,7 @@ func ExampleNewRandom() {
 	m := phi2.NewRandom(cfg, 1) // the same seed gives the same weights
 	// 32·16 embedding + 2·16 LayerNorm + 17·48 QKV + 17·16 output + 17·64 up + 65·16 down
 	// + 2·16 final LayerNorm + 17·32 head
-	fmt.Println("parameters:", cfg.ParamCount(), "tensors:", len(m.Weights()))
+	fmt.Println("parameters:", m.Card().ParamCount, "tensors:", len(m.Weights()))
 
 	cache := m.NewCache(16)
 	logits := m.Forward([]int32{1, 2, 3}, cache) // prefill: [T=3, V=32]

@@ -6,19 +6,19 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is Phi-2. Weights are tagged with their GGUF tensor names; blocks are
-// named "blk.N.".
+// Model is Phi-2. Weights are declared with their GGUF names and shapes.
 type Model struct {
 	Config Config
 
-	Embed      *nn.Embedding `gguf:"token_embd"` // [V, D]
-	Blocks     []Block       // L parallel blocks
-	OutputNorm *nn.LayerNorm `gguf:"output_norm"` // [D], with a bias
-	Output     *nn.Linear    `gguf:"output"`      // [V, D], with a bias
+	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
+	Blocks     []Block       `gguf:"blk"`                                                       // L parallel blocks
+	OutputNorm *nn.LayerNorm `gguf:"output_norm" shape:"Embed" card:"γ, final LayerNorm scale"` // with a bias
+	Output     *nn.Linear    `gguf:"output" shape:"VocabSize, Embed" card:"W_u, unembedding"`   // with a bias
 }
 
 // Block is the parallel block (Wang & Komatsuzaki 2021, GPT-J): attention
@@ -27,9 +27,9 @@ type Model struct {
 //	h = LayerNorm(x)
 //	x = x + Attn(h) + MLP(h)
 type Block struct {
-	Norm *nn.LayerNorm `gguf:"attn_norm"` // [D], with a bias
+	Norm *nn.LayerNorm `gguf:"attn_norm" shape:"Embed" card:"γ, LayerNorm scale"` // with a bias
 	Attn nn.Attention  // fused attn_qkv or attn_q, attn_k, attn_v, and attn_output, all with biases
-	MLP  nn.MLP        // ffn_up [F, D], ffn_down [D, F], with biases; GELU (tanh)
+	MLP  nn.MLP        // ffn_up, ffn_down, with biases; GELU (tanh)
 }
 
 // Forward runs the block on x [T, D] with this layer's KV cache. The sum is
@@ -46,15 +46,15 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	m := New(c)
-	if err := nn.Load(f, "", m); err != nil {
+	if err := models.LoadWeights(f, Arch, m, c); err != nil {
 		return nil, err
 	}
-	for i := range m.Blocks {
-		if err := nn.Load(f, blockPrefix(i), &m.Blocks[i]); err != nil {
-			return nil, err
+	for i := range m.Blocks { // the fused projection or all three separate ones
+		if err := m.Blocks[i].Attn.Check(); err != nil {
+			return nil, fmt.Errorf("phi2: blk.%d: %w", i, err)
 		}
 	}
-	return m, m.check()
+	return m, nil
 }
 
 // New returns a model with the shape of c and no weights yet.
@@ -104,61 +104,8 @@ func (m *Model) VocabSize() int { return m.Config.VocabSize }
 // ContextLength returns the trained context length.
 func (m *Model) ContextLength() int { return m.Config.ContextLength }
 
-// check verifies every weight's shape against the config, so that a file
-// whose tensors disagree with its metadata fails at load, not mid-forward.
-func (m *Model) check() error {
-	c := m.Config
-	D, F, q, kv := c.Embed, c.FFN, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	errs := []error{
-		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
-		checkNorm("output_norm", m.OutputNorm, D),
-		nn.CheckLinear("output", m.Output, c.VocabSize, D),
-	}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		a := &b.Attn
-		p := blockPrefix(i)
-		errs = append(errs,
-			checkNorm(p+"attn_norm", b.Norm, D),
-			nn.CheckLinear(p+"attn_output", a.O, D, q),
-			nn.CheckLinear(p+"ffn_up", b.MLP.Up, F, D),
-			nn.CheckLinear(p+"ffn_down", b.MLP.Down, D, F),
-		)
-		if a.QKV != nil {
-			errs = append(errs, nn.CheckLinear(p+"attn_qkv", a.QKV, q+2*kv, D))
-		} else {
-			errs = append(errs, nn.CheckLinear(p+"attn_q", a.Q, q, D), nn.CheckLinear(p+"attn_k", a.K, kv, D),
-				nn.CheckLinear(p+"attn_v", a.V, kv, D))
-		}
-	}
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("phi2: %w", err)
-		}
-	}
-	return nil
-}
-
-func checkNorm(name string, n *nn.LayerNorm, d int) error {
-	if err := nn.CheckShape(name+".weight", n.W, d); err != nil {
-		return err
-	}
-	if n.B != nil {
-		return nn.CheckShape(name+".bias", n.B, d)
-	}
-	return nil
-}
-
-func blockPrefix(i int) string { return fmt.Sprintf("blk.%d.", i) }
-
 // Weights returns every weight tensor under its GGUF name.
-func (m *Model) Weights() []nn.Named {
-	ws := nn.Collect("", m)
-	for i := range m.Blocks {
-		ws = append(ws, nn.Collect(blockPrefix(i), &m.Blocks[i])...)
-	}
-	return ws
-}
+func (m *Model) Weights() []nn.Named { return nn.Collect("", m) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

@@ -1,4 +1,5 @@
-// The flat configuration of a Phi-3-family model, read from GGUF metadata.
+// The flat configuration of a Phi-3-family model, declared with its GGUF keys
+// (under "phi3.") and its card symbols.
 
 package phi3
 
@@ -7,31 +8,34 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Config holds every hyperparameter of a Phi-3-family model.
+// Config holds every hyperparameter of a Phi-3-family model. Absent from a
+// file, KVHeads is H, HeadDim D/H, RopeDim Dh, RopeBase 10000 and
+// RopeOrigContext the context length.
 type Config struct {
-	VocabSize     int     // V
-	ContextLength int     // trained context length (131072 for the 128k models)
-	Embed         int     // D
-	Layers        int     // L
-	FFN           int     // F (ffn_up holds 2F rows: gate, then up)
-	Heads         int     // H
-	KVHeads       int     // KV (= H in Phi-3-mini; fewer in Phi-3-medium, Phi-4, Phi-4-mini)
-	HeadDim       int     // Dh
-	RopeDim       int     // R: features rotated per head, from the first (Dh, or 3/4 of it in Phi-4-mini)
-	RopeBase      float32 // θ base
-	NormEps       float32 // RMSNorm ε
-	TiedOutput    bool    // the output head reuses the token embedding (Phi-4-mini)
+	VocabSize     int     `card:"N_V, vocabulary size"`
+	ContextLength int     `gguf:"context_length" card:"ℓ_max, trained context length"` // 131072 for the 128k models
+	Embed         int     `gguf:"embedding_length" card:"d_e, model width"`
+	Layers        int     `gguf:"block_count" card:"L, layers"`
+	FFN           int     `gguf:"feed_forward_length" card:"d_mlp, feed-forward width"` // F (ffn_up holds 2F rows: gate, then up)
+	Heads         int     `gguf:"attention.head_count" card:"H, query heads"`
+	KVHeads       int     `gguf:"attention.head_count_kv,optional" card:"H_kv, key/value heads (grouped-query attention when < H)"`
+	HeadDim       int     `gguf:"attention.key_length,optional" card:"d_h, head width"`
+	RopeDim       int     `gguf:"rope.dimension_count,optional" card:"d_rope, features rotated per head, from the first"` // Dh, or 3/4 of it in Phi-4-mini
+	RopeBase      float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
+	NormEps       float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"`
+	TiedOutput    bool    `card:"tied, the unembedding is the token embedding (W_u = W_eᵀ)"` // Phi-4-mini
 
 	// LongRoPE: with RopeFactors the file holds rope_factors_short and
 	// rope_factors_long [R/2], and a context longer than RopeOrigContext
 	// runs with the long ones (see LongFactors). RopeAttnFactor multiplies
 	// RoPE's cos and sin (0 means 1).
-	RopeFactors     bool
-	RopeOrigContext int
-	RopeAttnFactor  float32
+	RopeFactors     bool    `card:"longrope, LongRoPE: pair i's angle is divided by f_s[i] or f_l[i]"`
+	RopeOrigContext int     `gguf:"rope.scaling.original_context_length,optional" card:"ℓ_orig, original context: a longer context n_ctx runs with f_l"`
+	RopeAttnFactor  float32 `gguf:"rope.scaling.attn_factor,optional" card:"m_rope, RoPE's cos and sin are multiplied by m_rope (0: by 1)"`
 }
 
 // Arch is the GGUF architecture this package loads.
@@ -54,46 +58,33 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // readConfig reads the configuration, listing the features the file uses
 // that toy does not run yet (describing a model needs no more).
 func readConfig(f *gguf.File) (Config, []string, error) {
-	var c Config
-	arch, err := f.Architecture()
-	if err != nil {
+	c := Config{RopeBase: 10000}
+	if err := models.ReadConfig(f, Arch, &c); err != nil {
 		return c, nil, err
-	}
-	if arch != Arch {
-		return c, nil, fmt.Errorf("phi3: architecture %q is not phi3", arch)
 	}
 	m := f.Meta(Arch)
-	d, err := m.Decoder()
-	if err != nil {
-		return c, nil, err
+	if !m.Has("attention.head_count_kv") {
+		c.KVHeads = c.Heads
 	}
-	c.ContextLength, c.Embed, c.Layers, c.FFN, c.Heads, c.KVHeads = d.Context, d.Embed, d.Layers, d.FFN, d.Heads, d.KVHeads
-	c.HeadDim = m.UintOr("attention.key_length", c.Embed/c.Heads)
-	c.RopeDim = m.UintOr("rope.dimension_count", c.HeadDim)
-	c.RopeBase = m.FloatOr("rope.freq_base", 10000)
-	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")
-	c.RopeOrigContext = m.UintOr("rope.scaling.original_context_length", c.ContextLength)
-	c.RopeAttnFactor = m.FloatOr("rope.scaling.attn_factor", 0)
+	if !m.Has("attention.key_length") {
+		c.HeadDim = c.Embed / max(c.Heads, 1)
+	}
+	if !m.Has("rope.dimension_count") {
+		c.RopeDim = c.HeadDim
+	}
+	if !m.Has("rope.scaling.original_context_length") {
+		c.RopeOrigContext = c.ContextLength
+	}
 	var lacking []string
 	// LongRoPE is the factor tensors; a scaling by metadata must be the
 	// identity (llama.cpp would also stretch every angle by a factor).
-	typ, factor := m.StringOr("rope.scaling.type", "longrope"), m.FloatOr("rope.scaling.factor", 0)
-	switch {
-	case typ == "none" || factor == 0 || factor == 1:
-	default:
+	if typ, factor := m.StringOr("rope.scaling.type", "longrope"), m.FloatOr("rope.scaling.factor", 0); typ != "none" && factor != 0 && factor != 1 {
 		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q by %g", typ, factor))
 	}
 	if err := m.Err(); err != nil {
 		return c, nil, err
 	}
-	emb, err := f.Info("token_embd.weight")
-	if err != nil {
-		return c, nil, err
-	}
-	c.VocabSize = emb.Shape()[0]
-	_, err = f.Info("output.weight")
-	c.TiedOutput = err != nil
-	_, err = f.Info("rope_factors_long.weight")
+	_, err := f.Info("rope_factors_long.weight")
 	c.RopeFactors = err == nil
 	return c, lacking, c.Validate()
 }
@@ -138,28 +129,9 @@ func (c Config) Validate() error {
 }
 
 // SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys
-// and types (counts uint32, epsilon and RoPE base float32). The LongRoPE
-// factors are tensors, written with the weights.
+// and types; value_length beside key_length, as llama.cpp reads both. The
+// LongRoPE factors are tensors, written with the weights.
 func (c Config) SetMetadata(w *gguf.Writer) {
-	a := Arch
-	w.SetString("general.architecture", a)
-	w.SetUint32(a+".context_length", uint32(c.ContextLength))
-	w.SetUint32(a+".embedding_length", uint32(c.Embed))
-	w.SetUint32(a+".block_count", uint32(c.Layers))
-	w.SetUint32(a+".feed_forward_length", uint32(c.FFN))
-	w.SetUint32(a+".attention.head_count", uint32(c.Heads))
-	w.SetUint32(a+".attention.head_count_kv", uint32(c.KVHeads))
-	w.SetFloat32(a+".attention.layer_norm_rms_epsilon", c.NormEps)
-	w.SetUint32(a+".rope.dimension_count", uint32(c.RopeDim))
-	w.SetFloat32(a+".rope.freq_base", c.RopeBase)
-	if c.HeadDim != c.Embed/c.Heads {
-		w.SetUint32(a+".attention.key_length", uint32(c.HeadDim))
-		w.SetUint32(a+".attention.value_length", uint32(c.HeadDim))
-	}
-	if c.RopeOrigContext != 0 {
-		w.SetUint32(a+".rope.scaling.original_context_length", uint32(c.RopeOrigContext))
-	}
-	if c.RopeAttnFactor != 0 {
-		w.SetFloat32(a+".rope.scaling.attn_factor", c.RopeAttnFactor)
-	}
+	w.SetConfig(Arch, c)
+	w.SetUint32(Arch+".attention.value_length", uint32(c.HeadDim))
 }

@@ -15,7 +15,7 @@ func ExampleNewRandom() {
 	m := phi3.NewRandom(cfg, 1) // the same seed gives the same weights; LongRoPE's factors start at 1
 	// 32·16 embedding + (16+2·8)·16 fused QKV + 16·16 output + 2·32·16 fused gate/up
 	// + 16·32 down + 2·16 norms + 16 + 32·16 head + 2·3 factors
-	fmt.Println("parameters:", cfg.ParamCount(), "tensors:", len(m.Weights()))
+	fmt.Println("parameters:", m.Card().ParamCount, "tensors:", len(m.Weights()))
 	fmt.Println("long factors at 16 positions:", cfg.LongFactors(16), "at 17:", cfg.LongFactors(17))
 
 	cache := m.NewCache(32)                      // a context of 32 > 16: the long factors

@@ -45,5 +45,5 @@ func NewRandom(c Config, seed uint64) *Model {
 }
 
 func init() {
-	models.Register(builtin.Family([]string{Arch}, Load, NewRandom, cardFromHeader, ConfigFromCard))
+	models.Register(builtin.Family([]string{Arch}, Load, NewRandom, cardFromHeader, nil))
 }

@@ -7,33 +7,34 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is a Phi-3-family transformer. Weights are tagged with their GGUF
-// tensor names; blocks are named "blk.N.", each with an *MLP as its
-// feed-forward layer. Each block's Attn.RoPE is the rotation without
-// LongRoPE's factors: Hidden rotates with the factors of its call's context.
+// Model is a Phi-3-family transformer. Weights are declared with their GGUF
+// names and shapes; each block's feed-forward layer is an *MLP. Each block's
+// Attn.RoPE is the rotation without LongRoPE's factors: Hidden rotates with
+// the factors of its call's context.
 type Model struct {
 	Config Config
 
-	Embed      *nn.Embedding `gguf:"token_embd"` // [V, D]
-	Blocks     []nn.Block    // L pre-norm blocks
-	OutputNorm *nn.RMSNorm   `gguf:"output_norm"`     // [D]
-	Output     *nn.Linear    `gguf:"output,optional"` // [V, D]; nil when tied to Embed
+	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
+	Blocks     []nn.Block    `gguf:"blk"` // L pre-norm blocks
+	OutputNorm *nn.RMSNorm   `gguf:"output_norm" shape:"Embed" card:"γ, final RMSNorm scale"`
+	Output     *nn.Linear    `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"` // tied: a Linear over Embed.W
 
 	// LongRoPE's frequency divisors [R/2], both nil without LongRoPE:
 	// constants of the architecture, not trained weights.
-	RopeShort *tensor.Tensor `gguf:"rope_factors_short.weight,optional"`
-	RopeLong  *tensor.Tensor `gguf:"rope_factors_long.weight,optional"`
+	RopeShort *tensor.Tensor `gguf:"rope_factors_short.weight,optional" shape:"RopeDim/2" card:"f_s, LongRoPE's short factors (a constant, not trained)"`
+	RopeLong  *tensor.Tensor `gguf:"rope_factors_long.weight,optional" shape:"RopeDim/2" card:"f_l, LongRoPE's long factors (a constant, not trained)"`
 }
 
 // MLP is Phi-3's SwiGLU with the gate and up projections fused in one
 // matrix: [g; u] = x·W_upᵀ, y = (SiLU(g) ⊙ u)·W_downᵀ.
 type MLP struct {
-	GateUp *nn.Linear `gguf:"ffn_up"`   // [2F, D]: the gate's F rows, then the up projection's
-	Down   *nn.Linear `gguf:"ffn_down"` // [D, F]
+	GateUp *nn.Linear `gguf:"ffn_up" shape:"2*FFN, Embed" card:"W_up, fused gate (first d_mlp rows) and up projections"`
+	Down   *nn.Linear `gguf:"ffn_down" shape:"Embed, FFN" card:"W_down, feed-forward down projection"`
 }
 
 // Forward maps x [T, D] to [T, D].
@@ -50,13 +51,18 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	m := New(c)
-	if err := nn.LoadModel(f, m, m.Blocks); err != nil {
+	if err := models.LoadWeights(f, Arch, m, c); err != nil {
 		return nil, err
 	}
-	if m.Output == nil {
-		m.Output = &nn.Linear{W: m.Embed.W}
+	if (m.RopeShort == nil) != (m.RopeLong == nil) || c.RopeFactors && m.RopeLong == nil {
+		return nil, errors.New("phi3: LongRoPE needs both rope_factors_short.weight and rope_factors_long.weight")
 	}
-	return m, m.check()
+	for i := range m.Blocks { // the fused projection or all three separate ones
+		if err := m.Blocks[i].Attn.Check(); err != nil {
+			return nil, fmt.Errorf("phi3: blk.%d: %w", i, err)
+		}
+	}
+	return m, nil
 }
 
 // New returns a model with the shape of c and no weights yet.
@@ -129,55 +135,10 @@ func (m *Model) VocabSize() int { return m.Config.VocabSize }
 // ContextLength returns the trained context length.
 func (m *Model) ContextLength() int { return m.Config.ContextLength }
 
-// check verifies every weight's shape against the config, so that a file
-// whose tensors disagree with its metadata fails at load, not mid-forward.
-func (m *Model) check() error {
-	c := m.Config
-	D, F, q, kv := c.Embed, c.FFN, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	errs := []error{
-		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
-		nn.CheckShape("output_norm.weight", m.OutputNorm.W, D),
-		nn.CheckShape("output.weight", m.Output.W, c.VocabSize, D),
-	}
-	switch {
-	case (m.RopeShort == nil) != (m.RopeLong == nil):
-		errs = append(errs, errors.New("LongRoPE needs both rope_factors_short.weight and rope_factors_long.weight"))
-	case m.RopeLong != nil:
-		errs = append(errs, nn.CheckShape("rope_factors_short.weight", m.RopeShort, c.RopeDim/2),
-			nn.CheckShape("rope_factors_long.weight", m.RopeLong, c.RopeDim/2))
-	case c.RopeFactors:
-		errs = append(errs, errors.New("the configuration asks for LongRoPE factors, and there are none"))
-	}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		a, mlp := &b.Attn, b.FFN.(*MLP)
-		p := fmt.Sprintf("blk.%d.", i)
-		errs = append(errs,
-			nn.CheckShape(p+"attn_norm.weight", b.AttnNorm.(*nn.RMSNorm).W, D),
-			nn.CheckShape(p+"ffn_norm.weight", b.FFNNorm.(*nn.RMSNorm).W, D),
-			nn.CheckLinear(p+"attn_output", a.O, D, q),
-			nn.CheckLinear(p+"ffn_up", mlp.GateUp, 2*F, D),
-			nn.CheckLinear(p+"ffn_down", mlp.Down, D, F),
-		)
-		if a.QKV != nil {
-			errs = append(errs, nn.CheckLinear(p+"attn_qkv", a.QKV, q+2*kv, D))
-		} else {
-			errs = append(errs, nn.CheckLinear(p+"attn_q", a.Q, q, D), nn.CheckLinear(p+"attn_k", a.K, kv, D),
-				nn.CheckLinear(p+"attn_v", a.V, kv, D))
-		}
-	}
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("phi3: %w", err)
-		}
-	}
-	return nil
-}
-
 // Weights returns every weight tensor under its GGUF name, each once (a tied
 // output head is listed as token_embd.weight only; LongRoPE's factors, when
 // present, too).
-func (m *Model) Weights() []nn.Named { return nn.ModelWeights(m, m.Blocks) }
+func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

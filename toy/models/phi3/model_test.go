@@ -33,8 +33,8 @@ func TestLoad(t *testing.T) {
 	m := load(t, spec(tensor.Q8_0))
 	c, a := m.Config, m.Blocks[0].Attn
 	if !c.RopeFactors || c.RopeOrigContext != 8 || c.RopeDim != 12 || c.HeadDim != 16 || c.KVHeads != 2 || c.TiedOutput ||
-		a.QKV == nil || a.Window != 0 || m.RopeLong.Len() != 6 || m.RopeShort.Len() != 6 {
-		t.Fatalf("config %+v, fused QKV %v, window %d", c, a.QKV != nil, a.Window)
+		a.QKV == nil || a.Options.Window != 0 || m.RopeLong.Len() != 6 || m.RopeShort.Len() != 6 {
+		t.Fatalf("config %+v, fused QKV %v, window %d", c, a.QKV != nil, a.Options.Window)
 	}
 	// √(1 + ln(64/8) / ln 8) = √2, as llama.cpp's converter writes it.
 	if math.Abs(float64(c.RopeAttnFactor)-math.Sqrt2) > 1e-6 {

@@ -1,5 +1,5 @@
-// The flat configuration of a Qwen3.5 model, read from GGUF metadata and
-// tensor shapes.
+// The flat configuration of a Qwen3.5 model, declared with its GGUF keys
+// and its card symbols.
 
 package qwen35
 
@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 )
 
 // Arch is the GGUF architecture of the dense models; ArchMoE that of the
@@ -28,44 +29,54 @@ var Archs = []string{Arch, ArchMoE, ArchNext}
 // ErrUnsupported marks files of this family that use features toy lacks.
 var ErrUnsupported = errors.New("qwen35: unsupported model feature")
 
-// Config holds every hyperparameter of a Qwen3.5 model.
+// Config holds every hyperparameter of a Qwen3.5 model, declared with its
+// GGUF key (under the architecture's name) and its card symbol.
 type Config struct {
 	Arch          string // Arch, ArchMoE or ArchNext
-	VocabSize     int    // V
-	ContextLength int    // trained context length
-	Embed         int    // D
-	Layers        int    // L, the multi-token-prediction layers not counted
-	FFN           int    // F (qwen35)
+	VocabSize     int    `card:"N_V, vocabulary size"`
+	ContextLength int    `gguf:"context_length" card:"ℓ_max, trained context length"`
+	Embed         int    `gguf:"embedding_length" card:"d_e, model width"`
+	Layers        int    `gguf:"block_count" card:"L, layers"`                                  // the multi-token-prediction layers not counted
+	FFN           int    `gguf:"feed_forward_length,optional" card:"d_mlp, feed-forward width"` // qwen35 only
+
+	// qwen35moe and qwen3next: every layer's feed-forward is a mixture of
+	// Experts SwiGLUs of width ExpertFFN, ExpertsUsed a token, chosen and
+	// weighted by the softmax of the router's logits renormalised over the
+	// chosen, beside a shared SwiGLU of width SharedFFN gated by σ(x·w_s).
+	Experts     int `gguf:"expert_count,optional" card:"E, experts in each layer's mixture"`
+	ExpertsUsed int `gguf:"expert_used_count,optional" card:"k_e, experts run per token"`
+	ExpertFFN   int `gguf:"expert_feed_forward_length,optional" card:"d_exp, each expert's feed-forward width"`
+	SharedFFN   int `gguf:"expert_shared_feed_forward_length,optional" card:"d_sh, the shared expert's feed-forward width (0: none)"`
+
+	// Every Interval-th layer (Interval−1, 2·Interval−1, …) is attention,
+	// the others the delta rule.
+	Interval int `gguf:"full_attention_interval,optional" card:"p, layer l is attention when p divides l (counting from 1), else the delta rule"`
 
 	// The attention layers: H query heads and KV key/value heads of width
 	// Dh; RoPE turns the first RopeDim features of each (NeoX pairs).
-	Heads, KVHeads, HeadDim, RopeDim int
-	RopeBase                         float32 // θ base
+	Heads    int     `gguf:"attention.head_count" card:"H, query heads of the attention layers"`
+	KVHeads  int     `gguf:"attention.head_count_kv" card:"H_kv, key/value heads of the attention layers"`
+	HeadDim  int     `gguf:"attention.key_length" card:"d_h, attention head width"`
+	RopeDim  int     `gguf:"rope.dimension_count,optional" card:"d_rope, features of each head RoPE turns"`
+	RopeBase float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
 	// Sections are the M-RoPE sections (rope.dimension_sections): which of
 	// a position's 3 coordinates turns each pair. Text has all 3 equal, so
 	// they do not change the result; they are kept to write the file back.
 	Sections [4]int
-	// Interval: every Interval-th layer (Interval−1, 2·Interval−1, …) is
-	// attention, the others the delta rule (full_attention_interval).
-	Interval int
 
 	// The delta-rule layers: KHeads query/key heads and VHeads value heads
 	// (a multiple of KHeads), all StateDim wide; a causal convolution of
-	// ConvL taps.
-	KHeads, VHeads, StateDim, ConvL int
+	// ConvTaps taps.
+	KHeads   int `gguf:"ssm.group_count" card:"H_k, query/key heads of the delta rule"`
+	VHeads   int `gguf:"ssm.time_step_rank" card:"H_v, value heads of the delta rule, each reading one key head"`
+	StateDim int `gguf:"ssm.state_size" card:"d_s, width of the delta rule's heads"`
+	ConvTaps int `gguf:"ssm.conv_kernel" card:"k, taps of the causal convolution before the delta rule"`
 
-	// qwen35moe and qwen3next: every layer's feed-forward is a mixture of Experts
-	// SwiGLUs of width ExpertFFN, ExpertsUsed a token, chosen and weighted
-	// by the softmax of the router's logits renormalised over the chosen,
-	// beside a shared SwiGLU of width SharedFFN gated by σ(x·w_s).
-	Experts, ExpertsUsed, ExpertFFN, SharedFFN int
-
-	NormEps float32 // RMSNorm ε (also the delta rule's L2 norm ε)
-	// TiedOutput: the output head reuses the token embedding.
-	TiedOutput bool
+	NormEps    float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm and L2-norm epsilon"` // also the delta rule's L2 norm ε
+	TiedOutput bool    `card:"tied, the unembedding is the token embedding (W_u = W_eᵀ)"`
 	// MTPLayers is the number of multi-token-prediction layers the file
-	// holds after the L layers (nextn_predict_layers); toy skips them.
-	MTPLayers int
+	// holds after the L layers; toy skips them.
+	MTPLayers int `gguf:"nextn_predict_layers,optional" card:"L_mtp, multi-token-prediction layers in the file (not run)"`
 }
 
 // MoE reports whether the feed-forward layers are mixtures of experts.
@@ -96,34 +107,27 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // readConfig reads the configuration, listing the features the file uses
 // that toy does not run yet (describing a model needs no more).
 func readConfig(f *gguf.File) (Config, []string, error) {
-	var c Config
 	arch, err := f.Architecture()
-	if err != nil {
+	c := Config{Arch: arch, RopeBase: 10000000, Interval: 4}
+	switch {
+	case err != nil:
 		return c, nil, err
-	}
-	if !slices.Contains(Archs, arch) {
+	case !slices.Contains(Archs, arch):
 		return c, nil, fmt.Errorf("qwen35: architecture %q is not one of %v", arch, Archs)
 	}
-	c.Arch = arch
-	m := f.Meta(arch)
-	c.ContextLength, c.Embed = m.Uint("context_length"), m.Uint("embedding_length")
-	if c.MoE() {
-		c.Experts, c.ExpertsUsed = m.Uint("expert_count"), m.Uint("expert_used_count")
-		c.ExpertFFN = m.Uint("expert_feed_forward_length")
-		c.SharedFFN = m.UintOr("expert_shared_feed_forward_length", 0)
-	} else {
-		c.FFN = m.Uint("feed_forward_length")
+	if err := models.ReadConfig(f, arch, &c); err != nil {
+		return c, nil, err
 	}
-	c.MTPLayers = m.UintOr("nextn_predict_layers", 0)
-	c.Layers = m.Uint("block_count") - c.MTPLayers
-	c.Heads, c.KVHeads = m.Uint("attention.head_count"), m.Uint("attention.head_count_kv")
-	c.HeadDim = m.Uint("attention.key_length")
-	c.RopeDim = m.UintOr("rope.dimension_count", c.HeadDim)
-	c.RopeBase = m.FloatOr("rope.freq_base", 10000000)
-	c.NormEps = m.Float("attention.layer_norm_rms_epsilon")
-	c.Interval = m.UintOr("full_attention_interval", 4)
-	c.ConvL, c.StateDim = m.Uint("ssm.conv_kernel"), m.Uint("ssm.state_size")
-	c.KHeads, c.VHeads = m.Uint("ssm.group_count"), m.Uint("ssm.time_step_rank")
+	if c.MoE() { // each kind reads only its own feed-forward keys
+		c.FFN = 0
+	} else {
+		c.Experts, c.ExpertsUsed, c.ExpertFFN, c.SharedFFN = 0, 0, 0, 0
+	}
+	c.Layers -= c.MTPLayers // block_count counts them
+	m := f.Meta(arch)
+	if !m.Has("rope.dimension_count") {
+		c.RopeDim = c.HeadDim
+	}
 	inner := m.Uint("ssm.inner_size")
 	if err := m.Err(); err != nil {
 		return c, nil, err
@@ -155,13 +159,6 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if sc := m.FloatOr("expert_weights_scale", 1); c.MoE() && sc != 0 && sc != 1 {
 		lacking = append(lacking, fmt.Sprintf("expert weights scaled by %g", sc))
 	}
-	emb, err := f.Info("token_embd.weight")
-	if err != nil {
-		return c, nil, err
-	}
-	_, err = f.Info("output.weight")
-	c.TiedOutput = err != nil
-	c.VocabSize = emb.Shape()[0]
 	return c, lacking, c.Validate()
 }
 
@@ -192,8 +189,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("qwen35: delta rule with %d key heads and %d value heads", c.KHeads, c.VHeads)
 	case c.StateDim <= 0 || c.StateDim > 1024:
 		return fmt.Errorf("qwen35: delta-rule heads %d wide", c.StateDim)
-	case c.ConvL < 2 || c.ConvL > 64:
-		return fmt.Errorf("qwen35: a convolution of %d taps", c.ConvL)
+	case c.ConvTaps < 2 || c.ConvTaps > 64:
+		return fmt.Errorf("qwen35: a convolution of %d taps", c.ConvTaps)
 	case c.ContextLength <= 0:
 		return fmt.Errorf("qwen35: context length %d", c.ContextLength)
 	case !(c.NormEps > 0 && c.NormEps < 1):
@@ -204,45 +201,20 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys.
+// SetMetadata writes the configuration as GGUF metadata, in llama.cpp's
+// keys: the declared ones, and those a tag cannot say.
 func (c Config) SetMetadata(w *gguf.Writer) {
 	a := c.Arch
-	w.SetString("general.architecture", a)
-	w.SetUint32(a+".context_length", uint32(c.ContextLength))
-	w.SetUint32(a+".embedding_length", uint32(c.Embed))
+	w.SetConfig(a, c)
 	w.SetUint32(a+".block_count", uint32(c.Layers+c.MTPLayers))
-	if c.MoE() {
-		w.SetUint32(a+".expert_count", uint32(c.Experts))
-		w.SetUint32(a+".expert_used_count", uint32(c.ExpertsUsed))
-		w.SetUint32(a+".expert_feed_forward_length", uint32(c.ExpertFFN))
-		if c.SharedFFN > 0 {
-			w.SetUint32(a+".expert_shared_feed_forward_length", uint32(c.SharedFFN))
-		}
-	} else {
-		w.SetUint32(a+".feed_forward_length", uint32(c.FFN))
-	}
-	w.SetUint32(a+".attention.head_count", uint32(c.Heads))
-	w.SetUint32(a+".attention.head_count_kv", uint32(c.KVHeads))
-	w.SetUint32(a+".attention.key_length", uint32(c.HeadDim))
 	w.SetUint32(a+".attention.value_length", uint32(c.HeadDim))
-	w.SetFloat32(a+".attention.layer_norm_rms_epsilon", c.NormEps)
-	w.SetUint32(a+".rope.dimension_count", uint32(c.RopeDim))
-	w.SetFloat32(a+".rope.freq_base", c.RopeBase)
+	w.SetUint32(a+".ssm.inner_size", uint32(c.VHeads*c.StateDim))
+	w.SetUint32(a+".vocab_size", uint32(c.VocabSize))
 	if a != ArchNext { // Qwen3-Next's RoPE is plain
 		sec := c.Sections
 		if sec == [4]int{} { // every pair follows the text position
 			sec[0] = c.RopeDim / 2
 		}
 		w.SetInt32s(a+".rope.dimension_sections", []int32{int32(sec[0]), int32(sec[1]), int32(sec[2]), int32(sec[3])})
-	}
-	w.SetUint32(a+".full_attention_interval", uint32(c.Interval))
-	w.SetUint32(a+".ssm.conv_kernel", uint32(c.ConvL))
-	w.SetUint32(a+".ssm.state_size", uint32(c.StateDim))
-	w.SetUint32(a+".ssm.group_count", uint32(c.KHeads))
-	w.SetUint32(a+".ssm.time_step_rank", uint32(c.VHeads))
-	w.SetUint32(a+".ssm.inner_size", uint32(c.VHeads*c.StateDim))
-	w.SetUint32(a+".vocab_size", uint32(c.VocabSize))
-	if c.MTPLayers > 0 {
-		w.SetUint32(a+".nextn_predict_layers", uint32(c.MTPLayers))
 	}
 }

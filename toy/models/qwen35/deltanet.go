@@ -22,22 +22,21 @@ import (
 // head h/(Hv/Hk) (Qwen3-Next, whose files also give W_β and W_α as one
 // projection, BA, and in older conversions W_qkv and W_z as one, In).
 type DeltaNet struct {
-	QKV   *nn.Linear     `gguf:"attn_qkv,optional"`  // [C, D]: queries, keys, values
-	Z     *nn.Linear     `gguf:"attn_gate,optional"` // [Hv·Ds, D]: the output gate
-	Conv  *tensor.Tensor `gguf:"ssm_conv1d.weight"`  // [C, L]
-	DT    *tensor.Tensor `gguf:"ssm_dt.bias"`        // [Hv]
-	A     *tensor.Tensor `gguf:"ssm_a"`              // [Hv], −exp(A_log): the decay rates
-	Beta  *nn.Linear     `gguf:"ssm_beta,optional"`  // [Hv, D]
-	Alpha *nn.Linear     `gguf:"ssm_alpha,optional"` // [Hv, D]
-	Norm  *nn.RMSNorm    `gguf:"ssm_norm"`           // [Ds], shared by the heads
-	Out   *nn.Linear     `gguf:"ssm_out"`            // [D, Hv·Ds]
+	QKV   *nn.Linear     `gguf:"attn_qkv,optional" shape:"(2*KHeads+VHeads)*StateDim, Embed" card:"W_qkv, delta rule's query, key and value projection"` // C rows: queries, keys, values
+	Z     *nn.Linear     `gguf:"attn_gate,optional" shape:"VHeads*StateDim, Embed" card:"W_z, delta rule's output gate projection"`
+	Conv  *tensor.Tensor `gguf:"ssm_conv1d.weight" shape:"(2*KHeads+VHeads)*StateDim, ConvTaps" card:"K, convolution taps, a row per channel"` // F32
+	DT    *tensor.Tensor `gguf:"ssm_dt.bias" shape:"VHeads" card:"b_dt, decay bias"`
+	A     *tensor.Tensor `gguf:"ssm_a" shape:"VHeads" card:"a, decay rates (a = −exp(A_log))"`
+	Beta  *nn.Linear     `gguf:"ssm_beta,optional" shape:"VHeads, Embed" card:"W_β, step projection"`
+	Alpha *nn.Linear     `gguf:"ssm_alpha,optional" shape:"VHeads, Embed" card:"W_α, decay projection"`
+	Norm  *nn.RMSNorm    `gguf:"ssm_norm" shape:"StateDim" card:"γ_s, delta rule's output norm scale, shared by the heads"`
+	Out   *nn.Linear     `gguf:"ssm_out" shape:"Embed, VHeads*StateDim" card:"W_out, delta rule's output projection"`
 
 	// Qwen3-Next's fused projections, per key head kh (r = Hv/Hk value
 	// heads to a group): In's rows are q_kh, k_kh, the group's r values
-	// and r gates, [Hk·(2Ds + 2r·Ds), D]; BA's are the group's r β rows,
-	// then its r α rows, [2·Hv, D].
-	In *nn.Linear `gguf:"ssm_in,optional"`
-	BA *nn.Linear `gguf:"ssm_ba,optional"`
+	// and r gates; BA's are the group's r β rows, then its r α rows.
+	In *nn.Linear `gguf:"ssm_in,optional" shape:"(2*KHeads+2*VHeads)*StateDim, Embed" card:"W_in, delta rule's W_qkv and W_z, grouped by key head"`
+	BA *nn.Linear `gguf:"ssm_ba,optional" shape:"2*VHeads, Embed" card:"W_βα, W_β and W_α, grouped by key head"`
 
 	KHeads, VHeads, StateDim int
 	Eps                      float32 // the L2 norm's ε on q and k
@@ -198,7 +197,7 @@ func newState(c Config) *state {
 	C, Hv := c.ConvChannels(), c.VHeads
 	ring := tensor.New(keepRows, C+2*Hv)
 	ring.ShareStorage() // its row views are one allocation on a device
-	return &state{S: tensor.New(Hv, c.StateDim*c.StateDim), ring: ring, C: C, Hv: Hv, convL: c.ConvL,
+	return &state{S: tensor.New(Hv, c.StateDim*c.StateDim), ring: ring, C: C, Hv: Hv, convL: c.ConvTaps,
 		prompt: snapshot{pos: -1}}
 }
 

@@ -8,7 +8,7 @@ import (
 
 func ExampleNewRandom() {
 	cfg := qwen35.Config{Arch: qwen35.Arch, VocabSize: 32, ContextLength: 16, Embed: 16, Layers: 4, FFN: 32, Interval: 4,
-		Heads: 2, KVHeads: 1, HeadDim: 8, RopeDim: 4, RopeBase: 1e7, KHeads: 1, VHeads: 2, StateDim: 4, ConvL: 4,
+		Heads: 2, KVHeads: 1, HeadDim: 8, RopeDim: 4, RopeBase: 1e7, KHeads: 1, VHeads: 2, StateDim: 4, ConvTaps: 4,
 		NormEps: 1e-6, TiedOutput: true}
 	if err := cfg.Validate(); err != nil {
 		panic(err)

@@ -48,7 +48,7 @@ func NewRandom(c Config, seed uint64) *Model {
 		if d := b.Delta(); d != nil {
 			C, Hv, v := c.ConvChannels(), c.VHeads, c.VHeads*c.StateDim
 			d.QKV, d.Z = in.Linear(C, D, std, false), in.Linear(v, D, std, false)
-			d.Conv = in.Normal(1/math.Sqrt(float64(c.ConvL)), C, c.ConvL)
+			d.Conv = in.Normal(1/math.Sqrt(float64(c.ConvTaps)), C, c.ConvTaps)
 			if c.Arch == ArchNext {
 				d.BA = in.Linear(2*Hv, D, std, false)
 			} else {
@@ -66,7 +66,7 @@ func NewRandom(c Config, seed uint64) *Model {
 		a, q, kv := b.Attn(), c.Heads*dh, c.KVHeads*dh
 		a.Q, a.K, a.V = in.Linear(2*q, D, std, false), in.Linear(kv, D, std, false), in.Linear(kv, D, std, false)
 		a.O = in.Linear(D, q, resid, false)
-		a.QNorm.W, a.KNorm.W = in.Fill(1, dh), in.Fill(1, dh)
+		a.Norms.Q.(*nn.RMSNorm).W, a.Norms.K.(*nn.RMSNorm).W = in.Fill(1, dh), in.Fill(1, dh)
 	}
 	m.OutputNorm.W = in.Fill(1, D)
 	return m

@@ -3,24 +3,26 @@
 package qwen35
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
 // Model is a Qwen3.5 hybrid: the gated delta rule in most layers, gated
 // attention in every Interval-th; in qwen35moe, mixtures of experts in
-// place of the SwiGLUs. Weights are tagged with their GGUF
-// tensor names; blocks are named "blk.N.".
+// place of the SwiGLUs. Weights are declared with their GGUF names and
+// shapes.
 type Model struct {
 	Config Config
 
-	Embed      *nn.Embedding `gguf:"token_embd"` // [V, D]
-	Blocks     []Block       // L pre-norm blocks
-	OutputNorm *nn.RMSNorm   `gguf:"output_norm"`     // [D]
-	Output     *nn.Linear    `gguf:"output,optional"` // [V, D]; nil when tied to Embed
+	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
+	Blocks     []Block       `gguf:"blk"` // L pre-norm blocks
+	OutputNorm *nn.RMSNorm   `gguf:"output_norm" shape:"Embed" card:"γ, final RMSNorm scale"`
+	Output     *nn.Linear    `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"` // tied when absent: a Linear over Embed.W
 }
 
 // Mixer is a block's sequence mixer: *nn.Attention or *DeltaNet.
@@ -33,10 +35,10 @@ type Mixer interface {
 //	x = x + Mixer(RMSNorm(x))
 //	x = x + SwiGLU(RMSNorm(x))
 type Block struct {
-	Norm    *nn.RMSNorm `gguf:"attn_norm"` // [D]
+	Norm    *nn.RMSNorm `gguf:"attn_norm" shape:"Embed" card:"γ_a, mixer input norm scale"`
 	Mixer   Mixer       // attn_q (query and gate), attn_k, attn_v, attn_q_norm, attn_k_norm, attn_output; or attn_qkv, attn_gate, ssm_*
-	FFNNorm *nn.RMSNorm `gguf:"post_attention_norm"` // [D]
-	FFN     nn.Layer    // *nn.SwiGLU (ffn_gate, ffn_up [F, D], ffn_down [D, F]) or, in qwen35moe, *nn.MoE
+	FFNNorm *nn.RMSNorm `gguf:"post_attention_norm" shape:"Embed" card:"γ_f, feed-forward input norm scale"`
+	FFN     nn.Layer    // *nn.SwiGLU (ffn_gate, ffn_up, ffn_down) or, in qwen35moe, *nn.MoE
 }
 
 // Forward runs the block on x [T, D] with this layer's cache.
@@ -46,7 +48,12 @@ func (b *Block) Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor {
 }
 
 // Attn returns the block's attention, or nil in a delta-rule layer.
-func (b *Block) Attn() *nn.Attention { a, _ := b.Mixer.(*nn.Attention); return a }
+func (b *Block) Attn() *nn.Attention {
+	if a, ok := b.Mixer.(*GatedAttention); ok {
+		return &a.Attention
+	}
+	return nil
+}
 
 // Delta returns the block's delta rule, or nil in an attention layer.
 func (b *Block) Delta() *DeltaNet { d, _ := b.Mixer.(*DeltaNet); return d }
@@ -59,16 +66,8 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	m := New(c)
-	if err := nn.Load(f, "", m); err != nil {
+	if err := models.LoadWeights(f, "qwen35", m, c); err != nil {
 		return nil, err
-	}
-	for i := range m.Blocks {
-		if err := nn.Load(f, blockPrefix(i), &m.Blocks[i]); err != nil {
-			return nil, err
-		}
-	}
-	if m.Output == nil {
-		m.Output = &nn.Linear{W: m.Embed.W}
 	}
 	return m, m.check()
 }
@@ -88,9 +87,9 @@ func New(c Config) *Model {
 				Norm: &nn.RMSNorm{Eps: c.NormEps}}
 			continue
 		}
-		b.Mixer = &nn.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim, Gated: true,
+		b.Mixer = &GatedAttention{nn.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
 			RoPE:  &nn.RoPE{Dim: c.RopeDim, Base: c.RopeBase, NeoX: true},
-			QNorm: &nn.RMSNorm{Eps: c.NormEps}, KNorm: &nn.RMSNorm{Eps: c.NormEps}}
+			Norms: nn.HeadNorms{Q: &nn.RMSNorm{Eps: c.NormEps}, K: &nn.RMSNorm{Eps: c.NormEps}}}}
 	}
 	return m
 }
@@ -136,93 +135,58 @@ func (m *Model) VocabSize() int { return m.Config.VocabSize }
 // ContextLength returns the trained context length.
 func (m *Model) ContextLength() int { return m.Config.ContextLength }
 
-// check verifies every weight's shape against the config, so that a file
-// whose tensors disagree with its metadata fails at load, not mid-forward.
+// check verifies what the shape tags cannot say: which of the alternative
+// projections each layer holds, the shared expert the metadata announces,
+// and the F32 convolution taps.
 func (m *Model) check() error {
-	c := m.Config
-	D, F, dh := c.Embed, c.FFN, c.HeadDim
-	errs := []error{
-		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
-		nn.CheckShape("output_norm.weight", m.OutputNorm.W, D),
-		nn.CheckShape("output.weight", m.Output.W, c.VocabSize, D),
-	}
+	next := m.Config.Arch == ArchNext
 	for i := range m.Blocks {
 		b := &m.Blocks[i]
-		p := blockPrefix(i)
-		errs = append(errs,
-			nn.CheckShape(p+"attn_norm.weight", b.Norm.W, D),
-			nn.CheckShape(p+"post_attention_norm.weight", b.FFNNorm.W, D))
-		switch ffn := b.FFN.(type) {
-		case *nn.SwiGLU:
-			errs = append(errs, nn.CheckLinear(p+"ffn_gate", ffn.Gate, F, D), nn.CheckLinear(p+"ffn_up", ffn.Up, F, D),
-				nn.CheckLinear(p+"ffn_down", ffn.Down, D, F))
-		case *nn.MoE:
-			errs = append(errs, nn.CheckLinear(p+"ffn_gate_inp", ffn.Router, c.Experts, D),
-				nn.CheckShape(p+"ffn_gate_exps.weight", ffn.Gate, c.Experts, c.ExpertFFN, D), ffn.Check(D))
-			if c.SharedFFN > 0 && ffn.SharedGate == nil {
-				errs = append(errs, fmt.Errorf("tensor %sffn_gate_shexp.weight: missing (the file gives a shared expert of width %d)", p, c.SharedFFN))
-			}
-			if ffn.SharedGate != nil {
-				errs = append(errs, nn.CheckLinear(p+"ffn_gate_shexp", ffn.SharedGate, c.SharedFFN, D))
-			}
+		a, d := b.Attn(), b.Delta()
+		fused := next && d != nil && d.In != nil // Qwen3-Next's older files: ssm_in
+		var err error
+		switch {
+		case a != nil:
+			err = a.Check()
+		case fused && (d.QKV != nil || d.Z != nil):
+			err = errors.New("tensor ssm_in.weight: beside attn_qkv and attn_gate (a file gives one or the other)")
+		case !fused && (d.QKV == nil || d.Z == nil):
+			err = errors.New("tensor attn_qkv.weight or attn_gate.weight is missing")
+		case next && d.BA == nil:
+			err = errors.New("tensor ssm_ba.weight is missing")
+		case !next && (d.Beta == nil || d.Alpha == nil):
+			err = errors.New("tensor ssm_beta.weight or ssm_alpha.weight is missing")
+		case d.Conv.DType() != tensor.F32:
+			err = fmt.Errorf("tensor ssm_conv1d.weight is %v; toy reads it as F32", d.Conv.DType())
 		}
-		if d := b.Delta(); d != nil {
-			C, Hv, v := c.ConvChannels(), c.VHeads, c.VHeads*c.StateDim
-			if d.In != nil && c.Arch == ArchNext { // Qwen3-Next's older files: one projection
-				errs = append(errs, nn.CheckLinear(p+"ssm_in", d.In, C+v, D))
-				if d.QKV != nil || d.Z != nil {
-					errs = append(errs, fmt.Errorf("tensor %sssm_in.weight: beside attn_qkv and attn_gate (a file gives one or the other)", p))
-				}
-			} else {
-				errs = append(errs, nn.CheckLinear(p+"attn_qkv", d.QKV, C, D), nn.CheckLinear(p+"attn_gate", d.Z, v, D))
-			}
-			if c.Arch == ArchNext {
-				errs = append(errs, nn.CheckLinear(p+"ssm_ba", d.BA, 2*Hv, D))
-			} else {
-				errs = append(errs, nn.CheckLinear(p+"ssm_beta", d.Beta, Hv, D), nn.CheckLinear(p+"ssm_alpha", d.Alpha, Hv, D))
-			}
-			errs = append(errs,
-				nn.CheckShape(p+"ssm_conv1d.weight", d.Conv, C, c.ConvL),
-				nn.CheckShape(p+"ssm_dt.bias", d.DT, Hv),
-				nn.CheckShape(p+"ssm_a", d.A, Hv),
-				nn.CheckShape(p+"ssm_norm.weight", d.Norm.W, c.StateDim),
-				nn.CheckLinear(p+"ssm_out", d.Out, D, v))
-			for _, w := range []nn.Named{{Name: "ssm_conv1d.weight", T: d.Conv}, {Name: "ssm_dt.bias", T: d.DT}, {Name: "ssm_a", T: d.A}} {
-				if w.T != nil && w.T.DType() != tensor.F32 {
-					errs = append(errs, fmt.Errorf("tensor %s%s is %v; toy reads it as F32", p, w.Name, w.T.DType()))
-				}
-			}
-			continue
+		if e, ok := b.FFN.(*nn.MoE); ok && err == nil && m.Config.SharedFFN > 0 && e.SharedGate == nil {
+			err = fmt.Errorf("tensor ffn_gate_shexp.weight is missing (the file gives a shared expert of width %d)", m.Config.SharedFFN)
 		}
-		a, q, kv := b.Attn(), c.Heads*dh, c.KVHeads*dh
-		errs = append(errs,
-			nn.CheckLinear(p+"attn_q", a.Q, 2*q, D),
-			nn.CheckLinear(p+"attn_k", a.K, kv, D),
-			nn.CheckLinear(p+"attn_v", a.V, kv, D),
-			nn.CheckLinear(p+"attn_output", a.O, D, q),
-			nn.CheckShape(p+"attn_q_norm.weight", a.QNorm.W, dh),
-			nn.CheckShape(p+"attn_k_norm.weight", a.KNorm.W, dh),
-			a.Check())
-	}
-	for _, err := range errs {
 		if err != nil {
-			return fmt.Errorf("qwen35: %w", err)
+			return fmt.Errorf("qwen35: blk.%d: %w", i, err)
 		}
 	}
 	return nil
 }
 
-func blockPrefix(i int) string { return fmt.Sprintf("blk.%d.", i) }
-
 // Weights returns every weight tensor under its GGUF name, each once (a tied
 // output head is listed as token_embd.weight only).
-func (m *Model) Weights() []nn.Named {
-	all := nn.Collect("", m)
-	for i := range m.Blocks {
-		all = append(all, nn.Collect(blockPrefix(i), &m.Blocks[i])...)
-	}
-	return nn.Unique(all)
-}
+func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }
+
+// GatedAttention is Qwen3.5's (and Qwen3-Next's) attention: its query
+// projection [2·H·Dh, D] gives each head a query and then a gate, and each
+// head's output is multiplied by σ(gate) before Wo.
+type GatedAttention struct{ nn.Attention }
+
+// Forward attends x [T, D] over the cache, as nn.Attention does, gated.
+func (a *GatedAttention) Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor {
+	T, dh := x.Rows(), a.HeadDim
+	heads := tensor.Reshape(a.Q.Forward(x), T*a.Heads, 2*dh) // one row per (token, head): query, gate
+	q := tensor.Reshape(tensor.Columns(heads, 0, dh), T, a.Heads*dh)
+	gate := tensor.Reshape(tensor.Columns(heads, dh, 2*dh), T, a.Heads*dh)
+	o := a.Attend(q, a.K.Forward(x), a.V.Forward(x), cache)
+	return a.O.Forward(tensor.Mul(o, tensor.Sigmoid(gate)))
+}

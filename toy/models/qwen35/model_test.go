@@ -196,16 +196,29 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-// The parameter count is what the model holds; the card round-trips the
-// configuration.
-func TestParamCountAndCard(t *testing.T) {
-	m := load(t, 5, func(*gguf.Writer) {})
-	var n int64
-	for _, w := range m.Weights() {
-		n += int64(w.T.Len())
-	}
-	if got := m.Config.ParamCount(); got != n {
-		t.Errorf("ParamCount %d, the model holds %d", got, n)
+// The file's card counts and lists the weights the loaded model holds, and
+// is the model's card.
+func TestCard(t *testing.T) {
+	for _, s := range []testmodel.Spec{spec(5), nextSpec(5)} {
+		f := testmodel.Edited(t, s, func(*gguf.Writer) {})
+		m, err := Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := cardFromHeader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		for _, w := range m.Weights() {
+			n += int64(w.T.Len())
+		}
+		if k.ParamCount != n {
+			t.Errorf("%s: the card counts %d parameters, the model holds %d", s.Arch, k.ParamCount, n)
+		}
+		if got, want := m.Card().Render(), k.Render(); got != want {
+			t.Errorf("%s: the model's card:\n%s\nthe file's:\n%s", s.Arch, got, want)
+		}
 	}
 }
 

@@ -1,4 +1,5 @@
-// The flat configuration of a StarCoder2 model, read from GGUF metadata.
+// The flat configuration of a StarCoder2 model, declared with its GGUF keys
+// (under "starcoder2.") and its card symbols.
 
 package starcoder2
 
@@ -7,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 )
 
 // Arch is the GGUF architecture this package loads.
@@ -15,62 +17,46 @@ const Arch = "starcoder2"
 // ErrUnsupported marks StarCoder2 files that use features toy lacks.
 var ErrUnsupported = errors.New("starcoder2: unsupported model feature")
 
-// Config holds every hyperparameter of a StarCoder2 model.
+// Config holds every hyperparameter of a StarCoder2 model. Absent from a
+// file, KVHeads is H and RopeBase 10000.
 type Config struct {
-	VocabSize     int     // V
-	ContextLength int     // trained context length
-	Embed         int     // D
-	Layers        int     // L
-	FFN           int     // F
-	Heads         int     // H
-	KVHeads       int     // KV
-	RopeBase      float32 // θ base
-	NormEps       float32 // LayerNorm ε
-	TiedOutput    bool    // the output head reuses the token embedding
+	VocabSize     int     `card:"N_V, vocabulary size"`
+	ContextLength int     `gguf:"context_length" card:"ℓ_max, trained context length"`
+	Embed         int     `gguf:"embedding_length" card:"d_e, model width"`
+	Layers        int     `gguf:"block_count" card:"L, layers"`
+	FFN           int     `gguf:"feed_forward_length" card:"d_mlp, feed-forward width"`
+	Heads         int     `gguf:"attention.head_count" card:"H, query heads, each d_h = d_e/H wide"`
+	KVHeads       int     `gguf:"attention.head_count_kv,optional" card:"H_kv, key/value heads (grouped-query attention when < H)"`
+	RopeBase      float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
+	NormEps       float32 `gguf:"attention.layer_norm_epsilon" card:"ε, LayerNorm epsilon"`
+	TiedOutput    bool    `card:"tied, the unembedding is the token embedding (W_u = W_eᵀ)"`
 }
 
 // HeadDim returns Dh = D/H.
-func (c Config) HeadDim() int { return c.Embed / c.Heads }
+func (c Config) HeadDim() int { return c.Embed / max(c.Heads, 1) }
 
 // ConfigFromGGUF reads the configuration from f's metadata and tensor
 // shapes. RoPE rotates whole heads, as llama.cpp requires of this
 // architecture; files that scale RoPE are refused with ErrUnsupported.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
-	var c Config
-	arch, err := f.Architecture()
-	if err != nil {
+	c := Config{RopeBase: 10000}
+	if err := models.ReadConfig(f, Arch, &c); err != nil {
 		return c, err
 	}
-	if arch != Arch {
-		return c, fmt.Errorf("starcoder2: architecture %q, want %q", arch, Arch)
+	m := f.Meta(Arch)
+	if !m.Has("attention.head_count_kv") {
+		c.KVHeads = c.Heads
 	}
-	m := f.Meta(arch)
-	d, err := m.Decoder()
-	if err != nil {
-		return c, err
-	}
-	c.ContextLength, c.Embed, c.Layers, c.FFN, c.Heads, c.KVHeads = d.Context, d.Embed, d.Layers, d.FFN, d.Heads, d.KVHeads
-	c.NormEps = m.Float("attention.layer_norm_epsilon")
-	c.RopeBase = m.FloatOr("rope.freq_base", 10000)
 	rot := m.UintOr("rope.dimension_count", c.HeadDim())
-	typ := m.StringOr("rope.scaling.type", "none")
-	factor := m.FloatOr("rope.scaling.factor", 0)
-	if err := m.Err(); err != nil {
-		return c, err
-	}
-	if rot != c.HeadDim() {
+	typ, factor := m.StringOr("rope.scaling.type", "none"), m.FloatOr("rope.scaling.factor", 0)
+	switch {
+	case m.Err() != nil:
+		return c, m.Err()
+	case rot != c.HeadDim():
 		return c, fmt.Errorf("starcoder2: RoPE over %d features of heads %d wide (they must be equal)", rot, c.HeadDim())
-	}
-	if typ != "none" && factor != 0 && factor != 1 {
+	case typ != "none" && factor != 0 && factor != 1:
 		return c, fmt.Errorf("%w: RoPE scaling %q by %g", ErrUnsupported, typ, factor)
 	}
-	emb, err := f.Info("token_embd.weight")
-	if err != nil {
-		return c, err
-	}
-	c.VocabSize = emb.Shape()[0]
-	_, err = f.Info("output.weight")
-	c.TiedOutput = err != nil
 	return c, c.Validate()
 }
 
@@ -96,17 +82,9 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys.
+// SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys,
+// with RoPE over whole heads.
 func (c Config) SetMetadata(w *gguf.Writer) {
-	a := Arch
-	w.SetString("general.architecture", a)
-	w.SetUint32(a+".context_length", uint32(c.ContextLength))
-	w.SetUint32(a+".embedding_length", uint32(c.Embed))
-	w.SetUint32(a+".block_count", uint32(c.Layers))
-	w.SetUint32(a+".feed_forward_length", uint32(c.FFN))
-	w.SetUint32(a+".attention.head_count", uint32(c.Heads))
-	w.SetUint32(a+".attention.head_count_kv", uint32(c.KVHeads))
-	w.SetFloat32(a+".attention.layer_norm_epsilon", c.NormEps)
-	w.SetUint32(a+".rope.dimension_count", uint32(c.HeadDim()))
-	w.SetFloat32(a+".rope.freq_base", c.RopeBase)
+	w.SetConfig(Arch, c)
+	w.SetUint32(Arch+".rope.dimension_count", uint32(c.HeadDim()))
 }

@@ -14,7 +14,7 @@ func ExampleNewRandom() {
 	}
 	m := starcoder2.NewRandom(cfg, 1) // the same seed gives the same weights
 	// 32·16 embedding + (16·16+16) q + 2·(8·16+8) k, v + (16·16+16) o + (32·16+32) up + (16·32+16) down + 3 LayerNorms of 2·16
-	fmt.Println("parameters:", cfg.ParamCount(), "tensors:", len(m.Weights()))
+	fmt.Println("parameters:", m.Card().ParamCount, "tensors:", len(m.Weights()))
 
 	cache := m.NewCache(16)
 	logits := m.Forward([]int32{1, 2, 3}, cache) // prefill: [T=3, V=32]

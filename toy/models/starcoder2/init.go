@@ -39,5 +39,5 @@ func NewRandom(c Config, seed uint64) *Model {
 }
 
 func init() {
-	models.Register(builtin.Family([]string{Arch}, Load, NewRandom, cardFromHeader, ConfigFromCard))
+	models.Register(builtin.Family([]string{Arch}, Load, NewRandom, cardFromHeader, nil))
 }

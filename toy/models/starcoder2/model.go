@@ -4,21 +4,23 @@ package starcoder2
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is a StarCoder2 transformer. Weights are tagged with their GGUF
-// tensor names; blocks are named "blk.N.".
+// Model is a StarCoder2 transformer. Weights are declared with their GGUF
+// names and shapes.
 type Model struct {
 	Config Config
 
-	Embed      *nn.Embedding `gguf:"token_embd"` // [V, D]
-	Blocks     []nn.Block    // L pre-LayerNorm blocks with GELU MLPs
-	OutputNorm *nn.LayerNorm `gguf:"output_norm"`     // [D], with a bias
-	Output     *nn.Linear    `gguf:"output,optional"` // [V, D]; nil when tied to Embed
+	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
+	Blocks     []nn.Block    `gguf:"blk"` // L pre-LayerNorm blocks with GELU MLPs
+	OutputNorm *nn.LayerNorm `gguf:"output_norm" shape:"Embed" card:"γ, final LayerNorm scale"`
+	Output     *nn.Linear    `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"` // tied: a Linear over Embed.W
 }
 
 // Load builds the model from a GGUF file; the weights view the file's memory.
@@ -28,13 +30,31 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	m := New(c)
-	if err := nn.LoadModel(f, m, m.Blocks); err != nil {
+	if err := models.LoadWeights(f, Arch, m, c); err != nil {
 		return nil, err
 	}
-	if m.Output == nil {
-		m.Output = &nn.Linear{W: m.Embed.W}
-	}
 	return m, m.check()
+}
+
+// check holds the rules shapes do not say: each block has its query, key and
+// value projections, and every norm and projection but the head has a bias.
+func (m *Model) check() error {
+	for i := range m.Blocks {
+		if err := m.Blocks[i].Attn.Check(); err != nil {
+			return fmt.Errorf("starcoder2: blk.%d: %w", i, err)
+		}
+	}
+	ws := m.Weights()
+	has := map[string]bool{}
+	for _, w := range ws {
+		has[w.Name] = true
+	}
+	for _, w := range ws {
+		if base, ok := strings.CutSuffix(w.Name, ".weight"); ok && base != "token_embd" && base != "output" && !has[base+".bias"] {
+			return fmt.Errorf("starcoder2: %s.bias is missing", base)
+		}
+	}
+	return nil
 }
 
 // New returns a model with the shape of c and no weights yet.
@@ -85,56 +105,9 @@ func (m *Model) VocabSize() int { return m.Config.VocabSize }
 // ContextLength returns the trained context length.
 func (m *Model) ContextLength() int { return m.Config.ContextLength }
 
-// check verifies every weight's shape against the config, so that a file
-// whose tensors disagree with its metadata fails at load, not mid-forward.
-// Every projection and norm has a bias.
-func (m *Model) check() error {
-	c := m.Config
-	D, F, kv := c.Embed, c.FFN, c.KVHeads*c.HeadDim()
-	norm := func(name string, n *nn.LayerNorm) error {
-		if n.B == nil {
-			return fmt.Errorf("%s.bias is missing", name)
-		}
-		return nn.CheckShape(name+".weight", n.W, D)
-	}
-	linear := func(name string, l *nn.Linear, out, in int) error {
-		if l != nil && l.B == nil {
-			return fmt.Errorf("%s.bias is missing", name)
-		}
-		return nn.CheckLinear(name, l, out, in)
-	}
-	errs := []error{
-		nn.CheckShape("token_embd.weight", m.Embed.W, c.VocabSize, D),
-		norm("output_norm", m.OutputNorm),
-		nn.CheckShape("output.weight", m.Output.W, c.VocabSize, D),
-	}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		a := &b.Attn
-		mlp := b.FFN.(*nn.MLP)
-		p := fmt.Sprintf("blk.%d.", i)
-		errs = append(errs,
-			norm(p+"attn_norm", b.AttnNorm.(*nn.LayerNorm)),
-			norm(p+"ffn_norm", b.FFNNorm.(*nn.LayerNorm)),
-			linear(p+"attn_q", a.Q, D, D),
-			linear(p+"attn_k", a.K, kv, D),
-			linear(p+"attn_v", a.V, kv, D),
-			linear(p+"attn_output", a.O, D, D),
-			linear(p+"ffn_up", mlp.Up, F, D),
-			linear(p+"ffn_down", mlp.Down, D, F),
-		)
-	}
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("starcoder2: %w", err)
-		}
-	}
-	return nil
-}
-
 // Weights returns every weight tensor under its GGUF name, each once (a tied
 // output head is listed as token_embd.weight only).
-func (m *Model) Weights() []nn.Named { return nn.ModelWeights(m, m.Blocks) }
+func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

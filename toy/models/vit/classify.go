@@ -6,6 +6,9 @@ import (
 	"image"
 	"math"
 	"sort"
+
+	"github.com/toyml/toy/toy/pixels"
+	"github.com/toyml/toy/toy/tensor"
 )
 
 // Prediction is one class with its probability.
@@ -14,6 +17,29 @@ type Prediction struct {
 	Label string  `json:"label"`
 	Prob  float64 `json:"prob"`  // softmax of the logits
 	Logit float32 `json:"logit"` // the model's raw score
+}
+
+// Preprocess turns img into the model's input [C, R, R] as ViTImageProcessor
+// does: RGB at 8 bits (alpha dropped, as PIL's convert("RGB")), resized to
+// R×R with PIL's bilinear filter (pixels.ResizeBilinear), then per channel c
+//
+//	x = (u·(1/255) − mean_c) / std_c,   u ∈ 0 … 255
+//
+// with u/255 rounded to float32 and the rest in float32, as numpy computes it.
+func (c Config) Preprocess(img image.Image) *tensor.Tensor {
+	pix, w, h := pixels.RGB8(img)
+	R := c.ImageSize
+	pix = pixels.ResizeBilinear(pix, w, h, R, R)
+	out := tensor.New(Channels, R, R)
+	x := out.Data()
+	for ch := 0; ch < Channels; ch++ {
+		mean, std := c.ImageMean[ch], c.ImageStd[ch]
+		for i := 0; i < R*R; i++ {
+			v := float32(float64(pix[3*i+ch]) * (1.0 / 255))
+			x[ch*R*R+i] = (v - mean) / std
+		}
+	}
+	return out
 }
 
 // Classify preprocesses img and returns its k most probable classes, most
@@ -25,7 +51,7 @@ func (m *Model) Classify(img image.Image, k int) []Prediction {
 
 // ClassifyFile decodes the image at path (PNG, JPEG, GIF) and classifies it.
 func (m *Model) ClassifyFile(path string, k int) ([]Prediction, error) {
-	img, err := LoadImage(path)
+	img, err := pixels.Load(path)
 	if err != nil {
 		return nil, err
 	}

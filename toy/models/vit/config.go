@@ -1,4 +1,5 @@
-// The flat configuration of a ViT classifier, read from GGUF metadata.
+// The flat configuration of a ViT classifier, declared with its GGUF keys
+// (under "vit.") and card symbols.
 
 package vit
 
@@ -6,23 +7,26 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 )
 
 // Arch is the GGUF architecture this package loads.
 const Arch = "vit"
 
-// Config holds every hyperparameter of a ViT classifier.
+// Config holds every hyperparameter of a ViT classifier. The image
+// statistics and labels are GGUF arrays (vit.image_mean, vit.image_std,
+// vit.labels), read and written by hand; a card does not carry them.
 type Config struct {
-	ImageSize int        // R: input images are R×R pixels
-	PatchSize int        // P: patches are P×P pixels, R/P per side
-	Embed     int        // D
-	Layers    int        // L
-	FFN       int        // F
-	Heads     int        // H
-	NormEps   float32    // LayerNorm ε
+	ImageSize int        `gguf:"image_size" card:"R, image side, pixels"` // input images are R×R
+	PatchSize int        `gguf:"patch_size" card:"P, patch side, pixels"` // R/P patches per side
+	Embed     int        `gguf:"embedding_length" card:"d_e, model width"`
+	Layers    int        `gguf:"block_count" card:"L, layers"`
+	FFN       int        `gguf:"feed_forward_length" card:"d_mlp, MLP width"`
+	Heads     int        `gguf:"attention.head_count" card:"H, attention heads"`
+	NormEps   float32    `gguf:"attention.layer_norm_epsilon" card:"ε, LayerNorm epsilon"`
 	ImageMean [3]float32 // per-channel mean of the rescaled pixels (x/255), subtracted
 	ImageStd  [3]float32 // per-channel standard deviation, divided by
-	Classes   int        // K
+	Classes   int        `gguf:"class_count" card:"N_C, classes"`
 	Labels    []string   // K class names; nil: "LABEL_0", "LABEL_1", …
 }
 
@@ -46,32 +50,12 @@ func (c Config) Label(k int) string {
 // ConfigFromGGUF reads the configuration from f's metadata (keys "vit.*").
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	var c Config
-	arch, err := f.Architecture()
-	if err != nil {
+	if arch, err := f.Architecture(); err != nil {
 		return c, err
-	}
-	if arch != Arch {
+	} else if arch != Arch {
 		return c, fmt.Errorf("vit: architecture %q is not vit", arch)
 	}
-	for _, k := range []struct {
-		key string
-		dst *int
-	}{
-		{"image_size", &c.ImageSize},
-		{"patch_size", &c.PatchSize},
-		{"embedding_length", &c.Embed},
-		{"feed_forward_length", &c.FFN},
-		{"block_count", &c.Layers},
-		{"attention.head_count", &c.Heads},
-		{"class_count", &c.Classes},
-	} {
-		v, err := f.Uint32(Arch + "." + k.key)
-		if err != nil {
-			return c, err
-		}
-		*k.dst = int(v)
-	}
-	if c.NormEps, err = f.Float32(Arch + ".attention.layer_norm_epsilon"); err != nil {
+	if err := models.ReadConfig(f, Arch, &c); err != nil {
 		return c, err
 	}
 	for _, k := range []struct {
@@ -79,20 +63,44 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		dst *[3]float32
 	}{{"image_mean", &c.ImageMean}, {"image_std", &c.ImageStd}} {
 		v, err := f.Float32s(Arch + "." + k.key)
+		if err == nil && len(v) != Channels {
+			err = fmt.Errorf("vit: %s.%s has %d values, want %d (RGB)", Arch, k.key, len(v), Channels)
+		}
 		if err != nil {
 			return c, err
-		}
-		if len(v) != Channels {
-			return c, fmt.Errorf("vit: %s.%s has %d values, want %d (RGB)", Arch, k.key, len(v), Channels)
 		}
 		copy(k.dst[:], v)
 	}
 	if f.Has(Arch + ".labels") {
+		var err error
 		if c.Labels, err = f.Strings(Arch + ".labels"); err != nil {
 			return c, err
 		}
 	}
 	return c, c.Validate()
+}
+
+// SetMetadata writes the configuration as GGUF metadata (keys "vit.*"), key
+// by key rather than by gguf.Writer.SetConfig: toy's ViT files keep their
+// byte layout (tests/vit's golden records the gate file's SHA-256), whose key
+// order is not the order of Config's fields (the card's) and interleaves the
+// arrays.
+func (c Config) SetMetadata(w *gguf.Writer) {
+	a := Arch + "."
+	w.SetString("general.architecture", Arch)
+	w.SetUint32(a+"image_size", uint32(c.ImageSize))
+	w.SetUint32(a+"patch_size", uint32(c.PatchSize))
+	w.SetUint32(a+"embedding_length", uint32(c.Embed))
+	w.SetUint32(a+"feed_forward_length", uint32(c.FFN))
+	w.SetUint32(a+"block_count", uint32(c.Layers))
+	w.SetUint32(a+"attention.head_count", uint32(c.Heads))
+	w.SetFloat32(a+"attention.layer_norm_epsilon", c.NormEps)
+	w.SetFloat32s(a+"image_mean", c.ImageMean[:])
+	w.SetFloat32s(a+"image_std", c.ImageStd[:])
+	w.SetUint32(a+"class_count", uint32(c.Classes))
+	if c.Labels != nil {
+		w.SetStrings(a+"labels", c.Labels)
+	}
 }
 
 // Validate checks that the numbers describe a buildable model.
@@ -120,31 +128,4 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
-}
-
-// SetMetadata writes the configuration as GGUF metadata (keys "vit.*").
-func (c Config) SetMetadata(w *gguf.Writer) {
-	a := Arch + "."
-	w.SetString("general.architecture", Arch)
-	w.SetUint32(a+"image_size", uint32(c.ImageSize))
-	w.SetUint32(a+"patch_size", uint32(c.PatchSize))
-	w.SetUint32(a+"embedding_length", uint32(c.Embed))
-	w.SetUint32(a+"feed_forward_length", uint32(c.FFN))
-	w.SetUint32(a+"block_count", uint32(c.Layers))
-	w.SetUint32(a+"attention.head_count", uint32(c.Heads))
-	w.SetFloat32(a+"attention.layer_norm_epsilon", c.NormEps)
-	w.SetFloat32s(a+"image_mean", c.ImageMean[:])
-	w.SetFloat32s(a+"image_std", c.ImageStd[:])
-	w.SetUint32(a+"class_count", uint32(c.Classes))
-	if c.Labels != nil {
-		w.SetStrings(a+"labels", c.Labels)
-	}
-}
-
-// ParamCount is the number of weights a model with configuration c holds.
-func (c Config) ParamCount() int64 {
-	D, F, K := int64(c.Embed), int64(c.FFN), int64(c.Classes)
-	patch := D*Channels*int64(c.PatchSize*c.PatchSize) + D
-	layer := 4*(D*D+D) + (F*D + F) + (D*F + D) + 4*D
-	return patch + D + int64(c.Tokens())*D + int64(c.Layers)*layer + 2*D + K*D + K
 }

@@ -4,18 +4,16 @@
 package vit
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/toyml/toy/toy/nn"
+	"github.com/toyml/toy/toy/safetensors"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -52,6 +50,10 @@ type hfPreprocessor struct {
 //	config.json               sizes, hidden_act ("gelu": exact), layer_norm_eps, id2label
 //	model.safetensors         F32, F16 or BF16 tensors (or shards listed in model.safetensors.index.json)
 //	preprocessor_config.json  image_mean, image_std (optional: 0.5 each, ViTImageProcessor's default)
+//
+// A configuration toy does not run is refused with ErrUnsupported, weights
+// it cannot read (pytorch_model.bin alone, other types) with
+// safetensors.ErrUnsupported.
 func FromHF(dir string) (*Model, error) {
 	var hc hfConfig
 	if err := readJSON(filepath.Join(dir, "config.json"), &hc); err != nil {
@@ -93,11 +95,18 @@ func FromHF(dir string) (*Model, error) {
 		c.ImageMean, c.ImageStd = [3]float32{}, [3]float32{1, 1, 1}
 	}
 
-	st, err := openSafetensors(dir)
+	st, err := safetensors.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	head, err := st.get("classifier.weight")
+	// A ViTModel checkpoint names its tensors without the "vit." prefix.
+	get := func(name string) (*tensor.Tensor, error) {
+		if !st.Has(name) {
+			name = strings.TrimPrefix(name, "vit.")
+		}
+		return st.Tensor(name)
+	}
+	head, err := get("classifier.weight")
 	if err != nil {
 		return nil, fmt.Errorf("%w: no classifier head (a ViTModel, not ViTForImageClassification?): %w", ErrUnsupported, err)
 	}
@@ -108,7 +117,7 @@ func FromHF(dir string) (*Model, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := fromTensors(c, st.get)
+	m, err := fromTensors(c, get)
 	if err != nil {
 		return nil, fmt.Errorf("convert %s: %w", dir, err)
 	}
@@ -183,127 +192,4 @@ func readJSON(path string, v any) error {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
 	return nil
-}
-
-// safetensors is a set of safetensors files read into memory: each is an
-// 8-byte little-endian header length, a JSON header naming every tensor's
-// dtype, shape and byte range, then the raw little-endian data.
-type safetensors struct {
-	where map[string]stEntry
-}
-
-type stEntry struct {
-	DType   string `json:"dtype"`
-	Shape   []int  `json:"shape"`
-	Offsets [2]int `json:"data_offsets"`
-	data    []byte // the file's data section
-}
-
-// openSafetensors reads dir/model.safetensors, or the shards that
-// dir/model.safetensors.index.json lists.
-func openSafetensors(dir string) (*safetensors, error) {
-	files := []string{"model.safetensors"}
-	var index struct {
-		WeightMap map[string]string `json:"weight_map"`
-	}
-	if err := readJSON(filepath.Join(dir, "model.safetensors.index.json"), &index); err == nil {
-		seen := map[string]bool{}
-		files = files[:0]
-		for _, f := range index.WeightMap {
-			if f != filepath.Base(f) || f == "." || f == ".." {
-				return nil, fmt.Errorf("model.safetensors.index.json names shard %q outside %s", f, dir)
-			}
-			if !seen[f] {
-				seen[f] = true
-				files = append(files, f)
-			}
-		}
-		sort.Strings(files)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	st := &safetensors{where: map[string]stEntry{}}
-	for _, name := range files {
-		path := filepath.Join(dir, name)
-		b, err := os.ReadFile(path)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s not found (toy reads safetensors, not pytorch_model.bin)", ErrUnsupported, path)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err := st.add(b); err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-	}
-	return st, nil
-}
-
-func (st *safetensors) add(b []byte) error {
-	if len(b) < 8 {
-		return errors.New("safetensors: truncated header")
-	}
-	n := binary.LittleEndian.Uint64(b)
-	if n > uint64(len(b)-8) {
-		return fmt.Errorf("safetensors: header of %d bytes in a file of %d", n, len(b))
-	}
-	var header map[string]json.RawMessage
-	if err := json.Unmarshal(b[8:8+n], &header); err != nil {
-		return fmt.Errorf("safetensors header: %w", err)
-	}
-	data := b[8+n:]
-	for name, raw := range header {
-		if name == "__metadata__" {
-			continue
-		}
-		var e stEntry
-		if err := json.Unmarshal(raw, &e); err != nil {
-			return fmt.Errorf("safetensors: tensor %s: %w", name, err)
-		}
-		if e.Offsets[0] < 0 || e.Offsets[0] > e.Offsets[1] || e.Offsets[1] > len(data) {
-			return fmt.Errorf("safetensors: tensor %s: bytes %v of %d", name, e.Offsets, len(data))
-		}
-		e.data = data
-		st.where[name] = e
-	}
-	return nil
-}
-
-// get returns the named tensor as F32, converted from F32, F16 or BF16. The
-// name may carry Hugging Face's "vit." prefix or not (ViTModel checkpoints).
-func (st *safetensors) get(name string) (*tensor.Tensor, error) {
-	e, ok := st.where[name]
-	if !ok {
-		e, ok = st.where[strings.TrimPrefix(name, "vit.")]
-	}
-	if !ok {
-		return nil, fmt.Errorf("tensor %s is missing", name)
-	}
-	raw := e.data[e.Offsets[0]:e.Offsets[1]]
-	n := 1
-	for _, d := range e.Shape {
-		if d <= 0 || n > len(raw)/d {
-			return nil, fmt.Errorf("safetensors: tensor %s has shape %v for %d bytes", name, e.Shape, len(raw))
-		}
-		n *= d
-	}
-	size := map[string]int{"F32": 4, "F16": 2, "BF16": 2}[e.DType]
-	if size == 0 {
-		return nil, fmt.Errorf("%w: tensor %s is %s (F32, F16 or BF16)", ErrUnsupported, name, e.DType)
-	}
-	if len(raw) != n*size || n == 0 {
-		return nil, fmt.Errorf("safetensors: tensor %s %v %s has %d bytes", name, e.Shape, e.DType, len(raw))
-	}
-	out := make([]float32, n)
-	for i := range out {
-		switch e.DType {
-		case "F32":
-			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-		case "F16":
-			out[i] = tensor.FP16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
-		case "BF16":
-			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:])) << 16)
-		}
-	}
-	return tensor.FromFloat32(out, e.Shape...), nil
 }

@@ -25,12 +25,13 @@
 // # Pixels in
 //
 // Preprocess does what Hugging Face's ViTImageProcessor does: resize to R×R
-// with PIL's bilinear filter on 8-bit RGB (a triangle filter widened by the
-// scale factor when shrinking, in PIL's fixed-point arithmetic, so the
-// resized pixels are PIL's to the level), rescale by 1/255, and normalise
-// each channel with the file's image mean and standard deviation, into
-// [C, R, R] float32. PNG images decode exactly as PIL decodes them; Go's JPEG
-// decoder may differ from libjpeg by a level or two in some pixels.
+// with PIL's bilinear filter on 8-bit RGB (toy/pixels: a triangle filter
+// widened by the scale factor when shrinking, in PIL's fixed-point
+// arithmetic, so the resized pixels are PIL's to the level), rescale by
+// 1/255, and normalise each channel with the file's image mean and standard
+// deviation, into [C, R, R] float32. PNG images decode exactly as PIL decodes
+// them; Go's JPEG decoder may differ from libjpeg by a level or two in some
+// pixels.
 //
 // # GGUF layout
 //
@@ -52,24 +53,14 @@
 //	v.post_ln.{weight,bias}      [D]           the final LayerNorm
 //	cls.weight, cls.bias         [K, D], [K]
 //
-// Metadata (uint32 unless noted):
-//
-//	general.architecture             "vit"
-//	vit.image_size                   R
-//	vit.patch_size                   P
-//	vit.embedding_length             D
-//	vit.feed_forward_length          F
-//	vit.block_count                  L
-//	vit.attention.head_count         H
-//	vit.attention.layer_norm_epsilon float32 ε
-//	vit.image_mean, vit.image_std    float32 arrays [C]
-//	vit.class_count                  K
-//	vit.labels                       string array [K] (optional: "LABEL_k" without it)
+// Metadata is Config's, under "vit." (its gguf tags, and SetMetadata):
+// uint32 sizes, float32 ε, float32 arrays image_mean and image_std [C], and
+// the string array labels [K] (optional: "LABEL_k" without it).
 //
 // Matrices may be F32, F16, BF16 or Q8_0 (any type MatMul takes); norms,
 // biases and the [CLS] token are F32. FromHF converts a Hugging Face
-// checkpoint (config.json, model.safetensors) into a Model, and WriteGGUF
-// writes it.
+// checkpoint (config.json, model.safetensors, read by toy/safetensors) into
+// a Model, and WriteGGUF writes it.
 //
 // # Error Handling
 //

@@ -18,7 +18,7 @@ func ExampleNewRandom() {
 	m := vit.NewRandom(cfg, 1) // the same seed gives the same weights
 	// 32·(3·8·8) + 32 patch embedding, 32 [CLS], 17·32 positions,
 	// 2·(4·(32·32 + 32) attention + 2·32·64 + 64 + 32 MLP + 4·32 norms), 2·32 final norm, 3·32 + 3 head
-	fmt.Println("patches:", cfg.Patches(), "tokens:", cfg.Tokens(), "parameters:", cfg.ParamCount())
+	fmt.Println("patches:", cfg.Patches(), "tokens:", cfg.Tokens(), "parameters:", m.Card().ParamCount)
 
 	img := image.NewRGBA(image.Rect(0, 0, 48, 40)) // any size: Preprocess resizes to 32×32
 	for y := range 40 {

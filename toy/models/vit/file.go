@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -51,10 +52,7 @@ func (m *Model) GGUF(t tensor.DType) (*gguf.Writer, error) {
 	c.SetMetadata(w)
 	w.SetUint32("general.file_type", map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q8_0: 7, tensor.BF16: 32}[t])
 	for _, n := range m.Weights() {
-		shape := n.T.Shape()
-		if n.Name == "v.patch_embd.weight" {
-			shape = []int{c.Embed, Channels, c.PatchSize, c.PatchSize}
-		}
+		shape := c.fileShape(n)
 		dt := tensor.F32
 		switch rowLen := shape[len(shape)-1]; {
 		case len(shape) < 2:
@@ -66,6 +64,15 @@ func (m *Model) GGUF(t tensor.DType) (*gguf.Writer, error) {
 		}
 	}
 	return w, nil
+}
+
+// fileShape is the shape weight n has in a file: the model holds the patch
+// kernel [D, C, P, P] as [D, C·P·P].
+func (c Config) fileShape(n nn.Named) []int {
+	if n.Name == "v.patch_embd.weight" {
+		return []int{c.Embed, Channels, c.PatchSize, c.PatchSize}
+	}
+	return n.T.Shape()
 }
 
 // WriteGGUF writes the model to path (see GGUF for the types).

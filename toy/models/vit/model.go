@@ -8,30 +8,33 @@ import (
 	"math"
 
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is a ViT image classifier. Weights are tagged with their GGUF tensor
-// names; blocks are named "v.blk.N.".
+// Model is a ViT image classifier. Weights are declared with their GGUF
+// names and shapes, in the order Weights lists them: the blocks (v.blk.N.…)
+// last.
 type Model struct {
 	Config Config
 
-	PatchEmbed *nn.Linear     `gguf:"v.patch_embd"`    // [D, C·P·P] (stored [D, C, P, P]) and bias [D]
-	Class      *tensor.Tensor `gguf:"v.class_embd"`    // [D], the [CLS] token
-	Pos        *nn.Embedding  `gguf:"v.position_embd"` // [S, D]
-	Blocks     []Block        // L pre-LayerNorm encoder blocks
-	PostNorm   *nn.LayerNorm  `gguf:"v.post_ln"` // [D]
-	Head       *nn.Linear     `gguf:"cls"`       // [K, D] and bias [K]
+	// The patch embedding [D, C·P·P] (the file's [D, C, P, P]) and bias [D].
+	PatchEmbed *nn.Linear     `gguf:"v.patch_embd" shape:"Embed, 3, PatchSize, PatchSize | Embed, 3*PatchSize*PatchSize" card:"W_p, patch embedding (a convolution with stride P)"`
+	Class      *tensor.Tensor `gguf:"v.class_embd" shape:"Embed" card:"e_cls, the [CLS] token"`
+	Pos        *nn.Embedding  `gguf:"v.position_embd" shape:"(ImageSize/PatchSize)*(ImageSize/PatchSize) + 1, Embed" card:"W_pos, position embeddings"` // [S, D]
+	PostNorm   *nn.LayerNorm  `gguf:"v.post_ln" shape:"Embed" card:"γ, final LayerNorm scale"`
+	Head       *nn.Linear     `gguf:"cls" shape:"Classes, Embed" card:"W_c, classifier"` // [K, D], bias [K]
+	Blocks     []Block        `gguf:"v.blk"`                                             // L pre-LayerNorm encoder blocks
 
 	file *gguf.File // the file the weights view, when Open opened it
 }
 
 // Block is one encoder block: pre-LayerNorm, bidirectional attention, MLP.
 type Block struct {
-	Norm1 *nn.LayerNorm `gguf:"ln1"` // [D]
+	Norm1 *nn.LayerNorm `gguf:"ln1" shape:"Embed" card:"γ_a, attention LayerNorm scale"`
 	Attn  SelfAttention
-	Norm2 *nn.LayerNorm `gguf:"ln2"` // [D]
+	Norm2 *nn.LayerNorm `gguf:"ln2" shape:"Embed" card:"γ_f, MLP LayerNorm scale"`
 	MLP   MLP
 }
 
@@ -45,18 +48,18 @@ type Block struct {
 // (toy/nn's Attention computes the same with Bidirectional set; its output
 // projection is named attn_output, llama.cpp's CLIP tensors attn_out.)
 type SelfAttention struct {
-	Q     *nn.Linear `gguf:"attn_q"`   // [D, D]
-	K     *nn.Linear `gguf:"attn_k"`   // [D, D]
-	V     *nn.Linear `gguf:"attn_v"`   // [D, D]
-	Out   *nn.Linear `gguf:"attn_out"` // [D, D]
+	Q     *nn.Linear `gguf:"attn_q" shape:"Embed, Embed" card:"W_q, query projection"`
+	K     *nn.Linear `gguf:"attn_k" shape:"Embed, Embed" card:"W_k, key projection"`
+	V     *nn.Linear `gguf:"attn_v" shape:"Embed, Embed" card:"W_v, value projection"`
+	Out   *nn.Linear `gguf:"attn_out" shape:"Embed, Embed" card:"W_o, attention output projection"`
 	Heads int
 }
 
 // MLP is the feed-forward layer with the exact GELU: Down(GELU(Up(x))).
 // (toy/nn's MLP uses the tanh approximation, as GPT-2 does.)
 type MLP struct {
-	Up   *nn.Linear `gguf:"ffn_up"`   // [F, D]
-	Down *nn.Linear `gguf:"ffn_down"` // [D, F]
+	Up   *nn.Linear `gguf:"ffn_up" shape:"FFN, Embed" card:"W_up, MLP up projection"`
+	Down *nn.Linear `gguf:"ffn_down" shape:"Embed, FFN" card:"W_down, MLP down projection"`
 }
 
 // Load builds the model from a GGUF file; the weights view the file's memory,
@@ -67,21 +70,12 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	m := New(c)
-	if err := nn.Load(f, "", m); err != nil {
+	if err := models.LoadWeights(f, Arch, m, c); err != nil {
 		return nil, err
-	}
-	for i := range m.Blocks {
-		if err := nn.Load(f, fmt.Sprintf("v.blk.%d.", i), &m.Blocks[i]); err != nil {
-			return nil, err
-		}
 	}
 	// The convolution kernel [D, C, P, P] is the patch projection [D, C·P·P]:
 	// a patch flattened channel by channel, row by row, is a row of Patches.
-	P := c.PatchSize
-	if err := nn.CheckShape("v.patch_embd.weight", m.PatchEmbed.W, c.Embed, Channels, P, P); err != nil {
-		return nil, fmt.Errorf("vit: %w", err)
-	}
-	m.PatchEmbed.W = m.PatchEmbed.W.Reshape(c.Embed, Channels*P*P)
+	m.PatchEmbed.W = m.PatchEmbed.W.Reshape(c.Embed, Channels*c.PatchSize*c.PatchSize)
 	return m, m.check()
 }
 
@@ -184,53 +178,24 @@ func rowIDs(from, to int) []int32 {
 	return ids
 }
 
-// check verifies every weight's shape against the config, so that a file
-// whose tensors disagree with its metadata fails at load, not mid-forward.
+// check verifies every weight against its declared shape, and that every
+// LayerNorm has its bias (which a shape tag leaves optional).
 func (m *Model) check() error {
-	c := m.Config
-	D, F, P := c.Embed, c.FFN, c.PatchSize
-	errs := []error{
-		nn.CheckLinear("v.patch_embd", m.PatchEmbed, D, Channels*P*P),
-		nn.CheckShape("v.class_embd", m.Class, D),
-		nn.CheckShape("v.position_embd.weight", m.Pos.W, c.Tokens(), D),
-		checkNorm("v.post_ln", m.PostNorm, D),
-		nn.CheckLinear("cls", m.Head, c.Classes, D),
+	err := nn.CheckShapes(m, m.Config)
+	if err == nil && m.PostNorm.B == nil {
+		err = fmt.Errorf("tensor v.post_ln.bias is missing")
 	}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		p := fmt.Sprintf("v.blk.%d.", i)
-		errs = append(errs,
-			checkNorm(p+"ln1", b.Norm1, D),
-			nn.CheckLinear(p+"attn_q", b.Attn.Q, D, D),
-			nn.CheckLinear(p+"attn_k", b.Attn.K, D, D),
-			nn.CheckLinear(p+"attn_v", b.Attn.V, D, D),
-			nn.CheckLinear(p+"attn_out", b.Attn.Out, D, D),
-			checkNorm(p+"ln2", b.Norm2, D),
-			nn.CheckLinear(p+"ffn_up", b.MLP.Up, F, D),
-			nn.CheckLinear(p+"ffn_down", b.MLP.Down, D, F),
-		)
-	}
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("vit: %w", err)
+	for i, b := range m.Blocks {
+		if err == nil && (b.Norm1.B == nil || b.Norm2.B == nil) {
+			err = fmt.Errorf("tensor v.blk.%d.ln1.bias or ln2.bias is missing", i)
 		}
+	}
+	if err != nil {
+		return fmt.Errorf("vit: %w", err)
 	}
 	return nil
 }
 
-func checkNorm(name string, n *nn.LayerNorm, d int) error {
-	if err := nn.CheckShape(name+".weight", n.W, d); err != nil {
-		return err
-	}
-	return nn.CheckShape(name+".bias", n.B, d)
-}
-
 // Weights returns every weight tensor under its GGUF name, in file order.
 // The patch kernel is listed as the model holds it, [D, C·P·P].
-func (m *Model) Weights() []nn.Named {
-	all := nn.Collect("", m)
-	for i := range m.Blocks {
-		all = append(all, nn.Collect(fmt.Sprintf("v.blk.%d.", i), &m.Blocks[i])...)
-	}
-	return all
-}
+func (m *Model) Weights() []nn.Named { return nn.Collect("", m) }

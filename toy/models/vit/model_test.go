@@ -60,35 +60,6 @@ func TestLastPatchReachesCLS(t *testing.T) {
 	}
 }
 
-// ResizeBilinear by hand (PIL's arithmetic, see its doc):
-//   - shrinking [0, 255] to one pixel: the widened triangle weighs both ½:
-//     127.5, rounded half up in fixed point to 128;
-//   - enlarging [0, 255] to four: centres at 0.25, 0.75, 1.25, 1.75 input
-//     pixels, interpolated between pixel centres 0.5 and 1.5 and clamped at
-//     the ends: 0, ¼·255 = 63.75 → 64, ¾·255 = 191.25 → 191, 255.
-func TestResizeBilinearByHand(t *testing.T) {
-	gray := func(v ...uint8) []uint8 {
-		var out []uint8
-		for _, x := range v {
-			out = append(out, x, x, x)
-		}
-		return out
-	}
-	if got := ResizeBilinear(gray(0, 255), 2, 1, 1, 1); !slices.Equal(got, gray(128)) {
-		t.Errorf("2→1: %v, want 128", got)
-	}
-	if got := ResizeBilinear(gray(0, 255), 2, 1, 4, 1); !slices.Equal(got, gray(0, 64, 191, 255)) {
-		t.Errorf("2→4: %v, want 0 64 191 255", got)
-	}
-	if got := ResizeBilinear(gray(0, 255), 1, 2, 1, 4); !slices.Equal(got, gray(0, 64, 191, 255)) {
-		t.Errorf("columns 2→4: %v, want 0 64 191 255", got)
-	}
-	in := gray(1, 2, 3, 4, 5, 6)
-	if got := ResizeBilinear(in, 3, 2, 3, 2); !slices.Equal(got, in) {
-		t.Errorf("same size: %v, want the input", got)
-	}
-}
-
 // A model written to GGUF and opened again gives the same logits, bit for
 // bit, and its header describes it.
 func TestGGUFRoundTrip(t *testing.T) {
@@ -115,17 +86,30 @@ func TestGGUFRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k.ParamCount != c.ParamCount() || k.Arch != Arch {
-		t.Fatalf("card: %s with %d parameters, the config counts %d", k.Arch, k.ParamCount, c.ParamCount())
+	var held int64
+	for _, w := range m.Weights() {
+		held += int64(w.T.Len())
+	}
+	if k.ParamCount != held || m.Card().ParamCount != held || k.Arch != Arch {
+		t.Fatalf("card: %s with %d parameters, the model's card %d, the model holds %d", k.Arch, k.ParamCount, m.Card().ParamCount, held)
+	}
+	loaded := r.Card()
+	loaded.Name = k.Name
+	if got, want := loaded.Render(), k.Render(); got != want {
+		t.Errorf("card of the loaded model differs:\n%s\nwant\n%s", got, want)
 	}
 }
 
 // The card's text parses back into the configuration (without labels and
 // image statistics, which a card does not carry: ViTImageProcessor's
-// defaults come back).
+// defaults come back). A model without weights lists no parameters.
 func TestCardRoundTrip(t *testing.T) {
 	c := tinyConfig()
-	got, err := card.Parse(c.Card().Render())
+	k := New(c).Card()
+	if len(k.Params) != 0 || k.ParamCount != 0 {
+		t.Errorf("a model without weights lists %d parameters, %d in all", len(k.Params), k.ParamCount)
+	}
+	got, err := card.Parse(k.Render())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,11 +14,18 @@ import (
 type Config interface{ Validate() error }
 
 // Family returns the family that loads with load, builds fresh models of a
-// validated C with newRandom, and writes cards with fromHeader (read back by
-// fromCard). Arch is names[0]; the other names are aliases.
+// validated C with newRandom, and writes cards with fromHeader, read back by
+// fromCard (nil: the card's declared hyperparameters into a zero C, see
+// card.FromCard). Arch is names[0]; the other names are aliases.
 func Family[C Config, M models.Model](names []string, load func(*gguf.File) (M, error), newRandom func(C, uint64) M,
 	fromHeader func(*gguf.File) (*card.Card, error), fromCard func(*card.Card) (any, error)) models.Family {
 	var zero C
+	if fromCard == nil {
+		fromCard = func(k *card.Card) (any, error) {
+			var c C
+			return card.FromCard(k, &c)
+		}
+	}
 	return models.Family{
 		Arch: names[0], Aliases: names[1:], Config: zero,
 		Load: func(f *gguf.File) (models.Model, error) {

@@ -1,7 +1,11 @@
-// Pixels in: decoding images and preprocessing them as Hugging Face's
-// ViTImageProcessor does (PIL bilinear resize, rescale, normalise).
-
-package vit
+// Package pixels decodes images and resizes them as Python's image
+// libraries do, so that a model's preprocessing is its reference's to the
+// level (vit.Config.Preprocess: Hugging Face's ViTImageProcessor).
+//
+// Pixels are 8-bit RGB, row by row, 3 bytes a pixel, as PIL holds an "RGB"
+// image. PNG images decode exactly as PIL decodes them; Go's JPEG decoder may
+// differ from libjpeg by a level or two in some pixels.
+package pixels
 
 import (
 	"fmt"
@@ -11,12 +15,10 @@ import (
 	_ "image/jpeg" //
 	_ "image/png"  //
 	"os"
-
-	"github.com/toyml/toy/toy/tensor"
 )
 
-// LoadImage decodes the PNG, JPEG or GIF image at path.
-func LoadImage(path string) (image.Image, error) {
+// Load decodes the PNG, JPEG or GIF image at path.
+func Load(path string) (image.Image, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -27,29 +29,6 @@ func LoadImage(path string) (image.Image, error) {
 		return nil, fmt.Errorf("decode %s: %w", path, err)
 	}
 	return img, nil
-}
-
-// Preprocess turns img into the model's input [C, R, R] as ViTImageProcessor
-// does: RGB at 8 bits (alpha dropped, as PIL's convert("RGB")), resized to
-// R×R with PIL's bilinear filter (ResizeBilinear), then per channel c
-//
-//	x = (u·(1/255) − mean_c) / std_c,   u ∈ 0 … 255
-//
-// with u/255 rounded to float32 and the rest in float32, as numpy computes it.
-func (c Config) Preprocess(img image.Image) *tensor.Tensor {
-	pix, w, h := RGB8(img)
-	R := c.ImageSize
-	pix = ResizeBilinear(pix, w, h, R, R)
-	out := tensor.New(Channels, R, R)
-	x := out.Data()
-	for ch := 0; ch < Channels; ch++ {
-		mean, std := c.ImageMean[ch], c.ImageStd[ch]
-		for i := 0; i < R*R; i++ {
-			v := float32(float64(pix[3*i+ch]) * (1.0 / 255))
-			x[ch*R*R+i] = (v - mean) / std
-		}
-	}
-	return out
 }
 
 // RGB8 returns img's pixels as 8-bit RGB, row by row, 3 bytes a pixel, and
@@ -93,7 +72,7 @@ const precisionBits = 32 - 8 - 2
 // the intermediate image rounded to 8 bits.
 func ResizeBilinear(pix []uint8, w, h, W, H int) []uint8 {
 	if len(pix) != 3*w*h || W <= 0 || H <= 0 {
-		panic(fmt.Sprintf("vit.ResizeBilinear: %d bytes for %d×%d RGB, to %d×%d", len(pix), w, h, W, H))
+		panic(fmt.Sprintf("pixels.ResizeBilinear: %d bytes for %d×%d RGB, to %d×%d", len(pix), w, h, W, H))
 	}
 	if W != w {
 		first, k := pilCoeffs(w, W)

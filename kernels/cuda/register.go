@@ -1,0 +1,15 @@
+// Registering the backend with package tensor as "cuda".
+
+package cuda
+
+import "github.com/toyml/toy/toy/tensor"
+
+func init() {
+	tensor.RegisterBackend("cuda", func() (tensor.Backend, error) {
+		b, err := Load()
+		if err != nil {
+			return nil, err // not b: a nil *Backend in an interface is not nil
+		}
+		return b, nil
+	})
+}

@@ -1,0 +1,63 @@
+package gguf
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+type testConfig struct {
+	Embed    int     `gguf:"embedding_length"`
+	KVHeads  int     `gguf:"attention.head_count_kv,optional"`
+	RopeBase float32 `gguf:"rope.freq_base,optional"`
+	Causal   bool    `gguf:"attention.causal,optional"`
+	Pooling  string  `gguf:"pooling,optional"`
+	Note     string  // untagged: neither read nor written
+}
+
+func TestConfigRoundTrip(t *testing.T) {
+	w := NewWriter()
+	w.SetConfig("toy", testConfig{Embed: 64, RopeBase: 5e5, Causal: true, Pooling: "mean", Note: "x"})
+	var b bytes.Buffer
+	if _, err := w.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Has("toy.attention.head_count_kv") {
+		t.Error("an optional zero field was written")
+	}
+	c := testConfig{KVHeads: 7, RopeBase: 10000}
+	if err := f.ReadConfig("toy", &c); err != nil {
+		t.Fatal(err)
+	}
+	want := testConfig{Embed: 64, KVHeads: 7, RopeBase: 5e5, Causal: true, Pooling: "mean"}
+	if c != want {
+		t.Errorf("read %+v, want %+v (an absent optional key keeps its default)", c, want)
+	}
+	if err := f.ReadConfig("other", &c); !errors.Is(err, ErrMissingKey) || !strings.Contains(err.Error(), "other.embedding_length") {
+		t.Errorf("a missing required key: %v", err)
+	}
+}
+
+func TestConfigRefusesNonFinite(t *testing.T) {
+	w := NewWriter()
+	w.SetString("general.architecture", "toy")
+	w.SetUint32("toy.embedding_length", 8)
+	w.SetFloat32("toy.rope.freq_base", -1)
+	var b bytes.Buffer
+	if _, err := w.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c testConfig
+	if err := f.ReadConfig("toy", &c); !errors.Is(err, ErrFormat) {
+		t.Errorf("a negative RoPE base: %v", err)
+	}
+}
