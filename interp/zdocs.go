@@ -45,6 +45,7 @@ var docs = map[string]string{
 	"card.Card.Bool":                      "func (c *Card) Bool(key string) (bool, error)\n\nBool returns a yes/no hyperparameter.",
 	"card.Card.Decode":                    "func (c *Card) Decode(cfg any) error\n\nDecode fills the declared fields of cfg, a pointer to a family's Config,\nfrom the card's hyperparameters (its field Arch, when it has one, from\nthe card's architecture): the inverse of Hypers. A hyperparameter the\ncard lacks leaves its field as it was.",
 	"card.Card.Drop":                      "func (c *Card) Drop(keys ...string)\n\nDrop removes the hyperparameters with the given keys (those that do not\napply to a variant: experts on a dense model, a window of 0).",
+	"card.Card.DropZero":                  "func (c *Card) DropZero(keys ...string)\n\nDropZero removes the hyperparameters with the given keys whose value is\nzero, false or empty (features a configuration does not use).",
 	"card.Card.Float32":                   "func (c *Card) Float32(key string) (float32, error)\n\nFloat32 returns a real hyperparameter.",
 	"card.Card.Int":                       "func (c *Card) Int(key string) (int, error)\n\nInt returns an integer hyperparameter.",
 	"card.Card.Reader":                    "func (c *Card) Reader() *Reader\n\nReader returns a reader of c's hyperparameters.",

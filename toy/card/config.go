@@ -42,6 +42,14 @@ func (c *Card) Drop(keys ...string) {
 	c.Hyper = slices.DeleteFunc(c.Hyper, func(h Hyper) bool { return slices.Contains(keys, h.Key) })
 }
 
+// DropZero removes the hyperparameters with the given keys whose value is
+// zero, false or empty (features a configuration does not use).
+func (c *Card) DropZero(keys ...string) {
+	c.Hyper = slices.DeleteFunc(c.Hyper, func(h Hyper) bool {
+		return slices.Contains(keys, h.Key) && (h.Value == "0" || h.Value == "false" || h.Value == `""`)
+	})
+}
+
 // Decode fills the declared fields of cfg, a pointer to a family's Config,
 // from the card's hyperparameters (its field Arch, when it has one, from
 // the card's architecture): the inverse of Hypers. A hyperparameter the

@@ -65,3 +65,16 @@ func TestSnake(t *testing.T) {
 		}
 	}
 }
+
+func TestDrop(t *testing.T) {
+	k := Decoder("toy", "a test", declared{VocabSize: 32, NormEps: 1e-5})
+	k.DropZero("kv_heads", "norm_eps", "tied_output", "pooling") // norm_eps is not zero: it stays
+	k.Drop("vocab_size")
+	var keys []string
+	for _, h := range k.Hyper {
+		keys = append(keys, h.Key)
+	}
+	if !reflect.DeepEqual(keys, []string{"norm_eps"}) {
+		t.Errorf("left %v, want [norm_eps]", keys)
+	}
+}

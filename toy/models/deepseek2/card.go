@@ -6,7 +6,6 @@ package deepseek2
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/toyml/toy/toy/card"
 	"github.com/toyml/toy/toy/gguf"
@@ -35,7 +34,7 @@ func (c Config) card() *card.Card {
 	k := card.Decoder(Arch, "DeepSeek-V2: a decoder-only transformer with pre-RMSNorm, multi-head latent attention (keys and values "+
 		"decompressed from one low-rank latent per token, RoPE on a separate part of each head), and, after the first "+
 		"dense layers, a mixture of SwiGLU experts beside always-on shared experts.", c)
-	k.Hyper = omitZero(k.Hyper, "experts", "experts_used", "expert_ffn", "shared_experts", "expert_gating", "expert_bias",
+	k.DropZero("experts", "experts_used", "expert_ffn", "shared_experts", "expert_gating", "expert_bias",
 		"expert_weights_norm", "expert_weights_scale", "expert_groups", "expert_groups_used",
 		"rope_scaling", "rope_scale", "rope_orig_context", "rope_attn_factor", "yarn_log_mul")
 	moe := c.MoE()
@@ -88,11 +87,4 @@ func pick[T any](ok bool, a, b T) T {
 		return a
 	}
 	return b
-}
-
-// omitZero drops the hyperparameters named by keys whose value is zero.
-func omitZero(hs []card.Hyper, keys ...string) []card.Hyper {
-	return slices.DeleteFunc(hs, func(h card.Hyper) bool {
-		return slices.Contains(keys, h.Key) && (h.Value == "0" || h.Value == "false" || h.Value == `""`)
-	})
 }

@@ -71,13 +71,13 @@ func (c Config) card() *card.Card {
 	k.Hyper = slices.Insert(k.Hyper, i, card.Hyper{Symbol: "H_kv^l", Value: kvList(c.KVHeads), Key: "kv_heads",
 		Meaning: "key/value heads of layer l (H_kv in its shapes), in order; 0 makes l a convolution layer"})
 	if c.Arch != "lfm2moe" {
-		k.Hyper = drop(k.Hyper, "experts", "experts_used", "expert_ffn", "dense_lead", "sigmoid")
+		k.Drop("experts", "experts_used", "expert_ffn", "dense_lead", "sigmoid")
 	}
 	mask := "Mask"
 	if c.Window > 0 {
 		mask = "Mask_w"
 	} else {
-		k.Hyper = drop(k.Hyper, "window")
+		k.Drop("window")
 	}
 	k.Steps = []card.Step{
 		{Text: "ℓ ← length(x)"},
@@ -127,9 +127,4 @@ func kvList(kv []int) string {
 		s[i] = strconv.Itoa(n)
 	}
 	return strings.Join(s, ",")
-}
-
-// drop returns hs without the hyperparameters of the given keys.
-func drop(hs []card.Hyper, keys ...string) []card.Hyper {
-	return slices.DeleteFunc(hs, func(h card.Hyper) bool { return slices.Contains(keys, h.Key) })
 }

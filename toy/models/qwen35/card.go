@@ -73,12 +73,12 @@ func (c Config) card() *card.Card {
 	}
 	k := card.Decoder(c.Arch, summary, c)
 	if moe {
-		k.Hyper = drop(k.Hyper, "ffn")
+		k.Drop("ffn")
 	} else {
-		k.Hyper = drop(k.Hyper, "experts", "experts_used", "expert_ffn", "shared_ffn")
+		k.Drop("experts", "experts_used", "expert_ffn", "shared_ffn")
 	}
 	if c.MTPLayers == 0 {
-		k.Hyper = drop(k.Hyper, "mtp_layers")
+		k.Drop("mtp_layers")
 	}
 	if c.Arch != ArchNext {
 		sec := make([]string, 4)
@@ -140,9 +140,4 @@ func (c Config) card() *card.Card {
 		k.Notes = append(k.Notes, "Qwen3-Next's files give W_β^l and W_α^l as one W_βα^l, and older ones W_qkv^l and W_z^l as one W_in^l, their rows grouped by key head.")
 	}
 	return k
-}
-
-// drop returns hs without the hyperparameters of the given keys.
-func drop(hs []card.Hyper, keys ...string) []card.Hyper {
-	return slices.DeleteFunc(hs, func(h card.Hyper) bool { return slices.Contains(keys, h.Key) })
 }
