@@ -13,6 +13,7 @@ func init() {
 		"Archs":          reflect.ValueOf(card.Archs),
 		"Bool":           reflect.ValueOf(card.Bool),
 		"Code":           reflect.ValueOf(card.Code),
+		"Col":            reflect.ValueOf(card.Col),
 		"Decoder":        reflect.ValueOf(card.Decoder),
 		"Describe":       reflect.ValueOf(card.Describe),
 		"DominantType":   reflect.ValueOf(card.DominantType),

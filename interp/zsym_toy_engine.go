@@ -22,6 +22,7 @@ func init() {
 		"NewBatch":       reflect.ValueOf(engine.NewBatch),
 		"NewSession":     reflect.ValueOf(engine.NewSession),
 		"NewSpeculator":  reflect.ValueOf(engine.NewSpeculator),
+		"NextBatch":      reflect.ValueOf(engine.NextBatch),
 		"SetInterrupt":   reflect.ValueOf(engine.SetInterrupt),
 		"TrainStep":      reflect.ValueOf(engine.TrainStep),
 		"WithInterrupt":  reflect.ValueOf(engine.WithInterrupt),

@@ -17,7 +17,9 @@ func init() {
 		"CardFromFile":   reflect.ValueOf(models.CardFromFile),
 		"CardFromModel":  reflect.ValueOf(models.CardFromModel),
 		"CardParams":     reflect.ValueOf(models.CardParams),
+		"CheckRanges":    reflect.ValueOf(models.CheckRanges),
 		"ErrUnknownArch": reflect.ValueOf(&models.ErrUnknownArch).Elem(),
+		"ErrUnsupported": reflect.ValueOf(&models.ErrUnsupported).Elem(),
 		"Families":       reflect.ValueOf(models.Families),
 		"ForConfig":      reflect.ValueOf(models.ForConfig),
 		"Lacking":        reflect.ValueOf(models.Lacking),
@@ -25,18 +27,33 @@ func init() {
 		"LoadWeights":    reflect.ValueOf(models.LoadWeights),
 		"Lookup":         reflect.ValueOf(models.Lookup),
 		"New":            reflect.ValueOf(models.New),
+		"Randomize":      reflect.ValueOf(models.Randomize),
 		"ReadConfig":     reflect.ValueOf(models.ReadConfig),
 		"Register":       reflect.ValueOf(models.Register),
 		"Tie":            reflect.ValueOf(models.Tie),
+		"Unsupported":    reflect.ValueOf(models.Unsupported),
 
 		// type definitions
-		"Family": reflect.ValueOf((*models.Family)(nil)),
-		"Model":  reflect.ValueOf((*models.Model)(nil)),
-		"Shape":  reflect.ValueOf((*models.Shape)(nil)),
+		"Block":   reflect.ValueOf((*models.Block)(nil)),
+		"Decoder": reflect.ValueOf((*models.Decoder)(nil)),
+		"Family":  reflect.ValueOf((*models.Family)(nil)),
+		"Model":   reflect.ValueOf((*models.Model)(nil)),
+		"Shape":   reflect.ValueOf((*models.Shape)(nil)),
 
 		// interface wrapper definitions
+		"_Block": reflect.ValueOf((*_github_com_toyml_toy_toy_models_Block)(nil)),
 		"_Model": reflect.ValueOf((*_github_com_toyml_toy_toy_models_Model)(nil)),
 	}
+}
+
+// _github_com_toyml_toy_toy_models_Block is an interface wrapper for Block type
+type _github_com_toyml_toy_toy_models_Block struct {
+	IValue   interface{}
+	WForward func(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor
+}
+
+func (W _github_com_toyml_toy_toy_models_Block) Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor {
+	return W.WForward(x, cache)
 }
 
 // _github_com_toyml_toy_toy_models_Model is an interface wrapper for Model type

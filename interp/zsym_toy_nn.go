@@ -11,6 +11,7 @@ import (
 func init() {
 	Symbols["github.com/toyml/toy/toy/nn/nn"] = map[string]reflect.Value{
 		// function, constant and variable definitions
+		"BatchCache":      reflect.ValueOf(nn.BatchCache),
 		"CheckLinear":     reflect.ValueOf(nn.CheckLinear),
 		"CheckShape":      reflect.ValueOf(nn.CheckShape),
 		"CheckShapes":     reflect.ValueOf(nn.CheckShapes),

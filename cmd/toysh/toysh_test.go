@@ -325,7 +325,7 @@ func TestREPLInterruptsGenerate(t *testing.T) {
 	}
 	io.WriteString(stdin, `import "github.com/toyml/toy/toy/models/llama"
 m, err := toy.LoadDefault()
-m.Net.(*llama.Model).Config.ContextLength = 1 << 15
+m.Net.(*llama.Model).Context = 1 << 15
 ids, err := m.Encode("package main")
 fmt.Println("loaded")
 `)

@@ -186,7 +186,7 @@ func TestInterruptGenerate(t *testing.T) {
 	_, c := startKernel(t)
 	reply, _ := c.execute("import \"github.com/toyml/toy/toy/models/llama\"\n" +
 		"m, err := toy.LoadDefault()\n" +
-		"m.Net.(*llama.Model).Config.ContextLength = 1 << 15\n" +
+		"m.Net.(*llama.Model).Context = 1 << 15\n" +
 		"ids, err := m.Encode(\"package main\")")
 	if reply["status"] != "ok" {
 		t.Fatalf("loading the default model: %v", reply)

@@ -496,14 +496,14 @@ func quantModel(c llama.Config, seed uint64, dt tensor.DType) *llama.Model {
 	D, F, q, kv := c.Embed, c.FFN, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
 	m := llama.New(c)
 	m.Embed = &nn.Embedding{W: q8(c.VocabSize, D)}
-	for i := range m.Blocks {
-		bl := &m.Blocks[i]
+	for _, bl := range m.Blocks {
+		bl := bl.(*nn.Block)
 		bl.AttnNorm.(*nn.RMSNorm).W, bl.FFNNorm.(*nn.RMSNorm).W = ones(D), ones(D)
 		bl.Attn.Q, bl.Attn.K, bl.Attn.V, bl.Attn.O = &nn.Linear{W: q8(q, D)}, &nn.Linear{W: q8(kv, D)}, &nn.Linear{W: q8(kv, D)}, &nn.Linear{W: q8(D, q)}
 		f := bl.FFN.(*nn.SwiGLU)
 		f.Gate, f.Up, f.Down = &nn.Linear{W: q8(F, D)}, &nn.Linear{W: q8(F, D)}, &nn.Linear{W: q8(D, F)}
 	}
-	m.OutputNorm.W = ones(D)
+	m.OutputNorm.(*nn.RMSNorm).W = ones(D)
 	m.Output = &nn.Linear{W: q8(c.VocabSize, D)}
 	return m
 }

@@ -52,19 +52,21 @@ var named = map[string][]string{
 	"toy/cli": {"toy/models/vit"},                    // toy classify, toy convert's ViT path
 }
 
-// budget is the most non-test lines an architecture package may hold: 600,
-// with the shared skeleton (nn, toy/models, card, gguf) carrying the rest.
-// The packages still above it have a ceiling at their present size, to be
-// lowered as they shrink (a ratchet): the recurrent and hybrid families
-// (qwen35, lfm2), MLA (deepseek2), glm4's two layouts, and the encoders,
-// whose Hugging Face conversion and pooling heads are their own.
-var budget = map[string]int{"default": 600,
-	"toy/models/qwen35": 1050, "toy/models/vit": 890, "toy/models/deepseek2": 880,
-	"toy/models/bert": 700, "toy/models/lfm2": 650, "toy/models/glm4": 640}
+// budget is the most non-test lines an architecture package may hold: 570,
+// with the shared skeleton (models.Decoder, declared shapes, ranges and
+// initialisation in nn, toy/models, card and gguf) carrying the rest. The
+// packages still above it have a ceiling at their present size, to be
+// lowered as they shrink (a ratchet): the recurrent hybrid (qwen35), MLA
+// (deepseek2), and the encoders, whose Hugging Face conversion and pooling
+// heads are their own.
+var budget = map[string]int{"default": 570,
+	"toy/models/qwen35": 980, "toy/models/vit": 880, "toy/models/deepseek2": 800,
+	"toy/models/bert": 670}
 
 // totalBudget is the most non-test lines under toy/models, the registry
-// included (13,800 before the families were declared; the aim is 7,500).
-const totalBudget = 10800
+// included (13,800 before the families were declared, 9,525 with the
+// shared decoder frame; the aim is 7,500).
+const totalBudget = 9600
 
 func packages(t *testing.T) map[string]*build.Package {
 	root, err := filepath.Abs("../..")

@@ -202,3 +202,24 @@ func ShapeText(expr string, cfg any) string {
 	}
 	return b.String()
 }
+
+// Col is the shape of a matrix of rows rows, written as symbol sym, with a
+// column per position: "d_e × ℓ = 64 × ℓ".
+func Col(sym string, rows int) string { return fmt.Sprintf("%s × ℓ = %d × ℓ", sym, rows) }
+
+// Stack sets c's steps to those of a decoder: X from the token embedding
+// (d_e × ℓ, the card's embed), then for l = 1 … L the layer's steps
+// (written at depth 0; placed under the loop), then the steps after it
+// (the final norm, the head).
+func (c *Card) Stack(layer []Step, after ...Step) {
+	d := "d_e × ℓ"
+	if n, err := c.Int("embed"); err == nil {
+		d = Col("d_e", n)
+	}
+	c.Steps = []Step{{Text: "ℓ ← length(x)"}, {Text: "for t ∈ [ℓ]: X[:, t] ← W_e[:, x[t]]", Shape: d}, {Text: "for l = 1, 2, …, L do"}}
+	for _, s := range layer {
+		s.Depth++
+		c.Steps = append(c.Steps, s)
+	}
+	c.Steps = append(append(c.Steps, Step{Text: "end for"}), after...)
+}

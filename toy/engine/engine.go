@@ -103,6 +103,49 @@ func (s *Session) Next(ids []int32) ([]float32, error) {
 	return logits.Data(), nil
 }
 
+// NextBatch runs one step of several sessions over the same model in one
+// forward pass — the batched decoding of a server's parallel slots: session
+// i consumes ids[i] and out[i] holds the logits [V] after them. The rows of
+// all the sessions go through the projections as one matrix, and each
+// attends over its own cache (nn.BatchCache), so each gets the logits Next
+// gives it alone where the model's kernels compute each row independently
+// of the others (check with a probe before relying on it: a model whose
+// layers cannot run a batch — recurrent ones — panics here, and one whose
+// frame numbers positions from the cache gives other logits). An id out
+// of range or a full context changes no session; after a panic their
+// caches are unknown.
+func NextBatch(m Model, sessions []*Session, ids [][]int32) ([][]float32, error) {
+	if len(sessions) != len(ids) || len(sessions) == 0 {
+		return nil, fmt.Errorf("engine: %d sessions, %d id lists", len(sessions), len(ids))
+	}
+	caches, rows := make([]*nn.Cache, len(sessions)), make([]int, len(sessions))
+	var all []int32
+	for i, s := range sessions {
+		if err := s.check(ids[i]); err != nil {
+			return nil, err
+		}
+		caches[i], rows[i] = s.cache, len(ids[i])
+		all = append(all, ids[i]...)
+	}
+	h := m.Hidden(all, nn.BatchCache(caches, rows)) // [ΣT, D]
+	last := tensor.Zeros(len(sessions), h.Cols())
+	at := 0
+	for i, n := range rows {
+		at += n
+		tensor.SetRows(last, i, h.Slice(at-1, at))
+	}
+	logits := m.Logits(last) // [B, V]
+	out := make([][]float32, len(sessions))
+	for i, s := range sessions {
+		s.tokens = append(s.tokens, ids[i]...)
+		out[i] = logits.Slice(i, i+1).Data()
+		if err := s.finite(out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // finite returns ErrNonFinite, with the first weight that holds a NaN or an
 // infinity when there is one (the usual cause), if x has such a value.
 func (s *Session) finite(x []float32) error {

@@ -21,11 +21,17 @@ import (
 //
 // An int reads an unsigned integer, a float32 a finite float, a bool and a
 // string theirs. A key tagged ",optional" may be absent, leaving the field
-// as it was (its default); any other absent key is an error naming it.
+// as it was (its default), or, with a tag `default:"FIELD"`, setting it to
+// the field FIELD once all are read (KVHeads defaults to Heads); any other
+// absent key is an error naming it.
 func (f *File) ReadConfig(arch string, cfg any) error {
 	m := f.Meta(arch)
+	var later []configField
 	for _, d := range configFields(cfg) {
 		if d.optional && !m.Has(d.key) {
+			if d.from.IsValid() {
+				later = append(later, d)
+			}
 			continue
 		}
 		switch v := d.v; v.Kind() {
@@ -42,6 +48,9 @@ func (f *File) ReadConfig(arch string, cfg any) error {
 			v.SetString(str)
 			m.keep(err)
 		}
+	}
+	for _, d := range later {
+		d.v.Set(d.from)
 	}
 	return m.Err()
 }
@@ -73,6 +82,7 @@ type configField struct {
 	key      string
 	optional bool
 	v        reflect.Value
+	from     reflect.Value // the field a `default:"FIELD"` tag names, or invalid
 }
 
 // configFields lists the tagged fields of cfg (a struct or a pointer to
@@ -98,7 +108,13 @@ func configFields(cfg any) []configField {
 			panic(fmt.Sprintf("gguf: %s.%s: a gguf tag on a %v", v.Type(), v.Type().Field(i).Name, v.Field(i).Type()))
 		}
 		key, opt, _ := strings.Cut(tag, ",")
-		out = append(out, configField{key: key, optional: opt == "optional", v: v.Field(i)})
+		d := configField{key: key, optional: opt == "optional", v: v.Field(i)}
+		if name, ok := v.Type().Field(i).Tag.Lookup("default"); ok {
+			if d.from = v.FieldByName(name); !d.from.IsValid() || d.from.Type() != d.v.Type() {
+				panic(fmt.Sprintf("gguf: %s.%s: default %q is not a field of its type", v.Type(), v.Type().Field(i).Name, name))
+			}
+		}
+		out = append(out, d)
 	}
 	return out
 }

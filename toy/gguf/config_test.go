@@ -61,3 +61,38 @@ func TestConfigRefusesNonFinite(t *testing.T) {
 		t.Errorf("a negative RoPE base: %v", err)
 	}
 }
+
+// An absent key tagged default:"FIELD" takes that field's value; a present
+// one is read.
+func TestConfigDefaultFromField(t *testing.T) {
+	type cfg struct {
+		Heads   int `gguf:"attention.head_count"`
+		KVHeads int `gguf:"attention.head_count_kv,optional" default:"Heads"`
+	}
+	read := func(kv uint32) cfg {
+		w := NewWriter()
+		w.SetConfig("toy", cfg{Heads: 8})
+		if kv > 0 {
+			w.SetUint32("toy.attention.head_count_kv", kv)
+		}
+		var b bytes.Buffer
+		if _, err := w.WriteTo(&b); err != nil {
+			t.Fatal(err)
+		}
+		f, err := Parse(b.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c cfg
+		if err := f.ReadConfig("toy", &c); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if c := read(0); c.KVHeads != 8 {
+		t.Errorf("absent: KVHeads %d, want Heads (8)", c.KVHeads)
+	}
+	if c := read(2); c.KVHeads != 2 {
+		t.Errorf("present: KVHeads %d, want 2", c.KVHeads)
+	}
+}

@@ -6,18 +6,36 @@ package models
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/nn"
 )
 
+// ErrUnsupported marks files that use features toy does not run yet.
+var ErrUnsupported = errors.New("unsupported model feature")
+
+// Unsupported returns nil for no lacking features, else an error wrapping
+// ErrUnsupported that names arch and the first.
+func Unsupported(arch string, lacking []string) error {
+	if len(lacking) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: %w: %s", arch, ErrUnsupported, lacking[0])
+}
+
 // ReadConfig fills cfg, a pointer to a family's Config holding its defaults,
-// from f's metadata under arch: every field tagged `gguf:"KEY"` (see
-// gguf.File.ReadConfig), and by convention a field VocabSize from the rows
-// of token_embd.weight and a bool TiedOutput from the absence of
-// output.weight. Errors name the family.
+// from f's metadata under arch, which must be the file's architecture:
+// every field tagged `gguf:"KEY"` (see gguf.File.ReadConfig), and by
+// convention a field VocabSize from the rows of token_embd.weight and a
+// bool TiedOutput from the absence of output.weight. Errors name the family.
 func ReadConfig(f *gguf.File, arch string, cfg any) error {
+	if a, err := f.Architecture(); err != nil {
+		return fmt.Errorf("%s: %w", arch, err)
+	} else if a != arch {
+		return fmt.Errorf("%s: architecture %q, want %q", arch, a, arch)
+	}
 	if err := f.ReadConfig(arch, cfg); err != nil {
 		return fmt.Errorf("%s: %w", arch, err)
 	}
@@ -63,4 +81,30 @@ func Tie(m any) {
 			*o = &nn.Linear{W: e.W}
 		}
 	}
+}
+
+// Randomize draws the weights m (a pointer to a model struct built for cfg)
+// declares and does not hold yet, as GPT-2 initialises: N(0, 0.02²), the
+// projections into the residual stream (tagged init:"resid") with 0.02/√(2L)
+// for L layers, norms at 1 (see nn.Init.Randomize); then an output head N(0,
+// 0.02²) when cfg has no TiedOutput field or it is false, else the token
+// embedding. It returns the initialiser, to draw what a family adds after.
+// The same seed gives the same weights.
+func Randomize(m, cfg any, layers int, seed uint64) *nn.Init {
+	in := nn.NewInit(seed)
+	const std = 0.02
+	in.Randomize(m, cfg, std, std/math.Sqrt(2*float64(layers)))
+	v, c := reflect.ValueOf(m).Elem(), reflect.ValueOf(cfg)
+	if c.Kind() == reflect.Pointer {
+		c = c.Elem()
+	}
+	out, emb := v.FieldByName("Output"), v.FieldByName("Embed")
+	tied := c.FieldByName("TiedOutput")
+	if out.IsValid() && emb.IsValid() && out.IsNil() && !emb.IsNil() && !(tied.IsValid() && tied.Bool()) {
+		if e, ok := emb.Interface().(*nn.Embedding); ok && e.W != nil {
+			out.Set(reflect.ValueOf(in.Linear(e.W.Rows(), e.W.Cols(), std, false)))
+		}
+	}
+	Tie(m)
+	return in
 }

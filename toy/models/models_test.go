@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -127,5 +128,34 @@ func TestNewFindsTheFamilyByConfigType(t *testing.T) {
 	type other struct{}
 	if _, err := models.New(other{}, 1); !errors.Is(err, models.ErrUnknownArch) || !strings.Contains(err.Error(), "models_test.other") {
 		t.Errorf("New(other{}): %v", err)
+	}
+}
+
+// CheckRanges refuses a value outside its declared interval, naming the
+// family, the meaning and the range, and accepts the ends a closed bracket
+// includes.
+func TestCheckRanges(t *testing.T) {
+	type cfg struct {
+		Embed   int     `range:"[1, 1<<20]" card:"d_e, model width"`
+		NormEps float32 `range:"(0, 1)"`
+		Window  int     `range:"[0, *]"`
+	}
+	for _, tc := range []struct {
+		c    cfg
+		want string
+	}{
+		{cfg{Embed: 1, NormEps: 1e-6}, ""},
+		{cfg{Embed: 1 << 20, NormEps: 0.5, Window: 1 << 30}, ""},
+		{cfg{Embed: 0, NormEps: 1e-6}, "toy: model width (Embed) 0 is outside [1, 1<<20]"},
+		{cfg{Embed: 1<<20 + 1, NormEps: 1e-6}, "outside [1, 1<<20]"},
+		{cfg{Embed: 8, NormEps: 0}, "toy: NormEps 0 is outside (0, 1)"},
+		{cfg{Embed: 8, NormEps: 1}, "outside (0, 1)"},
+		{cfg{Embed: 8, NormEps: float32(math.NaN())}, "NormEps NaN"},
+		{cfg{Embed: 8, NormEps: 0.1, Window: -1}, "Window -1 is outside [0, *]"},
+	} {
+		err := models.CheckRanges("toy", tc.c)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v, want %q", tc.c, err, tc.want)
+		}
 	}
 }

@@ -41,7 +41,7 @@ type Attention struct {
 	K     *Linear `gguf:"attn_k,optional" shape:"KVHeads*HeadDim, Embed" card:"W_k, key projection"`                                          // [KV·Dh, D]
 	V     *Linear `gguf:"attn_v,optional" shape:"KVHeads*HeadDim, Embed" card:"W_v, value projection"`                                        // [KV·Dh, D]
 	QKV   *Linear `gguf:"attn_qkv,optional" shape:"(Heads+2*KVHeads)*HeadDim, Embed" card:"W_qkv, query, key and value projections, stacked"` // [(H+2KV)·Dh, D]
-	O     *Linear `gguf:"attn_output" shape:"Embed, Heads*HeadDim" card:"W_o, attention output projection"`                                   // [D, H·Dh]
+	O     *Linear `gguf:"attn_output" shape:"Embed, Heads*HeadDim" init:"resid" card:"W_o, attention output projection"`                      // [D, H·Dh]
 	Norms HeadNorms
 
 	Heads, KVHeads, HeadDim int
@@ -168,6 +168,9 @@ func (a *Attention) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 // head norms, RoPE and Then on q and k, the cache, and the attention of
 // every head, returning the heads' outputs [T, H·Dh] before Wo.
 func (a *Attention) Attend(q, k, v *tensor.Tensor, cache *KVCache) *tensor.Tensor {
+	if cache != nil && cache.Batch != nil {
+		return a.attendBatch(q, k, v, cache)
+	}
 	q, k = headNormed(q, a.Norms.Q, a.HeadDim), headNormed(k, a.Norms.K, a.HeadDim)
 	past := 0
 	if cache != nil {
@@ -189,6 +192,20 @@ func (a *Attention) Attend(q, k, v *tensor.Tensor, cache *KVCache) *tensor.Tenso
 		opt.Scale = float32(1 / math.Sqrt(float64(a.HeadDim)))
 	}
 	return tensor.AttentionWith(q, keys, values, a.Heads, a.KVHeads, past, opt) // [T, H·Dh]
+}
+
+// attendBatch attends each sequence of a batch over its own cache: rows
+// [at, at+n) of q, k and v are sequence i's next n tokens. Every row's
+// result is what Attend gives the sequence alone.
+func (a *Attention) attendBatch(q, k, v *tensor.Tensor, b *KVCache) *tensor.Tensor {
+	out := tensor.Zeros(q.Rows(), q.Cols())
+	at := 0
+	for i, c := range b.Batch {
+		n := b.Rows[i]
+		tensor.SetRows(out, at, a.Attend(q.Slice(at, at+n), k.Slice(at, at+n), v.Slice(at, at+n), c))
+		at += n
+	}
+	return out
 }
 
 // HeadRMS RMS-normalises each head of x [T, n·Dh] with no weights,
@@ -255,6 +272,14 @@ type KVCache struct {
 	K, V  *tensor.Tensor // [capacity, KV·Dh]
 	Len   int            // positions filled
 	State Recurrent
+
+	// Batch, when set, makes this layer's cache a batch of sequences run
+	// together (see BatchCache): the rows of the input are Rows[0] tokens
+	// of Batch[0], then Rows[1] of Batch[1], and so on; the fields above
+	// are unused. Attention attends each over its own cache; a layer that
+	// cannot (a recurrent one) panics.
+	Batch []*KVCache
+	Rows  []int
 }
 
 // Recurrent is the memory a recurrent layer keeps in KVCache.State (a gated
@@ -277,6 +302,9 @@ func NewKVCache(capacity, width int) *KVCache {
 // Append stores k, v [T, KV·Dh] after the filled positions and returns views
 // of all filled rows. It panics when the cache is full.
 func (c *KVCache) Append(k, v *tensor.Tensor) (keys, values *tensor.Tensor) {
+	if c.Batch != nil {
+		panic("KVCache: this layer cannot run a batch of sequences")
+	}
 	T := k.Rows()
 	if c.Len+T > c.K.Rows() {
 		panic(fmt.Sprintf("KVCache: %d positions + %d new exceed the context of %d", c.Len, T, c.K.Rows()))
@@ -301,12 +329,51 @@ func NewCache(layers, capacity, width int) *Cache {
 	return c
 }
 
+// BatchCache returns the cache of a batch of sequences run together, one
+// forward pass for all (engine.NextBatch): caches[i] takes rows[i] tokens,
+// the rows of the input in that order. Its Len is 0; positions are each
+// sequence's own.
+func BatchCache(caches []*Cache, rows []int) *Cache {
+	b := &Cache{Layers: make([]*KVCache, len(caches[0].Layers))}
+	for l := range b.Layers {
+		b.Layers[l] = &KVCache{Rows: rows}
+		for _, c := range caches {
+			b.Layers[l].Batch = append(b.Layers[l].Batch, c.Layers[l])
+		}
+	}
+	return b
+}
+
 // Len is the number of positions the cache holds (0 for a nil cache).
 func (c *Cache) Len() int {
 	if c == nil {
 		return 0
 	}
 	return c.Layers[0].Len
+}
+
+// Positions returns the positions of the next T tokens: Len() … for one
+// sequence (0 … for a nil cache), each sequence's own for a batch.
+func (c *Cache) Positions(T int) []int32 {
+	pos := make([]int32, 0, T)
+	var layer *KVCache
+	if c != nil {
+		layer = c.Layers[0]
+	}
+	seqs, rows := []*KVCache{layer}, []int{T}
+	if layer != nil && layer.Batch != nil {
+		seqs, rows = layer.Batch, layer.Rows
+	}
+	for i, s := range seqs {
+		past := 0
+		if s != nil {
+			past = s.Len
+		}
+		for t := range rows[i] {
+			pos = append(pos, int32(past+t))
+		}
+	}
+	return pos
 }
 
 // Layer returns layer i's cache, or nil for a nil cache (training).
@@ -318,7 +385,17 @@ func (c *Cache) Layer(i int) *KVCache {
 }
 
 // Capacity is the number of positions the cache can hold.
-func (c *Cache) Capacity() int { return c.Layers[0].K.Rows() }
+func (c *Cache) Capacity() int {
+	if b := c.Layers[0].Batch; b != nil { // a batch of sequences as long
+		for _, s := range b[1:] {
+			if s.K.Rows() != b[0].K.Rows() {
+				panic("Cache: a batch of sequences of different capacities")
+			}
+		}
+		return b[0].K.Rows()
+	}
+	return c.Layers[0].K.Rows()
+}
 
 // Truncate forgets every position from n on (for rewinding a
 // conversation). A recurrent layer that cannot rewind to n forgets more

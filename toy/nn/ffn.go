@@ -6,8 +6,8 @@ import "github.com/toyml/toy/toy/tensor"
 
 // MLP is GPT-2's feed-forward layer: Down(GELU(Up(x))).
 type MLP struct {
-	Up   *Linear `gguf:"ffn_up" shape:"FFN, Embed" card:"W_up, feed-forward up projection"`       // [F, D]
-	Down *Linear `gguf:"ffn_down" shape:"Embed, FFN" card:"W_down, feed-forward down projection"` // [D, F]
+	Up   *Linear `gguf:"ffn_up" shape:"FFN, Embed" card:"W_up, feed-forward up projection"`                    // [F, D]
+	Down *Linear `gguf:"ffn_down" shape:"Embed, FFN" init:"resid" card:"W_down, feed-forward down projection"` // [D, F]
 }
 
 // Forward maps x [T, D] to [T, D].
@@ -18,9 +18,9 @@ func (m *MLP) Forward(x *tensor.Tensor) *tensor.Tensor {
 // SwiGLU is Llama's gated feed-forward layer (Shazeer 2020):
 // Down(SiLU(Gate(x)) ⊙ Up(x)).
 type SwiGLU struct {
-	Gate *Linear `gguf:"ffn_gate" shape:"FFN, Embed" card:"W_gate, feed-forward gate"`            // [F, D]
-	Up   *Linear `gguf:"ffn_up" shape:"FFN, Embed" card:"W_up, feed-forward up projection"`       // [F, D]
-	Down *Linear `gguf:"ffn_down" shape:"Embed, FFN" card:"W_down, feed-forward down projection"` // [D, F]
+	Gate *Linear `gguf:"ffn_gate" shape:"FFN, Embed" card:"W_gate, feed-forward gate"`                         // [F, D]
+	Up   *Linear `gguf:"ffn_up" shape:"FFN, Embed" card:"W_up, feed-forward up projection"`                    // [F, D]
+	Down *Linear `gguf:"ffn_down" shape:"Embed, FFN" init:"resid" card:"W_down, feed-forward down projection"` // [D, F]
 	// Limit > 0 replaces SiLU(g)⊙u with gpt-oss's clamped form,
 	// tensor.SwiGLUOAI(g, u, Alpha, Limit).
 	Alpha, Limit float32
@@ -42,9 +42,9 @@ func glu(g, u *tensor.Tensor, alpha, limit float32) *tensor.Tensor {
 // GeGLU is Gemma's gated feed-forward layer (Shazeer 2020):
 // Down(GELU(Gate(x)) ⊙ Up(x)), GELU the tanh approximation.
 type GeGLU struct {
-	Gate *Linear `gguf:"ffn_gate" shape:"FFN, Embed" card:"W_gate, feed-forward gate"`            // [F, D]
-	Up   *Linear `gguf:"ffn_up" shape:"FFN, Embed" card:"W_up, feed-forward up projection"`       // [F, D]
-	Down *Linear `gguf:"ffn_down" shape:"Embed, FFN" card:"W_down, feed-forward down projection"` // [D, F]
+	Gate *Linear `gguf:"ffn_gate" shape:"FFN, Embed" card:"W_gate, feed-forward gate"`                         // [F, D]
+	Up   *Linear `gguf:"ffn_up" shape:"FFN, Embed" card:"W_up, feed-forward up projection"`                    // [F, D]
+	Down *Linear `gguf:"ffn_down" shape:"Embed, FFN" init:"resid" card:"W_down, feed-forward down projection"` // [D, F]
 }
 
 // Forward maps x [T, D] to [T, D].

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strconv"
-	"strings"
 
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/tensor"
@@ -36,7 +34,19 @@ func Load(f *gguf.File, prefix string, v any) error {
 	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
 		return fmt.Errorf("nn.Load: want a pointer to a struct, got %T", v)
 	}
-	return loadStruct(f, prefix, rv.Elem())
+	return walkFields(prefix, rv.Elem(), nil, func(w field) (reflect.Value, error) {
+		if w.opt == "ifset" && w.v.IsNil() {
+			return reflect.Value{}, nil // the model has no such layer, or a layer of another kind
+		}
+		fv := w.held()
+		if !fv.IsValid() { // a nil interface field
+			if w.opt == "optional" {
+				return reflect.Value{}, nil // the architecture has no such layer
+			}
+			return reflect.Value{}, fmt.Errorf("nn.Load: %s: interface field %s is nil; set a concrete layer first", w.name, w.sf.Name)
+		}
+		return loadField(f, w.name, fv, w.opt == "optional")
+	})
 }
 
 var (
@@ -47,77 +57,10 @@ var (
 	layerNormType = reflect.TypeFor[*LayerNorm]()
 )
 
-func loadStruct(f *gguf.File, prefix string, sv reflect.Value) error {
-	st := sv.Type()
-	for i := 0; i < st.NumField(); i++ {
-		field, fv := st.Field(i), sv.Field(i)
-		if !field.IsExported() {
-			continue
-		}
-		tag, ok := field.Tag.Lookup("gguf")
-		if !ok {
-			if err := walk(f, prefix, fv); err != nil {
-				return err
-			}
-			continue
-		}
-		if !holdsWeights(fv.Kind()) {
-			continue // a Config's metadata key (see gguf.File.ReadConfig), not a weight
-		}
-		name, opt, _ := strings.Cut(tag, ",")
-		optional := opt == "optional"
-		if fv.Kind() == reflect.Slice { // blocks: Blocks []Block `gguf:"blk"` reads blk.0.…, blk.1.…
-			for j := range fv.Len() {
-				if err := walk(f, prefix+name+"."+strconv.Itoa(j)+".", fv.Index(j)); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		if opt == "ifset" && (fv.Kind() == reflect.Pointer || fv.Kind() == reflect.Interface) && fv.IsNil() {
-			continue // the model has no such layer, or a layer of another kind
-		}
-		if fv.Kind() == reflect.Interface {
-			// An interface field (a norm or feed-forward layer) holding a
-			// pointer: load the concrete value under this field's name.
-			if fv.IsNil() && optional {
-				continue // the architecture has no such layer
-			}
-			if fv.IsNil() {
-				return fmt.Errorf("nn.Load: %s%s: interface field %s is nil; set a concrete layer first", prefix, name, field.Name)
-			}
-			fv = fv.Elem()
-		}
-		if err := loadField(f, prefix+name, fv, optional); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// holdsWeights reports whether a tagged field of kind k names weights: a
-// pointer, an interface holding one, or a slice of blocks.
-func holdsWeights(k reflect.Kind) bool {
-	return k == reflect.Pointer || k == reflect.Interface || k == reflect.Slice
-}
-
-// walk descends into untagged struct, pointer-to-struct and interface fields.
-func walk(f *gguf.File, prefix string, fv reflect.Value) error {
-	switch fv.Kind() {
-	case reflect.Struct:
-		return loadStruct(f, prefix, fv)
-	case reflect.Pointer, reflect.Interface:
-		if !fv.IsNil() && fv.Elem().Kind() == reflect.Struct && fv.Kind() == reflect.Pointer {
-			return loadStruct(f, prefix, fv.Elem())
-		}
-		if fv.Kind() == reflect.Interface && !fv.IsNil() {
-			return walk(f, prefix, fv.Elem())
-		}
-	}
-	return nil
-}
-
-func loadField(f *gguf.File, name string, fv reflect.Value, optional bool) error {
+// loadField reads the tensors of one tagged field, allocating it when nil;
+// for a pointer to a struct of its own weights it returns the struct to
+// walk.
+func loadField(f *gguf.File, name string, fv reflect.Value, optional bool) (reflect.Value, error) {
 	get := func(n string) (*tensor.Tensor, error) {
 		t, err := f.Tensor(n)
 		if err != nil {
@@ -136,7 +79,7 @@ func loadField(f *gguf.File, name string, fv reflect.Value, optional bool) error
 		main = name + ".weight"
 	}
 	if _, err := f.Info(main); err != nil && optional {
-		return nil
+		return reflect.Value{}, nil
 	}
 	if fv.Kind() == reflect.Pointer && fv.IsNil() && fv.Type() != tensorType {
 		fv.Set(reflect.New(fv.Type().Elem()))
@@ -164,11 +107,11 @@ func loadField(f *gguf.File, name string, fv reflect.Value, optional bool) error
 		}
 	default:
 		if fv.Kind() == reflect.Pointer && fv.Elem().Kind() == reflect.Struct {
-			return loadStruct(f, name+".", fv.Elem())
+			return fv.Elem(), nil
 		}
-		return fmt.Errorf("nn.Load: field for %s has unsupported type %v", name, fv.Type())
+		return reflect.Value{}, fmt.Errorf("nn.Load: field for %s has unsupported type %v", name, fv.Type())
 	}
-	return err
+	return reflect.Value{}, err
 }
 
 // CheckShape returns an error unless t has exactly the given shape and a

@@ -53,10 +53,10 @@ import (
 // the experts' stacks and the input through the chosen experts; the choice
 // itself has no gradient.
 type MoE struct {
-	Router *Linear        `gguf:"ffn_gate_inp" shape:"Experts, Embed" card:"W_r, expert router"`                                     // [E, D]
-	Gate   *tensor.Tensor `gguf:"ffn_gate_exps.weight" shape:"Experts, ExpertFFN, Embed" card:"W_gate^e, experts' gates"`            // [E, F, D]
-	Up     *tensor.Tensor `gguf:"ffn_up_exps.weight" shape:"Experts, ExpertFFN, Embed" card:"W_up^e, experts' up projections"`       // [E, F, D]
-	Down   *tensor.Tensor `gguf:"ffn_down_exps.weight" shape:"Experts, Embed, ExpertFFN" card:"W_down^e, experts' down projections"` // [E, D, F]
+	Router *Linear        `gguf:"ffn_gate_inp" shape:"Experts, Embed" card:"W_r, expert router"`                                                  // [E, D]
+	Gate   *tensor.Tensor `gguf:"ffn_gate_exps.weight" shape:"Experts, ExpertFFN, Embed" card:"W_gate^e, experts' gates"`                         // [E, F, D]
+	Up     *tensor.Tensor `gguf:"ffn_up_exps.weight" shape:"Experts, ExpertFFN, Embed" card:"W_up^e, experts' up projections"`                    // [E, F, D]
+	Down   *tensor.Tensor `gguf:"ffn_down_exps.weight" shape:"Experts, Embed, ExpertFFN" init:"resid" card:"W_down^e, experts' down projections"` // [E, D, F]
 
 	Used      int  // k: experts run per token
 	Normalize bool // renormalise the k weights to sum to 1
@@ -95,10 +95,10 @@ type MoE struct {
 	// σ(x·w_s) (Qwen2-MoE), or added as it is with SharedUngated
 	// (DeepSeek, whose file holds E_s shared experts as one of width
 	// E_s·F); nil when the model has none.
-	SharedGate    *Linear        `gguf:"ffn_gate_shexp,optional" shape:"SharedFFN, Embed" card:"W_gate^s, shared expert's gate"`            // [Fs, D]
-	SharedUp      *Linear        `gguf:"ffn_up_shexp,optional" shape:"SharedFFN, Embed" card:"W_up^s, shared expert's up projection"`       // [Fs, D]
-	SharedDown    *Linear        `gguf:"ffn_down_shexp,optional" shape:"Embed, SharedFFN" card:"W_down^s, shared expert's down projection"` // [D, Fs]
-	SharedWeight  *tensor.Tensor `gguf:"ffn_gate_inp_shexp.weight,optional" shape:"Embed" card:"w_s, shared expert gate"`                   // [D]
+	SharedGate    *Linear        `gguf:"ffn_gate_shexp,optional" shape:"SharedFFN, Embed" card:"W_gate^s, shared expert's gate"`                         // [Fs, D]
+	SharedUp      *Linear        `gguf:"ffn_up_shexp,optional" shape:"SharedFFN, Embed" card:"W_up^s, shared expert's up projection"`                    // [Fs, D]
+	SharedDown    *Linear        `gguf:"ffn_down_shexp,optional" shape:"Embed, SharedFFN" init:"resid" card:"W_down^s, shared expert's down projection"` // [D, Fs]
+	SharedWeight  *tensor.Tensor `gguf:"ffn_gate_inp_shexp.weight,optional" shape:"Embed" card:"w_s, shared expert gate"`                                // [D]
 	SharedUngated bool
 
 	mu      sync.Mutex

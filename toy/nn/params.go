@@ -5,7 +5,6 @@ package nn
 
 import (
 	"reflect"
-	"strconv"
 	"strings"
 
 	"github.com/toyml/toy/toy/tensor"
@@ -29,7 +28,7 @@ func Collect(prefix string, v any) []Named {
 			out = append(out, Named{name, t})
 		}
 	}
-	visit(prefix, reflect.ValueOf(v).Elem(), func(name string, x any) {
+	visit(prefix, v, func(name string, x any) {
 		switch x := x.(type) {
 		case *tensor.Tensor:
 			add(name, x)
@@ -56,7 +55,7 @@ func Collect(prefix string, v any) []Named {
 // "blk.0.attn_q").
 func Linears(prefix string, v any) map[string]*Linear {
 	out := map[string]*Linear{}
-	visit(prefix, reflect.ValueOf(v).Elem(), func(name string, x any) {
+	visit(prefix, v, func(name string, x any) {
 		if l, ok := x.(*Linear); ok {
 			out[name] = l
 		}
@@ -65,56 +64,19 @@ func Linears(prefix string, v any) map[string]*Linear {
 }
 
 // visit calls fn with the prefixed name and value of every non-nil tagged
-// pointer field of sv, descending into untagged struct, pointer and
-// interface fields with the same prefix.
-func visit(prefix string, sv reflect.Value, fn func(name string, x any)) {
-	st := sv.Type()
-	for i := 0; i < st.NumField(); i++ {
-		field, fv := st.Field(i), sv.Field(i)
-		if !field.IsExported() {
-			continue
+// leaf field of v (a pointer to a struct), walking as Load does.
+func visit(prefix string, v any, fn func(name string, x any)) {
+	walkFields(prefix, reflect.ValueOf(v).Elem(), nil, func(w field) (reflect.Value, error) {
+		p := w.held()
+		if !p.IsValid() || p.Kind() != reflect.Pointer || p.IsNil() {
+			return reflect.Value{}, nil
 		}
-		tag, ok := field.Tag.Lookup("gguf")
-		if !ok {
-			visitAny(prefix, fv, fn)
-			continue
+		if isLeaf(p.Interface()) {
+			fn(w.name, p.Interface())
+			return reflect.Value{}, nil
 		}
-		if !holdsWeights(fv.Kind()) {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if fv.Kind() == reflect.Slice {
-			for j := range fv.Len() {
-				visitAny(prefix+name+"."+strconv.Itoa(j)+".", fv.Index(j), fn)
-			}
-			continue
-		}
-		if fv.Kind() == reflect.Interface && !fv.IsNil() {
-			fv = fv.Elem()
-		}
-		if fv.Kind() != reflect.Pointer || fv.IsNil() {
-			continue
-		}
-		switch x := fv.Interface().(type) {
-		case *tensor.Tensor, *Linear, *Embedding, *RMSNorm, *LayerNorm:
-			fn(prefix+name, x)
-		default:
-			if fv.Elem().Kind() == reflect.Struct {
-				visit(prefix+name+".", fv.Elem(), fn)
-			}
-		}
-	}
-}
-
-func visitAny(prefix string, fv reflect.Value, fn func(name string, x any)) {
-	switch fv.Kind() {
-	case reflect.Struct:
-		visit(prefix, fv, fn)
-	case reflect.Pointer, reflect.Interface:
-		if !fv.IsNil() {
-			visitAny(prefix, fv.Elem(), fn)
-		}
-	}
+		return structOf(p), nil
+	})
 }
 
 // Unique returns ws with every tensor listed once, under its first name (a

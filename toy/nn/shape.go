@@ -33,11 +33,23 @@ func CheckShapes(v any, dims any) error {
 	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
 		return fmt.Errorf("nn.CheckShapes: want a pointer to a struct, got %T", v)
 	}
-	s := &scope{v: reflect.ValueOf(dims)}
-	if s.v.Kind() == reflect.Pointer {
-		s.v = s.v.Elem()
-	}
-	return checkStruct("", rv.Elem(), s)
+	return walkFields("", rv.Elem(), dimsOf(dims), func(w field) (reflect.Value, error) {
+		fv := w.held()
+		if !fv.IsValid() || fv.Kind() != reflect.Pointer || fv.IsNil() {
+			if w.opt == "optional" || w.opt == "ifset" {
+				return reflect.Value{}, nil
+			}
+			return reflect.Value{}, fmt.Errorf("tensor %s is missing", w.name)
+		}
+		shape, declared := w.sf.Tag.Lookup("shape")
+		if !declared {
+			if isLeaf(fv.Interface()) {
+				return reflect.Value{}, nil
+			}
+			return structOf(fv), nil
+		}
+		return reflect.Value{}, checkLeaf(w.name, fv.Interface(), shape, w.scope)
+	})
 }
 
 // scope resolves the names of shape expressions: the int fields of v, or
@@ -45,7 +57,19 @@ func CheckShapes(v any, dims any) error {
 type scope struct {
 	v       reflect.Value     // a struct, or invalid
 	renames map[string]string // name → expression in parent
+	names   map[string]string // a GGUF tag's name → the name read (a `gguf-names` tag)
 	parent  *scope
+}
+
+// tensorName returns the GGUF name a field tagged name reads in s: name,
+// unless a `gguf-names:"name=other"` tag on an enclosing field renames it.
+func (s *scope) tensorName(name string) string {
+	for ; s != nil; s = s.parent {
+		if n, ok := s.names[name]; ok {
+			return n
+		}
+	}
+	return name
 }
 
 // renamed returns the scope of a field tagged `dims:"A=expr, …"`: s with
@@ -75,72 +99,6 @@ func (s *scope) lookup(name string) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-func checkStruct(prefix string, sv reflect.Value, parent *scope) error {
-	s := &scope{v: sv, parent: parent}
-	st := sv.Type()
-	for i := range st.NumField() {
-		field, fv := st.Field(i), sv.Field(i)
-		if !field.IsExported() {
-			continue
-		}
-		inner := s.renamed(field.Tag.Get("dims"))
-		tag, tagged := field.Tag.Lookup("gguf")
-		if tagged && !holdsWeights(fv.Kind()) {
-			continue
-		}
-		name, opt, _ := strings.Cut(tag, ",")
-		if !tagged {
-			if err := checkAny(prefix, fv, inner); err != nil {
-				return err
-			}
-			continue
-		}
-		if fv.Kind() == reflect.Slice {
-			for j := range fv.Len() {
-				if err := checkAny(prefix+name+"."+strconv.Itoa(j)+".", fv.Index(j), inner); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		if fv.Kind() == reflect.Interface && !fv.IsNil() {
-			fv = fv.Elem()
-		}
-		if fv.Kind() != reflect.Pointer || fv.IsNil() {
-			if opt == "optional" || opt == "ifset" {
-				continue
-			}
-			return fmt.Errorf("tensor %s%s is missing", prefix, name)
-		}
-		shape, declared := field.Tag.Lookup("shape")
-		if !declared {
-			if fv.Elem().Kind() == reflect.Struct && !isLeaf(fv.Interface()) {
-				if err := checkStruct(prefix+name+".", fv.Elem(), inner); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		if err := checkLeaf(prefix+name, fv.Interface(), shape, inner); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// checkAny descends into untagged struct, pointer and interface fields.
-func checkAny(prefix string, fv reflect.Value, s *scope) error {
-	switch fv.Kind() {
-	case reflect.Struct:
-		return checkStruct(prefix, fv, s)
-	case reflect.Pointer, reflect.Interface:
-		if !fv.IsNil() {
-			return checkAny(prefix, fv.Elem(), s)
-		}
-	}
-	return nil
 }
 
 func isLeaf(x any) bool {
@@ -334,110 +292,63 @@ type Declared struct {
 // lists nothing, as does an unset ",ifset" field). Linear, LayerNorm and RMSNorm list NAME.weight (and
 // NAME.bias; an RMSNorm never has one), Embedding NAME.weight.
 func DeclaredWeights(v, dims any) []Declared {
-	s := &scope{v: reflect.ValueOf(dims)}
-	if s.v.Kind() == reflect.Pointer {
-		s.v = s.v.Elem()
-	}
 	var out []Declared
-	declareStruct("", reflect.ValueOf(v).Elem(), s, &out)
+	walkFields("", reflect.ValueOf(v).Elem(), dimsOf(dims), func(w field) (reflect.Value, error) {
+		if w.opt == "ifset" && w.v.IsNil() {
+			return reflect.Value{}, nil // a layer of another kind reads these names
+		}
+		fv := w.held()
+		if !fv.IsValid() || fv.Kind() != reflect.Pointer {
+			return reflect.Value{}, nil
+		}
+		t := fv.Type()
+		d := Declared{Name: w.name, Card: w.sf.Tag.Get("card")}
+		if shape, declared := w.sf.Tag.Lookup("shape"); declared {
+			for _, alt := range strings.Split(shape, "|") {
+				var dims []int
+				for _, e := range strings.Split(alt, ",") {
+					n, _ := eval(e, w.scope)
+					dims = append(dims, n)
+				}
+				d.Exprs, d.Dims = append(d.Exprs, rewrite(strings.TrimSpace(alt), w.scope)), append(d.Dims, dims)
+			}
+		}
+		bias := func(b Declared) {
+			b.Name, b.Bias, b.Dims, b.Exprs = d.Name+".bias", true, nil, nil
+			for k := range d.Exprs {
+				first, _, _ := strings.Cut(d.Exprs[k], ",")
+				b.Exprs, b.Dims = append(b.Exprs, strings.TrimSpace(first)), append(b.Dims, d.Dims[k][:1])
+			}
+			out = append(out, b)
+		}
+		switch t {
+		case tensorType:
+			out = append(out, d)
+		case linearType:
+			out = append(out, d.suffixed(".weight"))
+			bias(d)
+		case layerNormType:
+			b := d.suffixed(".bias")
+			b.Bias = true
+			out = append(out, d.suffixed(".weight"), b)
+		case embeddingType, rmsNormType:
+			out = append(out, d.suffixed(".weight"))
+		default:
+			if t.Elem().Kind() == reflect.Struct {
+				if fv.IsNil() {
+					fv = reflect.New(t.Elem()) // walked by its type
+				}
+				return fv.Elem(), nil
+			}
+		}
+		return reflect.Value{}, nil
+	})
 	return out
 }
 
-func declareStruct(prefix string, sv reflect.Value, parent *scope, out *[]Declared) {
-	s := &scope{v: sv, parent: parent}
-	st := sv.Type()
-	for i := range st.NumField() {
-		field, fv := st.Field(i), sv.Field(i)
-		if !field.IsExported() {
-			continue
-		}
-		inner := s.renamed(field.Tag.Get("dims"))
-		tag, tagged := field.Tag.Lookup("gguf")
-		if tagged && !holdsWeights(fv.Kind()) {
-			continue
-		}
-		name, opt, _ := strings.Cut(tag, ",")
-		if opt == "ifset" && (fv.Kind() == reflect.Pointer || fv.Kind() == reflect.Interface) && fv.IsNil() {
-			continue // a layer of another kind reads these names
-		}
-		if fv.Kind() == reflect.Interface {
-			if fv.IsNil() {
-				continue
-			}
-			fv = fv.Elem()
-		}
-		switch {
-		case !tagged:
-			if fv.Kind() == reflect.Pointer && !fv.IsNil() {
-				fv = fv.Elem()
-			}
-			if fv.Kind() == reflect.Struct {
-				declareStruct(prefix, fv, inner, out)
-			}
-		case fv.Kind() == reflect.Slice:
-			for j := range fv.Len() {
-				e := fv.Index(j)
-				if e.Kind() == reflect.Pointer || e.Kind() == reflect.Interface {
-					if e.IsNil() {
-						continue
-					}
-					e = e.Elem()
-				}
-				if e.Kind() == reflect.Struct {
-					declareStruct(prefix+name+"."+strconv.Itoa(j)+".", e, inner, out)
-				}
-			}
-		case fv.Kind() == reflect.Pointer:
-			t := fv.Type()
-			shape, declared := field.Tag.Lookup("shape")
-			d := Declared{Name: prefix + name, Card: field.Tag.Get("card")}
-			if declared {
-				for _, alt := range strings.Split(shape, "|") {
-					var dims []int
-					for _, e := range strings.Split(alt, ",") {
-						n, _ := eval(e, inner)
-						dims = append(dims, n)
-					}
-					d.Exprs, d.Dims = append(d.Exprs, rewrite(strings.TrimSpace(alt), inner)), append(d.Dims, dims)
-				}
-			}
-			bias := func() {
-				b := d
-				b.Name, b.Bias, b.Dims, b.Exprs = d.Name+".bias", true, nil, nil
-				for k := range d.Exprs {
-					first, _, _ := strings.Cut(d.Exprs[k], ",")
-					b.Exprs, b.Dims = append(b.Exprs, strings.TrimSpace(first)), append(b.Dims, d.Dims[k][:1])
-				}
-				*out = append(*out, b)
-			}
-			switch t {
-			case tensorType:
-				*out = append(*out, d)
-			case linearType, layerNormType:
-				w := d
-				w.Name += ".weight"
-				*out = append(*out, w)
-				if t == linearType {
-					bias()
-				} else {
-					b := d
-					b.Name, b.Bias = d.Name+".bias", true
-					*out = append(*out, b)
-				}
-			case embeddingType, rmsNormType:
-				d.Name += ".weight"
-				*out = append(*out, d)
-			default:
-				if t.Elem().Kind() == reflect.Struct {
-					e := fv
-					if e.IsNil() {
-						e = reflect.New(t.Elem())
-					}
-					declareStruct(prefix+name+".", e.Elem(), inner, out)
-				}
-			}
-		}
-	}
+func (d Declared) suffixed(s string) Declared {
+	d.Name += s
+	return d
 }
 
 // rewrite writes expr with the renames of s's dims tags applied, so that

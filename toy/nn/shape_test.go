@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -115,5 +116,72 @@ func TestDeclaredWeightsRenames(t *testing.T) {
 		if got[name] != want {
 			t.Errorf("%s declared %q, want %q", name, got[name], want)
 		}
+	}
+}
+
+// Randomize draws exactly the weights the model declares and its
+// constructor built, with the declared shapes, in field order, and leaves
+// set weights and unbuilt optional layers alone.
+func TestRandomize(t *testing.T) {
+	c := shapeConfig{VocabSize: 10, Embed: 12, FFN: 20, Wide: 3}
+	m := &shapeModel{Config: c}
+	for range 2 {
+		m.Blocks = append(m.Blocks, Block{AttnNorm: &RMSNorm{}, FFN: &SwiGLU{},
+			Attn: Attention{Heads: 4, KVHeads: 2, HeadDim: 8, Q: &Linear{}, K: &Linear{}, V: &Linear{}}})
+	}
+	keep := NewInit(9).Fill(7, c.Embed)
+	m.Blocks[1].AttnNorm.(*RMSNorm).W = keep
+	NewInit(1).Randomize(m, c, 0.02, 0.001)
+	if err := CheckShapes(m, c); err != nil {
+		t.Fatal(err)
+	}
+	if m.Wide != nil || m.Blocks[0].FFNNorm != nil || m.Blocks[0].Attn.QKV != nil {
+		t.Fatal("Randomize built an optional layer the constructor did not")
+	}
+	if m.Blocks[1].AttnNorm.(*RMSNorm).W != keep || m.Blocks[0].AttnNorm.(*RMSNorm).W.Float32s()[0] != 1 {
+		t.Fatal("norms: a set weight was replaced, or a fresh one is not 1")
+	}
+	// The residual projections (init:"resid") draw with the smaller std.
+	std := func(x *tensor.Tensor) float64 {
+		var s float64
+		for _, v := range x.Float32s() {
+			s += float64(v) * float64(v)
+		}
+		return math.Sqrt(s / float64(len(x.Float32s())))
+	}
+	if o, q := std(m.Blocks[0].Attn.O.W), std(m.Blocks[0].Attn.Q.W); !(o < 0.002 && q > 0.01) {
+		t.Fatalf("std of attn_output %g, of attn_q %g", o, q)
+	}
+	// Field order is draw order: the same seed gives the same weights, and
+	// the first draw is the embedding's.
+	m2 := &shapeModel{Config: c, Blocks: []Block{{FFN: &SwiGLU{}, Attn: Attention{Heads: 4, KVHeads: 2, HeadDim: 8, Q: &Linear{}, K: &Linear{}, V: &Linear{}}}}}
+	NewInit(1).Randomize(m2, c, 0.02, 0.001)
+	if !reflect.DeepEqual(m2.Embed.W.Float32s(), m.Embed.W.Float32s()) || !reflect.DeepEqual(NewInit(1).Normal(0.02, c.VocabSize, c.Embed).Float32s(), m.Embed.W.Float32s()) {
+		t.Fatal("the embedding is not the first draw")
+	}
+}
+
+// A gguf-names tag on an embedded frame renames the tensors its fields
+// read, for every walk.
+func TestFrameNames(t *testing.T) {
+	type Frame struct {
+		Norm *RMSNorm `gguf:"output_norm" shape:"Embed"`
+	}
+	type model struct {
+		Frame  `gguf-names:"output_norm=token_embd_norm"`
+		Config shapeConfig `gguf:"-"`
+	}
+	c := shapeConfig{Embed: 4}
+	m := &model{Config: c}
+	NewInit(1).Randomize(m, c, 0.02, 0.02)
+	if ws := Collect("", m); len(ws) != 1 || ws[0].Name != "token_embd_norm.weight" {
+		t.Fatalf("Collect: %+v", ws)
+	}
+	if d := DeclaredWeights(m, c); len(d) != 1 || d[0].Name != "token_embd_norm.weight" {
+		t.Fatalf("DeclaredWeights: %+v", d)
+	}
+	m.Norm.W = NewInit(1).Fill(1, 5)
+	if err := CheckShapes(m, c); err == nil || !strings.Contains(err.Error(), "token_embd_norm.weight") {
+		t.Fatalf("CheckShapes: %v", err)
 	}
 }

@@ -198,13 +198,14 @@ func TestQLoRAKeepsQ8Base(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := r.Model.(*llama.Model)
-	if m.Blocks[0].Attn.Q.W.DType() != tensor.Q8_0 {
-		t.Fatalf("QLoRA base is %v", m.Blocks[0].Attn.Q.W.DType())
+	b := m.Blocks[0].(*nn.Block)
+	if b.Attn.Q.W.DType() != tensor.Q8_0 {
+		t.Fatalf("QLoRA base is %v", b.Attn.Q.W.DType())
 	}
 	if _, err := r.Step(batchAt(t, 0)); err != nil {
 		t.Fatal(err)
 	}
-	if m.Blocks[0].Attn.Q.LoRA.B.Float32s()[0] == 0 && m.Blocks[0].Attn.V.LoRA.B.Float32s()[0] == 0 {
+	if b.Attn.Q.LoRA.B.Float32s()[0] == 0 && b.Attn.V.LoRA.B.Float32s()[0] == 0 {
 		t.Error("adapters did not move")
 	}
 }
@@ -265,7 +266,7 @@ func TestWarmStartKeepsRopeFreqs(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := r.Model.(*llama.Model)
-	if m.RopeFreqs == nil || m.Blocks[1].Attn.RoPE.Factors != m.RopeFreqs {
+	if m.RopeFreqs == nil || m.Blocks[1].(*nn.Block).Attn.RoPE.Factors != m.RopeFreqs {
 		t.Fatal("the warm-started model has no RoPE frequency factors in its blocks")
 	}
 	before := slices.Clone(m.RopeFreqs.Data())

@@ -69,6 +69,7 @@ type job struct {
 // sink receives a generation's events; the OpenAI and Ollama responders
 // implement it. Choices run one after another: start(i), text(i, …)…, end(i).
 type sink interface {
+	queued() // the request waits for a slot: a streaming reply may start
 	start(choice int)
 	text(choice int, text, reasoning string, lps []tokenLogprob) // content and reasoning that can be shown now, and the log-probs of their tokens
 	end(choice int, c *choice)
@@ -86,29 +87,44 @@ type outcome struct {
 	drafted, accepted int
 }
 
-// generate runs j and reports to out. It waits for the model first; it
-// returns ctx's error if the client went away (nothing is then to be sent).
+// generate runs j and reports to out. It waits for a slot first; it
+// returns ctx's error if the client went away (nothing is then to be sent),
+// errBusy if the queue is full.
 func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, error) {
-	if !s.acquire(ctx) {
-		return nil, ctx.Err()
+	sl, err := s.pool.acquire(ctx, j.prompt, out.queued)
+	if err != nil {
+		return nil, err
 	}
-	defer s.release()
+	defer s.pool.release(sl)
+	if sl.lm == nil {
+		s.newSession(sl)
+	}
 	defer func() { // a panic (a bug) leaves the cache unknown: start afresh
 		if p := recover(); p != nil {
-			s.resetSession()
+			s.newSession(sl)
 			panic(p)
 		}
 	}()
+	res, err := s.generateIn(ctx, sl, j, out)
+	if _, ok := err.(*panicError); ok { // in a batched step: this slot's cache is unknown too
+		s.newSession(sl)
+	}
+	return res, err
+}
 
-	// Keep the cached prefix this prompt shares with the previous request;
-	// at least one token is run, for the logits that choose the next.
-	sess := s.session
+// generateIn runs j in slot sl.
+func (s *Server) generateIn(ctx context.Context, sl *slot, j *job, out sink) (*outcome, error) {
+	// Keep the cached prefix this prompt shares with the slot's last
+	// request; at least one token is run, for the logits that choose the
+	// next.
+	sess := sl.lm
 	// next runs token id and returns the logits after it; with a draft,
 	// through the speculator (c: the constraint the token after id is drawn
 	// under, left: the tokens still wanted). length is the text's length.
-	next := func(id int32, c sample.Constraint, left int) ([]float32, error) { return sess.Next([]int32{id}) }
+	next := func(id int32, c sample.Constraint, left int) ([]float32, error) { return s.next(sl, []int32{id}) }
 	length := func() int { return len(sess.Tokens()) }
-	sp := s.spec
+	truncate := func(n int) error { return s.onModel(func() { sess.Truncate(n) }) } // a recurrent cache may run tokens again
+	sp := sl.spec
 	var drafted, accepted int // the speculator's counts before this request
 	if sp != nil {
 		sp.Settle() // a request that failed may have left guesses behind
@@ -117,9 +133,14 @@ func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, erro
 	}
 	res := &outcome{prompt: len(j.prompt)}
 	res.cached = min(commonPrefix(sess.Tokens(), j.prompt), len(j.prompt)-1)
-	sess.Truncate(res.cached)
+	if err := truncate(res.cached); err != nil {
+		return nil, err
+	}
+	if res.cached > 0 {
+		s.pool.hit()
+	}
 	start := time.Now()
-	first, err := sess.Next(j.prompt[res.cached:])
+	first, err := s.next(sl, j.prompt[res.cached:])
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +150,9 @@ func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, erro
 	tok := s.model.Tokenizer
 	for i := range j.choices {
 		c := newChoice(i, j, tok)
-		sess.Truncate(len(j.prompt)) // every choice continues the same prompt
+		if err := truncate(len(j.prompt)); err != nil { // every choice continues the same prompt
+			return nil, err
+		}
 		p := j.sample
 		p.Seed += uint64(i)
 		sampler := sample.New(p)

@@ -140,7 +140,7 @@ func sayOr(t *testing.T, s *Server, reply string, second ...string) {
 		}
 		w.ids = append(w.ids, ids[0])
 	}
-	s.session = w
+	script(s, w)
 }
 
 // forcedTools offers two functions, each with a schema for its arguments.

@@ -404,7 +404,7 @@ func (s *Server) answerOllama(w http.ResponseWriter, r *http.Request, j *job, o 
 		if r.Context().Err() != nil {
 			return
 		}
-		e := &apiError{Status: 500, Message: err.Error()}
+		e := generateError(w, err)
 		if o.started {
 			o.send(map[string]string{"error": e.Message})
 			return
@@ -471,6 +471,8 @@ type ollamaSink struct {
 	started   bool
 }
 
+func (o *ollamaSink) queued() { o.start(0) }
+
 func (o *ollamaSink) start(int) {
 	if !o.streaming || o.started {
 		return
@@ -478,6 +480,9 @@ func (o *ollamaSink) start(int) {
 	o.w.Header().Set("Content-Type", "application/x-ndjson")
 	o.w.WriteHeader(200)
 	o.f, _ = o.w.(http.Flusher)
+	if o.f != nil {
+		o.f.Flush()
+	}
 	o.started = true
 }
 

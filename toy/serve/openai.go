@@ -291,7 +291,7 @@ func (s *Server) answerOpenAI(w http.ResponseWriter, r *http.Request, req *sampl
 		if r.Context().Err() != nil {
 			return // the client went away; nothing to answer
 		}
-		e := &apiError{Status: 500, Message: err.Error(), Type: "server_error"}
+		e := generateError(w, err)
 		if o.sse != nil {
 			o.sse.send(map[string]*apiError{"error": e})
 			return
@@ -358,6 +358,12 @@ type openaiSink struct {
 	base      response
 	sse       *sse     // started with the first choice
 	last      response // the last choice's finish chunk, sent with the timings
+}
+
+func (o *openaiSink) queued() {
+	if o.streaming && o.sse == nil {
+		o.sse = newSSE(o.w) // the client hears at once that its request is taken
+	}
 }
 
 func (o *openaiSink) start(i int) {
@@ -480,6 +486,9 @@ func newSSE(w http.ResponseWriter) *sse {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(200)
 	f, _ := w.(http.Flusher)
+	if f != nil {
+		f.Flush() // the headers go at once: the client knows its request is taken
+	}
 	return &sse{w: w, f: f}
 }
 

@@ -380,7 +380,7 @@ func TestCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newServer(t, m, Options{})
+	s := newServer(t, m, Options{Parallel: 1})
 	ts := httptest.NewServer(s)
 	defer ts.Close()
 
@@ -403,23 +403,25 @@ func TestCancel(t *testing.T) {
 		}
 		cancel()
 		resp.Body.Close()
-		select { // the model is free again at the next token
-		case s.turn <- struct{}{}:
-			<-s.turn
-		case <-time.After(20 * time.Second):
-			t.Fatalf("%s: the model stayed busy after its client went away", c.path)
+		// The slot is free again at the next token.
+		free, cancelFree := context.WithTimeout(context.Background(), 20*time.Second)
+		sl, err := s.pool.acquire(free, nil, func() {})
+		cancelFree()
+		if err != nil {
+			t.Fatalf("%s: the slot stayed busy after its client went away", c.path)
 		}
+		s.pool.release(sl)
 	}
 
 	// A queued request whose client gives up.
-	s.turn <- struct{}{} // hold the model
+	held, _ := s.pool.acquire(context.Background(), nil, func() {}) // hold the one slot
 	qctx, qcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer qcancel()
 	qreq, _ := http.NewRequestWithContext(qctx, "POST", ts.URL+"/v1/completions", strings.NewReader(`{"prompt": "func", "max_tokens": 1}`))
 	if _, err := http.DefaultClient.Do(qreq); err == nil {
 		t.Error("a request queued behind a busy model answered")
 	}
-	<-s.turn
+	s.pool.release(held)
 
 	done := make(chan int)
 	go func() {

@@ -162,6 +162,7 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -178,7 +179,6 @@ import (
 
 	"github.com/toyml/toy/toy"
 	"github.com/toyml/toy/toy/chat"
-	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/tokenizer"
 )
 
@@ -201,6 +201,15 @@ type Options struct {
 	// --model-draft. Replies are the same, only faster when it guesses well.
 	Draft       *toy.Model
 	DraftTokens int
+	// Parallel is the number of slots, requests generating at once, each
+	// over a KV cache of its own (made when first used) of ContextSize
+	// positions (default 4; 1 with a Draft). Their steps run as one batched
+	// forward pass when the model gives each row the logits it gives it
+	// alone (checked at start), else one after another.
+	Parallel int
+	// Queue bounds the requests waiting for a slot (default 64); past it a
+	// request gets 503 with Retry-After.
+	Queue int
 }
 
 // Server answers the OpenAI and Ollama endpoints for one model. It is an
@@ -214,13 +223,14 @@ type Server struct {
 	log     *log.Logger
 	mux     *http.ServeMux
 
-	turn    chan struct{} // holds one token while a request uses the model
-	session lm            // the KV cache of the last request
+	turn    chan struct{} // holds one token while a request uses the embedder
+	pool    *pool         // the slots
+	work    chan work     // to the model's goroutine (nil with one slot)
+	batched bool          // the slots' steps run as one forward pass
 	ctxSize int
 
-	draft       *toy.Model         // speculative decoding's draft, or nil
-	draftTokens int                // its guesses a round
-	spec        *engine.Speculator // over session, with draft
+	draft       *toy.Model // speculative decoding's draft, or nil
+	draftTokens int        // its guesses a round
 
 	harmony    chat.HarmonyTokens // gpt-oss's format tokens
 	hasHarmony bool               // the chat template writes harmony and the vocabulary has its tokens
@@ -260,8 +270,26 @@ func New(m *toy.Model, opts Options) (*Server, error) {
 	}
 	s.ctxSize = min(s.ctxSize, m.ContextLength())
 	s.draft, s.draftTokens = opts.Draft, opts.DraftTokens
-	if err := s.newSession(); err != nil {
-		return nil, fmt.Errorf("serve: %w", err)
+	if s.draft != nil {
+		if _, err := m.NewSpeculator(m.NewSession(1), s.draft, s.draftTokens); err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+	}
+	n := opts.Parallel
+	if n <= 0 {
+		n = 4
+	}
+	if s.draft != nil {
+		n = 1 // the speculator runs its own passes
+	}
+	s.pool = &pool{maxQueue: cmp.Or(opts.Queue, 64)}
+	for i := range n {
+		s.pool.slots = append(s.pool.slots, &slot{id: i})
+	}
+	if n > 1 {
+		s.work = make(chan work)
+		s.batched = s.probeBatch()
+		go s.runModel(nil) // the server lives as long as the process
 	}
 
 	s.mux = http.NewServeMux()
@@ -460,7 +488,7 @@ func randomSeed() uint64 {
 	return binary.LittleEndian.Uint64(b[:])
 }
 
-// acquire waits for the model; false when ctx ends first.
+// acquire waits for the embedder; false when ctx ends first.
 func (s *Server) acquire(ctx context.Context) bool {
 	select {
 	case s.turn <- struct{}{}:
@@ -472,23 +500,17 @@ func (s *Server) acquire(ctx context.Context) bool {
 
 func (s *Server) release() { <-s.turn }
 
-// resetSession drops the KV cache (after a panic left it in an unknown state).
-func (s *Server) resetSession() {
-	if err := s.newSession(); err != nil {
-		panic(err) // the draft was checked at New
-	}
-}
-
-// newSession makes a fresh session, and its speculator with a draft.
-func (s *Server) newSession() error {
+// newSession gives slot sl a fresh session (after a panic left its cache in
+// an unknown state, or for its first request), and its speculator with a
+// draft.
+func (s *Server) newSession(sl *slot) {
 	sess := s.model.NewSession(s.ctxSize)
-	s.session, s.spec = sess, nil
+	sl.lm, sl.spec = sess, nil
 	if s.draft != nil {
 		sp, err := s.model.NewSpeculator(sess, s.draft, s.draftTokens)
 		if err != nil {
-			return err
+			panic(err) // checked at New
 		}
-		s.spec = sp
+		sl.spec = sp
 	}
-	return nil
 }

@@ -132,8 +132,17 @@ func newTemplateServer(t *testing.T, src string) *Server {
 func say(s *Server, reply string) *scripted {
 	tok := s.model.Tokenizer
 	sc := &scripted{vocab: tok.VocabSize(), eos: tok.EOS(), script: tok.Encode(reply, tokenizerOptions(false))}
-	s.session = sc
+	script(s, sc)
 	return sc
+}
+
+// script makes l every slot's session, each request running it itself (a
+// stand-in takes its prompt whole, in one call).
+func script(s *Server, l lm) {
+	s.work = nil
+	for _, sl := range s.pool.slots {
+		sl.lm = l
+	}
 }
 
 // promptText is the prompt as text, special tokens written out.

@@ -10,13 +10,14 @@ import (
 	"github.com/toyml/toy/toy/card"
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
+	"github.com/toyml/toy/toy/models/internal/builtin"
 )
 
 // The family is registered for its card; its models are not language
 // models, so the registry's Load says what to use instead.
 func init() {
 	models.Register(models.Family{
-		Arch: Archs[0], Aliases: Archs[1:], Card: cardFromHeader, ConfigFromCard: ConfigFromCard,
+		Arch: Archs[0], Aliases: Archs[1:], Card: builtin.Card(readConfig, Config.card, New), ConfigFromCard: ConfigFromCard,
 		Load: func(f *gguf.File) (models.Model, error) {
 			arch, _ := f.Architecture()
 			return nil, fmt.Errorf("%w %q: a text encoder, not a language model (use toy.LoadEmbedder, toy embed, or toy serve --embed)", models.ErrUnknownArch, arch)
@@ -32,8 +33,7 @@ func (m *Model) Card() *card.Card { return models.CardFromModel(m.Config.card(),
 
 // card returns the card's hyperparameters and steps for configuration c.
 func (c Config) card() *card.Card {
-	D := c.Embed
-	col := func(sym string, rows int) string { return fmt.Sprintf("%s × ℓ = %d × ℓ", sym, rows) }
+	d := card.Col("d_e", c.Embed)
 	k := &card.Card{
 		Arch: c.Arch, Title: "ETransformer (BERT)",
 		Summary: "BERT: a bidirectional post-LayerNorm encoder whose final states, pooled, are the text's embedding " +
@@ -65,7 +65,7 @@ func (c Config) card() *card.Card {
 		k.Summary = "nomic-bert: a bidirectional post-LayerNorm encoder with rotary positions, a fused QKV projection " +
 			"and SwiGLU, whose final states, pooled, are the text's embedding (nomic-embed-text)."
 		rope = []card.Step{{Depth: 1, Text: "Q, K, V ← W_qkv^l X split in three; Q, K ← RoPE(Q, K | d_e/H, θ_rope), rotating half-split pairs",
-			Shape: col("d_e", D) + " each"}}
+			Shape: d + " each"}}
 		ffn = "X ← X + W_down^l (SiLU(W_gate^l X) ⊙ W_up^l X)"
 	} else {
 		embed += " + W_p[:, t]"
@@ -73,14 +73,14 @@ func (c Config) card() *card.Card {
 	}
 	k.Steps = slices.Concat([]card.Step{
 		{Text: "ℓ ← length(x)"},
-		{Text: "for t ∈ [ℓ]: " + embed, Shape: col("d_e", D)},
-		{Text: "X ← LayerNorm(X | γ_e, β_e)", Shape: col("d_e", D)},
+		{Text: "for t ∈ [ℓ]: " + embed, Shape: d},
+		{Text: "X ← LayerNorm(X | γ_e, β_e)", Shape: d},
 		{Text: "for l = 1, 2, …, L do"},
 	}, rope, []card.Step{
-		{Depth: 1, Text: attn, Shape: col("d_e", D)},
-		{Depth: 1, Text: "X ← LayerNorm(X | γ_a^l, β_a^l)", Shape: col("d_e", D)},
-		{Depth: 1, Text: ffn, Shape: col("d_e", D) + fmt.Sprintf(" (inside: d_mlp = %d)", c.FFN)},
-		{Depth: 1, Text: "X ← LayerNorm(X | γ_f^l, β_f^l)", Shape: col("d_e", D)},
+		{Depth: 1, Text: attn, Shape: d},
+		{Depth: 1, Text: "X ← LayerNorm(X | γ_a^l, β_a^l)", Shape: d},
+		{Depth: 1, Text: ffn, Shape: d + fmt.Sprintf(" (inside: d_mlp = %d)", c.FFN)},
+		{Depth: 1, Text: "X ← LayerNorm(X | γ_f^l, β_f^l)", Shape: d},
 		{Text: "end for"},
 	}, c.poolSteps())
 	return k
@@ -106,7 +106,7 @@ func (c Config) poolSteps() []card.Step {
 		}
 		return append(s, card.Step{Text: "return s[1 : N_C]", Shape: n})
 	}
-	return []card.Step{{Text: "return X, one state per token", Shape: fmt.Sprintf("d_e × ℓ = %d × ℓ", c.Embed)}}
+	return []card.Step{{Text: "return X, one state per token", Shape: card.Col("d_e", c.Embed)}}
 }
 
 // hypers are the card's hyperparameters: the declared ones, the pooling by
@@ -137,15 +137,4 @@ func ConfigFromCard(k *card.Card) (any, error) {
 		return nil, fmt.Errorf("%w: %w", card.ErrSyntax, err)
 	}
 	return card.FromCard(k, &Config{Pooling: p})
-}
-
-// cardFromHeader makes the card from metadata alone; features toy cannot run
-// become notes instead of errors, so that every file of the family can be
-// described.
-func cardFromHeader(h *gguf.File) (*card.Card, error) {
-	c, lacking, err := readConfig(h)
-	if err != nil {
-		return nil, err
-	}
-	return models.Lacking(models.CardFromFile(c.card(), h, New(c), c), lacking), nil
 }

@@ -4,7 +4,7 @@
 package bert
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -16,7 +16,7 @@ import (
 var Archs = []string{"bert", "nomic-bert"}
 
 // ErrUnsupported marks files of this family that use features toy lacks.
-var ErrUnsupported = errors.New("bert: unsupported model feature")
+var ErrUnsupported = models.ErrUnsupported
 
 // Pooling says how the T final states of a sequence become one embedding.
 // The values are llama.cpp's (enum llama_pooling_type), as GGUF's
@@ -56,14 +56,14 @@ func ParsePooling(s string) (Pooling, error) {
 // the file has none) and a reranker's head.
 type Config struct {
 	Arch          string  // "bert" or "nomic-bert"
-	VocabSize     int     `card:"N_V, vocabulary size"`
-	ContextLength int     `gguf:"context_length" card:"ℓ_max, positions"` // bert: rows of the position table
-	Embed         int     `gguf:"embedding_length" card:"d_e, model width"`
-	Layers        int     `gguf:"block_count" card:"L, layers"`
-	FFN           int     `gguf:"feed_forward_length" card:"d_mlp, MLP width"`
-	Heads         int     `gguf:"attention.head_count" card:"H, attention heads"` // Dh = D/H
-	TokenTypes    int     `card:"N_T, token types (segments); only type 0 is used"`
-	NormEps       float32 `gguf:"attention.layer_norm_epsilon" card:"ε, LayerNorm epsilon"`
+	VocabSize     int     `range:"[1, 1<<24]" card:"N_V, vocabulary size"`
+	ContextLength int     `gguf:"context_length" range:"[1, 1<<20]" card:"ℓ_max, positions"` // bert: rows of the position table
+	Embed         int     `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
+	Layers        int     `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
+	FFN           int     `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, MLP width"`
+	Heads         int     `gguf:"attention.head_count" range:"[1, *]" card:"H, attention heads"` // Dh = D/H
+	TokenTypes    int     `range:"[0, 1<<16]" card:"N_T, token types (segments); only type 0 is used"`
+	NormEps       float32 `gguf:"attention.layer_norm_epsilon" range:"(0, 1)" card:"ε, LayerNorm epsilon"`
 	Pooling       Pooling `gguf:"pooling_type,optional"` // how Embed makes one vector of the T states; on the card by name
 	// Causal masks each token's view of the tokens after it, as in a
 	// decoder. No BERT is trained so; it is llama.cpp's reading of a file
@@ -72,10 +72,10 @@ type Config struct {
 	// A reranker's head (rank pooling): its C outputs
 	// (ARCH.classifier.output_labels; 1 when absent), and the pooler
 	// (tensor cls) and the classifier (cls.output) it has.
-	Labels     int     `card:"N_C, classifier outputs"` // 0 unless the pooling is rank
+	Labels     int     `range:"[0, 1<<16]" card:"N_C, classifier outputs"` // 0 unless the pooling is rank
 	Pooler     bool    `card:"pooler, the head has the pooler W_h (tensor cls)"`
 	Classifier bool    `card:"classifier, the head has the classifier W_c (tensor cls.output)"`
-	RopeBase   float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"` // nomic-bert only (bert: 0)
+	RopeBase   float32 `gguf:"rope.freq_base,optional" range:"[0, 1e9)" card:"θ_rope, RoPE frequency base"` // nomic-bert only (bert: 0)
 
 	// ApproxGELU computes GELU as llama.cpp does (tensor.GELU: the tanh
 	// form through an fp16 table) instead of Hugging Face's exact x·Φ(x).
@@ -93,10 +93,7 @@ func (c Config) HeadDim() int { return c.Embed / c.Heads }
 // ConfigFromGGUF reads the configuration from f's metadata and tensor shapes.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c, lacking, err := readConfig(f)
-	if err == nil && len(lacking) > 0 {
-		err = fmt.Errorf("%w: %s", ErrUnsupported, lacking[0])
-	}
-	return c, err
+	return c, cmp.Or(err, models.Unsupported("bert", lacking))
 }
 
 // readConfig reads the configuration, listing the features the file uses
@@ -141,35 +138,26 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	return c, lacking, c.Validate()
 }
 
-// Validate checks that the numbers describe a buildable model.
+// Validate checks that the numbers describe a buildable model: the declared
+// ranges, then how they fit together.
 func (c Config) Validate() error {
-	const big = 1 << 20
+	if err := models.CheckRanges("bert", c); err != nil {
+		return err
+	}
 	switch {
 	case !slices.Contains(Archs, c.Arch):
 		return fmt.Errorf("bert: architecture %q is not one of %v", c.Arch, Archs)
-	case c.VocabSize <= 0 || c.VocabSize > 1<<24:
-		return fmt.Errorf("bert: vocabulary size %d", c.VocabSize)
-	case c.Embed <= 0 || c.Embed > big || c.FFN <= 0 || c.FFN > big:
-		return fmt.Errorf("bert: width %d, feed-forward width %d", c.Embed, c.FFN)
-	case c.Layers <= 0 || c.Layers > 1024:
-		return fmt.Errorf("bert: %d layers", c.Layers)
-	case c.Heads <= 0 || c.Embed%c.Heads != 0:
+	case c.Embed%c.Heads != 0:
 		return fmt.Errorf("bert: %d heads for width %d", c.Heads, c.Embed)
 	case c.Nomic() && c.HeadDim()%2 != 0:
 		return fmt.Errorf("bert: RoPE on heads of odd width %d", c.HeadDim())
-	case c.ContextLength <= 0 || c.ContextLength > big:
-		return fmt.Errorf("bert: context length %d", c.ContextLength)
-	case c.TokenTypes < 0 || c.TokenTypes > 1<<16:
-		return fmt.Errorf("bert: %d token types", c.TokenTypes)
-	case !(c.NormEps > 0 && c.NormEps < 1):
-		return fmt.Errorf("bert: LayerNorm epsilon %g", c.NormEps)
 	case c.Pooling < PoolNone || c.Pooling > PoolRank:
 		return fmt.Errorf("bert: pooling type %d", int(c.Pooling))
-	case c.Labels < 0 || c.Labels > 1<<16 || (c.Pooling == PoolRank && c.Labels == 0):
+	case c.Pooling == PoolRank && c.Labels == 0:
 		return fmt.Errorf("bert: %d classifier labels", c.Labels)
 	case (c.Pooler || c.Classifier) && c.Pooling != PoolRank:
 		return fmt.Errorf("bert: a classification head (cls) with pooling %v: a reranker's pooling is rank", c.Pooling)
-	case c.Nomic() != (c.RopeBase != 0) || !(c.RopeBase >= 0 && c.RopeBase < 1e9):
+	case c.Nomic() != (c.RopeBase != 0):
 		return fmt.Errorf("bert: RoPE base %g for architecture %s", c.RopeBase, c.Arch)
 	}
 	return nil

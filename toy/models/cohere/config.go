@@ -4,7 +4,7 @@
 package cohere
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -16,22 +16,22 @@ import (
 var Archs = []string{"command-r", "cohere2"}
 
 // ErrUnsupported marks files of this family that use features toy lacks.
-var ErrUnsupported = errors.New("cohere: unsupported model feature")
+var ErrUnsupported = models.ErrUnsupported
 
 // Config holds every hyperparameter of a Command R, Command R+ or Command
 // R7B model. Absent from a file, KVHeads is H and RopeBase 10000.
 type Config struct {
 	Arch          string  // "command-r" or "cohere2"
-	VocabSize     int     `card:"N_V, vocabulary size"`
-	ContextLength int     `gguf:"context_length" card:"ℓ_max, trained context length"`
-	Embed         int     `gguf:"embedding_length" card:"d_e, model width"`
-	Layers        int     `gguf:"block_count" card:"L, layers"`
-	FFN           int     `gguf:"feed_forward_length" card:"d_mlp, feed-forward width"`
-	Heads         int     `gguf:"attention.head_count" card:"H, query heads, each d_h = d_e/H wide"`
-	KVHeads       int     `gguf:"attention.head_count_kv,optional" card:"H_kv, key/value heads (grouped-query attention when < H)"`
-	RopeBase      float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
-	NormEps       float32 `gguf:"attention.layer_norm_epsilon" card:"ε, LayerNorm epsilon"`
-	LogitScale    float32 `gguf:"logit_scale,optional" card:"s_u, the logits are multiplied by s_u (0: 1)"` // required in cohere2
+	VocabSize     int     `range:"[1, 1<<24]" card:"N_V, vocabulary size"`
+	ContextLength int     `gguf:"context_length" range:"[1, *]" card:"ℓ_max, trained context length"`
+	Embed         int     `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
+	Layers        int     `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
+	FFN           int     `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, feed-forward width"`
+	Heads         int     `gguf:"attention.head_count" range:"[1, *]" card:"H, query heads, each d_h = d_e/H wide"`
+	KVHeads       int     `gguf:"attention.head_count_kv,optional" default:"Heads" range:"[1, *]" card:"H_kv, key/value heads (grouped-query attention when < H)"`
+	RopeBase      float32 `gguf:"rope.freq_base,optional" range:"(1, 1e12)" card:"θ_rope, RoPE frequency base"`
+	NormEps       float32 `gguf:"attention.layer_norm_epsilon" range:"(0, 1)" card:"ε, LayerNorm epsilon"`
+	LogitScale    float32 `gguf:"logit_scale,optional" range:"[0, 1e6)" card:"s_u, the logits are multiplied by s_u (0: 1)"` // required in cohere2
 
 	// QKNorm (Command R+): each query and key head is LayerNormed before
 	// RoPE, without an offset, head h scaled by row h of attn_q_norm
@@ -41,7 +41,7 @@ type Config struct {
 	// Command R7B: layer l attends within the last Window positions, with
 	// RoPE, when l mod SlidingPattern < SlidingPattern − 1; the others
 	// attend to everything, without positions.
-	Window         int `gguf:"attention.sliding_window,optional" card:"w, the local layers' sliding window, in positions"`
+	Window         int `gguf:"attention.sliding_window,optional" range:"[0, 1<<24]" card:"w, the local layers' sliding window, in positions"`
 	SlidingPattern int `card:"p, layer l is local when l mod p < p − 1 (every layer when p = 0)"`
 }
 
@@ -63,10 +63,7 @@ func (c Config) RoPE(i int) bool { return c.Arch == "command-r" || c.Sliding(i) 
 // ErrUnsupported.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c, lacking, err := readConfig(f)
-	if err == nil && len(lacking) > 0 {
-		err = fmt.Errorf("%w: %s", ErrUnsupported, lacking[0])
-	}
-	return c, err
+	return c, cmp.Or(err, models.Unsupported(c.Arch, lacking))
 }
 
 // readConfig reads the configuration, listing the features the file uses
@@ -84,9 +81,6 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		return c, nil, err
 	}
 	m := f.Meta(arch)
-	if !m.Has("attention.head_count_kv") {
-		c.KVHeads = c.Heads
-	}
 	var lacking []string
 	if arch == "cohere2" {
 		for _, k := range []string{"logit_scale", "attention.sliding_window"} {
@@ -135,29 +129,19 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	return c, lacking, c.Validate()
 }
 
-// Validate checks that the numbers describe a buildable model.
+// Validate checks that the numbers describe a buildable model: the
+// architecture, the declared ranges, then how they fit together.
 func (c Config) Validate() error {
-	const big = 1 << 20
-	switch {
-	case !slices.Contains(Archs, c.Arch):
+	if !slices.Contains(Archs, c.Arch) {
 		return fmt.Errorf("cohere: architecture %q", c.Arch)
-	case c.VocabSize <= 0 || c.VocabSize > 1<<24:
-		return fmt.Errorf("cohere: vocabulary size %d", c.VocabSize)
-	case c.Embed <= 0 || c.Embed > big || c.FFN <= 0 || c.FFN > big:
-		return fmt.Errorf("cohere: width %d, feed-forward width %d", c.Embed, c.FFN)
-	case c.Layers <= 0 || c.Layers > 1024:
-		return fmt.Errorf("cohere: %d layers", c.Layers)
-	case c.Heads <= 0 || c.KVHeads <= 0 || c.Heads%c.KVHeads != 0 || c.Embed%c.Heads != 0 || c.HeadDim()%2 != 0:
+	}
+	if err := models.CheckRanges(c.Arch, c); err != nil {
+		return err
+	}
+	switch {
+	case c.Heads%c.KVHeads != 0 || c.Embed%c.Heads != 0 || c.HeadDim()%2 != 0:
 		return fmt.Errorf("cohere: %d heads with %d KV heads, width %d", c.Heads, c.KVHeads, c.Embed)
-	case c.ContextLength <= 0:
-		return fmt.Errorf("cohere: context length %d", c.ContextLength)
-	case !(c.NormEps > 0 && c.NormEps < 1):
-		return fmt.Errorf("cohere: LayerNorm epsilon %g", c.NormEps)
-	case !(c.RopeBase > 1 && c.RopeBase < 1e12):
-		return fmt.Errorf("cohere: RoPE base %g", c.RopeBase)
-	case !(c.LogitScale >= 0 && c.LogitScale < 1e6):
-		return fmt.Errorf("cohere: logit scale %g", c.LogitScale)
-	case c.Arch == "cohere2" && (c.Window <= 0 || c.Window > 1<<24 || c.SlidingPattern < 0 || c.SlidingPattern > 1024):
+	case c.Arch == "cohere2" && (c.Window == 0 || c.SlidingPattern < 0 || c.SlidingPattern > 1024):
 		return fmt.Errorf("cohere: window %d every %d layers", c.Window, c.SlidingPattern)
 	case c.Arch == "command-r" && c.Window != 0:
 		return fmt.Errorf("cohere: a command-r model with a window of %d", c.Window)

@@ -13,8 +13,9 @@ func ExampleNewRandom() {
 		panic(err)
 	}
 	m := cohere.NewRandom(cfg, 1) // the same seed gives the same weights
-	for i := range cfg.Layers {
-		fmt.Printf("layer %d: window %d, RoPE %v\n", i, m.Blocks[i].Attn.Options.Window, m.Blocks[i].Attn.RoPE != nil)
+	for i, b := range m.Blocks {
+		a := b.(*cohere.Block).Attn
+		fmt.Printf("layer %d: window %d, RoPE %v\n", i, a.Options.Window, a.RoPE != nil)
 	}
 	cache := m.NewCache(16)
 	logits := m.Forward([]int32{1, 2, 3}, cache) // prefill: [T=3, V=32]

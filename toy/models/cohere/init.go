@@ -4,38 +4,36 @@
 package cohere
 
 import (
-	"math"
-
 	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/models/internal/builtin"
 	"github.com/toyml/toy/toy/nn"
 )
 
-// NewRandom returns a model of shape c with GPT-2-style initial weights:
-// N(0, 0.02²) everywhere, the projections into the residual stream
-// (attention output, feed-forward down) scaled by 1/√(2L), LayerNorm gains
-// (Command R+'s per-head ones too) 1. The same seed gives the same model.
+// NewRandom returns a model of shape c with GPT-2-style initial weights
+// (models.Randomize): N(0, 0.02²), the projections into the residual stream
+// scaled by 1/√(2L), LayerNorm gains (Command R+'s per-head ones too) 1 and
+// no offsets; the output head is the token embedding. The same seed gives the
+// same model.
 func NewRandom(c Config, seed uint64) *Model {
-	in := nn.NewInit(seed)
-	const std = 0.02
-	resid := std / math.Sqrt(2*float64(c.Layers))
-	D, F, kv := c.Embed, c.FFN, c.KVHeads*c.HeadDim()
 	m := New(c)
-	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, D)}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		b.Norm.W = in.Fill(1, D)
-		b.Attn.Q, b.Attn.K, b.Attn.V = in.Linear(D, D, std, false), in.Linear(kv, D, std, false), in.Linear(kv, D, std, false)
-		b.Attn.O = in.Linear(D, D, resid, false)
-		b.FFN = nn.SwiGLU{Gate: in.Linear(F, D, std, false), Up: in.Linear(F, D, std, false), Down: in.Linear(D, F, resid, false)}
-		if c.QKNorm {
-			b.Attn.Norms.Q.(*nn.LayerNorm).W, b.Attn.Norms.K.(*nn.LayerNorm).W = in.Fill(1, c.Heads, c.HeadDim()), in.Fill(1, c.KVHeads, c.HeadDim())
+	for _, b := range m.Blocks { // optional in nn.Attention: drawn once built
+		a := &b.(*Block).Attn
+		a.Q, a.K, a.V = &nn.Linear{}, &nn.Linear{}, &nn.Linear{}
+	}
+	in := models.Randomize(m, c, c.Layers, seed)
+	m.Output = &nn.Linear{W: m.Embed.W} // always tied (c has no TiedOutput: Randomize drew a head, last)
+	m.OutputNorm.(*nn.LayerNorm).B = nil
+	for _, b := range m.Blocks { // LayerNorms without offsets
+		b := b.(*Block)
+		b.Norm.B = nil
+		if c.QKNorm { // a row per head
+			q, k := b.Attn.Norms.Q.(*nn.LayerNorm), b.Attn.Norms.K.(*nn.LayerNorm)
+			q.W, q.B, k.W, k.B = in.Fill(1, c.Heads, c.HeadDim()), nil, in.Fill(1, c.KVHeads, c.HeadDim()), nil
 		}
 	}
-	m.OutputNorm.W = in.Fill(1, D)
 	return m
 }
 
 func init() {
-	models.Register(builtin.Family(Archs, Load, NewRandom, cardFromHeader, nil))
+	models.Register(builtin.Family(Archs, Load, NewRandom, builtin.Card(readConfig, Config.card, New), nil))
 }

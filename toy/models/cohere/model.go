@@ -11,15 +11,12 @@ import (
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is a Command R, Command R+ or Command R7B transformer. Weights are
-// declared with their GGUF names and shapes. The output head is the token
-// embedding.
+// Model is a Command R, Command R+ or Command R7B transformer: the decoder
+// frame over parallel blocks (*Block), a final LayerNorm without an offset,
+// and the token embedding for the head, its logits scaled.
 type Model struct {
+	models.Decoder
 	Config Config
-
-	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding, also the unembedding"`
-	Blocks     []Block       `gguf:"blk"` // L parallel blocks
-	OutputNorm *nn.LayerNorm `gguf:"output_norm" shape:"Embed" card:"γ, final LayerNorm scale (no offset)"`
 }
 
 // Block is the parallel block: attention and the SwiGLU both read one
@@ -48,8 +45,9 @@ func Load(f *gguf.File) (*Model, error) {
 	if err := models.LoadWeights(f, c.Arch, m, c); err != nil {
 		return nil, err
 	}
-	for i := range m.Blocks { // attn_q, attn_k, attn_v present; head norms F32, without offsets
-		a := &m.Blocks[i].Attn
+	m.Output = &nn.Linear{W: m.Embed.W} // tied, whatever else the file holds (as llama.cpp)
+	for i, b := range m.Blocks {        // attn_q, attn_k, attn_v present; head norms F32, without offsets
+		a := &b.(*Block).Attn
 		if err := a.Check(); err != nil {
 			return nil, fmt.Errorf("cohere: blk.%d: %w", i, err)
 		}
@@ -62,12 +60,11 @@ func Load(f *gguf.File) (*Model, error) {
 
 // New returns a model with the shape of c and no weights yet.
 func New(c Config) *Model {
-	m := &Model{Config: c, OutputNorm: &nn.LayerNorm{Eps: c.NormEps}}
-	m.Blocks = make([]Block, c.Layers)
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		b.Norm = &nn.LayerNorm{Eps: c.NormEps}
-		b.Attn = nn.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim()}
+	m := &Model{Config: c, Decoder: models.Decoder{OutputNorm: &nn.LayerNorm{Eps: c.NormEps},
+		Vocab: c.VocabSize, Context: c.ContextLength, CacheWidth: c.KVHeads * c.HeadDim()}}
+	for i := range c.Layers {
+		// h = LayerNorm(x); x = x + SwiGLU(h) + Attn(h)
+		b := &Block{Norm: &nn.LayerNorm{Eps: c.NormEps}, Attn: nn.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim()}}
 		if c.RoPE(i) {
 			b.Attn.RoPE = &nn.RoPE{Dim: c.HeadDim(), Base: c.RopeBase}
 		}
@@ -77,6 +74,7 @@ func New(c Config) *Model {
 		if c.QKNorm {
 			b.Attn.Norms = nn.HeadNorms{Q: &nn.LayerNorm{Eps: c.NormEps}, K: &nn.LayerNorm{Eps: c.NormEps}}
 		}
+		m.Blocks = append(m.Blocks, b)
 	}
 	return m
 }
@@ -86,40 +84,15 @@ func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
 	return m.Logits(m.Hidden(ids, cache))
 }
 
-// Hidden runs the transformer and returns the final normalised states [T, D].
-// A nil cache runs ids as one whole sequence from position 0 (training).
-func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	x := m.Embed.Forward(ids) // [T, D]
-	for i := range m.Blocks {
-		// h = LayerNorm(x); x = x + SwiGLU(h) + Attn(h)
-		x = m.Blocks[i].Forward(x, cache.Layer(i))
-	}
-	return m.OutputNorm.Forward(x)
-}
-
 // Logits projects hidden states [T, D] to vocabulary logits [T, V] with the
-// token embedding, times the logit scale.
+// head (the token embedding), times the logit scale.
 func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor {
-	logits := tensor.MatMul(h, m.Embed.W)
+	logits := m.Decoder.Logits(h)
 	if s := m.Config.LogitScale; s != 0 {
 		logits = tensor.Scale(logits, s)
 	}
 	return logits
 }
-
-// NewCache returns an empty KV cache for up to capacity positions.
-func (m *Model) NewCache(capacity int) *nn.Cache {
-	return nn.NewCache(m.Config.Layers, capacity, m.Config.KVHeads*m.Config.HeadDim())
-}
-
-// VocabSize returns V.
-func (m *Model) VocabSize() int { return m.Config.VocabSize }
-
-// ContextLength returns the trained context length.
-func (m *Model) ContextLength() int { return m.Config.ContextLength }
-
-// Weights returns every weight tensor under its GGUF name.
-func (m *Model) Weights() []nn.Named { return nn.Collect("", m) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

@@ -82,8 +82,9 @@ func TestCommandRPlus(t *testing.T) {
 		t.Fatal("QKNorm not read from the tensors")
 	}
 	for i, b := range m.Blocks {
-		q, okq := b.Attn.Norms.Q.(*nn.LayerNorm)
-		k, okk := b.Attn.Norms.K.(*nn.LayerNorm)
+		a := b.(*Block).Attn
+		q, okq := a.Norms.Q.(*nn.LayerNorm)
+		k, okk := a.Norms.K.(*nn.LayerNorm)
 		if !okq || !okk || q.Eps != m.Config.NormEps ||
 			!slices.Equal(q.W.Shape(), []int{4, 8}) || !slices.Equal(k.W.Shape(), []int{2, 8}) {
 			t.Fatalf("layer %d: query/key norms %+v, %+v", i, q, k)

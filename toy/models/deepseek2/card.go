@@ -8,24 +8,12 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/card"
-	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
 )
 
 // Card returns the model's algorithm card: its parameters and their count
 // are the weights it holds (none for a model made by New).
 func (m *Model) Card() *card.Card { return models.CardFromModel(m.Config.card(), m, m.Config) }
-
-// cardFromHeader makes the card from metadata alone; features toy cannot run
-// yet become notes instead of errors, so that every deepseek2 file can be
-// described.
-func cardFromHeader(h *gguf.File) (*card.Card, error) {
-	c, lacking, err := readConfig(h)
-	if err != nil && len(lacking) == 0 {
-		return nil, err
-	}
-	return models.Lacking(models.CardFromFile(c.card(), h, New(c), c), lacking), nil
-}
 
 // card returns the card's hyperparameters and steps for configuration c.
 // The hyperparameters of the experts and of RoPE scaling are left off when
@@ -37,42 +25,37 @@ func (c Config) card() *card.Card {
 	k.DropZero("experts", "experts_used", "expert_ffn", "shared_experts", "expert_gating", "expert_bias",
 		"expert_weights_norm", "expert_weights_scale", "expert_groups", "expert_groups_used",
 		"rope_scaling", "rope_scale", "rope_orig_context", "rope_attn_factor", "yarn_log_mul")
-	moe := c.MoE()
-	col := func(sym string, rows int) string { return fmt.Sprintf("%s × ℓ = %d × ℓ", sym, rows) }
+	d := card.Col("d_e", c.Embed)
 	rope := "RoPE(· | d_r, θ_rope), rotating adjacent pairs (2i, 2i+1)" + map[string]string{
 		"linear": ", angles divided by s_rope", "yarn": ", YaRN-stretched by s_rope over ℓ_orig"}[c.RopeScaling]
 	query := pick(c.QLoraRank > 0, "Q ← W_qb^l RMSNorm(W_qa^l X̃ | γ_qa^l, ε)", "Q ← W_q^l X̃")
 	decompress := pick(c.SplitKVB, "for h ∈ [H]: K_h ← [W_kb^{l,h}ᵀ C; K_r];  V_h ← W_vb^{l,h} C",
 		"[K_1^n; V_1; …; K_H^n; V_H] ← W_kvb^l C;  for h ∈ [H]: K_h ← [K_h^n; K_r]")
-	k.Steps = []card.Step{
-		{Text: "ℓ ← length(x)"},
-		{Text: "for t ∈ [ℓ]: X[:, t] ← W_e[:, x[t]]", Shape: col("d_e", c.Embed)},
-		{Text: "for l = 1, 2, …, L do"},
-		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ_a^l, ε)", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: query + ";  for h ∈ [H]: Q_h ← [Q_h^n; " + rope + " of Q_h^r]", Shape: col("H·d_k", c.Heads*c.KeyDim)},
-		{Depth: 1, Text: "[C; K_r] ← W_kva^l X̃;  C ← RMSNorm(C | γ_kv^l, ε);  K_r ← RoPE(K_r)", Shape: col("r_kv + d_r", c.KVLoraRank+c.RopeDim)},
-		{Depth: 1, Text: decompress, Shape: fmt.Sprintf("K_h: %s, V_h: %s", col("d_k", c.KeyDim), col("d_v", c.ValueDim))},
-		{Depth: 1, Text: "for h ∈ [H]: Y_h ← V_h softmax(s · K_hᵀ Q_h + Mask), s = " + card.Float(c.AttnScale()), Shape: col("d_v", c.ValueDim)},
-		{Depth: 1, Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ_f^l, ε)", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "if l ≤ L_d: X ← X + W_down^l (SiLU(W_gate^l X̃) ⊙ W_up^l X̃)", Shape: col("d_e", c.Embed)},
+	layer := []card.Step{
+		{Text: "X̃ ← RMSNorm(X | γ_a^l, ε)", Shape: d},
+		{Text: query + ";  for h ∈ [H]: Q_h ← [Q_h^n; " + rope + " of Q_h^r]", Shape: card.Col("H·d_k", c.Heads*c.KeyDim)},
+		{Text: "[C; K_r] ← W_kva^l X̃;  C ← RMSNorm(C | γ_kv^l, ε);  K_r ← RoPE(K_r)", Shape: card.Col("r_kv + d_r", c.KVLoraRank+c.RopeDim)},
+		{Text: decompress, Shape: fmt.Sprintf("K_h: %s, V_h: %s", card.Col("d_k", c.KeyDim), card.Col("d_v", c.ValueDim))},
+		{Text: "for h ∈ [H]: Y_h ← V_h softmax(s · K_hᵀ Q_h + Mask), s = " + card.Float(c.AttnScale()), Shape: card.Col("d_v", c.ValueDim)},
+		{Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: d},
+		{Text: "X̃ ← RMSNorm(X | γ_f^l, ε)", Shape: d},
+		{Text: "if l ≤ L_d: X ← X + W_down^l (SiLU(W_gate^l X̃) ⊙ W_up^l X̃)", Shape: d},
 	}
-	if moe {
+	if c.MoE() {
 		scores := pick(c.ExpertGating == "sigmoid", "p ← σ(W_r^l X̃[:, t])", "p ← softmax(W_r^l X̃[:, t])")
 		choose := "S ← the k largest entries of " + pick(c.ExpertBias, "p + b_r^l", "p") +
 			pick(c.ExpertGroups > 1, " among the G_u groups (of E/G) whose best two sum highest", "")
 		w := pick(c.ExpertWeightsNorm, "p_e / Σ_{e' ∈ S} p_e'", "p_e")
 		w = pick(c.ExpertWeightsScale != 0 && c.ExpertWeightsScale != 1, "s_w · ", "") + w
 		shared := pick(c.SharedExperts > 0, " + W_down^{l,s} (SiLU(W_gate^{l,s} X̃[:, t]) ⊙ W_up^{l,s} X̃[:, t])", "")
-		k.Steps = append(k.Steps,
-			card.Step{Depth: 1, Text: "else for t ∈ [ℓ]: " + scores + ";  " + choose},
-			card.Step{Depth: 2, Text: "X[:, t] ← X[:, t] + Σ_{e ∈ S} " + w + " · W_down^{l,e} (SiLU(W_gate^{l,e} X̃[:, t]) ⊙ W_up^{l,e} X̃[:, t])" + shared,
+		layer = append(layer,
+			card.Step{Text: "else for t ∈ [ℓ]: " + scores + ";  " + choose},
+			card.Step{Depth: 1, Text: "X[:, t] ← X[:, t] + Σ_{e ∈ S} " + w + " · W_down^{l,e} (SiLU(W_gate^{l,e} X̃[:, t]) ⊙ W_up^{l,e} X̃[:, t])" + shared,
 				Shape: "d_e (inside: d_exp × k, E_s·d_exp)"})
 	}
-	k.Steps = append(k.Steps,
-		card.Step{Text: "end for"},
-		card.Step{Text: "X ← RMSNorm(X | γ, ε)", Shape: col("d_e", c.Embed)},
-		card.Step{Text: "return P = softmax(W_u X), column by column (W_u = W_eᵀ when tied)", Shape: col("N_V", c.VocabSize)})
+	k.Stack(layer,
+		card.Step{Text: "X ← RMSNorm(X | γ, ε)", Shape: d},
+		card.Step{Text: "return P = softmax(W_u X), column by column (W_u = W_eᵀ when tied)", Shape: card.Col("N_V", c.VocabSize)})
 	k.Notes = []string{
 		"Mask[t', t] = 0 if t' ≤ t else −∞ (causal); softmax runs over each column.",
 		"Q_h^n, K_h^n are a head's first d_k − d_r features, Q_h^r its last d_r; K_r is one rotated key every head shares.",

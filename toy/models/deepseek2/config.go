@@ -4,7 +4,7 @@
 package deepseek2
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"math"
 
@@ -18,25 +18,25 @@ import (
 // a key are read by hand (readConfig): from tensors, or keys whose meaning
 // depends on others.
 type Config struct {
-	VocabSize     int `card:"N_V, vocabulary size"`
-	ContextLength int `gguf:"context_length" card:"ℓ_max, trained context length"`
-	Embed         int `gguf:"embedding_length" card:"d_e, model width"`
-	Layers        int `gguf:"block_count" card:"L, layers"` // less the multi-token-prediction ones (nextn_predict_layers)
+	VocabSize     int `range:"[1, 1<<24]" card:"N_V, vocabulary size"`
+	ContextLength int `gguf:"context_length" range:"[1, *]" card:"ℓ_max, trained context length"`
+	Embed         int `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
+	Layers        int `gguf:"block_count" range:"[1, 1024]" card:"L, layers"` // less the multi-token-prediction ones (nextn_predict_layers)
 	// The first DenseLayers blocks have a dense SwiGLU of width FFN, the
 	// rest a mixture of experts.
-	DenseLayers int `gguf:"leading_dense_block_count,optional" card:"L_d, leading layers with a dense MLP"`
-	FFN         int `gguf:"feed_forward_length" card:"d_mlp, dense MLP width"`
+	DenseLayers int `gguf:"leading_dense_block_count,optional" range:"[0, *]" card:"L_d, leading layers with a dense MLP"`
+	FFN         int `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, dense MLP width"`
 
-	Heads      int  `gguf:"attention.head_count" card:"H, attention heads"`
-	QLoraRank  int  `gguf:"attention.q_lora_rank,optional" card:"r_q, query bottleneck width (0: none)"` // Rq; 0: queries straight from x (V2-Lite)
-	KVLoraRank int  `gguf:"attention.kv_lora_rank" card:"r_kv, key/value latent width"`                  // R
-	KeyDim     int  `card:"d_k, query/key head width"`                                                   // Dk = Dn + Dr
-	ValueDim   int  `card:"d_v, value head width"`                                                       // Dv
-	RopeDim    int  `gguf:"rope.dimension_count" card:"d_r, rotated features at the end of each query/key head"`
+	Heads      int  `gguf:"attention.head_count" range:"[1, 1024]" card:"H, attention heads"`
+	QLoraRank  int  `gguf:"attention.q_lora_rank,optional" range:"[0, 1<<20]" card:"r_q, query bottleneck width (0: none)"` // Rq; 0: queries straight from x (V2-Lite)
+	KVLoraRank int  `gguf:"attention.kv_lora_rank" range:"[1, 1<<20]" card:"r_kv, key/value latent width"`                  // R
+	KeyDim     int  `range:"[1, 1<<20]" card:"d_k, query/key head width"`                                                   // Dk = Dn + Dr
+	ValueDim   int  `range:"[1, 1<<20]" card:"d_v, value head width"`                                                       // Dv
+	RopeDim    int  `gguf:"rope.dimension_count" range:"[1, *]" card:"d_r, rotated features at the end of each query/key head"`
 	SplitKVB   bool `card:"split, W_kb, W_vb stored apart (attn_k_b, attn_v_b), not as attn_kv_b"` // newer converters
 
-	RopeBase   float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
-	NormEps    float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"`
+	RopeBase   float32 `gguf:"rope.freq_base,optional" range:"(0, *]" card:"θ_rope, RoPE frequency base"`
+	NormEps    float32 `gguf:"attention.layer_norm_rms_epsilon" range:"(0, 1)" card:"ε, RMSNorm epsilon"`
 	TiedOutput bool    `card:"tied, the unembedding is the token embedding (W_u = W_eᵀ)"`
 
 	// The mixture of experts: the router's scores are a softmax (V2) or a
@@ -61,15 +61,15 @@ type Config struct {
 	RopeScaling     string  `card:"scaling, RoPE scaling for a longer context"`
 	RopeScale       float32 `card:"s_rope, RoPE's stretch: linear divides every angle by it, YaRN stretches by it"`
 	RopeOrigContext int     `card:"ℓ_orig, context before the stretch (YaRN)"`
-	RopeAttnFactor  float32 `gguf:"rope.scaling.attn_factor,optional" card:"m_rope, RoPE's cos and sin are multiplied by m_rope"`
-	YarnLogMul      float32 `gguf:"rope.scaling.yarn_log_multiplier,optional" card:"μ, 0.1·mscale_all_dim: enlarges the attention scale under YaRN"`
+	RopeAttnFactor  float32 `gguf:"rope.scaling.attn_factor,optional" range:"[0, 100)" card:"m_rope, RoPE's cos and sin are multiplied by m_rope"`
+	YarnLogMul      float32 `gguf:"rope.scaling.yarn_log_multiplier,optional" range:"[0, 100)" card:"μ, 0.1·mscale_all_dim: enlarges the attention scale under YaRN"`
 }
 
 // Arch is the GGUF architecture this package loads.
 const Arch = "deepseek2"
 
 // ErrUnsupported marks DeepSeek-V2 files that use features toy lacks.
-var ErrUnsupported = errors.New("deepseek2: unsupported model feature")
+var ErrUnsupported = models.ErrUnsupported
 
 // MoE reports whether any layer has a mixture of experts.
 func (c Config) MoE() bool { return c.DenseLayers < c.Layers }
@@ -81,15 +81,13 @@ func (c Config) MoE() bool { return c.DenseLayers < c.Layers }
 // ErrUnsupported.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c, lacking, err := readConfig(f)
-	if len(lacking) > 0 { // what toy lacks explains any invalid value too
-		err = fmt.Errorf("%w: %s", ErrUnsupported, lacking[0])
-	}
-	return c, err
+	return c, cmp.Or(err, models.Unsupported(Arch, lacking))
 }
 
 // readConfig reads the configuration as llama.cpp's deepseek2 loader does,
-// listing the features the file uses that toy does not run yet (then the
-// error may be the configuration's Validate, failing on them).
+// listing the features the file uses that toy does not run yet (describing
+// a model needs no more; then the configuration is not validated, as they
+// explain any invalid value).
 func readConfig(f *gguf.File) (Config, []string, error) {
 	c := Config{RopeBase: 10000}
 	if err := models.ReadConfig(f, Arch, &c); err != nil {
@@ -151,7 +149,10 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if err := m.Err(); err != nil {
 		return c, nil, err
 	}
-	return c, lacking, c.Validate()
+	if len(lacking) > 0 {
+		return c, lacking, nil
+	}
+	return c, nil, c.Validate()
 }
 
 func hasTensor(f *gguf.File, name string) bool {
@@ -159,36 +160,25 @@ func hasTensor(f *gguf.File, name string) bool {
 	return err == nil
 }
 
-// Validate checks that the numbers describe a buildable model.
+// Validate checks that the numbers describe a buildable model: the declared
+// ranges, then how they fit together, and the experts' numbers in a model
+// with experts.
 func (c Config) Validate() error {
+	if err := models.CheckRanges(Arch, c); err != nil {
+		return err
+	}
 	const big = 1 << 20
 	switch {
-	case c.VocabSize <= 0 || c.VocabSize > 1<<24:
-		return fmt.Errorf("deepseek2: vocabulary size %d", c.VocabSize)
-	case c.Embed <= 0 || c.Embed > big || c.FFN <= 0 || c.FFN > big:
-		return fmt.Errorf("deepseek2: width %d, feed-forward width %d", c.Embed, c.FFN)
-	case c.Layers <= 0 || c.Layers > 1024 || c.DenseLayers < 0 || c.DenseLayers > c.Layers:
+	case c.DenseLayers > c.Layers:
 		return fmt.Errorf("deepseek2: %d layers, the first %d dense", c.Layers, c.DenseLayers)
-	case c.Heads <= 0 || c.Heads > 1024:
-		return fmt.Errorf("deepseek2: %d heads", c.Heads)
-	case c.QLoraRank < 0 || c.QLoraRank > big || c.KVLoraRank <= 0 || c.KVLoraRank > big:
-		return fmt.Errorf("deepseek2: query rank %d, key/value rank %d", c.QLoraRank, c.KVLoraRank)
-	case c.RopeDim <= 0 || c.RopeDim%2 != 0 || c.KeyDim <= c.RopeDim || c.KeyDim > big || c.ValueDim <= 0 || c.ValueDim > big:
+	case c.RopeDim%2 != 0 || c.KeyDim <= c.RopeDim:
 		return fmt.Errorf("deepseek2: key heads of %d with %d rotated, value heads of %d", c.KeyDim, c.RopeDim, c.ValueDim)
-	case c.ContextLength <= 0:
-		return fmt.Errorf("deepseek2: context length %d", c.ContextLength)
-	case !(c.NormEps > 0 && c.NormEps < 1):
-		return fmt.Errorf("deepseek2: RMSNorm epsilon %g", c.NormEps)
-	case !(c.RopeBase > 0):
-		return fmt.Errorf("deepseek2: RoPE base %g", c.RopeBase)
 	case c.RopeScaling != "" && c.RopeScaling != "linear" && c.RopeScaling != "yarn":
 		return fmt.Errorf("deepseek2: RoPE scaling %q (toy runs linear and yarn)", c.RopeScaling)
 	case c.RopeScaling != "" && !(c.RopeScale > 0 && c.RopeScale < 1e6):
 		return fmt.Errorf("deepseek2: RoPE scaling factor %g", c.RopeScale)
 	case c.RopeScaling == "yarn" && c.RopeOrigContext <= 0:
 		return fmt.Errorf("deepseek2: YaRN over an original context of %d", c.RopeOrigContext)
-	case !(c.RopeAttnFactor >= 0 && c.RopeAttnFactor < 100) || !(c.YarnLogMul >= 0 && c.YarnLogMul < 100):
-		return fmt.Errorf("deepseek2: RoPE attention factor %g, YaRN log multiplier %g", c.RopeAttnFactor, c.YarnLogMul)
 	case !c.MoE():
 		return nil
 	case c.Experts <= 0 || c.Experts > 4096 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts || c.ExpertFFN <= 0 || c.ExpertFFN > big:

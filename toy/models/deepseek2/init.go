@@ -23,8 +23,8 @@ func NewRandom(c Config, seed uint64) *Model {
 	D, H, Dk, Dv, Dr, R, Rq := c.Embed, c.Heads, c.KeyDim, c.ValueDim, c.RopeDim, c.KVLoraRank, c.QLoraRank
 	m := New(c)
 	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, D)}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
+	for _, b := range m.Blocks {
+		b := b.(*Block)
 		a := &b.Attn
 		b.AttnNorm.W = in.Fill(1, D)
 		if Rq > 0 {
@@ -57,7 +57,7 @@ func NewRandom(c Config, seed uint64) *Model {
 			}
 		}
 	}
-	m.OutputNorm.W = in.Fill(1, D)
+	m.OutputNorm.(*nn.RMSNorm).W = in.Fill(1, D)
 	if !c.TiedOutput {
 		m.Output = in.Linear(c.VocabSize, D, std, false)
 	}
@@ -66,5 +66,5 @@ func NewRandom(c Config, seed uint64) *Model {
 }
 
 func init() {
-	models.Register(builtin.Family([]string{Arch}, Load, NewRandom, cardFromHeader, nil))
+	models.Register(builtin.Family([]string{Arch}, Load, NewRandom, builtin.Card(readConfig, Config.card, New), nil))
 }

@@ -11,15 +11,11 @@ import (
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is a DeepSeek-V2 transformer. Weights are declared with their GGUF
-// names and shapes.
+// Model is a DeepSeek-V2 transformer: the decoder frame over L pre-norm
+// *Block, its cache Config.CacheWidth features wide.
 type Model struct {
+	models.Decoder
 	Config Config
-
-	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
-	Blocks     []Block       `gguf:"blk"` // L pre-norm blocks
-	OutputNorm *nn.RMSNorm   `gguf:"output_norm" shape:"Embed" card:"γ, final RMSNorm scale"`
-	Output     *nn.Linear    `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"` // tied: a Linear over Embed.W
 }
 
 // Block is one pre-norm block: latent attention, then a dense SwiGLU (the
@@ -56,68 +52,35 @@ func Load(f *gguf.File) (*Model, error) {
 // New returns a model with the shape of c and no weights yet.
 func New(c Config) *Model {
 	norm := func() *nn.RMSNorm { return &nn.RMSNorm{Eps: c.NormEps} }
-	m := &Model{Config: c, OutputNorm: norm()}
-	m.Blocks = make([]Block, c.Layers)
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		b.AttnNorm, b.FFNNorm = norm(), norm()
-		b.Attn = Attention{
+	m := &Model{Config: c, Decoder: models.Decoder{OutputNorm: norm(),
+		Vocab: c.VocabSize, Context: c.ContextLength, CacheWidth: c.CacheWidth()}}
+	for i := range c.Layers {
+		// x = x + MLA(RMSNorm(x))
+		// x = x + SwiGLU(RMSNorm(x))  or  Σ_{e ∈ top-k} w_e·SwiGLU_e(RMSNorm(x)) + SwiGLU_shared(RMSNorm(x))
+		b := &Block{AttnNorm: norm(), FFNNorm: norm(), FFN: &nn.SwiGLU{}, Attn: Attention{
 			KVANorm: norm(),
 			Heads:   c.Heads, Rank: c.KVLoraRank, KeyDim: c.KeyDim, ValueDim: c.ValueDim,
 			RoPE:  &nn.RoPE{Dim: c.RopeDim, Base: c.RopeBase, Scaling: c.RoPEScaling()},
 			Scale: c.AttnScale(),
-		}
+		}}
 		if c.QLoraRank > 0 {
 			b.Attn.QANorm = norm()
 		}
-		if i < c.DenseLayers {
-			b.FFN = &nn.SwiGLU{}
-			continue
+		if i >= c.DenseLayers {
+			// Softmax routing weights p_e as they are (V2), or sigmoid
+			// scores divided by their sum (V3), times the weights scale;
+			// the shared experts' output added ungated.
+			b.FFN = &nn.MoE{Used: c.ExpertsUsed, Normalize: c.ExpertWeightsNorm, Sigmoid: c.ExpertGating == "sigmoid",
+				Scale: c.ExpertWeightsScale, Groups: c.ExpertGroups, GroupsUsed: c.ExpertGroupsUsed, SharedUngated: true}
 		}
-		// Softmax routing weights p_e as they are (V2), or sigmoid scores
-		// divided by their sum (V3), times the weights scale; the
-		// shared experts' output added ungated.
-		b.FFN = &nn.MoE{Used: c.ExpertsUsed, Normalize: c.ExpertWeightsNorm, Sigmoid: c.ExpertGating == "sigmoid",
-			Scale: c.ExpertWeightsScale, Groups: c.ExpertGroups, GroupsUsed: c.ExpertGroupsUsed, SharedUngated: true}
+		m.Blocks = append(m.Blocks, b)
 	}
 	return m
 }
 
-// Forward runs ids [T] at positions cache.Len() … and returns logits [T, V].
-func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	return m.Logits(m.Hidden(ids, cache))
-}
-
-// Hidden runs the transformer and returns the final normalised states [T, D].
-// A nil cache runs ids as one whole sequence from position 0 (training).
-func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	x := m.Embed.Forward(ids) // [T, D]
-	for i := range m.Blocks {
-		// x = x + MLA(RMSNorm(x))
-		// x = x + SwiGLU(RMSNorm(x))  or  Σ_{e ∈ top-k} w_e·SwiGLU_e(RMSNorm(x)) + SwiGLU_shared(RMSNorm(x))
-		x = m.Blocks[i].Forward(x, cache.Layer(i))
-	}
-	return m.OutputNorm.Forward(x)
-}
-
-// Logits projects hidden states [T, D] to vocabulary logits [T, V].
-func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor { return m.Output.Forward(h) }
-
-// NewCache returns an empty KV cache for up to capacity positions, of
-// Config.CacheWidth features per layer.
-func (m *Model) NewCache(capacity int) *nn.Cache {
-	return nn.NewCache(m.Config.Layers, capacity, m.Config.CacheWidth())
-}
-
-// VocabSize returns V.
-func (m *Model) VocabSize() int { return m.Config.VocabSize }
-
-// ContextLength returns the trained context length.
-func (m *Model) ContextLength() int { return m.Config.ContextLength }
-
 // MoE returns block i's mixture of experts, or nil for a dense block.
 func (m *Model) MoE(i int) *nn.MoE {
-	moe, _ := m.Blocks[i].FFN.(*nn.MoE)
+	moe, _ := m.Blocks[i].(*Block).FFN.(*nn.MoE)
 	return moe
 }
 
@@ -134,7 +97,7 @@ func (m *Model) checkLayout() error {
 	}
 	c := m.Config
 	for i := range m.Blocks {
-		a := &m.Blocks[i].Attn
+		a := &m.Blocks[i].(*Block).Attn
 		rules := []rule{
 			{"attn_q.weight", a.Q != nil, c.QLoraRank == 0},
 			{"attn_q_a.weight", a.QA != nil, c.QLoraRank > 0},
@@ -161,10 +124,6 @@ func (m *Model) checkLayout() error {
 	}
 	return nil
 }
-
-// Weights returns every weight tensor under its GGUF name, each once (a tied
-// output head is listed as token_embd.weight only).
-func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

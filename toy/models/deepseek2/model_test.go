@@ -8,6 +8,7 @@ import (
 
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/models/deepseek2"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
@@ -50,7 +51,7 @@ func load(t *testing.T, s testmodel.Spec) *deepseek2.Model {
 
 func TestLoad(t *testing.T) {
 	m := load(t, spec(tensor.Q8_0, false))
-	c, a, moe := m.Config, &m.Blocks[0].Attn, m.MoE(2)
+	c, a, moe := m.Config, &m.Blocks[0].(*deepseek2.Block).Attn, m.MoE(2)
 	if c.KeyDim != 48 || c.ValueDim != 32 || c.RopeDim != 16 || c.KVLoraRank != 32 || !c.SplitKVB || c.QLoraRank != 0 ||
 		c.DenseLayers != 1 || c.SharedExperts != 2 || c.ExpertGating != "softmax" || c.CacheWidth() != 48 {
 		t.Fatalf("config %+v", c)
@@ -61,7 +62,7 @@ func TestLoad(t *testing.T) {
 	}
 	m = load(t, spec(tensor.F32, true))
 	if c := m.Config; c.QLoraRank != 32 || c.SplitKVB || c.ExpertGroups != 4 || c.ExpertWeightsScale != 16 || c.CacheWidth() != 4*64 ||
-		m.Blocks[2].Attn.KVB == nil || m.MoE(2).Groups != 4 || m.MoE(2).Scale != 16 {
+		m.Blocks[2].(*deepseek2.Block).Attn.KVB == nil || m.MoE(2).Groups != 4 || m.MoE(2).Scale != 16 {
 		t.Fatalf("config %+v", c)
 	}
 }
@@ -97,9 +98,10 @@ func TestAbsorbedIsDecompressed(t *testing.T) {
 	H, R, Dn, Dv := c.Heads, c.KVLoraRank, c.KeyDim-c.RopeDim, c.ValueDim
 	whole := *split
 	whole.Config.SplitKVB = false
-	whole.Blocks = make([]deepseek2.Block, len(split.Blocks))
+	whole.CacheWidth = whole.Config.CacheWidth()
+	whole.Blocks = make([]models.Block, len(split.Blocks))
 	for i := range split.Blocks {
-		b := &split.Blocks[i]
+		b := split.Blocks[i].(*deepseek2.Block)
 		kb, vb := b.Attn.KB.Data(), b.Attn.VB.Data() // [H, R, Dn], [H, Dv, R]
 		w := make([]float32, 0, H*(Dn+Dv)*R)
 		for h := range H {
@@ -110,7 +112,7 @@ func TestAbsorbedIsDecompressed(t *testing.T) {
 			}
 			w = append(w, vb[h*Dv*R:(h+1)*Dv*R]...)
 		}
-		whole.Blocks[i] = deepseek2.Block{AttnNorm: b.AttnNorm, FFNNorm: b.FFNNorm, FFN: b.FFN, Attn: deepseek2.Attention{
+		whole.Blocks[i] = &deepseek2.Block{AttnNorm: b.AttnNorm, FFNNorm: b.FFNNorm, FFN: b.FFN, Attn: deepseek2.Attention{
 			Q: b.Attn.Q, KVA: b.Attn.KVA, KVANorm: b.Attn.KVANorm, O: b.Attn.O,
 			KVB:   &nn.Linear{W: tensor.FromFloat32(w, H*(Dn+Dv), R)},
 			Heads: H, Rank: R, KeyDim: c.KeyDim, ValueDim: Dv, RoPE: b.Attn.RoPE, Scale: b.Attn.Scale}}

@@ -4,7 +4,7 @@
 package ernie
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -24,26 +24,26 @@ const (
 var Archs = []string{Arch, ArchMoE}
 
 // ErrUnsupported marks files of this family that use features toy lacks.
-var ErrUnsupported = errors.New("ernie: unsupported model feature")
+var ErrUnsupported = models.ErrUnsupported
 
 // Config holds every hyperparameter of an ERNIE 4.5 model. Absent from a
 // file, KVHeads is H, HeadDim D/H and RopeBase 10000; QKVBias and
 // ExpertBias follow from the file's tensors.
 type Config struct {
 	Arch          string // Arch or ArchMoE
-	VocabSize     int    `card:"N_V, vocabulary size"`
-	ContextLength int    `gguf:"context_length" card:"ℓ_max, trained context length"`
-	Embed         int    `gguf:"embedding_length" card:"d_e, model width"`
-	Layers        int    `gguf:"block_count" card:"L, layers"`
-	FFN           int    `gguf:"feed_forward_length" card:"d_mlp, width of the dense SwiGLUs"`
+	VocabSize     int    `range:"[1, 1<<24]" card:"N_V, vocabulary size"`
+	ContextLength int    `gguf:"context_length" range:"[1, *]" card:"ℓ_max, trained context length"`
+	Embed         int    `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
+	Layers        int    `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
+	FFN           int    `gguf:"feed_forward_length" range:"[0, 1<<20]" card:"d_mlp, width of the dense SwiGLUs"`
 
 	// H query heads and KV key/value heads of width Dh, each turned whole
 	// by RoPE in adjacent pairs (2i, 2i+1).
-	Heads    int     `gguf:"attention.head_count" card:"H, query heads"`
-	KVHeads  int     `gguf:"attention.head_count_kv,optional" card:"H_kv, key/value heads (grouped-query attention when < H)"`
-	HeadDim  int     `gguf:"attention.key_length,optional" card:"d_h, head width, all of it turned by RoPE"`
-	RopeBase float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
-	NormEps  float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"`
+	Heads    int     `gguf:"attention.head_count" range:"[1, 4096]" card:"H, query heads"`
+	KVHeads  int     `gguf:"attention.head_count_kv,optional" default:"Heads" range:"[1, *]" card:"H_kv, key/value heads (grouped-query attention when < H)"`
+	HeadDim  int     `gguf:"attention.key_length,optional" range:"[1, 4096]" card:"d_h, head width, all of it turned by RoPE"`
+	RopeBase float32 `gguf:"rope.freq_base,optional" range:"(1, 1e12)" card:"θ_rope, RoPE frequency base"`
+	NormEps  float32 `gguf:"attention.layer_norm_rms_epsilon" range:"(0, 1)" card:"ε, RMSNorm epsilon"`
 	// QKVBias: the query, key and value projections have biases (the
 	// checkpoints' use_bias; none of the releases has them).
 	QKVBias    bool `card:"bias, the query, key and value projections have biases"`
@@ -56,12 +56,12 @@ type Config struct {
 	// exp_probs_b (when ExpertBias) and weighted by the unbiased
 	// probabilities divided by their sum; beside them a shared SwiGLU of
 	// width SharedFFN (0: none) whose output is added ungated.
-	DenseLayers int  `gguf:"leading_dense_block_count,optional" card:"L_d, the first L_d layers have a dense SwiGLU"`
-	MoeStep     int  `gguf:"interleave_moe_layer_step,optional" card:"s, after them, layers l with l mod s = 0 have experts, the others a dense SwiGLU"`
-	Experts     int  `gguf:"expert_count,optional" card:"E, experts in each mixture"`
-	ExpertsUsed int  `gguf:"expert_used_count,optional" card:"k_e, experts run per token"`
-	ExpertFFN   int  `gguf:"expert_feed_forward_length,optional" card:"d_exp, each expert's width"`
-	SharedFFN   int  `gguf:"expert_shared_feed_forward_length,optional" card:"d_s, the shared expert's width (0: none)"`
+	DenseLayers int  `gguf:"leading_dense_block_count,optional" range:"[0, *]" card:"L_d, the first L_d layers have a dense SwiGLU"`
+	MoeStep     int  `gguf:"interleave_moe_layer_step,optional" range:"[0, 1024]" card:"s, after them, layers l with l mod s = 0 have experts, the others a dense SwiGLU"`
+	Experts     int  `gguf:"expert_count,optional" range:"[0, 1<<16]" card:"E, experts in each mixture"`
+	ExpertsUsed int  `gguf:"expert_used_count,optional" range:"[0, *]" card:"k_e, experts run per token"`
+	ExpertFFN   int  `gguf:"expert_feed_forward_length,optional" range:"[0, 1<<20]" card:"d_exp, each expert's width"`
+	SharedFFN   int  `gguf:"expert_shared_feed_forward_length,optional" range:"[0, 1<<20]" card:"d_s, the shared expert's width (0: none)"`
 	ExpertBias  bool `card:"b, a bias b_r^l is added to the probabilities to choose the experts"`
 }
 
@@ -81,10 +81,7 @@ func (c Config) Dense(l int) bool {
 // ErrUnsupported.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c, lacking, err := readConfig(f)
-	if err == nil && len(lacking) > 0 {
-		err = fmt.Errorf("%w: %s", ErrUnsupported, lacking[0])
-	}
-	return c, err
+	return c, cmp.Or(err, models.Unsupported(c.Arch, lacking))
 }
 
 // readConfig reads the configuration as llama.cpp's ernie4_5 and
@@ -107,9 +104,6 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		return c, nil, err
 	}
 	m := f.Meta(arch)
-	if !m.Has("attention.head_count_kv") {
-		c.KVHeads = c.Heads
-	}
 	if !m.Has("attention.key_length") {
 		c.HeadDim = c.Embed / max(c.Heads, 1)
 	}
@@ -159,43 +153,35 @@ func hasTensor(f *gguf.File, name string) bool {
 	return err == nil
 }
 
-// Validate checks that the numbers describe a buildable model.
+// Validate checks that the numbers describe a buildable model: the
+// architecture, the declared ranges, then how they fit together.
 func (c Config) Validate() error {
-	const big = 1 << 20
+	if !slices.Contains(Archs, c.Arch) {
+		return fmt.Errorf("ernie: architecture %q", c.Arch)
+	}
+	if err := models.CheckRanges(c.Arch, c); err != nil {
+		return err
+	}
 	dense := false // some layer has a dense SwiGLU
-	for l := range min(c.Layers, 1024) {
+	for l := range c.Layers {
 		dense = dense || c.Dense(l)
 	}
 	switch {
-	case !slices.Contains(Archs, c.Arch):
-		return fmt.Errorf("ernie: architecture %q", c.Arch)
-	case c.VocabSize <= 0 || c.VocabSize > 1<<24:
-		return fmt.Errorf("ernie: vocabulary size %d", c.VocabSize)
-	case c.Layers <= 0 || c.Layers > 1024:
-		return fmt.Errorf("ernie: %d layers", c.Layers)
-	case c.Embed <= 0 || c.Embed > big || c.FFN < 0 || c.FFN > big || dense && c.FFN == 0:
+	case dense && c.FFN == 0:
 		return fmt.Errorf("ernie: width %d, feed-forward width %d", c.Embed, c.FFN)
-	case c.Heads <= 0 || c.KVHeads <= 0 || c.Heads%c.KVHeads != 0 || c.Heads > 4096:
+	case c.Heads%c.KVHeads != 0:
 		return fmt.Errorf("ernie: %d heads with %d key/value heads", c.Heads, c.KVHeads)
-	case c.HeadDim <= 0 || c.HeadDim > 4096 || c.HeadDim%2 != 0:
+	case c.HeadDim%2 != 0:
 		return fmt.Errorf("ernie: heads %d wide (RoPE turns pairs)", c.HeadDim)
-	case c.ContextLength <= 0:
-		return fmt.Errorf("ernie: context length %d", c.ContextLength)
-	case !(c.NormEps > 0 && c.NormEps < 1):
-		return fmt.Errorf("ernie: RMSNorm epsilon %g", c.NormEps)
-	case !(c.RopeBase > 1 && c.RopeBase < 1e12):
-		return fmt.Errorf("ernie: RoPE base %g", c.RopeBase)
 	case !c.MoE() && (c.DenseLayers != 0 || c.MoeStep != 0 || c.Experts != 0 || c.ExpertsUsed != 0 || c.ExpertFFN != 0 ||
 		c.SharedFFN != 0 || c.ExpertBias):
 		return fmt.Errorf("ernie: an ernie4_5 model with experts (they are ernie4_5-moe's)")
 	case !c.MoE():
 		return nil
-	case c.MoeStep < 1 || c.MoeStep > 1024 || c.DenseLayers < 0 || c.DenseLayers > c.Layers:
+	case c.MoeStep < 1 || c.DenseLayers > c.Layers:
 		return fmt.Errorf("ernie: experts every %d layers after the first %d of %d", c.MoeStep, c.DenseLayers, c.Layers)
-	case c.Experts < 1 || c.Experts > 1<<16 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts || c.ExpertFFN <= 0 || c.ExpertFFN > big:
+	case c.Experts < 1 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts || c.ExpertFFN == 0:
 		return fmt.Errorf("ernie: %d experts, %d a token, of width %d", c.Experts, c.ExpertsUsed, c.ExpertFFN)
-	case c.SharedFFN < 0 || c.SharedFFN > big:
-		return fmt.Errorf("ernie: a shared expert of width %d", c.SharedFFN)
 	}
 	return nil
 }

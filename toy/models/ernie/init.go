@@ -12,47 +12,32 @@ import (
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// NewRandom returns a model of shape c with GPT-2-style initial weights:
-// N(0, 0.02²) for the projections, the router and the experts, those into
-// the residual stream (attention output, feed-forward down projections)
-// scaled by 1/√(2L); biases 0; norm gains 1; the experts' choice bias 0 (a
-// constant, not trained) when c.ExpertBias; the output head tied to the
-// embedding when c.TiedOutput. The same seed gives the same model.
+// NewRandom returns a model of shape c with GPT-2-style initial weights
+// (nn.Init.Randomize): N(0, 0.02²) for the projections, the router and the
+// experts, those into the residual stream scaled by 1/√(2L); biases 0; norm
+// gains 1; the experts' choice bias 0 (a constant, not trained) when
+// c.ExpertBias; the output head tied to the embedding when c.TiedOutput,
+// else drawn right after it, before the blocks. The same seed gives the
+// same model.
 func NewRandom(c Config, seed uint64) *Model {
-	in := nn.NewInit(seed)
 	const std = 0.02
-	resid := std / math.Sqrt(2*float64(c.Layers))
-	D, F := c.Embed, c.FFN
-	q, kv := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	m := New(c)
-	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, D)}
-	m.Output = &nn.Linear{W: m.Embed.W}
+	in, m := nn.NewInit(seed), New(c)
+	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, c.Embed)}
 	if !c.TiedOutput {
-		m.Output = in.Linear(c.VocabSize, D, std, false)
+		m.Output = in.Linear(c.VocabSize, c.Embed, std, false)
 	}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		b.AttnNorm.(*nn.RMSNorm).W, b.FFNNorm.(*nn.RMSNorm).W = in.Fill(1, D), in.Fill(1, D)
-		a := &b.Attn
-		a.Q, a.K, a.V = in.Linear(q, D, std, c.QKVBias), in.Linear(kv, D, std, c.QKVBias), in.Linear(kv, D, std, c.QKVBias)
-		a.O = in.Linear(D, q, resid, false)
-		switch ffn := b.FFN.(type) {
-		case *nn.SwiGLU:
-			ffn.Gate, ffn.Up, ffn.Down = in.Linear(F, D, std, false), in.Linear(F, D, std, false), in.Linear(D, F, resid, false)
-		case *nn.MoE:
-			E, Fe, Fs := c.Experts, c.ExpertFFN, c.SharedFFN
-			ffn.Router = in.Linear(E, D, std, false)
-			if c.ExpertBias {
-				ffn.Bias = tensor.New(E)
-			}
-			ffn.Gate, ffn.Up, ffn.Down = in.Normal(std, E, Fe, D), in.Normal(std, E, Fe, D), in.Normal(resid, E, D, Fe)
-			if Fs > 0 {
-				ffn.SharedGate, ffn.SharedUp = in.Linear(Fs, D, std, false), in.Linear(Fs, D, std, false)
-				ffn.SharedDown = in.Linear(D, Fs, resid, false)
-			}
+	q, kv := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	for i, b := range m.Blocks {
+		a := &b.(*nn.Block).Attn
+		if c.QKVBias {
+			a.Q.B, a.K.B, a.V.B = in.Fill(0, q), in.Fill(0, kv), in.Fill(0, kv)
+		}
+		if moe := m.MoE(i); moe != nil && c.ExpertBias {
+			moe.Bias = tensor.New(c.Experts)
 		}
 	}
-	m.OutputNorm.W = in.Fill(1, D)
+	in.Randomize(m, c, std, std/math.Sqrt(2*float64(c.Layers)))
+	models.Tie(m)
 	return m
 }
 

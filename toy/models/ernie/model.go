@@ -12,20 +12,12 @@ import (
 )
 
 // Model is an ERNIE 4.5 transformer: dense (ernie4_5) or a mixture of
-// experts (ernie4_5-moe). Weights are declared with their GGUF names and
-// shapes. Each block is Llama's, pre-norm:
-//
-//	x = x + Attn(RMSNorm(x))     (attn_norm)
-//	x = x + FFN(RMSNorm(x))      (ffn_norm)
-//
-// its FFN an *nn.SwiGLU or an *nn.MoE (see Config.Dense).
+// experts (ernie4_5-moe). It is the decoder frame over Llama's pre-norm
+// blocks (*nn.Block), their FFN an *nn.SwiGLU or an *nn.MoE (see
+// Config.Dense).
 type Model struct {
+	models.Decoder
 	Config Config
-
-	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
-	Blocks     []nn.Block    `gguf:"blk"` // L pre-norm blocks
-	OutputNorm *nn.RMSNorm   `gguf:"output_norm" shape:"Embed" card:"γ, final RMSNorm scale"`
-	Output     *nn.Linear    `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"` // tied: a Linear over Embed.W
 }
 
 // Load builds the model from a GGUF file; the weights view the file's memory.
@@ -57,16 +49,15 @@ func Load(f *gguf.File) (*Model, error) {
 // New returns a model with the shape of c and no weights yet.
 func New(c Config) *Model {
 	norm := func() *nn.RMSNorm { return &nn.RMSNorm{Eps: c.NormEps} }
-	m := &Model{Config: c, OutputNorm: norm()}
-	m.Blocks = make([]nn.Block, c.Layers)
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		b.AttnNorm, b.FFNNorm = norm(), norm()
+	m := &Model{Config: c, Decoder: models.Decoder{OutputNorm: norm(),
+		Vocab: c.VocabSize, Context: c.ContextLength, CacheWidth: c.KVHeads * c.HeadDim}}
+	for i := range c.Layers {
+		// x = x + Attn(RMSNorm(x)); x = x + FFN(RMSNorm(x))
+		b := &nn.Block{AttnNorm: norm(), FFNNorm: norm(), FFN: &nn.SwiGLU{}}
 		// RoPE turns every feature of each head, in adjacent pairs.
 		b.Attn = nn.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
 			Q: &nn.Linear{}, K: &nn.Linear{}, V: &nn.Linear{}, // set: the file must hold them
 			RoPE: &nn.RoPE{Dim: c.HeadDim, Base: c.RopeBase}}
-		b.FFN = &nn.SwiGLU{}
 		if !c.Dense(i) {
 			// Chosen by softmax(x·W_rᵀ) + exp_probs_b, weighted by the
 			// unbiased probabilities over their sum; the shared expert
@@ -77,42 +68,13 @@ func New(c Config) *Model {
 			}
 			b.FFN = moe
 		}
+		m.Blocks = append(m.Blocks, b)
 	}
 	return m
 }
 
-// Forward runs ids [T] at positions cache.Len() … and returns logits [T, V].
-func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	return m.Logits(m.Hidden(ids, cache))
-}
-
-// Hidden runs the transformer and returns the final normalised states [T, D].
-// A nil cache runs ids as one whole sequence from position 0 (training).
-func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	x := m.Embed.Forward(ids) // [T, D]
-	for i := range m.Blocks {
-		// x = x + Attn(RMSNorm(x)); x = x + FFN(RMSNorm(x))
-		x = m.Blocks[i].Forward(x, cache.Layer(i))
-	}
-	return m.OutputNorm.Forward(x)
-}
-
-// Logits projects hidden states [T, D] to vocabulary logits [T, V].
-func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor { return m.Output.Forward(h) }
-
-// NewCache returns an empty KV cache for up to capacity positions.
-func (m *Model) NewCache(capacity int) *nn.Cache {
-	return nn.NewCache(m.Config.Layers, capacity, m.Config.KVHeads*m.Config.HeadDim)
-}
-
-// VocabSize returns V.
-func (m *Model) VocabSize() int { return m.Config.VocabSize }
-
-// ContextLength returns the trained context length.
-func (m *Model) ContextLength() int { return m.Config.ContextLength }
-
 // MoE returns block i's mixture of experts, or nil in a dense layer.
-func (m *Model) MoE(i int) *nn.MoE { moe, _ := m.Blocks[i].FFN.(*nn.MoE); return moe }
+func (m *Model) MoE(i int) *nn.MoE { moe, _ := m.Blocks[i].(*nn.Block).FFN.(*nn.MoE); return moe }
 
 // check refuses what the declared shapes cannot: biases and a choice bias
 // in some layers only, an attention output bias (llama.cpp loads it and
@@ -120,7 +82,7 @@ func (m *Model) MoE(i int) *nn.MoE { moe, _ := m.Blocks[i].FFN.(*nn.MoE); return
 func (m *Model) check() error {
 	c := m.Config
 	for i := range m.Blocks {
-		a := &m.Blocks[i].Attn
+		a := &m.Blocks[i].(*nn.Block).Attn
 		switch {
 		case c.QKVBias && (a.Q.B == nil || a.K.B == nil || a.V.B == nil):
 			return fmt.Errorf("ernie: tensor blk.%d.attn_q.bias: a query, key or value bias is missing, where blk.0 has them", i)
@@ -143,10 +105,6 @@ func (m *Model) check() error {
 	}
 	return nil
 }
-
-// Weights returns every weight tensor under its GGUF name, each once (a tied
-// output head is listed as token_embd.weight only).
-func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

@@ -12,6 +12,7 @@ import (
 	"github.com/toyml/toy/toy/card"
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models/ernie"
+	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -83,7 +84,7 @@ func TestLoad(t *testing.T) {
 		if !reflect.DeepEqual(m.Config, c.want) {
 			t.Errorf("%s: config\n %+v, want\n %+v", c.name, m.Config, c.want)
 		}
-		if rope := m.Blocks[0].Attn.RoPE; rope.NeoX || rope.Dim != c.want.HeadDim {
+		if rope := m.Blocks[0].(*nn.Block).Attn.RoPE; rope.NeoX || rope.Dim != c.want.HeadDim {
 			t.Errorf("%s: RoPE %+v, want adjacent pairs over the whole head", c.name, rope)
 		}
 		if !m.Config.MoE() {

@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/toyml/toy/toy/card"
-	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
 )
 
@@ -16,19 +15,9 @@ import (
 // are the weights it holds (none for a model made by New).
 func (m *Model) Card() *card.Card { return models.CardFromModel(m.Config.card(), m, m.Config) }
 
-// cardFromHeader makes the card from metadata alone.
-func cardFromHeader(h *gguf.File) (*card.Card, error) {
-	c, err := ConfigFromGGUF(h)
-	if err != nil {
-		return nil, err
-	}
-	return models.CardFromFile(c.card(), h, New(c), c), nil
-}
-
 // card returns the card's hyperparameters and steps for configuration c.
 func (c Config) card() *card.Card {
-	q, kv := "H·d_h", "H_kv·d_h"
-	col := func(sym string, rows int) string { return fmt.Sprintf("%s × ℓ = %d × ℓ", sym, rows) }
+	d := card.Col("d_e", c.Embed)
 	summary := map[string]string{
 		"gemma": "Gemma: a decoder-only transformer with pre-RMSNorm, rotary positions, multi-query or grouped attention, " +
 			"a GeGLU MLP and embeddings scaled by √d_e.",
@@ -74,26 +63,23 @@ func (c Config) card() *card.Card {
 	if c.FinalSoftcap > 0 {
 		logits = "c_out·tanh(W_u X / c_out)"
 	}
-	k.Steps = []card.Step{
-		{Text: "ℓ ← length(x)"},
-		{Text: "for t ∈ [ℓ]: X[:, t] ← √d_e · W_e[:, x[t]]", Shape: col("d_e", c.Embed)},
-		{Text: "for l = 1, 2, …, L do"},
-		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ_a^l, ε)", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "Q ← W_q^l X̃;  K ← W_k^l X̃;  V ← W_v^l X̃", Shape: fmt.Sprintf("Q: %s, K, V: %s", col(q, c.Heads*c.HeadDim), col(kv, c.KVHeads*c.HeadDim))},
+	layer := []card.Step{
+		{Text: "X̃ ← RMSNorm(X | γ_a^l, ε)", Shape: d},
+		{Text: "Q ← W_q^l X̃;  K ← W_k^l X̃;  V ← W_v^l X̃", Shape: fmt.Sprintf("Q: %s, K, V: %s", card.Col("H·d_h", c.Heads*c.HeadDim), card.Col("H_kv·d_h", c.KVHeads*c.HeadDim))},
+		{Text: "for h ∈ [H]: Q_h ← RMSNorm(Q_h | γ_q^l, ε); for g ∈ [H_kv]: K_g ← RMSNorm(K_g | γ_k^l, ε)", Shape: card.Col("d_h", c.HeadDim)},
+		{Text: rope},
+		{Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; " + score + "; Y_h ← V_g softmax(S_h + Mask_l)", Shape: card.Col("d_h", c.HeadDim)},
+		{Text: "X ← X + " + post("W_o^l [Y_1; …; Y_H]", "γ̂_a^l"), Shape: d},
+		{Text: "X̃ ← RMSNorm(X | γ_f^l, ε)", Shape: d},
+		{Text: "X ← X + " + post("W_down^l (GELU(W_gate^l X̃) ⊙ W_up^l X̃)", "γ̂_f^l"), Shape: d + " (inside: d_mlp × ℓ)"},
 	}
-	if c.QKNorm() {
-		k.Steps = append(k.Steps, card.Step{Depth: 1, Text: "for h ∈ [H]: Q_h ← RMSNorm(Q_h | γ_q^l, ε); for g ∈ [H_kv]: K_g ← RMSNorm(K_g | γ_k^l, ε)", Shape: col("d_h", c.HeadDim)})
+	if !c.QKNorm() {
+		layer = slices.Delete(layer, 2, 3) // no per-head norms
 	}
-	k.Steps = append(k.Steps, []card.Step{
-		{Depth: 1, Text: rope},
-		{Depth: 1, Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; " + score + "; Y_h ← V_g softmax(S_h + Mask_l)", Shape: col("d_h", c.HeadDim)},
-		{Depth: 1, Text: "X ← X + " + post("W_o^l [Y_1; …; Y_H]", "γ̂_a^l"), Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ_f^l, ε)", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "X ← X + " + post("W_down^l (GELU(W_gate^l X̃) ⊙ W_up^l X̃)", "γ̂_f^l"), Shape: col("d_e", c.Embed) + " (inside: d_mlp × ℓ)"},
-		{Text: "end for"},
-		{Text: "X ← RMSNorm(X | γ, ε)", Shape: col("d_e", c.Embed)},
-		{Text: "return P = softmax(" + logits + "), column by column (W_u = W_eᵀ when tied)", Shape: col("N_V", c.VocabSize)},
-	}...)
+	k.Stack(layer,
+		card.Step{Text: "X ← RMSNorm(X | γ, ε)", Shape: d},
+		card.Step{Text: "return P = softmax(" + logits + "), column by column (W_u = W_eᵀ when tied)", Shape: card.Col("N_V", c.VocabSize)})
+	k.Steps[1].Text = "for t ∈ [ℓ]: X[:, t] ← √d_e · W_e[:, x[t]]" // the embeddings scaled
 	mask := "Mask_l[t', t] = 0 if t' ≤ t else −∞ (causal); softmax runs over each column."
 	if c.SlidingPattern() > 0 {
 		mask = "Mask_l[t', t] = 0 if t' ≤ t (and, for the local layers " + local + ", t − t' < w) else −∞; softmax runs over each column."

@@ -20,27 +20,27 @@ import (
 // 4096 and soft caps 50 and 30.
 type Config struct {
 	Arch          string  // GGUF architecture: "gemma", "gemma2" or "gemma3"
-	VocabSize     int     `card:"N_V, vocabulary size"`
-	ContextLength int     `gguf:"context_length" card:"ℓ_max, trained context length"`
-	Embed         int     `gguf:"embedding_length" card:"d_e, model width"`
-	Layers        int     `gguf:"block_count" card:"L, layers"`
-	FFN           int     `gguf:"feed_forward_length" card:"d_mlp, feed-forward width"`
-	Heads         int     `gguf:"attention.head_count" card:"H, query heads"`
-	KVHeads       int     `gguf:"attention.head_count_kv,optional" card:"H_kv, key/value heads (grouped-query attention when < H)"`
-	HeadDim       int     `gguf:"attention.key_length,optional" card:"d_h, head width"`
-	RopeBase      float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base (half-split pairs)"` // of the global layers
-	NormEps       float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"`
+	VocabSize     int     `range:"[1, 1<<24]" card:"N_V, vocabulary size"`
+	ContextLength int     `gguf:"context_length" range:"[1, *]" card:"ℓ_max, trained context length"`
+	Embed         int     `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
+	Layers        int     `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
+	FFN           int     `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, feed-forward width"`
+	Heads         int     `gguf:"attention.head_count" range:"[1, *]" card:"H, query heads"`
+	KVHeads       int     `gguf:"attention.head_count_kv,optional" default:"Heads" range:"[1, *]" card:"H_kv, key/value heads (grouped-query attention when < H)"`
+	HeadDim       int     `gguf:"attention.key_length,optional" range:"[1, 1<<20]" card:"d_h, head width"`
+	RopeBase      float32 `gguf:"rope.freq_base,optional" range:"(0, *]" card:"θ_rope, RoPE frequency base (half-split pairs)"` // of the global layers
+	NormEps       float32 `gguf:"attention.layer_norm_rms_epsilon" range:"(0, 1)" card:"ε, RMSNorm epsilon"`
 	// QueryScale multiplies the scores q·k: 1/√Dh, or 1/√(D/H) for the 27B
 	// models (not in the file: see ConfigFromGGUF).
-	QueryScale float32 `card:"s_q, score scale (1/√d_h, or 1/√(d_e/H))"`
+	QueryScale float32 `range:"(0, *]" card:"s_q, score scale (1/√d_h, or 1/√(d_e/H))"`
 	TiedOutput bool    `card:"tied, the unembedding is the token embedding (W_u = W_eᵀ)"`
 
-	Window       int     `gguf:"attention.sliding_window,optional" card:"w, sliding window of the local layers"`    // see Sliding
-	AttnSoftcap  float32 `gguf:"attn_logit_softcapping,optional" card:"c_attn, attention score soft cap (0: none)"` // s ← c·tanh(s/c) (Gemma 2: 50)
-	FinalSoftcap float32 `gguf:"final_logit_softcapping,optional" card:"c_out, output logit soft cap (0: none)"`    // z ← c·tanh(z/c) (Gemma 2: 30)
+	Window       int     `gguf:"attention.sliding_window,optional" range:"[0, *]" card:"w, sliding window of the local layers"`    // see Sliding
+	AttnSoftcap  float32 `gguf:"attn_logit_softcapping,optional" range:"[0, *]" card:"c_attn, attention score soft cap (0: none)"` // s ← c·tanh(s/c) (Gemma 2: 50)
+	FinalSoftcap float32 `gguf:"final_logit_softcapping,optional" range:"[0, *]" card:"c_out, output logit soft cap (0: none)"`    // z ← c·tanh(z/c) (Gemma 2: 30)
 	// RopeScale > 0 divides the global layers' RoPE angles (linear
 	// scaling: Gemma 3 4B and larger, 8).
-	RopeScale float32 `card:"s_rope, the global layers' RoPE angles are divided by s_rope"`
+	RopeScale float32 `range:"[0, *]" card:"s_rope, the global layers' RoPE angles are divided by s_rope"`
 }
 
 // Archs lists the GGUF architectures this package loads.
@@ -63,9 +63,6 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		return c, err
 	}
 	m := f.Meta(arch)
-	if !m.Has("attention.head_count_kv") {
-		c.KVHeads = c.Heads
-	}
 	if !m.Has("attention.key_length") {
 		c.HeadDim = c.Embed / max(c.Heads, 1)
 	}
@@ -138,31 +135,21 @@ func (c Config) RoPE(i int) (base float32, s tensor.RoPEScaling) {
 	return c.RopeBase, s
 }
 
-// Validate checks that the numbers describe a buildable model.
+// Validate checks that the numbers describe a buildable model: the declared
+// ranges, then how they fit together.
 func (c Config) Validate() error {
-	const big = 1 << 20
+	if err := models.CheckRanges("gemma", c); err != nil {
+		return err
+	}
 	switch {
 	case !slices.Contains(Archs, c.Arch):
 		return fmt.Errorf("gemma: architecture %q", c.Arch)
-	case c.VocabSize <= 0 || c.VocabSize > 1<<24:
-		return fmt.Errorf("gemma: vocabulary size %d", c.VocabSize)
-	case c.Embed <= 0 || c.Embed > big || c.FFN <= 0 || c.FFN > big:
-		return fmt.Errorf("gemma: width %d, feed-forward width %d", c.Embed, c.FFN)
-	case c.Layers <= 0 || c.Layers > 1024:
-		return fmt.Errorf("gemma: %d layers", c.Layers)
-	case c.Heads <= 0 || c.KVHeads <= 0 || c.Heads%c.KVHeads != 0:
+	case c.Heads%c.KVHeads != 0:
 		return fmt.Errorf("gemma: %d heads with %d KV heads", c.Heads, c.KVHeads)
-	case c.HeadDim <= 0 || c.HeadDim%2 != 0 || c.HeadDim > big:
+	case c.HeadDim%2 != 0:
 		return fmt.Errorf("gemma: head width %d", c.HeadDim)
-	case c.ContextLength <= 0:
-		return fmt.Errorf("gemma: context length %d", c.ContextLength)
-	case !(c.NormEps > 0 && c.NormEps < 1):
-		return fmt.Errorf("gemma: RMSNorm epsilon %g", c.NormEps)
-	case c.Window < 0 || (c.SlidingPattern() > 0 && c.Window == 0) ||
-		!(c.AttnSoftcap >= 0) || !(c.FinalSoftcap >= 0) || !(c.QueryScale > 0):
-		return fmt.Errorf("gemma: window %d, soft caps %g and %g, query scale %g", c.Window, c.AttnSoftcap, c.FinalSoftcap, c.QueryScale)
-	case !(c.RopeBase > 0) || !(c.RopeScale >= 0):
-		return fmt.Errorf("gemma: RoPE base %g, scale factor %g", c.RopeBase, c.RopeScale)
+	case c.SlidingPattern() > 0 && c.Window == 0:
+		return fmt.Errorf("gemma: no window for the local layers of %s", c.Arch)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -30,8 +31,9 @@ func TestLoad(t *testing.T) {
 	if c.Window != 6 || c.AttnSoftcap != 20 || c.FinalSoftcap != 15 || c.HeadDim != 32 || !c.TiedOutput || c.QueryScale != 1/float32(5.656854249492381) {
 		t.Fatalf("config %+v", c)
 	}
-	if m.Blocks[0].Attn.Options.Window != 6 || m.Blocks[1].Attn.Options.Window != 0 || m.Blocks[2].Attn.Options.Window != 6 {
-		t.Errorf("windows %d %d %d, want the even layers sliding", m.Blocks[0].Attn.Options.Window, m.Blocks[1].Attn.Options.Window, m.Blocks[2].Attn.Options.Window)
+	window := func(i int) int { return m.Blocks[i].(*nn.Block).Attn.Options.Window }
+	if window(0) != 6 || window(1) != 0 || window(2) != 6 {
+		t.Errorf("windows %d %d %d, want the even layers sliding", window(0), window(1), window(2))
 	}
 	var n int64
 	for _, w := range m.Weights() {
@@ -52,6 +54,7 @@ func TestLoadGemma3(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, b := range m.Blocks {
+		b := b.(*nn.Block)
 		local := i != 5
 		r := b.Attn.RoPE
 		if (b.Attn.Options.Window == 9) != local || (r.Base == 10000) != local || (r.Scaling.FreqScale == 0.125) == local || b.Attn.Norms.Q == nil || b.AttnPostNorm == nil {
@@ -91,7 +94,7 @@ func TestLyingMetadata(t *testing.T) {
 		}, "attn_k.weight has shape [64 64], want [32 64]"}, // attn_q [128 64] passes as a gated query
 		{"layers", func(w *gguf.Writer) { w.SetUint32("gemma2.block_count", 4) }, "blk.3."},
 		{"partial rope", func(w *gguf.Writer) { w.SetUint32("gemma2.rope.dimension_count", 16) }, "partial RoPE"},
-		{"soft cap", func(w *gguf.Writer) { w.SetFloat32("gemma2.attn_logit_softcapping", -1) }, "soft caps"},
+		{"soft cap", func(w *gguf.Writer) { w.SetFloat32("gemma2.attn_logit_softcapping", -1) }, "soft cap (0: none) (AttnSoftcap) -1 is outside"},
 	} {
 		_, err := Load(edited(t, c.edit))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

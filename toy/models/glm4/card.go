@@ -9,23 +9,12 @@ import (
 	"slices"
 
 	"github.com/toyml/toy/toy/card"
-	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
 )
 
 // Card returns the model's algorithm card: its parameters and their count
 // are the weights it holds (none for a model made by New).
 func (m *Model) Card() *card.Card { return models.CardFromModel(m.Config.card(), m, m.Config) }
-
-// cardFromHeader makes the card from metadata alone; features toy cannot run
-// yet become notes instead of errors.
-func cardFromHeader(h *gguf.File) (*card.Card, error) {
-	c, lacking, err := readConfig(h)
-	if err != nil {
-		return nil, err
-	}
-	return models.Lacking(models.CardFromFile(c.card(), h, New(c), c), lacking), nil
-}
 
 // ConfigFromCard reads a Config from a card's hyperparameters (its Arch
 // from the card's architecture).
@@ -41,52 +30,44 @@ func (c Config) card() *card.Card {
 		"GLM-4: a decoder-only transformer with RMSNorms before and after each sublayer, biased query, key and value projections, "+
 			"RoPE over part of each head in adjacent pairs, and a SwiGLU MLP whose gate and up projections are one matrix.")
 	k := card.Decoder(c.Arch, summary, c)
-	k.Hyper = slices.DeleteFunc(k.Hyper, func(h card.Hyper) bool { // what glm4 lacks
-		return slices.Contains([]string{"qk_norm", "dense_layers", "experts", "experts_used", "expert_ffn", "shared_experts",
-			"expert_weights_norm", "expert_weights_scale", "mtp_layers"}, h.Key) && (h.Value == "0" || h.Value == "false")
-	})
+	k.DropZero("qk_norm", "dense_layers", "experts", "experts_used", "expert_ffn", "shared_experts", // what glm4 lacks
+		"expert_weights_norm", "expert_weights_scale", "mtp_layers")
 
-	col := func(sym string, rows int) string { return fmt.Sprintf("%s × ℓ = %d × ℓ", sym, rows) }
+	d := card.Col("d_e", c.Embed)
 	step := func(depth int, text, shape string) []card.Step {
 		return []card.Step{{Depth: depth, Text: text, Shape: shape}}
 	}
 	qkv := pick(c.QKVBias, "Q ← W_q^l X̃ + b_q^l;  K ← W_k^l X̃ + b_k^l;  V ← W_v^l X̃ + b_v^l", "Q ← W_q^l X̃;  K ← W_k^l X̃;  V ← W_v^l X̃")
 	pairs := pick(moe, "the pairs (i, i + d_rope/2)", "the adjacent pairs (2i, 2i + 1)")
-	k.Steps = slices.Concat(
+	k.Stack(slices.Concat(
 		[]card.Step{
-			{Text: "ℓ ← length(x)"},
-			{Text: "for t ∈ [ℓ]: X[:, t] ← W_e[:, x[t]]", Shape: col("d_e", c.Embed)},
-			{Text: "for l = 1, 2, …, L do"},
-			{Depth: 1, Text: "X̃ ← RMSNorm(X | γ_a^l, ε)", Shape: col("d_e", c.Embed)},
-			{Depth: 1, Text: qkv, Shape: fmt.Sprintf("Q: %s, K, V: %s", col("H·d_h", c.Heads*c.HeadDim), col("H_kv·d_h", c.KVHeads*c.HeadDim))},
+			{Text: "X̃ ← RMSNorm(X | γ_a^l, ε)", Shape: d},
+			{Text: qkv, Shape: fmt.Sprintf("Q: %s, K, V: %s", card.Col("H·d_h", c.Heads*c.HeadDim), card.Col("H_kv·d_h", c.KVHeads*c.HeadDim))},
 		},
-		pick(c.QKNorm, step(1, "for each head: Q_h ← RMSNorm(Q_h | γ_q^l, ε); K_g ← RMSNorm(K_g | γ_k^l, ε)", col("d_h", c.HeadDim)), nil),
+		pick(c.QKNorm, step(0, "for each head: Q_h ← RMSNorm(Q_h | γ_q^l, ε); K_g ← RMSNorm(K_g | γ_k^l, ε)", card.Col("d_h", c.HeadDim)), nil),
 		[]card.Step{
-			{Depth: 1, Text: "Q, K ← RoPE(Q, K | d_rope, θ_rope), rotating " + pairs + " of each head's first d_rope features"},
-			{Depth: 1, Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h / √d_h + Mask)", Shape: col("d_h", c.HeadDim)},
+			{Text: "Q, K ← RoPE(Q, K | d_rope, θ_rope), rotating " + pairs + " of each head's first d_rope features"},
+			{Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h / √d_h + Mask)", Shape: card.Col("d_h", c.HeadDim)},
 		},
 		pick(moe, []card.Step{
-			{Depth: 1, Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: col("d_e", c.Embed)},
-			{Depth: 1, Text: "X̃ ← RMSNorm(X | γ_f^l, ε)", Shape: col("d_e", c.Embed)},
-			{Depth: 1, Text: "if l ≤ L_d then"},
-			{Depth: 2, Text: "X ← X + W_down^l (SiLU(W_gate^l X̃) ⊙ W_up^l X̃)", Shape: col("d_e", c.Embed) + " (inside: d_mlp × ℓ)"},
-			{Depth: 1, Text: "else for t ∈ [ℓ]:"},
-			{Depth: 2, Text: "s ← σ(W_r^l X̃[:, t]);  S ← the k_e experts e of largest s_e + b_r^l[e]", Shape: "E"},
-			{Depth: 2, Text: "for e ∈ S: w_e ← λ · s_e / Σ_{e' ∈ S} s_e' if norm_w, else λ · s_e"},
-			{Depth: 2, Text: "X[:, t] ← X[:, t] + Σ_{e ∈ S} w_e W_down^{l,e} (SiLU(W_gate^{l,e} X̃[:, t]) ⊙ W_up^{l,e} X̃[:, t])", Shape: "d_e"},
+			{Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: d},
+			{Text: "X̃ ← RMSNorm(X | γ_f^l, ε)", Shape: d},
+			{Text: "if l ≤ L_d then"},
+			{Depth: 1, Text: "X ← X + W_down^l (SiLU(W_gate^l X̃) ⊙ W_up^l X̃)", Shape: d + " (inside: d_mlp × ℓ)"},
+			{Text: "else for t ∈ [ℓ]:"},
+			{Depth: 1, Text: "s ← σ(W_r^l X̃[:, t]);  S ← the k_e experts e of largest s_e + b_r^l[e]", Shape: "E"},
+			{Depth: 1, Text: "for e ∈ S: w_e ← λ · s_e / Σ_{e' ∈ S} s_e' if norm_w, else λ · s_e"},
+			{Depth: 1, Text: "X[:, t] ← X[:, t] + Σ_{e ∈ S} w_e W_down^{l,e} (SiLU(W_gate^{l,e} X̃[:, t]) ⊙ W_up^{l,e} X̃[:, t])", Shape: "d_e"},
 		}, []card.Step{
-			{Depth: 1, Text: "X ← X + RMSNorm(W_o^l [Y_1; …; Y_H] | γ̂_a^l, ε)", Shape: col("d_e", c.Embed)},
-			{Depth: 1, Text: "X̃ ← RMSNorm(X | γ_f^l, ε);  [G; U] ← W_up^l X̃", Shape: "G, U: " + col("d_mlp", c.FFN)},
-			{Depth: 1, Text: "X ← X + RMSNorm(W_down^l (SiLU(G) ⊙ U) | γ̂_f^l, ε)", Shape: col("d_e", c.Embed)},
+			{Text: "X ← X + RMSNorm(W_o^l [Y_1; …; Y_H] | γ̂_a^l, ε)", Shape: d},
+			{Text: "X̃ ← RMSNorm(X | γ_f^l, ε);  [G; U] ← W_up^l X̃", Shape: "G, U: " + card.Col("d_mlp", c.FFN)},
+			{Text: "X ← X + RMSNorm(W_down^l (SiLU(G) ⊙ U) | γ̂_f^l, ε)", Shape: d},
 		}),
-		pick(moe && c.SharedExperts > 0, step(2, "X[:, t] ← X[:, t] + W_down^{l,s} (SiLU(W_gate^{l,s} X̃[:, t]) ⊙ W_up^{l,s} X̃[:, t])", "d_e"), nil),
-		pick(moe, step(1, "end if", ""), nil),
-		[]card.Step{
-			{Text: "end for"},
-			{Text: "X ← RMSNorm(X | γ, ε)", Shape: col("d_e", c.Embed)},
-			{Text: "return P = softmax(W_u X), column by column (W_u = W_eᵀ when tied)", Shape: col("N_V", c.VocabSize)},
-		},
-	)
+		pick(moe && c.SharedExperts > 0, step(1, "X[:, t] ← X[:, t] + W_down^{l,s} (SiLU(W_gate^{l,s} X̃[:, t]) ⊙ W_up^{l,s} X̃[:, t])", "d_e"), nil),
+		pick(moe, step(0, "end if", ""), nil),
+	),
+		card.Step{Text: "X ← RMSNorm(X | γ, ε)", Shape: d},
+		card.Step{Text: "return P = softmax(W_u X), column by column (W_u = W_eᵀ when tied)", Shape: card.Col("N_V", c.VocabSize)})
 	k.Notes = []string{"Mask[t', t] = 0 if t' ≤ t else −∞ (causal); softmax runs over each column."}
 	return k
 }

@@ -4,7 +4,7 @@
 package glm4
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -23,7 +23,7 @@ const (
 var Archs = []string{Arch, ArchMoE}
 
 // ErrUnsupported marks files of this family that use features toy lacks.
-var ErrUnsupported = errors.New("glm4: unsupported model feature")
+var ErrUnsupported = models.ErrUnsupported
 
 // Config holds every hyperparameter of a GLM-4 model, declared with its
 // GGUF key (under "glm4." or "glm4moe.") and its card symbol. The fields
@@ -31,23 +31,23 @@ var ErrUnsupported = errors.New("glm4: unsupported model feature")
 // defaults that depend on other keys.
 type Config struct {
 	Arch          string // Arch or ArchMoE
-	VocabSize     int    `card:"N_V, vocabulary size"`
-	ContextLength int    `gguf:"context_length" card:"ℓ_max, trained context length"`
-	Embed         int    `gguf:"embedding_length" card:"d_e, model width"`
-	Layers        int    `gguf:"block_count" card:"L, layers"` // the multi-token-prediction layers not counted
+	VocabSize     int    `range:"[1, 1<<24]" card:"N_V, vocabulary size"`
+	ContextLength int    `gguf:"context_length" range:"[1, *]" card:"ℓ_max, trained context length"`
+	Embed         int    `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
+	Layers        int    `gguf:"block_count" range:"[1, 1024]" card:"L, layers"` // the multi-token-prediction layers not counted
 	// FFN is the width of the dense SwiGLUs: every layer's in glm4 (whose
 	// fused up projection has 2F rows), the leading DenseLayers' in glm4moe.
-	FFN int `gguf:"feed_forward_length" card:"d_mlp, width of the dense SwiGLUs"`
+	FFN int `gguf:"feed_forward_length" range:"[0, 1<<20]" card:"d_mlp, width of the dense SwiGLUs"`
 
 	// H query heads and KV key/value heads of width Dh; RoPE turns the
 	// first RopeDim features of each (adjacent pairs in glm4, NeoX pairs
 	// in glm4moe).
-	Heads    int     `gguf:"attention.head_count" card:"H, query heads"`
-	KVHeads  int     `card:"H_kv, key/value heads (grouped-query attention when < H)"`
-	HeadDim  int     `card:"d_h, head width"`
-	RopeDim  int     `card:"d_rope, features of each head RoPE turns"`
-	RopeBase float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
-	NormEps  float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"`
+	Heads    int     `gguf:"attention.head_count" range:"[1, 4096]" card:"H, query heads"`
+	KVHeads  int     `gguf:"attention.head_count_kv,optional" default:"Heads" range:"[1, *]" card:"H_kv, key/value heads (grouped-query attention when < H)"`
+	HeadDim  int     `range:"[1, 4096]" card:"d_h, head width"`
+	RopeDim  int     `range:"[1, *]" card:"d_rope, features of each head RoPE turns"`
+	RopeBase float32 `gguf:"rope.freq_base,optional" range:"(1, 1e12)" card:"θ_rope, RoPE frequency base"`
+	NormEps  float32 `gguf:"attention.layer_norm_rms_epsilon" range:"(0, 1)" card:"ε, RMSNorm epsilon"`
 	// QKVBias: the query, key and value projections have biases (every
 	// GLM-4 release).
 	QKVBias    bool `card:"bias, the query, key and value projections have biases"`
@@ -62,17 +62,17 @@ type Config struct {
 	// SharedExperts shared experts (one SwiGLU of width
 	// SharedExperts·ExpertFFN, ungated).
 	QKNorm             bool    `card:"qk_norm, query and key heads are RMS-normalised before RoPE"`
-	DenseLayers        int     `gguf:"leading_dense_block_count,optional" card:"L_d, the first L_d layers have a dense SwiGLU, the others experts"`
-	Experts            int     `gguf:"expert_count,optional" card:"E, experts in each mixture"`
-	ExpertsUsed        int     `gguf:"expert_used_count,optional" card:"k_e, experts run per token"`
-	ExpertFFN          int     `gguf:"expert_feed_forward_length,optional" card:"d_exp, each expert's width"`
-	SharedExperts      int     `gguf:"expert_shared_count,optional" card:"E_s, shared experts, one SwiGLU of width E_s·d_exp"`
+	DenseLayers        int     `gguf:"leading_dense_block_count,optional" range:"[0, *]" card:"L_d, the first L_d layers have a dense SwiGLU, the others experts"`
+	Experts            int     `gguf:"expert_count,optional" range:"[0, 1<<16]" card:"E, experts in each mixture"`
+	ExpertsUsed        int     `gguf:"expert_used_count,optional" range:"[0, *]" card:"k_e, experts run per token"`
+	ExpertFFN          int     `gguf:"expert_feed_forward_length,optional" range:"[0, 1<<20]" card:"d_exp, each expert's width"`
+	SharedExperts      int     `gguf:"expert_shared_count,optional" range:"[0, *]" card:"E_s, shared experts, one SwiGLU of width E_s·d_exp"`
 	ExpertWeightsNorm  bool    `gguf:"expert_weights_norm,optional" card:"norm_w, the chosen experts' weights are divided by their sum"`
-	ExpertWeightsScale float32 `gguf:"expert_weights_scale,optional" card:"λ, the chosen experts' weights are multiplied by λ (0 means 1)"`
+	ExpertWeightsScale float32 `gguf:"expert_weights_scale,optional" range:"[0, 1e6)" card:"λ, the chosen experts' weights are multiplied by λ (0 means 1)"`
 
 	// MTPLayers is the number of multi-token-prediction layers the file
 	// holds after the L layers; toy skips them.
-	MTPLayers int `gguf:"nextn_predict_layers,optional" card:"L_mtp, multi-token-prediction layers in the file (not run)"`
+	MTPLayers int `gguf:"nextn_predict_layers,optional" range:"[0, 1024]" card:"L_mtp, multi-token-prediction layers in the file (not run)"`
 }
 
 // MoE reports whether the model is a mixture of experts (glm4moe).
@@ -87,10 +87,7 @@ func (c Config) Dense(l int) bool { return !c.MoE() || l < c.DenseLayers }
 // with ErrUnsupported.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c, lacking, err := readConfig(f)
-	if err == nil && len(lacking) > 0 {
-		err = fmt.Errorf("%w: %s", ErrUnsupported, lacking[0])
-	}
-	return c, err
+	return c, cmp.Or(err, models.Unsupported(c.Arch, lacking))
 }
 
 // readConfig reads the configuration as llama.cpp's glm4 and glm4moe loaders
@@ -114,7 +111,6 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	}
 	m := f.Meta(arch)
 	c.Layers -= c.MTPLayers
-	c.KVHeads = m.UintOr("attention.head_count_kv", c.Heads)
 	c.HeadDim = m.UintOr("attention.key_length", c.Embed/c.Heads)
 	c.RopeDim = m.UintOr("rope.dimension_count", c.HeadDim)
 	var lacking []string
@@ -172,41 +168,33 @@ func hasTensor(f *gguf.File, name string) bool {
 	return err == nil
 }
 
-// Validate checks that the numbers describe a buildable model.
+// Validate checks that the numbers describe a buildable model: the
+// architecture, the declared ranges, then how they fit together.
 func (c Config) Validate() error {
-	const big = 1 << 20
-	switch {
-	case !slices.Contains(Archs, c.Arch):
+	if !slices.Contains(Archs, c.Arch) {
 		return fmt.Errorf("glm4: architecture %q", c.Arch)
-	case c.VocabSize <= 0 || c.VocabSize > 1<<24:
-		return fmt.Errorf("glm4: vocabulary size %d", c.VocabSize)
-	case c.Embed <= 0 || c.Embed > big || c.FFN < 0 || c.FFN > big || c.Arch == Arch && c.FFN == 0:
+	}
+	if err := models.CheckRanges(c.Arch, c); err != nil {
+		return err
+	}
+	switch {
+	case c.Arch == Arch && c.FFN == 0:
 		return fmt.Errorf("glm4: width %d, feed-forward width %d", c.Embed, c.FFN)
-	case c.Layers <= 0 || c.Layers > 1024 || c.MTPLayers < 0 || c.MTPLayers > 1024:
-		return fmt.Errorf("glm4: %d layers (%d more for prediction)", c.Layers, c.MTPLayers)
-	case c.Heads <= 0 || c.KVHeads <= 0 || c.Heads%c.KVHeads != 0 || c.Heads > 4096:
+	case c.Heads%c.KVHeads != 0:
 		return fmt.Errorf("glm4: %d heads with %d key/value heads", c.Heads, c.KVHeads)
-	case c.HeadDim <= 0 || c.HeadDim > 4096 || c.RopeDim <= 0 || c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
+	case c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
 		return fmt.Errorf("glm4: heads %d wide, RoPE over %d", c.HeadDim, c.RopeDim)
-	case c.ContextLength <= 0:
-		return fmt.Errorf("glm4: context length %d", c.ContextLength)
-	case !(c.NormEps > 0 && c.NormEps < 1):
-		return fmt.Errorf("glm4: RMSNorm epsilon %g", c.NormEps)
-	case !(c.RopeBase > 1 && c.RopeBase < 1e12):
-		return fmt.Errorf("glm4: RoPE base %g", c.RopeBase)
 	case !c.MoE() && (c.QKNorm || c.DenseLayers != 0 || c.Experts != 0 || c.ExpertsUsed != 0 || c.ExpertFFN != 0 ||
 		c.SharedExperts != 0 || c.ExpertWeightsNorm || c.ExpertWeightsScale != 0):
 		return fmt.Errorf("glm4: a glm4 model with experts or query/key norms (they are glm4moe's)")
 	case !c.MoE():
 		return nil
-	case c.DenseLayers < 0 || c.DenseLayers > c.Layers || c.DenseLayers > 0 && c.FFN == 0:
+	case c.DenseLayers > c.Layers || c.DenseLayers > 0 && c.FFN == 0:
 		return fmt.Errorf("glm4: the first %d of %d layers dense, of width %d", c.DenseLayers, c.Layers, c.FFN)
-	case c.Experts < 1 || c.Experts > 1<<16 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts || c.ExpertFFN <= 0 || c.ExpertFFN > big:
+	case c.Experts < 1 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts || c.ExpertFFN == 0:
 		return fmt.Errorf("glm4: %d experts, %d a token, of width %d", c.Experts, c.ExpertsUsed, c.ExpertFFN)
-	case c.SharedExperts < 0 || c.SharedExperts*c.ExpertFFN > big:
+	case c.SharedExperts*c.ExpertFFN > 1<<20:
 		return fmt.Errorf("glm4: %d shared experts of width %d", c.SharedExperts, c.ExpertFFN)
-	case !(c.ExpertWeightsScale >= 0 && c.ExpertWeightsScale < 1e6):
-		return fmt.Errorf("glm4: expert weights scale %g", c.ExpertWeightsScale)
 	}
 	return nil
 }
@@ -216,7 +204,6 @@ func (c Config) SetMetadata(w *gguf.Writer) {
 	a := c.Arch + "."
 	w.SetConfig(c.Arch, c)
 	w.SetUint32(a+"block_count", uint32(c.Layers+c.MTPLayers))
-	w.SetUint32(a+"attention.head_count_kv", uint32(c.KVHeads))
 	if c.HeadDim != c.Embed/c.Heads {
 		w.SetUint32(a+"attention.key_length", uint32(c.HeadDim))
 		w.SetUint32(a+"attention.value_length", uint32(c.HeadDim))

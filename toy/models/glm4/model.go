@@ -12,16 +12,12 @@ import (
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is a GLM-4 (glm4) or GLM-4.5 (glm4moe) transformer. Weights are
-// declared with their GGUF names and shapes. The multi-token-prediction
-// layers after the L blocks are not loaded.
+// Model is a GLM-4 (glm4) or GLM-4.5 (glm4moe) transformer: the decoder
+// frame over L *Block. The multi-token-prediction layers after them are not
+// loaded.
 type Model struct {
+	models.Decoder
 	Config Config
-
-	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
-	Blocks     []Block       `gguf:"blk"` // L blocks
-	OutputNorm *nn.RMSNorm   `gguf:"output_norm" shape:"Embed" card:"γ, final RMSNorm scale"`
-	Output     *nn.Linear    `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"` // tied: a Linear over Embed.W
 }
 
 // Block is one GLM-4 block. glm4's has four norms, around each sublayer:
@@ -60,7 +56,7 @@ func (b *Block) Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor {
 // [g; u] = x·W_upᵀ, y = (SiLU(g) ⊙ u)·W_downᵀ.
 type MLP struct {
 	GateUp *nn.Linear `gguf:"ffn_up" shape:"2*FFN, Embed" card:"W_up, feed-forward gate and up projections, stacked"` // the gate's F rows, then the up projection's
-	Down   *nn.Linear `gguf:"ffn_down" shape:"Embed, FFN" card:"W_down, feed-forward down projection"`
+	Down   *nn.Linear `gguf:"ffn_down" shape:"Embed, FFN" init:"resid" card:"W_down, feed-forward down projection"`
 }
 
 // Forward maps x [T, D] to [T, D].
@@ -86,11 +82,12 @@ func Load(f *gguf.File) (*Model, error) {
 // New returns a model with the shape of c and no weights yet.
 func New(c Config) *Model {
 	norm := func() *nn.RMSNorm { return &nn.RMSNorm{Eps: c.NormEps} }
-	m := &Model{Config: c, OutputNorm: norm()}
-	m.Blocks = make([]Block, c.Layers)
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		b.AttnNorm = norm()
+	m := &Model{Config: c, Decoder: models.Decoder{OutputNorm: norm(),
+		Vocab: c.VocabSize, Context: c.ContextLength, CacheWidth: c.KVHeads * c.HeadDim}}
+	for i := range c.Layers {
+		// glm4:    x = x + RMSNorm(Attn(RMSNorm(x))); x = x + RMSNorm(MLP(RMSNorm(x)))
+		// glm4moe: x = x + Attn(RMSNorm(x));          x = x + FFN(RMSNorm(x))
+		b := &Block{AttnNorm: norm()}
 		// The first RopeDim features of each head turn: in adjacent pairs
 		// in glm4, in NeoX pairs (i, i + RopeDim/2) in glm4moe.
 		b.Attn = nn.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
@@ -110,43 +107,13 @@ func New(c Config) *Model {
 			b.FFN = &nn.MoE{Used: c.ExpertsUsed, Sigmoid: true, Normalize: c.ExpertWeightsNorm,
 				Scale: c.ExpertWeightsScale, SharedUngated: true}
 		}
+		m.Blocks = append(m.Blocks, b)
 	}
 	return m
 }
 
-// Forward runs ids [T] at positions cache.Len() … and returns logits [T, V].
-func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	return m.Logits(m.Hidden(ids, cache))
-}
-
-// Hidden runs the transformer and returns the final normalised states [T, D].
-// A nil cache runs ids as one whole sequence from position 0 (training).
-func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	x := m.Embed.Forward(ids) // [T, D]
-	for i := range m.Blocks {
-		// glm4:    x = x + RMSNorm(Attn(RMSNorm(x))); x = x + RMSNorm(MLP(RMSNorm(x)))
-		// glm4moe: x = x + Attn(RMSNorm(x));          x = x + FFN(RMSNorm(x))
-		x = m.Blocks[i].Forward(x, cache.Layer(i))
-	}
-	return m.OutputNorm.Forward(x)
-}
-
-// Logits projects hidden states [T, D] to vocabulary logits [T, V].
-func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor { return m.Output.Forward(h) }
-
-// NewCache returns an empty KV cache for up to capacity positions.
-func (m *Model) NewCache(capacity int) *nn.Cache {
-	return nn.NewCache(m.Config.Layers, capacity, m.Config.KVHeads*m.Config.HeadDim)
-}
-
-// VocabSize returns V.
-func (m *Model) VocabSize() int { return m.Config.VocabSize }
-
-// ContextLength returns the trained context length.
-func (m *Model) ContextLength() int { return m.Config.ContextLength }
-
 // MoE returns block i's mixture of experts, or nil in a dense layer.
-func (m *Model) MoE(i int) *nn.MoE { moe, _ := m.Blocks[i].FFN.(*nn.MoE); return moe }
+func (m *Model) MoE(i int) *nn.MoE { moe, _ := m.Blocks[i].(*Block).FFN.(*nn.MoE); return moe }
 
 // checkLayout refuses what the shape tags cannot: query, key and value
 // biases in every layer or none (as blk.0), no output bias, per-head query
@@ -159,7 +126,7 @@ func (m *Model) checkLayout() error {
 	}
 	c := m.Config
 	for i := range m.Blocks {
-		a := &m.Blocks[i].Attn
+		a := &m.Blocks[i].(*Block).Attn
 		if err := a.Check(); err != nil { // attn_q, attn_k and attn_v present
 			return fmt.Errorf("glm4: blk.%d: %w", i, err)
 		}
@@ -191,10 +158,6 @@ func (m *Model) checkLayout() error {
 	}
 	return nil
 }
-
-// Weights returns every weight tensor under its GGUF name, each once (a tied
-// output head is listed as token_embd.weight only).
-func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

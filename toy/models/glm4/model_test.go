@@ -58,7 +58,7 @@ func TestLoad(t *testing.T) {
 		if !reflect.DeepEqual(m.Config, c.want) {
 			t.Errorf("%s: config\n %+v, want\n %+v", c.name, m.Config, c.want)
 		}
-		rope := m.Blocks[0].Attn.RoPE
+		rope := m.Blocks[0].(*glm4.Block).Attn.RoPE
 		if rope.NeoX != m.Config.MoE() || rope.Dim != c.want.RopeDim {
 			t.Errorf("%s: RoPE %+v", c.name, rope)
 		}

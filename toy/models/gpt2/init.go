@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"math"
 
+	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/models/internal/builtin"
 	"github.com/toyml/toy/toy/nn"
@@ -18,31 +19,29 @@ import (
 // embedding when c.TiedOutput is set (as in GPT-2), else its own N(0, 0.02²)
 // matrix. The same seed gives the same model.
 func NewRandom(c Config, seed uint64) *Model {
-	in := nn.NewInit(seed)
-	const std = 0.02
-	resid := std / math.Sqrt(2*float64(c.Layers))
-	D, F := c.Embed, c.FFN
-	norm := func() *nn.LayerNorm { return &nn.LayerNorm{W: in.Fill(1, D), B: in.Fill(0, D), Eps: c.NormEps} }
-	m := New(c)
-	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, D)}
-	m.Pos = &nn.Embedding{W: in.Normal(0.01, c.ContextLength, D)}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		b.AttnNorm, b.FFNNorm = norm(), norm()
-		b.Attn.QKV = in.Linear(3*D, D, std, true)
-		b.Attn.O = in.Linear(D, D, resid, true)
-		b.FFN = &nn.MLP{Up: in.Linear(F, D, std, true), Down: in.Linear(D, F, resid, true)}
+	const std = 0.02 // as models.Randomize, but the token embedding is drawn before Pos, which the walk meets first
+	m, in := New(c), nn.NewInit(seed)
+	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, c.Embed)}
+	for _, b := range m.Blocks { // optional in nn.Attention: drawn once built
+		b.(*nn.Block).Attn.QKV = &nn.Linear{}
 	}
-	m.OutputNorm = norm()
-	m.Output = &nn.Linear{W: m.Embed.W}
+	in.Randomize(m, c, std, std/math.Sqrt(2*float64(c.Layers)))
+	for _, b := range m.Blocks {
+		b, mlp := b.(*nn.Block), b.(*nn.Block).FFN.(*nn.MLP)
+		for _, l := range []*nn.Linear{b.Attn.QKV, b.Attn.O, mlp.Up, mlp.Down} {
+			l.B = in.Fill(0, l.W.Rows())
+		}
+	}
 	if !c.TiedOutput {
-		m.Output = in.Linear(c.VocabSize, D, std, false)
+		m.Output = in.Linear(c.VocabSize, c.Embed, std, false)
 	}
+	models.Tie(m)
 	return m
 }
 
 func init() {
-	f := builtin.Family([]string{"gpt2"}, Load, NewRandom, cardFromHeader, nil)
+	read := func(f *gguf.File) (Config, []string, error) { c, err := ConfigFromGGUF(f); return c, nil, err }
+	f := builtin.Family([]string{"gpt2"}, Load, NewRandom, builtin.Card(read, Config.card, New), nil)
 	f.Sized = func(s models.Shape) any {
 		return Config{VocabSize: s.VocabSize, ContextLength: s.ContextLength, Embed: s.Embed, Layers: s.Layers,
 			FFN: cmp.Or(s.FFN, 4*s.Embed), Heads: s.Heads, NormEps: 1e-5, TiedOutput: true}

@@ -4,6 +4,7 @@ package gpt2
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
@@ -14,13 +15,13 @@ import (
 // Config holds every hyperparameter of a GPT-2 model, declared with its
 // GGUF key (under "gpt2.") and its card symbol.
 type Config struct {
-	VocabSize     int     `card:"N_V, vocabulary size"`
-	ContextLength int     `gguf:"context_length" card:"ℓ_max, context length (learned positions)"`
-	Embed         int     `gguf:"embedding_length" card:"d_e, model width"`
-	Layers        int     `gguf:"block_count" card:"L, layers"`
-	FFN           int     `gguf:"feed_forward_length" card:"d_mlp, feed-forward width"`
-	Heads         int     `gguf:"attention.head_count" card:"H, attention heads, each d_e/H wide"`
-	NormEps       float32 `gguf:"attention.layer_norm_epsilon" card:"ε, LayerNorm epsilon"`
+	VocabSize     int     `range:"[1, 1<<24]" card:"N_V, vocabulary size"`
+	ContextLength int     `gguf:"context_length" range:"[1, 1<<24]" card:"ℓ_max, context length (learned positions)"`
+	Embed         int     `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
+	Layers        int     `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
+	FFN           int     `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, feed-forward width"`
+	Heads         int     `gguf:"attention.head_count" range:"[1, *]" card:"H, attention heads, each d_e/H wide"`
+	NormEps       float32 `gguf:"attention.layer_norm_epsilon" range:"(0, 1)" card:"ε, LayerNorm epsilon"`
 	TiedOutput    bool    `card:"tied, the unembedding is the token embedding (W_u = W_eᵀ)"` // as in OpenAI's checkpoints
 }
 
@@ -36,35 +37,24 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // SetMetadata writes the configuration as GGUF metadata (keys "gpt2.*").
 func (c Config) SetMetadata(w *gguf.Writer) { w.SetConfig("gpt2", c) }
 
-// Validate checks that the numbers describe a buildable model.
+// Validate checks that the numbers describe a buildable model: the declared
+// ranges, then how they fit together.
 func (c Config) Validate() error {
-	const big = 1 << 20
-	switch {
-	case c.VocabSize <= 0 || c.VocabSize > 1<<24:
-		return fmt.Errorf("gpt2: vocabulary size %d", c.VocabSize)
-	case c.Embed <= 0 || c.Embed > big || c.FFN <= 0 || c.FFN > big:
-		return fmt.Errorf("gpt2: width %d, feed-forward width %d", c.Embed, c.FFN)
-	case c.Layers <= 0 || c.Layers > 1024:
-		return fmt.Errorf("gpt2: %d layers", c.Layers)
-	case c.Heads <= 0 || c.Embed%c.Heads != 0:
+	if err := models.CheckRanges("gpt2", c); err != nil {
+		return err
+	}
+	if c.Embed%c.Heads != 0 {
 		return fmt.Errorf("gpt2: %d heads for width %d", c.Heads, c.Embed)
-	case c.ContextLength <= 0 || c.ContextLength > 1<<24:
-		return fmt.Errorf("gpt2: context length %d", c.ContextLength)
-	case !(c.NormEps > 0 && c.NormEps < 1):
-		return fmt.Errorf("gpt2: LayerNorm epsilon %g", c.NormEps)
 	}
 	return nil
 }
 
-// Model is GPT-2. Weights are declared with their GGUF names and shapes.
+// Model is GPT-2: the decoder frame, with learned position embeddings added
+// to the token embeddings, over pre-LayerNorm blocks (*nn.Block).
 type Model struct {
+	Pos *nn.Embedding `gguf:"position_embd" shape:"ContextLength, Embed" init:"0.01" card:"W_p, position embedding"`
+	models.Decoder
 	Config Config
-
-	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
-	Pos        *nn.Embedding `gguf:"position_embd" shape:"ContextLength, Embed" card:"W_p, position embedding"`
-	Blocks     []nn.Block    `gguf:"blk"` // L pre-norm blocks
-	OutputNorm *nn.LayerNorm `gguf:"output_norm" shape:"Embed" card:"γ, final LayerNorm scale"`
-	Output     *nn.Linear    `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"` // tied: a Linear over Embed.W
 }
 
 // Load builds the model from a GGUF file; the weights view the file's memory.
@@ -79,15 +69,16 @@ func Load(f *gguf.File) (*Model, error) {
 
 // New returns a model with the shape of c and no weights yet.
 func New(c Config) *Model {
-	m := &Model{Config: c, OutputNorm: &nn.LayerNorm{Eps: c.NormEps}}
-	m.Blocks = make([]nn.Block, c.Layers)
-	for i := range m.Blocks {
-		m.Blocks[i] = nn.Block{
+	m := &Model{Config: c, Decoder: models.Decoder{OutputNorm: &nn.LayerNorm{Eps: c.NormEps},
+		Vocab: c.VocabSize, Context: c.ContextLength, CacheWidth: c.Embed}}
+	for range c.Layers {
+		// x = x + Attn(LayerNorm(x)); x = x + MLP(LayerNorm(x))
+		m.Blocks = append(m.Blocks, &nn.Block{
 			AttnNorm: &nn.LayerNorm{Eps: c.NormEps},
 			Attn:     nn.Attention{Heads: c.Heads, KVHeads: c.Heads, HeadDim: c.Embed / c.Heads},
 			FFNNorm:  &nn.LayerNorm{Eps: c.NormEps},
 			FFN:      &nn.MLP{},
-		}
+		})
 	}
 	return m
 }
@@ -100,36 +91,29 @@ func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
 // Hidden runs the transformer and returns the final normalised states [T, D].
 // A nil cache runs ids as one whole sequence from position 0 (training).
 func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	positions := make([]int32, len(ids))
-	for t := range positions {
-		positions[t] = int32(cache.Len() + t)
-	}
-	x := tensor.Add(m.Embed.Forward(ids), m.Pos.Forward(positions)) // [T, D]
-	for i := range m.Blocks {
-		// x = x + Attn(LayerNorm(x)); x = x + MLP(LayerNorm(x))
-		x = m.Blocks[i].Forward(x, cache.Layer(i))
+	x := tensor.Add(m.Embed.Forward(ids), m.Pos.Forward(cache.Positions(len(ids)))) // [T, D]
+	for i, b := range m.Blocks {
+		x = b.Forward(x, cache.Layer(i))
 	}
 	return m.OutputNorm.Forward(x)
 }
 
-// Logits projects hidden states [T, D] to vocabulary logits [T, V].
-func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor { return m.Output.Forward(h) }
-
 // NewCache returns an empty KV cache for up to capacity positions (at most
 // the context length: GPT-2 has no position embeddings beyond it).
 func (m *Model) NewCache(capacity int) *nn.Cache {
-	return nn.NewCache(m.Config.Layers, min(capacity, m.Config.ContextLength), m.Config.Embed)
+	return nn.NewCache(len(m.Blocks), min(capacity, m.Context), m.CacheWidth)
 }
 
-// VocabSize returns V.
-func (m *Model) VocabSize() int { return m.Config.VocabSize }
-
-// ContextLength returns P.
-func (m *Model) ContextLength() int { return m.Config.ContextLength }
-
 // Weights returns every weight tensor under its GGUF name, each once (a tied
-// output head is listed as token_embd.weight only).
-func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
+// output head is listed as token_embd.weight only), position_embd.weight
+// second, after token_embd.weight, as GPT-2 files hold them.
+func (m *Model) Weights() []nn.Named {
+	w := m.Decoder.Weights()
+	if m.Pos != nil && m.Pos.W != nil {
+		w = slices.Insert(w, min(1, len(w)), nn.Named{Name: "position_embd.weight", T: m.Pos.W})
+	}
+	return w
+}
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

@@ -3,7 +3,7 @@
 package gptoss
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"math"
 
@@ -17,32 +17,32 @@ import (
 // are read by hand (readConfig): with defaults that depend on other keys,
 // or only under YaRN.
 type Config struct {
-	VocabSize     int     `card:"N_V, vocabulary size"`
-	ContextLength int     `gguf:"context_length" card:"ℓ_max, trained context length"`
-	Embed         int     `gguf:"embedding_length" card:"d_e, model width"`
-	Layers        int     `gguf:"block_count" card:"L, layers"`
-	FFN           int     `gguf:"expert_feed_forward_length" card:"d_mlp, width of each expert"`
-	Experts       int     `gguf:"expert_count" card:"N_E, experts per layer"`
-	ExpertsUsed   int     `gguf:"expert_used_count" card:"k, experts run per token"`
-	Heads         int     `gguf:"attention.head_count" card:"H, query heads"`
-	KVHeads       int     `card:"H_kv, key/value heads"`
-	HeadDim       int     `card:"d_h, head width"`
-	RopeDim       int     `card:"d_rope, features rotated per head"`
+	VocabSize     int     `range:"[1, 1<<24]" card:"N_V, vocabulary size"`
+	ContextLength int     `gguf:"context_length" range:"[1, *]" card:"ℓ_max, trained context length"`
+	Embed         int     `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
+	Layers        int     `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
+	FFN           int     `gguf:"expert_feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, width of each expert"`
+	Experts       int     `gguf:"expert_count" range:"[1, *]" card:"N_E, experts per layer"`
+	ExpertsUsed   int     `gguf:"expert_used_count" range:"[1, *]" card:"k, experts run per token"`
+	Heads         int     `gguf:"attention.head_count" range:"[1, *]" card:"H, query heads"`
+	KVHeads       int     `range:"[1, *]" card:"H_kv, key/value heads"`
+	HeadDim       int     `range:"[1, 1<<20]" card:"d_h, head width"`
+	RopeDim       int     `range:"[1, *]" card:"d_rope, features rotated per head"`
 	RopeBase      float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
 	// YaRN (Peng et al. 2023) stretches RoPE RopeScale times past
 	// RopeOrigContext (RopeScale 0: none), its ramp from YarnBetaFast down
 	// to YarnBetaSlow rotations over RopeOrigContext (0: llama.cpp's 32 and
 	// 1, gpt-oss's own).
-	RopeScale       float32 `card:"s_rope, YaRN's stretch (0: none)"`
+	RopeScale       float32 `range:"[0, 1e6)" card:"s_rope, YaRN's stretch (0: none)"`
 	RopeOrigContext int     `card:"ℓ_orig, the context YaRN stretches"`
 	RopeAttnFactor  float32 `gguf:"rope.scaling.attn_factor,optional" card:"m_rope, factor on cos and sin (0: 1)"`
-	YarnBetaFast    float32 `gguf:"rope.scaling.yarn_beta_fast,optional" card:"β_fast, YaRN keeps pairs turning more than β_fast times over ℓ_orig (0: 32)"`
-	YarnBetaSlow    float32 `gguf:"rope.scaling.yarn_beta_slow,optional" card:"β_slow, YaRN divides pairs turning fewer than β_slow times by s_rope (0: 1)"`
+	YarnBetaFast    float32 `gguf:"rope.scaling.yarn_beta_fast,optional" range:"[0, 1e6)" card:"β_fast, YaRN keeps pairs turning more than β_fast times over ℓ_orig (0: 32)"`
+	YarnBetaSlow    float32 `gguf:"rope.scaling.yarn_beta_slow,optional" range:"[0, 1e6)" card:"β_slow, YaRN divides pairs turning fewer than β_slow times by s_rope (0: 1)"`
 	// Layer l attends over a sliding window of Window positions when
 	// l mod WindowPeriod < WindowPeriod−1 (2: the even layers).
-	Window       int     `gguf:"attention.sliding_window" card:"W, sliding window of the windowed layers"`
-	WindowPeriod int     `card:"P, layer l is windowed when l mod P < P − 1"`
-	NormEps      float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"`
+	Window       int     `gguf:"attention.sliding_window" range:"[0, *]" card:"W, sliding window of the windowed layers"`
+	WindowPeriod int     `range:"[0, 1024]" card:"P, layer l is windowed when l mod P < P − 1"`
+	NormEps      float32 `gguf:"attention.layer_norm_rms_epsilon" range:"(0, 1)" card:"ε, RMSNorm epsilon"`
 }
 
 // The gated activation's constants (llama.cpp's, gpt-oss's).
@@ -55,16 +55,13 @@ const (
 const Arch = "gpt-oss"
 
 // ErrUnsupported marks gpt-oss files that use features toy lacks.
-var ErrUnsupported = errors.New("gptoss: unsupported model feature")
+var ErrUnsupported = models.ErrUnsupported
 
 // ConfigFromGGUF reads the configuration from f's metadata and tensor
 // shapes.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c, lacking, err := readConfig(f)
-	if err == nil && len(lacking) > 0 {
-		err = fmt.Errorf("%w: %s", ErrUnsupported, lacking[0])
-	}
-	return c, err
+	return c, cmp.Or(err, models.Unsupported(Arch, lacking))
 }
 
 // readConfig reads the configuration, listing the features the file uses
@@ -108,30 +105,20 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	return c, lacking, c.Validate()
 }
 
-// Validate checks that the numbers describe a buildable model.
+// Validate checks that the numbers describe a buildable model: the declared
+// ranges, then how they fit together.
 func (c Config) Validate() error {
-	const big = 1 << 20
+	if err := models.CheckRanges(Arch, c); err != nil {
+		return err
+	}
 	switch {
-	case c.VocabSize <= 0 || c.VocabSize > 1<<24:
-		return fmt.Errorf("gptoss: vocabulary size %d", c.VocabSize)
-	case c.Embed <= 0 || c.Embed > big || c.FFN <= 0 || c.FFN > big:
-		return fmt.Errorf("gptoss: width %d, expert width %d", c.Embed, c.FFN)
-	case c.Experts <= 0 || c.Experts > tensor.MaxExperts || c.ExpertsUsed <= 0 || c.ExpertsUsed > c.Experts:
+	case c.Experts > tensor.MaxExperts || c.ExpertsUsed > c.Experts:
 		return fmt.Errorf("gptoss: %d experts used of %d", c.ExpertsUsed, c.Experts)
-	case c.Layers <= 0 || c.Layers > 1024:
-		return fmt.Errorf("gptoss: %d layers", c.Layers)
-	case c.Heads <= 0 || c.KVHeads <= 0 || c.Heads%c.KVHeads != 0:
+	case c.Heads%c.KVHeads != 0:
 		return fmt.Errorf("gptoss: %d heads with %d KV heads", c.Heads, c.KVHeads)
-	case c.HeadDim <= 0 || c.HeadDim > big || c.RopeDim <= 0 || c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
+	case c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
 		return fmt.Errorf("gptoss: head width %d, RoPE width %d", c.HeadDim, c.RopeDim)
-	case c.ContextLength <= 0:
-		return fmt.Errorf("gptoss: context length %d", c.ContextLength)
-	case !(c.NormEps > 0 && c.NormEps < 1):
-		return fmt.Errorf("gptoss: RMSNorm epsilon %g", c.NormEps)
-	case c.Window < 0 || c.WindowPeriod < 0 || c.WindowPeriod > 1024:
-		return fmt.Errorf("gptoss: sliding window %d every %d layers", c.Window, c.WindowPeriod)
-	case !(c.RopeScale >= 0 && c.RopeScale < 1e6) || (c.RopeScale != 0 && c.RopeOrigContext <= 0) ||
-		!(c.YarnBetaFast >= 0 && c.YarnBetaFast < 1e6) || !(c.YarnBetaSlow >= 0 && c.YarnBetaSlow < 1e6):
+	case c.RopeScale != 0 && c.RopeOrigContext <= 0:
 		return fmt.Errorf("gptoss: YaRN factor %g over %d positions", c.RopeScale, c.RopeOrigContext)
 	}
 	return nil

@@ -45,14 +45,14 @@ func load(t *testing.T, s testmodel.Spec) *gptoss.Model {
 
 func TestLoad(t *testing.T) {
 	m := load(t, spec(tensor.Q8_0))
-	c, b := m.Config, m.Blocks[1]
+	c, b := m.Config, m.Blocks[1].(*gptoss.Block)
 	if c.Experts != 4 || c.ExpertsUsed != 2 || c.FFN != 32 || c.HeadDim != 32 || c.Window != 3 || c.WindowPeriod != 2 ||
 		c.RopeScale != 4 || c.RopeOrigContext != 16 || b.MoE.Gate.DType() != tensor.Q8_0 || b.MoE.GateBias == nil ||
 		b.Attn.Options.Sinks.Len() != 4 || b.Attn.Q.B == nil || b.MoE.Router.B == nil {
 		t.Fatalf("config %+v, block 1 %+v", c, b)
 	}
 	for l, want := range []int{3, 0, 3} { // the even layers are windowed
-		if got := m.Blocks[l].Attn.Options.Window; got != want {
+		if got := m.Blocks[l].(*gptoss.Block).Attn.Options.Window; got != want {
 			t.Errorf("layer %d: window %d, want %d", l, got, want)
 		}
 	}

@@ -10,23 +10,12 @@ import (
 	"strings"
 
 	"github.com/toyml/toy/toy/card"
-	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
 )
 
 // Card returns the model's algorithm card: its parameters and their count
 // are the weights it holds (none for a model made by New).
 func (m *Model) Card() *card.Card { return models.CardFromModel(m.Config.card(), m, m.Config) }
-
-// cardFromHeader makes the card from metadata alone; features toy cannot run
-// yet become notes instead of errors.
-func cardFromHeader(h *gguf.File) (*card.Card, error) {
-	c, lacking, err := readConfig(h)
-	if err != nil {
-		return nil, err
-	}
-	return models.Lacking(models.CardFromFile(c.card(), h, New(c), c), lacking), nil
-}
 
 // ConfigFromCard reads a Config from a card's hyperparameters.
 func ConfigFromCard(k *card.Card) (any, error) {
@@ -47,7 +36,6 @@ func ConfigFromCard(k *card.Card) (any, error) {
 
 // card returns the card's hyperparameters and steps for configuration c.
 func (c Config) card() *card.Card {
-	col := func(sym string, rows int) string { return fmt.Sprintf("%s × ℓ = %d × ℓ", sym, rows) }
 	dh := 0
 	if c.Heads > 0 {
 		dh = c.HeadDim()
@@ -79,40 +67,36 @@ func (c Config) card() *card.Card {
 	} else {
 		k.Drop("window")
 	}
-	k.Steps = []card.Step{
-		{Text: "ℓ ← length(x)"},
-		{Text: "for t ∈ [ℓ]: X[:, t] ← W_e[:, x[t]]", Shape: col("d_e", c.Embed)},
-		{Text: "for l = 1, 2, …, L do"},
-		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ_a^l, ε)", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "if H_kv^l = 0 then"},
-		{Depth: 2, Text: "[B; C; H̃] ← W_in^l X̃;  U ← B ⊙ H̃", Shape: col("d_e", c.Embed) + " each"},
-		{Depth: 2, Text: "for t ∈ [ℓ]: Y[:, t] ← Σ_{j ∈ [k]} K^l[:, j] ⊙ U[:, t − k + j]   (U[:, s] = 0 for s < 1)", Shape: col("d_e", c.Embed)},
-		{Depth: 2, Text: "X ← X + W_out^l (C ⊙ Y)", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "else"},
-		{Depth: 2, Text: "Q ← W_q^l X̃;  K ← W_k^l X̃;  V ← W_v^l X̃", Shape: fmt.Sprintf("Q: %s, K, V: H_kv^l·d_h × ℓ", col("d_e", c.Embed))},
-		{Depth: 2, Text: "for each head: Q_h ← RMSNorm(Q_h | γ_q^l, ε); K_g ← RMSNorm(K_g | γ_k^l, ε)", Shape: col("d_h", dh)},
-		{Depth: 2, Text: "Q, K ← RoPE(Q, K | d_h, θ_rope), rotating the pairs (i, i + d_h/2) of each head"},
-		{Depth: 2, Text: "for h ∈ [H]: g ← ⌈h·H_kv^l/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h / √d_h + " + mask + ")", Shape: col("d_h", dh)},
-		{Depth: 2, Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "end if"},
-		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ_f^l, ε)", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "X ← X + W_down^l (SiLU(W_gate^l X̃) ⊙ W_up^l X̃)" + map[bool]string{true: "   (l < l_0)", false: ""}[c.Arch == "lfm2moe"], Shape: col("d_e", c.Embed) + " (inside: d_mlp × ℓ)"},
+	d := card.Col("d_e", c.Embed)
+	layer := []card.Step{
+		{Text: "X̃ ← RMSNorm(X | γ_a^l, ε)", Shape: d},
+		{Text: "if H_kv^l = 0 then"},
+		{Depth: 1, Text: "[B; C; H̃] ← W_in^l X̃;  U ← B ⊙ H̃", Shape: d + " each"},
+		{Depth: 1, Text: "for t ∈ [ℓ]: Y[:, t] ← Σ_{j ∈ [k]} K^l[:, j] ⊙ U[:, t − k + j]   (U[:, s] = 0 for s < 1)", Shape: d},
+		{Depth: 1, Text: "X ← X + W_out^l (C ⊙ Y)", Shape: d},
+		{Text: "else"},
+		{Depth: 1, Text: "Q ← W_q^l X̃;  K ← W_k^l X̃;  V ← W_v^l X̃", Shape: fmt.Sprintf("Q: %s, K, V: H_kv^l·d_h × ℓ", d)},
+		{Depth: 1, Text: "for each head: Q_h ← RMSNorm(Q_h | γ_q^l, ε); K_g ← RMSNorm(K_g | γ_k^l, ε)", Shape: card.Col("d_h", dh)},
+		{Depth: 1, Text: "Q, K ← RoPE(Q, K | d_h, θ_rope), rotating the pairs (i, i + d_h/2) of each head"},
+		{Depth: 1, Text: "for h ∈ [H]: g ← ⌈h·H_kv^l/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h / √d_h + " + mask + ")", Shape: card.Col("d_h", dh)},
+		{Depth: 1, Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: d},
+		{Text: "end if"},
+		{Text: "X̃ ← RMSNorm(X | γ_f^l, ε)", Shape: d},
+		{Text: "X ← X + W_down^l (SiLU(W_gate^l X̃) ⊙ W_up^l X̃)" + map[bool]string{true: "   (l < l_0)", false: ""}[c.Arch == "lfm2moe"], Shape: d + " (inside: d_mlp × ℓ)"},
 	}
 	if c.Arch == "lfm2moe" {
 		score := "softmax(W_r^l X̃[:, t])"
 		if c.Sigmoid {
 			score = "σ(W_r^l X̃[:, t])"
 		}
-		k.Steps = append(k.Steps, []card.Step{
-			{Depth: 1, Text: "for l ≥ l_0, t ∈ [ℓ]: s ← " + score + "; S ← the k_e experts of largest s + b_r^l", Shape: "E"},
-			{Depth: 2, Text: "X[:, t] ← X[:, t] + Σ_{e ∈ S} (s_e / Σ_{e' ∈ S} s_e') W_down^{l,e} (SiLU(W_gate^{l,e} X̃[:, t]) ⊙ W_up^{l,e} X̃[:, t])", Shape: "d_e"},
+		layer = append(layer, []card.Step{
+			{Text: "for l ≥ l_0, t ∈ [ℓ]: s ← " + score + "; S ← the k_e experts of largest s + b_r^l", Shape: "E"},
+			{Depth: 1, Text: "X[:, t] ← X[:, t] + Σ_{e ∈ S} (s_e / Σ_{e' ∈ S} s_e') W_down^{l,e} (SiLU(W_gate^{l,e} X̃[:, t]) ⊙ W_up^{l,e} X̃[:, t])", Shape: "d_e"},
 		}...)
 	}
-	k.Steps = append(k.Steps, []card.Step{
-		{Text: "end for"},
-		{Text: "X ← RMSNorm(X | γ, ε)", Shape: col("d_e", c.Embed)},
-		{Text: "return P = softmax(W_u X), column by column (W_u = W_eᵀ when the file has no output head)", Shape: col("N_V", c.VocabSize)},
-	}...)
+	k.Stack(layer,
+		card.Step{Text: "X ← RMSNorm(X | γ, ε)", Shape: d},
+		card.Step{Text: "return P = softmax(W_u X), column by column (W_u = W_eᵀ when the file has no output head)", Shape: card.Col("N_V", c.VocabSize)})
 	k.Notes = []string{"Mask[t', t] = 0 if t' ≤ t else −∞ (causal); softmax runs over each column."}
 	if c.Window > 0 {
 		k.Notes = append(k.Notes, "Mask_w = Mask, and also −∞ where t − t' ≥ w.")

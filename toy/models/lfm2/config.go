@@ -4,7 +4,7 @@
 package lfm2
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -17,36 +17,36 @@ import (
 var Archs = []string{"lfm2", "lfm2moe"}
 
 // ErrUnsupported marks files of this family that use features toy lacks.
-var ErrUnsupported = errors.New("lfm2: unsupported model feature")
+var ErrUnsupported = models.ErrUnsupported
 
 // Config holds every hyperparameter of an LFM2 model.
 type Config struct {
 	Arch          string // "lfm2" or "lfm2moe"
-	VocabSize     int    `card:"N_V, vocabulary size"`
-	ContextLength int    `gguf:"context_length" card:"ℓ_max, trained context length"`
-	Embed         int    `gguf:"embedding_length" card:"d_e, model width"`
-	Layers        int    `gguf:"block_count" card:"L, layers"`
-	FFN           int    `gguf:"feed_forward_length" card:"d_mlp, feed-forward width"`
-	Heads         int    `gguf:"attention.head_count" card:"H, query heads of the attention layers, each d_h = d_e/H wide"`
+	VocabSize     int    `range:"[1, 1<<24]" card:"N_V, vocabulary size"`
+	ContextLength int    `gguf:"context_length" range:"[1, *]" card:"ℓ_max, trained context length"`
+	Embed         int    `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
+	Layers        int    `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
+	FFN           int    `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, feed-forward width"`
+	Heads         int    `gguf:"attention.head_count" range:"[1, *]" card:"H, query heads of the attention layers, each d_h = d_e/H wide"`
 	// KVHeads[l] is layer l's key/value heads; 0 makes it a short
 	// convolution layer (GGUF attention.head_count_kv, an array).
 	KVHeads  []int
-	ConvTaps int     `gguf:"shortconv.l_cache" card:"k, taps of each channel's causal convolution"`
-	RopeBase float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
-	NormEps  float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"`
+	ConvTaps int     `gguf:"shortconv.l_cache" range:"[2, 64]" card:"k, taps of each channel's causal convolution"`
+	RopeBase float32 `gguf:"rope.freq_base,optional" range:"(1, 1e12)" card:"θ_rope, RoPE frequency base"`
+	NormEps  float32 `gguf:"attention.layer_norm_rms_epsilon" range:"(0, 1)" card:"ε, RMSNorm epsilon"`
 	// Window > 0 lets the attention layers see only the Window most recent
 	// positions.
-	Window int `gguf:"attention.sliding_window,optional" card:"w, the attention layers' sliding window, in positions"`
+	Window int `gguf:"attention.sliding_window,optional" range:"[0, *]" card:"w, the attention layers' sliding window, in positions"`
 
 	// lfm2moe: layers DenseLead … L−1 replace the SwiGLU with a mixture of
 	// Experts SwiGLUs of width ExpertFFN, ExpertsUsed a token, scored by
 	// the sigmoid of the router's logits (Sigmoid; else the softmax),
 	// chosen by the scores plus a per-expert bias, weighted by the scores
 	// renormalised to sum to 1.
-	Experts     int  `gguf:"expert_count,optional" card:"E, experts in each mixture layer"`
-	ExpertsUsed int  `gguf:"expert_used_count,optional" card:"k_e, experts run per token"`
-	ExpertFFN   int  `gguf:"expert_feed_forward_length,optional" card:"d_exp, each expert's feed-forward width"`
-	DenseLead   int  `gguf:"leading_dense_block_count,optional" card:"l_0, layers before the first mixture (dense)"`
+	Experts     int  `gguf:"expert_count,optional" range:"[0, 1<<16]" card:"E, experts in each mixture layer"`
+	ExpertsUsed int  `gguf:"expert_used_count,optional" range:"[0, *]" card:"k_e, experts run per token"`
+	ExpertFFN   int  `gguf:"expert_feed_forward_length,optional" range:"[0, 1<<20]" card:"d_exp, each expert's feed-forward width"`
+	DenseLead   int  `gguf:"leading_dense_block_count,optional" range:"[0, *]" card:"l_0, layers before the first mixture (dense)"`
 	Sigmoid     bool `card:"σ_r, the router's scores are sigmoids (else a softmax)"`
 }
 
@@ -64,10 +64,7 @@ func (c Config) Conv(l int) bool { return c.KVHeads[l] == 0 }
 // output layer, a bidirectional encoder) are refused with ErrUnsupported.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c, lacking, err := readConfig(f)
-	if err == nil && len(lacking) > 0 {
-		err = fmt.Errorf("%w: %s", ErrUnsupported, lacking[0])
-	}
-	return c, err
+	return c, cmp.Or(err, models.Unsupported("lfm2", lacking))
 }
 
 // readConfig reads the configuration, listing the features the file uses
@@ -137,34 +134,22 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	return c, lacking, c.Validate()
 }
 
-// Validate checks that the numbers describe a buildable model.
+// Validate checks that the numbers describe a buildable model: the declared
+// ranges, then how they fit together.
 func (c Config) Validate() error {
-	const big = 1 << 20
+	if err := models.CheckRanges("lfm2", c); err != nil {
+		return err
+	}
 	switch {
 	case !slices.Contains(Archs, c.Arch):
 		return fmt.Errorf("lfm2: architecture %q", c.Arch)
-	case c.VocabSize <= 0 || c.VocabSize > 1<<24:
-		return fmt.Errorf("lfm2: vocabulary size %d", c.VocabSize)
-	case c.Embed <= 0 || c.Embed > big || c.FFN <= 0 || c.FFN > big:
-		return fmt.Errorf("lfm2: width %d, feed-forward width %d", c.Embed, c.FFN)
-	case c.Layers <= 0 || c.Layers > 1024 || len(c.KVHeads) != c.Layers:
+	case len(c.KVHeads) != c.Layers:
 		return fmt.Errorf("lfm2: %d layers, %d key/value head counts", c.Layers, len(c.KVHeads))
-	case c.Heads <= 0 || c.Embed%c.Heads != 0 || c.HeadDim()%2 != 0:
+	case c.Embed%c.Heads != 0 || c.HeadDim()%2 != 0:
 		return fmt.Errorf("lfm2: %d heads, width %d", c.Heads, c.Embed)
-	case c.ConvTaps < 2 || c.ConvTaps > 64:
-		return fmt.Errorf("lfm2: a convolution of %d taps", c.ConvTaps)
-	case c.ContextLength <= 0:
-		return fmt.Errorf("lfm2: context length %d", c.ContextLength)
-	case !(c.NormEps > 0 && c.NormEps < 1):
-		return fmt.Errorf("lfm2: RMSNorm epsilon %g", c.NormEps)
-	case !(c.RopeBase > 1 && c.RopeBase < 1e12):
-		return fmt.Errorf("lfm2: RoPE base %g", c.RopeBase)
-	case c.Window < 0:
-		return fmt.Errorf("lfm2: window %d", c.Window)
 	case c.Arch == "lfm2" && (c.Experts != 0 || c.DenseLead != 0 || c.ExpertsUsed != 0 || c.ExpertFFN != 0 || c.Sigmoid):
 		return fmt.Errorf("lfm2: an lfm2 model with experts (they are lfm2moe)")
-	case c.Arch == "lfm2moe" && (c.Experts < 2 || c.Experts > 1<<16 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts ||
-		c.ExpertFFN <= 0 || c.ExpertFFN > big || c.DenseLead < 0 || c.DenseLead > c.Layers):
+	case c.Arch == "lfm2moe" && (c.Experts < 2 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts || c.ExpertFFN == 0 || c.DenseLead > c.Layers):
 		return fmt.Errorf("lfm2: %d experts, %d a token, width %d, after %d dense layers", c.Experts, c.ExpertsUsed, c.ExpertFFN, c.DenseLead)
 	}
 	for l, kv := range c.KVHeads {

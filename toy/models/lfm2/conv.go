@@ -21,9 +21,9 @@ import (
 // the channel's last L values of u, the current one included; the sum runs
 // over the taps in order, as llama.cpp's ggml_ssm_conv adds them.
 type ShortConv struct {
-	Conv *tensor.Tensor `gguf:"shortconv.conv.weight" shape:"Embed, ConvTaps" card:"K, convolution taps, a row per channel"` // F32
+	Conv *tensor.Tensor `gguf:"shortconv.conv.weight" shape:"Embed, ConvTaps" init:"-" card:"K, convolution taps, a row per channel"` // F32; NewRandom draws them after In and Out
 	In   *nn.Linear     `gguf:"shortconv.in_proj" shape:"3*Embed, Embed" card:"W_in, convolution input projection to B, C, H̃"`
-	Out  *nn.Linear     `gguf:"shortconv.out_proj" shape:"Embed, Embed" card:"W_out, convolution output projection"`
+	Out  *nn.Linear     `gguf:"shortconv.out_proj" shape:"Embed, Embed" init:"resid" card:"W_out, convolution output projection"`
 }
 
 // Forward runs the convolution on x [T, D]. With a cache, its K rows hold

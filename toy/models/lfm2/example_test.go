@@ -14,7 +14,7 @@ func ExampleNewRandom() {
 	}
 	m := lfm2.NewRandom(cfg, 1) // the same seed gives the same weights
 	for i := range m.Blocks {
-		fmt.Printf("layer %d: convolution %v\n", i, m.Blocks[i].Conv() != nil)
+		fmt.Printf("layer %d: convolution %v\n", i, m.Blocks[i].(*lfm2.Block).Conv() != nil)
 	}
 	cache := m.NewCache(16)
 	logits := m.Forward([]int32{1, 2, 3}, cache) // prefill: [T=3, V=32]

@@ -12,15 +12,10 @@ import (
 )
 
 // Model is an LFM2 hybrid: short convolutions in most layers, grouped-query
-// attention in the rest. Weights are declared with their GGUF names and
-// shapes.
+// attention in the rest. Its final norm is stored as token_embd_norm.
 type Model struct {
-	Config Config
-
-	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
-	Blocks     []Block       `gguf:"blk"`                                                              // L pre-norm blocks
-	OutputNorm *nn.RMSNorm   `gguf:"token_embd_norm" shape:"Embed" card:"γ, final RMSNorm scale"`      // llama.cpp's name for the final norm
-	Output     *nn.Linear    `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"` // tied when absent: a Linear over Embed.W
+	models.Decoder `gguf-names:"output_norm=token_embd_norm"`
+	Config         Config
 }
 
 // Mixer is a block's sequence mixer: *nn.Attention or *ShortConv.
@@ -71,45 +66,24 @@ func Load(f *gguf.File) (*Model, error) {
 
 // New returns a model with the shape of c and no weights yet.
 func New(c Config) *Model {
-	m := &Model{Config: c, OutputNorm: &nn.RMSNorm{Eps: c.NormEps}}
-	m.Blocks = make([]Block, c.Layers)
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		b.Norm, b.FFNNorm = &nn.RMSNorm{Eps: c.NormEps}, &nn.RMSNorm{Eps: c.NormEps}
-		b.FFN = &nn.SwiGLU{}
+	m := &Model{Config: c, Decoder: models.Decoder{OutputNorm: &nn.RMSNorm{Eps: c.NormEps},
+		Vocab: c.VocabSize, Context: c.ContextLength}}
+	for i := range c.Layers {
+		// x = x + Mixer(RMSNorm(x)); x = x + SwiGLU(RMSNorm(x))
+		b := &Block{Norm: &nn.RMSNorm{Eps: c.NormEps}, Mixer: &ShortConv{}, FFNNorm: &nn.RMSNorm{Eps: c.NormEps}, FFN: &nn.SwiGLU{}}
 		if c.MoE(i) {
 			b.FFN = &nn.MoE{Used: c.ExpertsUsed, Normalize: true, Sigmoid: c.Sigmoid}
 		}
-		if c.Conv(i) {
-			b.Mixer = &ShortConv{}
-			continue
+		if !c.Conv(i) {
+			b.Mixer = &nn.Attention{Heads: c.Heads, KVHeads: c.KVHeads[i], HeadDim: c.HeadDim(),
+				Options: tensor.AttentionOptions{Window: c.Window},
+				RoPE:    &nn.RoPE{Dim: c.HeadDim(), Base: c.RopeBase, NeoX: true},
+				Norms:   nn.HeadNorms{Q: &nn.RMSNorm{Eps: c.NormEps}, K: &nn.RMSNorm{Eps: c.NormEps}}}
 		}
-		b.Mixer = &nn.Attention{Heads: c.Heads, KVHeads: c.KVHeads[i], HeadDim: c.HeadDim(),
-			Options: tensor.AttentionOptions{Window: c.Window},
-			RoPE:    &nn.RoPE{Dim: c.HeadDim(), Base: c.RopeBase, NeoX: true},
-			Norms:   nn.HeadNorms{Q: &nn.RMSNorm{Eps: c.NormEps}, K: &nn.RMSNorm{Eps: c.NormEps}}}
+		m.Blocks = append(m.Blocks, b)
 	}
 	return m
 }
-
-// Forward runs ids [T] at positions cache.Len() … and returns logits [T, V].
-func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	return m.Logits(m.Hidden(ids, cache))
-}
-
-// Hidden runs the model and returns the final normalised states [T, D].
-// A nil cache runs ids as one whole sequence from position 0 (training).
-func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	x := m.Embed.Forward(ids) // [T, D]
-	for i := range m.Blocks {
-		// x = x + Mixer(RMSNorm(x)); x = x + SwiGLU(RMSNorm(x))
-		x = m.Blocks[i].Forward(x, cache.Layer(i))
-	}
-	return m.OutputNorm.Forward(x)
-}
-
-// Logits projects hidden states [T, D] to vocabulary logits [T, V].
-func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor { return m.Output.Forward(h) }
 
 // NewCache returns an empty cache for up to capacity positions: keys and
 // values in the attention layers, the convolution's inputs u [capacity, D]
@@ -127,18 +101,12 @@ func (m *Model) NewCache(capacity int) *nn.Cache {
 	return cache
 }
 
-// VocabSize returns V.
-func (m *Model) VocabSize() int { return m.Config.VocabSize }
-
-// ContextLength returns the trained context length.
-func (m *Model) ContextLength() int { return m.Config.ContextLength }
-
 // check verifies what the shape tags cannot say: the attention layers have
 // their own attn_q, attn_k and attn_v, the mixtures their expert bias, and
 // the convolution taps are F32.
 func (m *Model) check() error {
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
+	for i, b := range m.Blocks {
+		b := b.(*Block)
 		var err error
 		switch a, s := b.Attn(), b.Conv(); {
 		case a != nil && a.QKV != nil:
@@ -159,7 +127,8 @@ func (m *Model) check() error {
 }
 
 // Weights returns every weight tensor under its GGUF name, each once (a tied
-// output head is listed as token_embd.weight only).
+// output head is listed as token_embd.weight only); the Decoder's own would
+// miss the rename of the final norm.
 func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.

@@ -8,6 +8,7 @@ import (
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy/card"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/internal/builtin"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
@@ -79,7 +80,7 @@ func TestCard(t *testing.T) {
 // from it, and counts the weights the model holds; it returns the card.
 func sameCards(t *testing.T, f *gguf.File, m *Model) *card.Card {
 	t.Helper()
-	k, err := cardFromHeader(f)
+	k, err := builtin.Card(readConfig, Config.card, New)(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestLyingMetadata(t *testing.T) {
 		{"kv count", func(w *gguf.Writer) { w.SetInt32s("lfm2.attention.head_count_kv", []int32{0, 0, 2, 0}) }, "4 entries for 5 layers"},
 		{"kind", func(w *gguf.Writer) { w.SetInt32s("lfm2.attention.head_count_kv", []int32{2, 0, 2, 0, 1}) }, "blk.0.attn_output"},
 		{"taps", func(w *gguf.Writer) { w.SetUint32("lfm2.shortconv.l_cache", 4) }, "shortconv.conv.weight has shape"},
-		{"one tap", func(w *gguf.Writer) { w.SetUint32("lfm2.shortconv.l_cache", 1) }, "a convolution of 1 taps"},
+		{"one tap", func(w *gguf.Writer) { w.SetUint32("lfm2.shortconv.l_cache", 1) }, "(ConvTaps) 1 is outside [2, 64]"},
 		{"ffn", func(w *gguf.Writer) { w.SetUint32("lfm2.feed_forward_length", 128) }, "ffn_gate.weight has shape"},
 		{"encoder", func(w *gguf.Writer) { w.SetBool("lfm2.attention.causal", false) }, "bidirectional"},
 		{"scaling", func(w *gguf.Writer) {
@@ -141,9 +142,10 @@ func TestMoE(t *testing.T) {
 	}
 	sameCards(t, f, m)
 	for i, b := range m.Blocks {
-		e, ok := b.FFN.(*nn.MoE)
+		ffn := b.(*Block).FFN
+		e, ok := ffn.(*nn.MoE)
 		if ok != (i >= 1) || ok && (!e.Sigmoid || !e.Normalize || e.Used != 2 || e.Bias == nil) {
-			t.Fatalf("layer %d: feed-forward %T %+v", i, b.FFN, b.FFN)
+			t.Fatalf("layer %d: feed-forward %T %+v", i, ffn, ffn)
 		}
 	}
 	ids := []int32{5, 17, 200, 3, 9}

@@ -9,23 +9,12 @@ import (
 	"strings"
 
 	"github.com/toyml/toy/toy/card"
-	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
 )
 
 // Card returns the model's algorithm card: its parameters and their count
 // are the weights it holds (none for a model made by New).
 func (m *Model) Card() *card.Card { return models.CardFromModel(m.Config.card(), m, m.Config) }
-
-// cardFromHeader makes the card from metadata alone; features toy cannot run
-// yet become notes instead of errors, so that every Llama file can be described.
-func cardFromHeader(h *gguf.File) (*card.Card, error) {
-	c, lacking, err := readConfig(h)
-	if err != nil {
-		return nil, err
-	}
-	return models.Lacking(models.CardFromFile(c.card(), h, New(c), c), lacking), nil
-}
 
 // ConfigFromCard reads a Config from a card's hyperparameters (a card
 // without neox, as older ones, pairs RoPE features as its architecture does).
@@ -51,14 +40,12 @@ var summaries = map[string]string{
 func (c Config) card() *card.Card {
 	moe := c.Experts > 0 // a "llama" file with experts is Mixtral
 	k := card.Decoder(c.Arch, summaries[pick(moe && !strings.HasSuffix(c.Arch, "moe"), "mixtral", c.Arch)], c)
-	k.Hyper = slices.DeleteFunc(k.Hyper, func(h card.Hyper) bool { // the features c lacks
-		return h.Value == "0" || h.Value == `""` || h.Key == "rope_freqs" && h.Value == "false"
-	})
+	k.DropZero("rope_freqs", "rope_scaling", "rope_scale", "rope_orig_context", "rope_attn_factor", "experts", "experts_used", "expert_ffn", "shared_ffn",
+		"embedding_scale", "residual_scale", "attention_scale", "logit_scale", "yarn_beta_fast", "yarn_beta_slow", "yarn_log_mul", "attn_temperature") // the features c lacks
 
-	col := func(sym string, rows int) string { return fmt.Sprintf("%s × ℓ = %d × ℓ", sym, rows) }
-	d := col("d_e", c.Embed)
+	d := card.Col("d_e", c.Embed)
 	// Granite's multipliers, each where it applies.
-	embed, resid := pick(c.EmbeddingScale != 0, "s_e ", ""), pick(c.ResidualScale != 0, "s_r ", "")
+	resid := pick(c.ResidualScale != 0, "s_r ", "")
 	score, logits := pick(c.AttentionScale != 0, "· s_a", "/ √d_h"), pick(c.LogitScale != 0, "W_u X / s_u", "W_u X")
 	qkv := pick(c.QKVBias(), "Q ← W_q^l X̃ + b_q^l 1ᵀ;  K ← W_k^l X̃ + b_k^l 1ᵀ;  V ← W_v^l X̃ + b_v^l 1ᵀ", "Q ← W_q^l X̃;  K ← W_k^l X̃;  V ← W_v^l X̃")
 	rope := "Q, K ← RoPE(Q, K | d_rope, θ_rope" + pick(c.RopeFreqs, ", f", "") + "), rotating " +
@@ -80,24 +67,24 @@ func (c Config) card() *card.Card {
 			ffn += " + σ(w_s^l · X̃[:, t]) W_down^{l,s} (SiLU(W_gate^{l,s} X̃[:, t]) ⊙ W_up^{l,s} X̃[:, t])"
 		}
 	}
-	k.Steps = []card.Step{
-		{Text: "ℓ ← length(x)"},
-		{Text: "for t ∈ [ℓ]: X[:, t] ← " + embed + "W_e[:, x[t]]", Shape: d},
-		{Text: "for l = 1, 2, …, L do"},
-		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ_a^l, ε)", Shape: d},
-		{Depth: 1, Text: qkv, Shape: fmt.Sprintf("Q: %s, K, V: %s", col("H·d_h", c.Heads*c.HeadDim), col("H_kv·d_h", c.KVHeads*c.HeadDim))},
-		{Depth: 1, Text: "for h ∈ [H]: Q_h ← RMSNorm(Q_h | γ_q^l, ε); for g ∈ [H_kv]: K_g ← RMSNorm(K_g | γ_k^l, ε)", Shape: col("d_h", c.HeadDim)},
-		{Depth: 1, Text: rope},
-		{Depth: 1, Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h " + score + " + Mask)", Shape: col("d_h", c.HeadDim)},
-		{Depth: 1, Text: "X ← X + " + resid + "W_o^l [Y_1; …; Y_H]", Shape: d},
-		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ_f^l, ε)", Shape: d},
-		{Depth: 1, Text: ffn, Shape: ffnShape},
-		{Text: "end for"},
-		{Text: "X ← RMSNorm(X | γ, ε)", Shape: d},
-		{Text: "return P = softmax(" + logits + "), column by column (W_u = W_eᵀ when tied)", Shape: col("N_V", c.VocabSize)},
+	layer := []card.Step{
+		{Text: "X̃ ← RMSNorm(X | γ_a^l, ε)", Shape: d},
+		{Text: qkv, Shape: fmt.Sprintf("Q: %s, K, V: %s", card.Col("H·d_h", c.Heads*c.HeadDim), card.Col("H_kv·d_h", c.KVHeads*c.HeadDim))},
+		{Text: "for h ∈ [H]: Q_h ← RMSNorm(Q_h | γ_q^l, ε); for g ∈ [H_kv]: K_g ← RMSNorm(K_g | γ_k^l, ε)", Shape: card.Col("d_h", c.HeadDim)},
+		{Text: rope},
+		{Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h " + score + " + Mask)", Shape: card.Col("d_h", c.HeadDim)},
+		{Text: "X ← X + " + resid + "W_o^l [Y_1; …; Y_H]", Shape: d},
+		{Text: "X̃ ← RMSNorm(X | γ_f^l, ε)", Shape: d},
+		{Text: ffn, Shape: ffnShape},
 	}
 	if !c.QKNorm() {
-		k.Steps = slices.Delete(k.Steps, 5, 6) // no per-head norms
+		layer = slices.Delete(layer, 2, 3) // no per-head norms
+	}
+	k.Stack(layer,
+		card.Step{Text: "X ← RMSNorm(X | γ, ε)", Shape: d},
+		card.Step{Text: "return P = softmax(" + logits + "), column by column (W_u = W_eᵀ when tied)", Shape: card.Col("N_V", c.VocabSize)})
+	if c.EmbeddingScale != 0 { // Granite
+		k.Steps[1].Text = "for t ∈ [ℓ]: X[:, t] ← s_e W_e[:, x[t]]"
 	}
 	k.Notes = []string{"Mask[t', t] = 0 if t' ≤ t else −∞ (causal); softmax runs over each column."}
 	return k

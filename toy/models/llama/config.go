@@ -21,35 +21,35 @@ import (
 // rope_freqs.weight.
 type Config struct {
 	Arch          string  // GGUF architecture: one of Archs
-	VocabSize     int     `card:"N_V, vocabulary size"`
-	ContextLength int     `gguf:"context_length" card:"ℓ_max, trained context length"`
-	Embed         int     `gguf:"embedding_length" card:"d_e, model width"`
-	Layers        int     `gguf:"block_count" card:"L, layers"`
-	FFN           int     `gguf:"feed_forward_length" card:"d_mlp, feed-forward width"`
-	Heads         int     `gguf:"attention.head_count" card:"H, query heads"`
-	KVHeads       int     `gguf:"attention.head_count_kv,optional" card:"H_kv, key/value heads (grouped-query attention when < H)"`
-	HeadDim       int     `gguf:"attention.key_length,optional" card:"d_h, head width"`
-	RopeDim       int     `gguf:"rope.dimension_count,optional" card:"d_rope, features rotated per head"`
+	VocabSize     int     `range:"[1, 1<<24]" card:"N_V, vocabulary size"`
+	ContextLength int     `gguf:"context_length" range:"[1, *]" card:"ℓ_max, trained context length"`
+	Embed         int     `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
+	Layers        int     `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
+	FFN           int     `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, feed-forward width"`
+	Heads         int     `gguf:"attention.head_count" range:"[1, *]" card:"H, query heads"`
+	KVHeads       int     `gguf:"attention.head_count_kv,optional" default:"Heads" range:"[1, *]" card:"H_kv, key/value heads (grouped-query attention when < H)"`
+	HeadDim       int     `gguf:"attention.key_length,optional" range:"[1, *]" card:"d_h, head width"`
+	RopeDim       int     `gguf:"rope.dimension_count,optional" range:"[1, *]" card:"d_rope, features rotated per head"`
 	RopeBase      float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
 	RopeNeoX      bool    `card:"neox, RoPE rotates half-split pairs, not adjacent ones"`              // qwen2 and later
 	RopeFreqs     bool    `card:"f_rope, pair i's RoPE angle is divided by the frequency factor f[i]"` // Llama 3.1+
-	NormEps       float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"`
+	NormEps       float32 `gguf:"attention.layer_norm_rms_epsilon" range:"(0, 1)" card:"ε, RMSNorm epsilon"`
 	TiedOutput    bool    `card:"tied, the unembedding is the token embedding (W_u = W_eᵀ)"`
 
 	// RoPE scaling past the trained context: "" (none), "linear" or "yarn"
 	// (Peng et al. 2023: the long wavelengths only, over RopeOrigContext).
 	RopeScaling     string  `gguf:"rope.scaling.type,optional" card:"scaling, RoPE scaling for a longer context"`
-	RopeScale       float32 `gguf:"rope.scaling.factor,optional" card:"s_rope, RoPE's stretch factor (linear: every angle is divided by s_rope)"`
+	RopeScale       float32 `gguf:"rope.scaling.factor,optional" range:"[0, 1e6)" card:"s_rope, RoPE's stretch factor (linear: every angle is divided by s_rope)"`
 	RopeOrigContext int     `gguf:"rope.scaling.original_context_length,optional" card:"ℓ_orig, the context before the stretch (and the temperature's step)"`
-	RopeAttnFactor  float32 `gguf:"rope.scaling.attn_factor,optional" card:"m_rope, RoPE's cos and sin are multiplied by m_rope"`
+	RopeAttnFactor  float32 `gguf:"rope.scaling.attn_factor,optional" range:"[0, 100)" card:"m_rope, RoPE's cos and sin are multiplied by m_rope"`
 
 	// A mixture of SwiGLU experts in place of the feed-forward layer when
 	// Experts > 0 (Mixtral: "llama" files with expert tensors; the *moe
 	// architectures), with a shared expert when SharedFFN > 0 (Qwen2-MoE).
-	Experts     int `gguf:"expert_count,optional" card:"E, experts per layer"`
-	ExpertsUsed int `gguf:"expert_used_count,optional" card:"k, experts run per token"`
-	ExpertFFN   int `gguf:"expert_feed_forward_length,optional" card:"d_exp, expert width"`
-	SharedFFN   int `gguf:"expert_shared_feed_forward_length,optional" card:"d_sh, shared expert width"`
+	Experts     int `gguf:"expert_count,optional" range:"[0, 4096]" card:"E, experts per layer"`
+	ExpertsUsed int `gguf:"expert_used_count,optional" range:"[0, *]" card:"k, experts run per token"`
+	ExpertFFN   int `gguf:"expert_feed_forward_length,optional" default:"FFN" range:"[0, 1<<20]" card:"d_exp, expert width"`
+	SharedFFN   int `gguf:"expert_shared_feed_forward_length,optional" range:"[0, 1<<20]" card:"d_sh, shared expert width"`
 
 	// Granite's multipliers, 0 meaning none (SmolLM3 and Ministral 3 have
 	// AttentionScale too).
@@ -60,27 +60,24 @@ type Config struct {
 
 	// Ministral 3 (mistral3): YaRN's ramp and magnitude (YarnLogMul is
 	// Hugging Face's mscale_all_dim), and Llama 4's attention temperature.
-	YarnBetaFast    float32 `gguf:"rope.scaling.yarn_beta_fast,optional" card:"β_fast, YaRN keeps pairs turning more than β_fast times over ℓ_orig (0: 32)"`
-	YarnBetaSlow    float32 `gguf:"rope.scaling.yarn_beta_slow,optional" card:"β_slow, YaRN divides pairs turning fewer than β_slow times by s_rope (0: 1)"`
-	YarnLogMul      float32 `gguf:"rope.scaling.yarn_log_multiplier,optional" card:"m_log, cos, sin × (1 + 0.1 ln s_rope)/(1 + 0.1·m_log·ln s_rope) in place of YaRN's magnitude"`
-	AttnTemperature float32 `gguf:"attention.temperature_scale,optional" card:"τ, queries at position p × (1 + τ·ln(⌊p/ℓ_orig⌋ + 1)), after RoPE"`
+	YarnBetaFast    float32 `gguf:"rope.scaling.yarn_beta_fast,optional" range:"[0, 1e4)" card:"β_fast, YaRN keeps pairs turning more than β_fast times over ℓ_orig (0: 32)"`
+	YarnBetaSlow    float32 `gguf:"rope.scaling.yarn_beta_slow,optional" range:"[0, 1e4)" card:"β_slow, YaRN divides pairs turning fewer than β_slow times by s_rope (0: 1)"`
+	YarnLogMul      float32 `gguf:"rope.scaling.yarn_log_multiplier,optional" range:"[0, 100)" card:"m_log, cos, sin × (1 + 0.1 ln s_rope)/(1 + 0.1·m_log·ln s_rope) in place of YaRN's magnitude"`
+	AttnTemperature float32 `gguf:"attention.temperature_scale,optional" range:"(-1e3, 1e3)" card:"τ, queries at position p × (1 + τ·ln(⌊p/ℓ_orig⌋ + 1)), after RoPE"`
 }
 
 // Archs lists the GGUF architectures this package loads.
 var Archs = []string{"llama", "qwen2", "qwen2moe", "qwen3", "qwen3moe", "granite", "granitemoe", "smollm3", "exaone", "mistral3"}
 
 // ErrUnsupported marks files of this family that use features toy lacks.
-var ErrUnsupported = errors.New("llama: unsupported model feature")
+var ErrUnsupported = models.ErrUnsupported
 
 // ConfigFromGGUF reads the configuration from f's metadata and tensor shapes,
 // refusing with ErrUnsupported files that need features toy lacks (LongRoPE
 // scaling; Llama 3.1's rope_freqs.weight, linear and YaRN are supported).
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c, lacking, err := readConfig(f)
-	if err == nil && len(lacking) > 0 {
-		err = fmt.Errorf("%w: %s", ErrUnsupported, lacking[0])
-	}
-	return c, err
+	return c, cmp.Or(err, models.Unsupported("llama", lacking))
 }
 
 // readConfig reads the configuration as llama.cpp does, listing the
@@ -99,9 +96,6 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		return c, nil, err
 	}
 	m := f.Meta(arch)
-	if !m.Has("attention.head_count_kv") {
-		c.KVHeads = c.Heads
-	}
 	if !m.Has("attention.key_length") {
 		c.HeadDim = c.Embed / max(c.Heads, 1)
 	}
@@ -110,8 +104,6 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	}
 	if c.Experts == 0 {
 		c.ExpertsUsed, c.ExpertFFN, c.SharedFFN = 0, 0, 0
-	} else if !m.Has("expert_feed_forward_length") {
-		c.ExpertFFN = c.FFN
 	}
 	// Keys that llama.cpp reads for some architectures only.
 	if !c.Granite() {
@@ -204,43 +196,30 @@ func (c Config) NoRoPE(i int) bool { return c.Arch == "smollm3" && (i+1)%4 == 0 
 // before RoPE (qwen3, qwen3moe).
 func (c Config) QKNorm() bool { return c.Arch == "qwen3" || c.Arch == "qwen3moe" }
 
-// Validate checks that the numbers describe a buildable model.
+// Validate checks that the numbers describe a buildable model: the declared
+// ranges, then how they fit together.
 func (c Config) Validate() error {
-	const big = 1 << 20
+	if err := models.CheckRanges("llama", c); err != nil {
+		return err
+	}
 	scale := func(s float32) bool { return s == 0 || (s > 1e-6 && s < 1e6) } // a multiplier: 0 (none) or sane
 	switch {
-	case c.VocabSize <= 0 || c.VocabSize > 1<<24:
-		return fmt.Errorf("llama: vocabulary size %d", c.VocabSize)
-	case c.Embed <= 0 || c.Embed > big || c.FFN <= 0 || c.FFN > big:
-		return fmt.Errorf("llama: width %d, feed-forward width %d", c.Embed, c.FFN)
-	case c.Layers <= 0 || c.Layers > 1024:
-		return fmt.Errorf("llama: %d layers", c.Layers)
-	case c.Heads <= 0 || c.KVHeads <= 0 || c.Heads%c.KVHeads != 0:
+	case c.Heads%c.KVHeads != 0:
 		return fmt.Errorf("llama: %d heads with %d KV heads", c.Heads, c.KVHeads)
-	case c.HeadDim <= 0 || c.RopeDim <= 0 || c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
+	case c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
 		return fmt.Errorf("llama: head width %d, RoPE width %d", c.HeadDim, c.RopeDim)
-	case c.ContextLength <= 0:
-		return fmt.Errorf("llama: context length %d", c.ContextLength)
-	case !(c.NormEps > 0 && c.NormEps < 1):
-		return fmt.Errorf("llama: RMSNorm epsilon %g", c.NormEps)
 	case c.RopeScaling != "" && c.RopeScaling != "linear" && c.RopeScaling != "yarn":
 		return fmt.Errorf("llama: RoPE scaling %q (toy runs linear and yarn)", c.RopeScaling)
-	case c.RopeScaling != "" && !(c.RopeScale > 0 && c.RopeScale < 1e6) || c.RopeScaling == "" && c.RopeScale != 0:
+	case c.RopeScaling != "" && c.RopeScale == 0 || c.RopeScaling == "" && c.RopeScale != 0:
 		return fmt.Errorf("llama: RoPE scaling factor %g", c.RopeScale)
 	case (c.RopeScaling == "yarn" || c.AttnTemperature != 0) && c.RopeOrigContext <= 0:
 		return fmt.Errorf("llama: YaRN or attention temperature over an original context of %d", c.RopeOrigContext)
-	case !(c.RopeAttnFactor >= 0 && c.RopeAttnFactor < 100):
-		return fmt.Errorf("llama: RoPE attention factor %g", c.RopeAttnFactor)
-	case c.Experts < 0 || c.Experts > 4096 || (c.Experts > 0 && (c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts || c.ExpertFFN <= 0 || c.ExpertFFN > big)) ||
-		c.Experts == 0 && (c.ExpertsUsed != 0 || c.ExpertFFN != 0):
+	case c.ExpertsUsed > c.Experts || (c.Experts > 0) != (c.ExpertsUsed > 0) || (c.Experts > 0) != (c.ExpertFFN > 0):
 		return fmt.Errorf("llama: %d experts, %d used, of width %d", c.Experts, c.ExpertsUsed, c.ExpertFFN)
 	case (c.Arch == "qwen3moe" || c.Arch == "qwen2moe" || c.Arch == "granitemoe") && c.Experts == 0:
 		return fmt.Errorf("llama: a %s model without experts", c.Arch)
-	case c.SharedFFN < 0 || c.SharedFFN > big || (c.SharedFFN > 0 && c.Experts == 0):
+	case c.SharedFFN > 0 && c.Experts == 0:
 		return fmt.Errorf("llama: shared expert of width %d with %d experts", c.SharedFFN, c.Experts)
-	case !(c.YarnBetaFast >= 0 && c.YarnBetaFast < 1e4 && c.YarnBetaSlow >= 0 && c.YarnBetaSlow < 1e4) ||
-		!(c.YarnLogMul >= 0 && c.YarnLogMul < 100) || !(c.AttnTemperature > -1e3 && c.AttnTemperature < 1e3):
-		return fmt.Errorf("llama: YaRN β %g, %g, log multiplier %g, attention temperature %g", c.YarnBetaFast, c.YarnBetaSlow, c.YarnLogMul, c.AttnTemperature)
 	case !scale(c.EmbeddingScale) || !scale(c.ResidualScale) || !scale(c.AttentionScale) || !scale(c.LogitScale):
 		return fmt.Errorf("llama: multipliers: embedding %g, residual %g, attention %g, logit %g", c.EmbeddingScale, c.ResidualScale, c.AttentionScale, c.LogitScale)
 	case c.Granite() && c.LogitScale == 0:

@@ -5,57 +5,50 @@ package llama
 
 import (
 	"cmp"
-	"math"
 
 	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/models/internal/builtin"
 	"github.com/toyml/toy/toy/nn"
+	"github.com/toyml/toy/toy/tensor"
 )
 
-// NewRandom returns a model of shape c with GPT-2-style initial weights:
-// N(0, 0.02²) everywhere, the projections into the residual stream (attention
-// output, feed-forward down) scaled by 1/√(2L), norms (qwen3's per-head
-// ones too) at 1, biases (qwen2's Q, K, V) at 0. The same seed gives the same model.
+// NewRandom returns a model of shape c with GPT-2-style initial weights
+// (models.Randomize): N(0, 0.02²), the projections into the residual stream
+// scaled by 1/√(2L), norms (qwen3's per-head ones too) at 1, every expert as
+// the dense layers, biases (qwen2's Q, K, V) at 0. The same seed gives the
+// same model.
 func NewRandom(c Config, seed uint64) *Model {
-	in := nn.NewInit(seed)
-	const std = 0.02
-	resid := std / math.Sqrt(2*float64(c.Layers))
-	D, F, q, kv := c.Embed, c.FFN, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	bias := c.QKVBias()
 	m := New(c)
-	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, D)}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		b.AttnNorm.(*nn.RMSNorm).W = in.Fill(1, D)
-		b.Attn.Q, b.Attn.K, b.Attn.V = in.Linear(q, D, std, bias), in.Linear(kv, D, std, bias), in.Linear(kv, D, std, bias)
-		b.Attn.O = in.Linear(D, q, resid, false)
-		if c.QKNorm() {
-			b.Attn.Norms.Q.(*nn.RMSNorm).W, b.Attn.Norms.K.(*nn.RMSNorm).W = in.Fill(1, c.HeadDim), in.Fill(1, c.HeadDim)
-		}
-		b.FFNNorm.(*nn.RMSNorm).W = in.Fill(1, D)
-		switch ffn := b.FFN.(type) {
-		case *nn.SwiGLU:
-			ffn.Gate, ffn.Up, ffn.Down = in.Linear(F, D, std, false), in.Linear(F, D, std, false), in.Linear(D, F, resid, false)
-		case *nn.MoE: // the router and every expert drawn as the dense layers
-			E, FE := c.Experts, c.ExpertFFN
-			ffn.Router = in.Linear(E, D, std, false)
-			ffn.Gate, ffn.Up, ffn.Down = in.Normal(std, E, FE, D), in.Normal(std, E, FE, D), in.Normal(resid, E, D, FE)
-			if S := c.SharedFFN; S > 0 {
-				ffn.SharedGate, ffn.SharedUp = in.Linear(S, D, std, false), in.Linear(S, D, std, false)
-				ffn.SharedDown, ffn.SharedWeight = in.Linear(D, S, resid, false), in.Normal(std, D)
-			}
+	if c.Experts > 0 && c.SharedFFN > 0 { // the shared expert's gate vector, drawn where it always was
+		for i, b := range m.Blocks {
+			m.Blocks[i] = &sharedGate{Block: b.(*nn.Block)}
 		}
 	}
-	m.OutputNorm.W = in.Fill(1, D)
-	m.Output = &nn.Linear{W: m.Embed.W}
-	if !c.TiedOutput {
-		m.Output = in.Linear(c.VocabSize, D, std, false)
+	in := models.Randomize(m, c, c.Layers, seed)
+	for i, b := range m.Blocks {
+		if s, ok := b.(*sharedGate); ok {
+			s.FFN.(*nn.MoE).SharedWeight, m.Blocks[i] = s.W, s.Block
+		}
+		if c.QKVBias() {
+			a := m.Blocks[i].(*nn.Block).Attn
+			for _, l := range []*nn.Linear{a.Q, a.K, a.V} {
+				l.B = in.Fill(0, l.W.Rows())
+			}
+		}
 	}
 	return m
 }
 
+// sharedGate holds a layer's shared expert gate vector while
+// models.Randomize draws it after the layer's other weights: nn.MoE's
+// SharedWeight is an optional tensor, which Randomize leaves nil.
+type sharedGate struct {
+	*nn.Block
+	W *tensor.Tensor `gguf:"ffn_gate_inp_shexp.weight" shape:"Embed"`
+}
+
 func init() {
-	f := builtin.Family(Archs, Load, NewRandom, cardFromHeader, ConfigFromCard)
+	f := builtin.Family(Archs, Load, NewRandom, builtin.Card(readConfig, Config.card, New), ConfigFromCard)
 	f.Sized = func(s models.Shape) any {
 		kv, hd := cmp.Or(s.KVHeads, s.Heads), s.Embed/max(s.Heads, 1)
 		return Config{Arch: "llama", VocabSize: s.VocabSize, ContextLength: s.ContextLength, Embed: s.Embed, Layers: s.Layers,

@@ -4,6 +4,7 @@ package llama
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
@@ -11,18 +12,14 @@ import (
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is a Llama-family transformer. Weights are declared with their GGUF
-// names and shapes.
+// Model is a Llama-family transformer: the decoder frame over pre-norm
+// blocks (*nn.Block), its embeddings scaled by Granite's EmbeddingScale.
 type Model struct {
-	Config Config
-
-	Embed *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
 	// RopeFreqs [RopeDim/2] divides each RoPE pair's angle (Llama 3.1 and
 	// later: long wavelengths stretched for a longer context), read by Load.
-	RopeFreqs  *tensor.Tensor `gguf:"rope_freqs.weight,optional" shape:"RopeDim/2" card:"f, RoPE frequency factors (a constant, not trained)"`
-	Blocks     []nn.Block     `gguf:"blk"` // L pre-norm blocks
-	OutputNorm *nn.RMSNorm    `gguf:"output_norm" shape:"Embed" card:"γ, final RMSNorm scale"`
-	Output     *nn.Linear     `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"` // tied: a Linear over Embed.W
+	RopeFreqs *tensor.Tensor `gguf:"rope_freqs.weight,optional" shape:"RopeDim/2" card:"f, RoPE frequency factors (a constant, not trained)"`
+	models.Decoder
+	Config Config
 }
 
 // Load builds the model from a GGUF file; the weights view the file's memory.
@@ -35,8 +32,8 @@ func Load(f *gguf.File) (*Model, error) {
 	if err := models.LoadWeights(f, c.Arch, m, c); err != nil {
 		return nil, err
 	}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
+	for i, b := range m.Blocks {
+		b := b.(*nn.Block)
 		if b.Attn.RoPE != nil {
 			b.Attn.RoPE.Factors = m.RopeFreqs
 		}
@@ -51,11 +48,12 @@ func Load(f *gguf.File) (*Model, error) {
 
 // New returns a model with the shape of c and no weights yet.
 func New(c Config) *Model {
-	m := &Model{Config: c, OutputNorm: &nn.RMSNorm{Eps: c.NormEps}}
-	m.Blocks = make([]nn.Block, c.Layers)
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		*b = nn.Block{
+	m := &Model{Config: c, Decoder: models.Decoder{OutputNorm: &nn.RMSNorm{Eps: c.NormEps}, EmbedScale: c.EmbeddingScale,
+		Vocab: c.VocabSize, Context: c.ContextLength, CacheWidth: c.KVHeads * c.HeadDim}}
+	for i := range c.Layers {
+		// x = x + Attn(RMSNorm(x)); x = x + SwiGLU(RMSNorm(x))
+		// (each sublayer's output × Granite's ResidualScale; a mixture of SwiGLU experts in the MoE models)
+		b := &nn.Block{
 			AttnNorm: &nn.RMSNorm{Eps: c.NormEps},
 			Attn: nn.Attention{
 				Q: &nn.Linear{}, K: &nn.Linear{}, V: &nn.Linear{}, // set: the file must hold them
@@ -83,6 +81,7 @@ func New(c Config) *Model {
 			}
 			b.FFN = moe
 		}
+		m.Blocks = append(m.Blocks, b)
 	}
 	return m
 }
@@ -92,43 +91,26 @@ func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
 	return m.Logits(m.Hidden(ids, cache))
 }
 
-// Hidden runs the transformer and returns the final normalised states [T, D].
-// A nil cache runs ids as one whole sequence from position 0 (training).
-func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	x := m.Embed.Forward(ids) // [T, D]
-	if s := m.Config.EmbeddingScale; s != 0 {
-		x = tensor.Scale(x, s) // Granite
-	}
-	for i := range m.Blocks {
-		// x = x + Attn(RMSNorm(x)); x = x + SwiGLU(RMSNorm(x))
-		x = m.Blocks[i].Forward(x, cache.Layer(i))
-	}
-	return m.OutputNorm.Forward(x)
-}
-
-// Logits projects hidden states [T, D] to vocabulary logits [T, V].
+// Logits projects hidden states [T, D] to vocabulary logits [T, V], divided
+// by Granite's LogitScale.
 func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor {
-	logits := m.Output.Forward(h)
+	logits := m.Decoder.Logits(h)
 	if s := m.Config.LogitScale; s != 0 {
-		logits = tensor.Scale(logits, 1/s) // Granite
+		logits = tensor.Scale(logits, 1/s)
 	}
 	return logits
 }
 
-// NewCache returns an empty KV cache for up to capacity positions.
-func (m *Model) NewCache(capacity int) *nn.Cache {
-	return nn.NewCache(m.Config.Layers, capacity, m.Config.KVHeads*m.Config.HeadDim)
-}
-
-// VocabSize returns V.
-func (m *Model) VocabSize() int { return m.Config.VocabSize }
-
-// ContextLength returns the trained context length.
-func (m *Model) ContextLength() int { return m.Config.ContextLength }
-
 // Weights returns every weight tensor under its GGUF name, each once (a tied
-// output head is listed as token_embd.weight only).
-func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
+// output head is listed as token_embd.weight only), rope_freqs.weight
+// second, after token_embd.weight, as llama.cpp's files hold them.
+func (m *Model) Weights() []nn.Named {
+	w := m.Decoder.Weights()
+	if m.RopeFreqs != nil {
+		w = slices.Insert(w, min(1, len(w)), nn.Named{Name: "rope_freqs.weight", T: m.RopeFreqs})
+	}
+	return w
+}
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -24,8 +25,8 @@ func TestLoadQwen2(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := m.Config
-	if !c.RopeNeoX || !c.TiedOutput || c.KVHeads != 2 || c.HeadDim != 16 || c.RopeBase != 1e6 || m.Blocks[0].Attn.Q.B == nil {
-		t.Fatalf("config %+v, Q bias %v", c, m.Blocks[0].Attn.Q.B)
+	if !c.RopeNeoX || !c.TiedOutput || c.KVHeads != 2 || c.HeadDim != 16 || c.RopeBase != 1e6 || m.Blocks[0].(*nn.Block).Attn.Q.B == nil {
+		t.Fatalf("config %+v, Q bias %v", c, m.Blocks[0].(*nn.Block).Attn.Q.B)
 	}
 }
 
@@ -53,7 +54,7 @@ func TestLyingMetadata(t *testing.T) {
 		{"rope factor", func(w *gguf.Writer) {
 			w.SetString("qwen2.rope.scaling.type", "yarn")
 			w.SetFloat32("qwen2.rope.scaling.factor", -4)
-		}, "RoPE scaling factor -4"},
+		}, "(RopeScale) -4 is outside"},
 	} {
 		_, err := Load(edited(t, c.edit))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -4,7 +4,7 @@
 package llama4
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
@@ -15,27 +15,27 @@ import (
 // Config holds every hyperparameter of a Llama 4 model. Absent from a file,
 // KVHeads is H, HeadDim D/H and RopeBase 10000.
 type Config struct {
-	VocabSize     int `card:"N_V, vocabulary size"`
-	ContextLength int `gguf:"context_length" card:"ℓ_max, trained context length"`
-	Embed         int `gguf:"embedding_length" card:"d_e, model width"`
-	Layers        int `gguf:"block_count" card:"L, layers"`
-	FFN           int `gguf:"feed_forward_length" card:"d_mlp, width of the dense layers' MLP"`
-	ExpertFFN     int `gguf:"expert_feed_forward_length" card:"d_exp, width of each expert and of the shared expert"`
-	Experts       int `gguf:"expert_count" card:"N_E, experts per mixture layer"`
-	ExpertsUsed   int `gguf:"expert_used_count" card:"k, experts run per token"` // 1 in Scout and Maverick
+	VocabSize     int `range:"[1, 1<<24]" card:"N_V, vocabulary size"`
+	ContextLength int `gguf:"context_length" range:"[1, *]" card:"ℓ_max, trained context length"`
+	Embed         int `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
+	Layers        int `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
+	FFN           int `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, width of the dense layers' MLP"`
+	ExpertFFN     int `gguf:"expert_feed_forward_length" range:"[1, 1<<20]" card:"d_exp, width of each expert and of the shared expert"`
+	Experts       int `gguf:"expert_count" range:"[1, 1024]" card:"N_E, experts per mixture layer"` // at most tensor.MaxExperts
+	ExpertsUsed   int `gguf:"expert_used_count" range:"[1, *]" card:"k, experts run per token"`     // 1 in Scout and Maverick
 	// MoePeriod: layer l (from 0) is a mixture when (l+1) mod MoePeriod = 0; 0: none.
-	MoePeriod int     `gguf:"interleave_moe_layer_step" card:"P_moe, layer l is a mixture when l mod P_moe = 0 (0: none)"`
-	Heads     int     `gguf:"attention.head_count" card:"H, query heads"`
-	KVHeads   int     `gguf:"attention.head_count_kv,optional" card:"H_kv, key/value heads"`
-	HeadDim   int     `gguf:"attention.key_length,optional" card:"d_h, head width, all of it rotated"`
-	RopeBase  float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
+	MoePeriod int     `gguf:"interleave_moe_layer_step" range:"[0, 1024]" card:"P_moe, layer l is a mixture when l mod P_moe = 0 (0: none)"`
+	Heads     int     `gguf:"attention.head_count" range:"[1, *]" card:"H, query heads"`
+	KVHeads   int     `gguf:"attention.head_count_kv,optional" default:"Heads" range:"[1, *]" card:"H_kv, key/value heads"`
+	HeadDim   int     `gguf:"attention.key_length,optional" range:"[1, 1<<20]" card:"d_h, head width, all of it rotated"`
+	RopeBase  float32 `gguf:"rope.freq_base,optional" range:"(0, *]" card:"θ_rope, RoPE frequency base"`
 	// ChunkRopeBase is θ of the chunked layers; 0 means RopeBase.
-	ChunkRopeBase float32 `gguf:"rope.freq_base_swa,optional" card:"θ_c, RoPE base of the chunked layers (0: θ_rope)"`
+	ChunkRopeBase float32 `gguf:"rope.freq_base_swa,optional" range:"[0, *]" card:"θ_c, RoPE base of the chunked layers (0: θ_rope)"`
 	// RopeScale, when not 0, divides every RoPE angle (linear scaling, GGUF
 	// rope.scaling.factor). RopeFreqs: the angles are also divided by
 	// per-pair factors, rope_freqs.weight (Llama 3.1's long-context
 	// scaling, which Llama 4's converter writes).
-	RopeScale float32 `card:"s_rope, every RoPE angle is divided by s_rope (0: none)"`
+	RopeScale float32 `range:"[0, 1e6)" card:"s_rope, every RoPE angle is divided by s_rope (0: none)"`
 	RopeFreqs bool    `card:"f_rope, pair i's RoPE angle is divided by the frequency factor f[i]"`
 
 	// Interleaved attention, as llama.cpp runs llama4 files (its constants
@@ -45,17 +45,17 @@ type Config struct {
 	// ChunkPeriod < ChunkPeriod−1 (ChunkPeriod 0: every layer). The NoPE
 	// layers multiply each query at position p by 1 + TempScale·ln(⌊(p +
 	// TempOffset)/TempFloor⌋ + 1); TempScale 0 is off.
-	NoRopePeriod int     `card:"P_nope, layer l has no RoPE when l mod P_nope = 0 (0: no layer has RoPE)"`
-	Chunk        int     `card:"c, the chunked layers attend within chunks of c positions (0: none)"`
-	ChunkPeriod  int     `card:"P_c, layer l is chunked when (l − 1) mod P_c < P_c − 1 (0: every layer)"`
-	TempScale    float32 `card:"τ, the NoPE layers' attention temperature (0: none)"`
+	NoRopePeriod int     `range:"[0, 1024]" card:"P_nope, layer l has no RoPE when l mod P_nope = 0 (0: no layer has RoPE)"`
+	Chunk        int     `range:"[0, *]" card:"c, the chunked layers attend within chunks of c positions (0: none)"`
+	ChunkPeriod  int     `range:"[0, 1024]" card:"P_c, layer l is chunked when (l − 1) mod P_c < P_c − 1 (0: every layer)"`
+	TempScale    float32 `range:"(-1e3, 1e3)" card:"τ, the NoPE layers' attention temperature (0: none)"`
 	TempFloor    int     `card:"n_τ, the temperature's step, in positions"`
 	TempOffset   float32 `card:"o_τ, the temperature counts positions from o_τ"`
 	// L2Norm RMS-normalises each query and key head of the RoPE layers
 	// after RoPE, with no weights (all but the 128-expert Maverick).
 	L2Norm bool `card:"l2, the RoPE layers RMS-normalise each query and key head after RoPE"`
 
-	NormEps    float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"` // also the L2 norm's
+	NormEps    float32 `gguf:"attention.layer_norm_rms_epsilon" range:"(0, 1)" card:"ε, RMSNorm epsilon"` // also the L2 norm's
 	TiedOutput bool    `card:"tied, the unembedding is the token embedding (W_u = W_eᵀ)"`
 }
 
@@ -75,16 +75,13 @@ const (
 const Arch = "llama4"
 
 // ErrUnsupported marks llama4 files that use features toy lacks.
-var ErrUnsupported = errors.New("llama4: unsupported model feature")
+var ErrUnsupported = models.ErrUnsupported
 
 // ConfigFromGGUF reads the configuration from f's metadata and tensor
 // shapes.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c, lacking, err := readConfig(f)
-	if err == nil && len(lacking) > 0 {
-		err = fmt.Errorf("%w: %s", ErrUnsupported, lacking[0])
-	}
-	return c, err
+	return c, cmp.Or(err, models.Unsupported(Arch, lacking))
 }
 
 // readConfig reads the configuration as llama.cpp does, listing the
@@ -97,9 +94,6 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		return c, nil, err
 	}
 	m := f.Meta(Arch)
-	if !m.Has("attention.head_count_kv") {
-		c.KVHeads = c.Heads
-	}
 	if !m.Has("attention.key_length") {
 		c.HeadDim = c.Embed / max(c.Heads, 1)
 	}
@@ -145,31 +139,20 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	return c, lacking, c.Validate()
 }
 
-// Validate checks that the numbers describe a buildable model.
+// Validate checks that the numbers describe a buildable model: the declared
+// ranges, then how they fit together.
 func (c Config) Validate() error {
-	const big = 1 << 20
+	if err := models.CheckRanges(Arch, c); err != nil {
+		return err
+	}
 	switch {
-	case c.VocabSize <= 0 || c.VocabSize > 1<<24:
-		return fmt.Errorf("llama4: vocabulary size %d", c.VocabSize)
-	case c.Embed <= 0 || c.Embed > big || c.FFN <= 0 || c.FFN > big || c.ExpertFFN <= 0 || c.ExpertFFN > big:
-		return fmt.Errorf("llama4: width %d, feed-forward width %d, expert width %d", c.Embed, c.FFN, c.ExpertFFN)
-	case c.Experts <= 0 || c.Experts > tensor.MaxExperts || c.ExpertsUsed <= 0 || c.ExpertsUsed > c.Experts:
+	case c.ExpertsUsed > c.Experts:
 		return fmt.Errorf("llama4: %d experts used of %d", c.ExpertsUsed, c.Experts)
-	case c.Layers <= 0 || c.Layers > 1024 || c.MoePeriod < 0 || c.MoePeriod > 1024:
-		return fmt.Errorf("llama4: %d layers, a mixture every %d", c.Layers, c.MoePeriod)
-	case c.Heads <= 0 || c.KVHeads <= 0 || c.Heads%c.KVHeads != 0:
+	case c.Heads%c.KVHeads != 0:
 		return fmt.Errorf("llama4: %d heads with %d KV heads", c.Heads, c.KVHeads)
-	case c.HeadDim <= 0 || c.HeadDim > big || c.HeadDim%2 != 0:
+	case c.HeadDim%2 != 0:
 		return fmt.Errorf("llama4: head width %d", c.HeadDim)
-	case c.ContextLength <= 0:
-		return fmt.Errorf("llama4: context length %d", c.ContextLength)
-	case !(c.NormEps > 0 && c.NormEps < 1):
-		return fmt.Errorf("llama4: RMSNorm epsilon %g", c.NormEps)
-	case !(c.RopeBase > 0) || !(c.ChunkRopeBase >= 0) || !(c.RopeScale >= 0 && c.RopeScale < 1e6):
-		return fmt.Errorf("llama4: RoPE base %g (chunked layers %g), scale %g", c.RopeBase, c.ChunkRopeBase, c.RopeScale)
-	case c.NoRopePeriod < 0 || c.Chunk < 0 || c.ChunkPeriod < 0 || c.NoRopePeriod > 1024 || c.ChunkPeriod > 1024:
-		return fmt.Errorf("llama4: no RoPE every %d layers, chunks of %d every %d layers", c.NoRopePeriod, c.Chunk, c.ChunkPeriod)
-	case c.TempScale != 0 && (c.TempFloor <= 0 || !(c.TempScale > -1e3 && c.TempScale < 1e3) || !(c.TempOffset >= 0 && c.TempOffset < 1e6)):
+	case c.TempScale != 0 && (c.TempFloor <= 0 || !(c.TempOffset >= 0 && c.TempOffset < 1e6)):
 		return fmt.Errorf("llama4: attention temperature %g over %d positions from %g", c.TempScale, c.TempFloor, c.TempOffset)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/models/llama4"
+	"github.com/toyml/toy/toy/nn"
 )
 
 func ExampleNewRandom() {
@@ -19,7 +20,7 @@ func ExampleNewRandom() {
 	// width 24 (1152), layers 1 and 3 the mixture: router 64, 4 experts of
 	// width 8 (1536) and the shared one (384)
 	fmt.Println("parameters:", m.Card().ParamCount, "tensors:", len(m.Weights()))
-	fmt.Println("RoPE in layer 3:", m.Blocks[3].Attn.RoPE != nil, "chunk in layer 0:", m.Blocks[0].Attn.Options.Chunk)
+	fmt.Println("RoPE in layer 3:", m.Blocks[3].(*nn.Block).Attn.RoPE != nil, "chunk in layer 0:", m.Blocks[0].(*nn.Block).Attn.Options.Chunk)
 
 	cache := m.NewCache(16)
 	logits := m.Forward([]int32{1, 2, 3, 4, 5, 6}, cache) // prefill across a chunk: [T=6, V=32]

@@ -73,6 +73,7 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("config %+v", c)
 	}
 	for l, b := range m.Blocks {
+		b := b.(*nn.Block)
 		a := b.Attn
 		_, moe := b.FFN.(*nn.MoE)
 		rope, chunk, temp, mix := l != 3, l != 3, l == 3, l%2 == 1
@@ -97,6 +98,7 @@ func TestMaverickHasNoL2Norm(t *testing.T) {
 	s.Experts = 128
 	m := load(t, s)
 	for l, b := range m.Blocks {
+		b := b.(*nn.Block)
 		if m.Config.L2Norm || (b.Attn.RoPE != nil && b.Attn.Then != nil) {
 			t.Fatalf("layer %d: an L2 norm after RoPE with 128 experts", l)
 		}

@@ -6,10 +6,8 @@ package olmo2
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/toyml/toy/toy/card"
-	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
 )
 
@@ -17,27 +15,16 @@ import (
 // are the weights it holds (none for a model made by New).
 func (m *Model) Card() *card.Card { return models.CardFromModel(m.Config.card(), m, m.Config) }
 
-// cardFromHeader makes the card from metadata alone; features toy cannot run
-// yet become notes instead of errors.
-func cardFromHeader(h *gguf.File) (*card.Card, error) {
-	c, lacking, err := readConfig(h)
-	if err != nil {
-		return nil, err
-	}
-	return models.Lacking(models.CardFromFile(c.card(), h, New(c), c), lacking), nil
-}
-
 // card returns the card's hyperparameters and steps for configuration c.
 func (c Config) card() *card.Card {
-	col := func(sym string, rows int) string { return fmt.Sprintf("%s × ℓ = %d × ℓ", sym, rows) }
-	d := col("d_e", c.Embed)
+	d := card.Col("d_e", c.Embed)
 	dh := c.Embed / max(c.Heads, 1)
 	summary := "OLMo 2: a decoder-only transformer that RMS-normalises each sublayer's output and the whole query and key projections, with half-split RoPE and a SwiGLU MLP."
 	if c.Window > 0 {
 		summary = "Olmo 3: OLMo 2 with sliding-window attention in three of every four layers."
 	}
 	k := card.Decoder(Arch, summary, c)
-	k.Hyper = slices.DeleteFunc(k.Hyper, func(h card.Hyper) bool { return h.Value == "0" || h.Value == `""` }) // the features c lacks
+	k.DropZero("window", "sliding_pattern", "rope_scaling", "rope_scale", "rope_orig_context", "rope_attn_factor") // the features c lacks
 	rope := "Q, K ← RoPE(Q, K | d_h, θ_rope), rotating half-split pairs (i, i + d_h/2)"
 	rope += map[string]string{
 		"linear": "; in global layers every angle divided by s_rope",
@@ -52,19 +39,15 @@ func (c Config) card() *card.Card {
 		mask = "Mask_l"
 		k.Notes = append(k.Notes, "Mask_l = Mask in global layers; in local layers also −∞ where t − t' ≥ w.")
 	}
-	k.Steps = []card.Step{
-		{Text: "ℓ ← length(x)"},
-		{Text: "for t ∈ [ℓ]: X[:, t] ← W_e[:, x[t]]", Shape: d},
-		{Text: "for l = 1, 2, …, L do"},
-		{Depth: 1, Text: "Q ← RMSNorm(W_q^l X | γ_q^l, ε);  K ← RMSNorm(W_k^l X | γ_k^l, ε);  V ← W_v^l X",
-			Shape: fmt.Sprintf("Q: %s, K, V: %s", d, col("H_kv·d_h", c.KVHeads*dh))},
-		{Depth: 1, Text: rope},
-		{Depth: 1, Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h / √d_h + " + mask + ")", Shape: col("d_h", dh)},
-		{Depth: 1, Text: "X ← X + RMSNorm(W_o^l [Y_1; …; Y_H] | γ̂_a^l, ε)", Shape: d},
-		{Depth: 1, Text: "X ← X + RMSNorm(W_down^l (SiLU(W_gate^l X) ⊙ W_up^l X) | γ̂_f^l, ε)", Shape: d + " (inside: d_mlp × ℓ)"},
-		{Text: "end for"},
-		{Text: "X ← RMSNorm(X | γ, ε)", Shape: d},
-		{Text: "return P = softmax(W_u X), column by column", Shape: col("N_V", c.VocabSize)},
-	}
+	k.Stack([]card.Step{
+		{Text: "Q ← RMSNorm(W_q^l X | γ_q^l, ε);  K ← RMSNorm(W_k^l X | γ_k^l, ε);  V ← W_v^l X",
+			Shape: fmt.Sprintf("Q: %s, K, V: %s", d, card.Col("H_kv·d_h", c.KVHeads*dh))},
+		{Text: rope},
+		{Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h / √d_h + " + mask + ")", Shape: card.Col("d_h", dh)},
+		{Text: "X ← X + RMSNorm(W_o^l [Y_1; …; Y_H] | γ̂_a^l, ε)", Shape: d},
+		{Text: "X ← X + RMSNorm(W_down^l (SiLU(W_gate^l X) ⊙ W_up^l X) | γ̂_f^l, ε)", Shape: d + " (inside: d_mlp × ℓ)"},
+	},
+		card.Step{Text: "X ← RMSNorm(X | γ, ε)", Shape: d},
+		card.Step{Text: "return P = softmax(W_u X), column by column", Shape: card.Col("N_V", c.VocabSize)})
 	return k
 }

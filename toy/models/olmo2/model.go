@@ -6,19 +6,14 @@ import (
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
-	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is an OLMo 2 or Olmo 3 transformer. Weights are declared with their
-// GGUF names and shapes; each block normalises its sublayers' outputs
-// (nn.Block with AttnPostNorm and FFNPostNorm only).
+// Model is an OLMo 2 or Olmo 3 transformer: the decoder frame over blocks
+// that normalise their sublayers' outputs (*nn.Block with AttnPostNorm and
+// FFNPostNorm only).
 type Model struct {
+	models.Decoder
 	Config Config
-
-	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
-	Blocks     []nn.Block    `gguf:"blk"` // L post-norm blocks
-	OutputNorm *nn.RMSNorm   `gguf:"output_norm" shape:"Embed" card:"γ, final RMSNorm scale"`
-	Output     *nn.Linear    `gguf:"output" shape:"VocabSize, Embed" card:"W_u, unembedding"`
 }
 
 // Load builds the model from a GGUF file; the weights view the file's memory.
@@ -33,10 +28,12 @@ func Load(f *gguf.File) (*Model, error) {
 
 // New returns a model with the shape of c and no weights yet.
 func New(c Config) *Model {
-	m := &Model{Config: c, OutputNorm: &nn.RMSNorm{Eps: c.NormEps}}
-	m.Blocks = make([]nn.Block, c.Layers)
-	for i := range m.Blocks {
-		m.Blocks[i] = nn.Block{
+	m := &Model{Config: c, Decoder: models.Decoder{OutputNorm: &nn.RMSNorm{Eps: c.NormEps},
+		Vocab: c.VocabSize, Context: c.ContextLength, CacheWidth: c.KVHeads * c.HeadDim()}}
+	for i := range c.Layers {
+		// x = x + RMSNorm(Attn(x)), with q, k ← RMSNorm(q), RMSNorm(k) before RoPE
+		// x = x + RMSNorm(SwiGLU(x))
+		b := &nn.Block{
 			Attn: nn.Attention{
 				Q: &nn.Linear{}, K: &nn.Linear{}, V: &nn.Linear{}, // set: the file must hold them
 				Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim(),
@@ -50,45 +47,12 @@ func New(c Config) *Model {
 			FFNPostNorm:  &nn.RMSNorm{Eps: c.NormEps},
 		}
 		if c.Sliding(i) {
-			m.Blocks[i].Attn.Options.Window = c.Window
+			b.Attn.Options.Window = c.Window
 		}
+		m.Blocks = append(m.Blocks, b)
 	}
 	return m
 }
-
-// Forward runs ids [T] at positions cache.Len() … and returns logits [T, V].
-func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	return m.Logits(m.Hidden(ids, cache))
-}
-
-// Hidden runs the transformer and returns the final normalised states [T, D].
-// A nil cache runs ids as one whole sequence from position 0 (training).
-func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	x := m.Embed.Forward(ids) // [T, D]
-	for i := range m.Blocks {
-		// x = x + RMSNorm(Attn(x)), with q, k ← RMSNorm(q), RMSNorm(k) before RoPE
-		// x = x + RMSNorm(SwiGLU(x))
-		x = m.Blocks[i].Forward(x, cache.Layer(i))
-	}
-	return m.OutputNorm.Forward(x)
-}
-
-// Logits projects hidden states [T, D] to vocabulary logits [T, V].
-func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor { return m.Output.Forward(h) }
-
-// NewCache returns an empty KV cache for up to capacity positions.
-func (m *Model) NewCache(capacity int) *nn.Cache {
-	return nn.NewCache(m.Config.Layers, capacity, m.Config.KVHeads*m.Config.HeadDim())
-}
-
-// VocabSize returns V.
-func (m *Model) VocabSize() int { return m.Config.VocabSize }
-
-// ContextLength returns the trained context length.
-func (m *Model) ContextLength() int { return m.Config.ContextLength }
-
-// Weights returns every weight tensor under its GGUF name, each once.
-func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -24,10 +25,11 @@ func TestLoadOlmo3(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := m.Config
-	if c.Window != 3 || c.SlidingPattern != 4 || c.RopeScaling != "yarn" || m.Blocks[0].AttnNorm != nil {
+	if c.Window != 3 || c.SlidingPattern != 4 || c.RopeScaling != "yarn" || m.Blocks[0].(*nn.Block).AttnNorm != nil {
 		t.Fatalf("config %+v", c)
 	}
 	for i, b := range m.Blocks {
+		b := b.(*nn.Block)
 		local := i < 3
 		if (b.Attn.Options.Window == 3) != local || (b.Attn.RoPE.Scaling.FreqScale == 0) != local {
 			t.Errorf("layer %d: window %d, RoPE scaling %+v", i, b.Attn.Options.Window, b.Attn.RoPE.Scaling)

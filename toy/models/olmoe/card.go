@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/card"
-	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
 )
 
@@ -16,44 +15,28 @@ import (
 // are the weights it holds (none for a model made by New).
 func (m *Model) Card() *card.Card { return models.CardFromModel(m.Config.card(), m, m.Config) }
 
-// cardFromHeader makes the card from metadata alone; features toy cannot run
-// yet become notes instead of errors, so that every OLMoE file can be
-// described.
-func cardFromHeader(h *gguf.File) (*card.Card, error) {
-	c, lacking, err := readConfig(h)
-	if err != nil {
-		return nil, err
-	}
-	return models.Lacking(models.CardFromFile(c.card(), h, New(c), c), lacking), nil
-}
-
 // card returns the card's hyperparameters and steps for configuration c.
 func (c Config) card() *card.Card {
 	q, kv := "H·d_h", "H_kv·d_h"
 	qn, kvn := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	col := func(sym string, rows int) string { return fmt.Sprintf("%s × ℓ = %d × ℓ", sym, rows) }
-	d := col("d_e", c.Embed)
+	d := card.Col("d_e", c.Embed)
 	k := card.Decoder(Arch, "OLMoE: a decoder-only transformer with pre-RMSNorm, queries and keys RMS-normalised whole before half-split RoPE, "+
 		"and a sparse mixture of SwiGLU experts in place of the MLP (the k most probable of N_E per token, weighted by their router probabilities).", c)
-	k.Steps = []card.Step{
-		{Text: "ℓ ← length(x)"},
-		{Text: "for t ∈ [ℓ]: X[:, t] ← W_e[:, x[t]]", Shape: d},
-		{Text: "for l = 1, 2, …, L do"},
-		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ_a^l, ε)", Shape: d},
-		{Depth: 1, Text: "Q ← W_q^l X̃;  K ← W_k^l X̃;  V ← W_v^l X̃", Shape: fmt.Sprintf("Q: %s, K, V: %s", col(q, qn), col(kv, kvn))},
-		{Depth: 1, Text: "Q ← RMSNorm(Q | γ_q^l, ε);  K ← RMSNorm(K | γ_k^l, ε)", Shape: fmt.Sprintf("Q: %s, K: %s", col(q, qn), col(kv, kvn))},
-		{Depth: 1, Text: "Q, K ← RoPE(Q, K | d_rope, θ_rope), rotating half-split pairs (i, i + d_rope/2)"},
-		{Depth: 1, Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h / √d_h + Mask)", Shape: col("d_h", c.HeadDim)},
-		{Depth: 1, Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: d},
-		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ_f^l, ε)", Shape: d},
-		{Depth: 1, Text: "P_r ← softmax(W_r^l X̃), column by column", Shape: col("N_E", c.Experts)},
-		{Depth: 1, Text: "for t ∈ [ℓ]: S_t ← the k rows e of largest P_r[e, t]"},
-		{Depth: 1, Text: "for t ∈ [ℓ]: X[:, t] ← X[:, t] + Σ_{e ∈ S_t} P_r[e, t] · W_down^{l,e} (SiLU(W_gate^{l,e} X̃[:, t]) ⊙ W_up^{l,e} X̃[:, t])",
+	k.Stack([]card.Step{
+		{Text: "X̃ ← RMSNorm(X | γ_a^l, ε)", Shape: d},
+		{Text: "Q ← W_q^l X̃;  K ← W_k^l X̃;  V ← W_v^l X̃", Shape: fmt.Sprintf("Q: %s, K, V: %s", card.Col(q, qn), card.Col(kv, kvn))},
+		{Text: "Q ← RMSNorm(Q | γ_q^l, ε);  K ← RMSNorm(K | γ_k^l, ε)", Shape: fmt.Sprintf("Q: %s, K: %s", card.Col(q, qn), card.Col(kv, kvn))},
+		{Text: "Q, K ← RoPE(Q, K | d_rope, θ_rope), rotating half-split pairs (i, i + d_rope/2)"},
+		{Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h / √d_h + Mask)", Shape: card.Col("d_h", c.HeadDim)},
+		{Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: d},
+		{Text: "X̃ ← RMSNorm(X | γ_f^l, ε)", Shape: d},
+		{Text: "P_r ← softmax(W_r^l X̃), column by column", Shape: card.Col("N_E", c.Experts)},
+		{Text: "for t ∈ [ℓ]: S_t ← the k rows e of largest P_r[e, t]"},
+		{Text: "for t ∈ [ℓ]: X[:, t] ← X[:, t] + Σ_{e ∈ S_t} P_r[e, t] · W_down^{l,e} (SiLU(W_gate^{l,e} X̃[:, t]) ⊙ W_up^{l,e} X̃[:, t])",
 			Shape: "d_e (inside: d_exp)"},
-		{Text: "end for"},
-		{Text: "X ← RMSNorm(X | γ, ε)", Shape: d},
-		{Text: "return P = softmax(W_u X), column by column", Shape: col("N_V", c.VocabSize)},
-	}
+	},
+		card.Step{Text: "X ← RMSNorm(X | γ, ε)", Shape: d},
+		card.Step{Text: "return P = softmax(W_u X), column by column", Shape: card.Col("N_V", c.VocabSize)})
 	k.Notes = []string{
 		"Mask[t', t] = 0 if t' ≤ t else −∞ (causal); softmax runs over each column.",
 		"The k routing weights P_r[e, t] are not renormalised over S_t.",

@@ -40,7 +40,7 @@ func TestLoad(t *testing.T) {
 	}
 	c, moe := m.Config, m.MoE(1)
 	if c.Experts != 4 || c.ExpertsUsed != 2 || c.FFN != 32 || c.HeadDim != 16 || moe.Used != 2 ||
-		moe.Gate.DType() != tensor.Q8_0 || moe.Router.W.DType() != tensor.F32 || m.Blocks[0].Attn.Norms.Q.(*nn.RMSNorm).W.Len() != 64 {
+		moe.Gate.DType() != tensor.Q8_0 || moe.Router.W.DType() != tensor.F32 || m.Blocks[0].(*nn.Block).Attn.Norms.Q.(*nn.RMSNorm).W.Len() != 64 {
 		t.Fatalf("config %+v, MoE used %d, gate %v, router %v", c, moe.Used, moe.Gate.DType(), moe.Router.W.DType())
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/card"
-	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
 )
 
@@ -15,37 +14,20 @@ import (
 // are the weights it holds (none for a model made by New).
 func (m *Model) Card() *card.Card { return models.CardFromModel(m.Config.card(), m, m.Config) }
 
-// cardFromHeader makes the card from metadata alone; features toy cannot run
-// yet become notes instead of errors, so that every Phi-2 file can be
-// described.
-func cardFromHeader(h *gguf.File) (*card.Card, error) {
-	c, lacking, err := readConfig(h)
-	if err != nil {
-		return nil, err
-	}
-	return models.Lacking(models.CardFromFile(c.card(), h, New(c), c), lacking), nil
-}
-
 // card returns the card's hyperparameters and steps for configuration c.
 func (c Config) card() *card.Card {
-	q, kv := "H·d_h", "H_kv·d_h"
-	qn, kvn := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	col := func(sym string, rows int) string { return fmt.Sprintf("%s × ℓ = %d × ℓ", sym, rows) }
+	d := card.Col("d_e", c.Embed)
 	k := card.Decoder(Arch, "Phi-2: a decoder-only transformer whose attention and GELU MLP run side by side on one LayerNorm of the residual stream, "+
 		"with half-split RoPE on the first d_rope features of each head and biases on every projection.", c)
-	k.Steps = []card.Step{
-		{Text: "ℓ ← length(x)"},
-		{Text: "for t ∈ [ℓ]: X[:, t] ← W_e[:, x[t]]", Shape: col("d_e", c.Embed)},
-		{Text: "for l = 1, 2, …, L do"},
-		{Depth: 1, Text: "X̃ ← LayerNorm(X | γ^l, β^l, ε)", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "[Q; K; V] ← W_qkv^l X̃ + b_qkv^l 1ᵀ", Shape: fmt.Sprintf("Q: %s, K, V: %s", col(q, qn), col(kv, kvn))},
-		{Depth: 1, Text: "Q, K ← RoPE(Q, K | d_rope, θ_rope), rotating half-split pairs (i, i + d_rope/2) of the first d_rope features of each head"},
-		{Depth: 1, Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h / √d_h + Mask)", Shape: col("d_h", c.HeadDim)},
-		{Depth: 1, Text: "X ← X + W_o^l [Y_1; …; Y_H] + b_o^l 1ᵀ + W_down^l GELU(W_up^l X̃ + b_up^l 1ᵀ) + b_down^l 1ᵀ", Shape: col("d_e", c.Embed) + " (inside: d_mlp × ℓ)"},
-		{Text: "end for"},
-		{Text: "X ← LayerNorm(X | γ, β, ε)", Shape: col("d_e", c.Embed)},
-		{Text: "return P = softmax(W_u X + b_u 1ᵀ), column by column", Shape: col("N_V", c.VocabSize)},
-	}
+	k.Stack([]card.Step{
+		{Text: "X̃ ← LayerNorm(X | γ^l, β^l, ε)", Shape: d},
+		{Text: "[Q; K; V] ← W_qkv^l X̃ + b_qkv^l 1ᵀ", Shape: fmt.Sprintf("Q: %s, K, V: %s", card.Col("H·d_h", c.Heads*c.HeadDim), card.Col("H_kv·d_h", c.KVHeads*c.HeadDim))},
+		{Text: "Q, K ← RoPE(Q, K | d_rope, θ_rope), rotating half-split pairs (i, i + d_rope/2) of the first d_rope features of each head"},
+		{Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h / √d_h + Mask)", Shape: card.Col("d_h", c.HeadDim)},
+		{Text: "X ← X + W_o^l [Y_1; …; Y_H] + b_o^l 1ᵀ + W_down^l GELU(W_up^l X̃ + b_up^l 1ᵀ) + b_down^l 1ᵀ", Shape: d + " (inside: d_mlp × ℓ)"},
+	},
+		card.Step{Text: "X ← LayerNorm(X | γ, β, ε)", Shape: d},
+		card.Step{Text: "return P = softmax(W_u X + b_u 1ᵀ), column by column", Shape: card.Col("N_V", c.VocabSize)})
 	k.Notes = []string{
 		"Mask[t', t] = 0 if t' ≤ t else −∞ (causal); softmax runs over each column.",
 		"GELU(x) = ½x(1 + tanh(√(2/π)(x + 0.044715x³))).",

@@ -4,36 +4,31 @@
 package phi2
 
 import (
-	"math"
-
 	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/models/internal/builtin"
 	"github.com/toyml/toy/toy/nn"
 )
 
-// NewRandom returns a model of shape c with GPT-2-style initial weights:
-// N(0, 0.02²) for every matrix, the projections into the residual stream
-// (attention output, MLP down) scaled by 1/√(2L), biases at 0, LayerNorm
-// scales at 1. The same seed gives the same model.
+// NewRandom returns a model of shape c with GPT-2-style initial weights
+// (models.Randomize): N(0, 0.02²) for every matrix (a fused attn_qkv), the
+// projections into the residual stream scaled by 1/√(2L), biases at 0,
+// LayerNorm scales at 1. The same seed gives the same model.
 func NewRandom(c Config, seed uint64) *Model {
-	in := nn.NewInit(seed)
-	const std = 0.02
-	resid := std / math.Sqrt(2*float64(c.Layers))
-	D, F, q, kv := c.Embed, c.FFN, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
 	m := New(c)
-	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, D)}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		b.Norm.W, b.Norm.B = in.Fill(1, D), in.Fill(0, D)
-		b.Attn.QKV = in.Linear(q+2*kv, D, std, true)
-		b.Attn.O = in.Linear(D, q, resid, true)
-		b.MLP.Up, b.MLP.Down = in.Linear(F, D, std, true), in.Linear(D, F, resid, true)
+	for _, b := range m.Blocks { // optional in nn.Attention: drawn once built
+		b.(*Block).Attn.QKV = &nn.Linear{}
 	}
-	m.OutputNorm.W, m.OutputNorm.B = in.Fill(1, D), in.Fill(0, D)
-	m.Output = in.Linear(c.VocabSize, D, std, true)
+	in := models.Randomize(m, c, c.Layers, seed)
+	for _, b := range m.Blocks {
+		b := b.(*Block)
+		for _, l := range []*nn.Linear{b.Attn.QKV, b.Attn.O, b.MLP.Up, b.MLP.Down} {
+			l.B = in.Fill(0, l.W.Rows())
+		}
+	}
+	m.Output.B = in.Fill(0, c.VocabSize)
 	return m
 }
 
 func init() {
-	models.Register(builtin.Family([]string{Arch}, Load, NewRandom, cardFromHeader, nil))
+	models.Register(builtin.Family([]string{Arch}, Load, NewRandom, builtin.Card(readConfig, Config.card, New), nil))
 }

@@ -11,14 +11,11 @@ import (
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is Phi-2. Weights are declared with their GGUF names and shapes.
+// Model is Phi-2: the decoder frame over parallel blocks (*Block), a final
+// LayerNorm and a head, both with biases.
 type Model struct {
+	models.Decoder
 	Config Config
-
-	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
-	Blocks     []Block       `gguf:"blk"`                                                       // L parallel blocks
-	OutputNorm *nn.LayerNorm `gguf:"output_norm" shape:"Embed" card:"γ, final LayerNorm scale"` // with a bias
-	Output     *nn.Linear    `gguf:"output" shape:"VocabSize, Embed" card:"W_u, unembedding"`   // with a bias
 }
 
 // Block is the parallel block (Wang & Komatsuzaki 2021, GPT-J): attention
@@ -49,8 +46,8 @@ func Load(f *gguf.File) (*Model, error) {
 	if err := models.LoadWeights(f, Arch, m, c); err != nil {
 		return nil, err
 	}
-	for i := range m.Blocks { // the fused projection or all three separate ones
-		if err := m.Blocks[i].Attn.Check(); err != nil {
+	for i, b := range m.Blocks { // the fused projection or all three separate ones
+		if err := b.(*Block).Attn.Check(); err != nil {
 			return nil, fmt.Errorf("phi2: blk.%d: %w", i, err)
 		}
 	}
@@ -59,53 +56,20 @@ func Load(f *gguf.File) (*Model, error) {
 
 // New returns a model with the shape of c and no weights yet.
 func New(c Config) *Model {
-	m := &Model{Config: c, OutputNorm: &nn.LayerNorm{Eps: c.NormEps}}
-	m.Blocks = make([]Block, c.Layers)
-	for i := range m.Blocks {
-		m.Blocks[i] = Block{
+	m := &Model{Config: c, Decoder: models.Decoder{OutputNorm: &nn.LayerNorm{Eps: c.NormEps},
+		Vocab: c.VocabSize, Context: c.ContextLength, CacheWidth: c.KVHeads * c.HeadDim}}
+	for range c.Layers {
+		// h = LayerNorm(x); x = x + Attn(h) + MLP(h)
+		m.Blocks = append(m.Blocks, &Block{
 			Norm: &nn.LayerNorm{Eps: c.NormEps},
 			Attn: nn.Attention{
 				Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
 				RoPE: &nn.RoPE{Dim: c.RopeDim, Base: c.RopeBase, NeoX: true},
 			},
-		}
+		})
 	}
 	return m
 }
-
-// Forward runs ids [T] at positions cache.Len() … and returns logits [T, V].
-func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	return m.Logits(m.Hidden(ids, cache))
-}
-
-// Hidden runs the transformer and returns the final normalised states [T, D].
-// A nil cache runs ids as one whole sequence from position 0 (training).
-func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	x := m.Embed.Forward(ids) // [T, D]
-	for i := range m.Blocks {
-		// h = LayerNorm(x); x = x + Attn(h) + MLP(h)
-		x = m.Blocks[i].Forward(x, cache.Layer(i))
-	}
-	return m.OutputNorm.Forward(x)
-}
-
-// Logits projects hidden states [T, D] to vocabulary logits [T, V], bias
-// included.
-func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor { return m.Output.Forward(h) }
-
-// NewCache returns an empty KV cache for up to capacity positions.
-func (m *Model) NewCache(capacity int) *nn.Cache {
-	return nn.NewCache(m.Config.Layers, capacity, m.Config.KVHeads*m.Config.HeadDim)
-}
-
-// VocabSize returns V.
-func (m *Model) VocabSize() int { return m.Config.VocabSize }
-
-// ContextLength returns the trained context length.
-func (m *Model) ContextLength() int { return m.Config.ContextLength }
-
-// Weights returns every weight tensor under its GGUF name.
-func (m *Model) Weights() []nn.Named { return nn.Collect("", m) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

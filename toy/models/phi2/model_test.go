@@ -8,6 +8,7 @@ import (
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models/phi2"
+	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -29,8 +30,8 @@ func load(t *testing.T, s testmodel.Spec) *phi2.Model {
 func TestLoad(t *testing.T) {
 	for _, separate := range []bool{false, true} {
 		m := load(t, spec(tensor.Q8_0, separate))
-		c, b := m.Config, m.Blocks[1]
-		if c.RopeDim != 8 || c.HeadDim != 16 || b.Attn.RoPE.Dim != 8 || !b.Attn.RoPE.NeoX || m.Output.B == nil || m.OutputNorm.B == nil ||
+		c, b := m.Config, m.Blocks[1].(*phi2.Block)
+		if c.RopeDim != 8 || c.HeadDim != 16 || b.Attn.RoPE.Dim != 8 || !b.Attn.RoPE.NeoX || m.Output.B == nil || m.OutputNorm.(*nn.LayerNorm).B == nil ||
 			b.Norm.B == nil || b.Attn.O.B == nil || b.MLP.Up.B == nil || b.MLP.Down.B == nil {
 			t.Fatalf("config %+v; a bias or the partial RoPE is missing", c)
 		}
@@ -45,7 +46,7 @@ func TestLoad(t *testing.T) {
 // LayerNorm(x + Attn(h)).
 func TestParallelBlock(t *testing.T) {
 	m := load(t, spec(tensor.F32, false))
-	b := &m.Blocks[0]
+	b := m.Blocks[0].(*phi2.Block)
 	x := m.Embed.Forward([]int32{3, 1, 4, 1, 5}) // [5, D]
 	h := b.Norm.Forward(x)
 	a := b.Attn.Forward(h, nil)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/toyml/toy/toy/card"
-	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
 )
 
@@ -16,21 +15,8 @@ import (
 // are the weights it holds (none for a model made by New).
 func (m *Model) Card() *card.Card { return models.CardFromModel(m.Config.card(), m, m.Config) }
 
-// cardFromHeader makes the card from metadata alone; features toy cannot run
-// yet become notes instead of errors, so that every Phi-3 file can be
-// described.
-func cardFromHeader(h *gguf.File) (*card.Card, error) {
-	c, lacking, err := readConfig(h)
-	if err != nil {
-		return nil, err
-	}
-	return models.Lacking(models.CardFromFile(c.card(), h, New(c), c), lacking), nil
-}
-
 // card returns the card's hyperparameters and steps for configuration c.
 func (c Config) card() *card.Card {
-	q, kv := "H·d_h", "H_kv·d_h"
-	col := func(sym string, rows int) string { return fmt.Sprintf("%s × ℓ = %d × ℓ", sym, rows) }
 	k := card.Decoder(Arch, "Phi-3: the Llama transformer (pre-RMSNorm, grouped-query attention, SwiGLU) with fused query/key/value and gate/up projections, "+
 		"half-split RoPE on the first d_rope features of each head, and LongRoPE frequency factors for long contexts.", c)
 	rope := "Q, K ← RoPE(Q, K | d_rope, θ_rope), rotating half-split pairs (i, i + d_rope/2) by angles pos·θ_rope^(−2i/d_rope)"
@@ -40,22 +26,19 @@ func (c Config) card() *card.Card {
 	if c.RopeAttnFactor != 0 {
 		rope += "; cos, sin × m_rope"
 	}
-	k.Steps = []card.Step{
-		{Text: "ℓ ← length(x)"},
-		{Text: "for t ∈ [ℓ]: X[:, t] ← W_e[:, x[t]]", Shape: col("d_e", c.Embed)},
-		{Text: "for l = 1, 2, …, L do"},
-		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ_a^l, ε)", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "[Q; K; V] ← W_qkv^l X̃", Shape: fmt.Sprintf("Q: %s, K, V: %s", col(q, c.Heads*c.HeadDim), col(kv, c.KVHeads*c.HeadDim))},
-		{Depth: 1, Text: rope},
-		{Depth: 1, Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h / √d_h + Mask)", Shape: col("d_h", c.HeadDim)},
-		{Depth: 1, Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ_f^l, ε)", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "[G; U] ← W_up^l X̃", Shape: "G, U: " + col("d_mlp", c.FFN)},
-		{Depth: 1, Text: "X ← X + W_down^l (SiLU(G) ⊙ U)", Shape: col("d_e", c.Embed)},
-		{Text: "end for"},
-		{Text: "X ← RMSNorm(X | γ, ε)", Shape: col("d_e", c.Embed)},
-		{Text: "return P = softmax(W_u X), column by column (W_u = W_eᵀ when tied)", Shape: col("N_V", c.VocabSize)},
-	}
+	d := card.Col("d_e", c.Embed)
+	k.Stack([]card.Step{
+		{Text: "X̃ ← RMSNorm(X | γ_a^l, ε)", Shape: d},
+		{Text: "[Q; K; V] ← W_qkv^l X̃", Shape: fmt.Sprintf("Q: %s, K, V: %s", card.Col("H·d_h", c.Heads*c.HeadDim), card.Col("H_kv·d_h", c.KVHeads*c.HeadDim))},
+		{Text: rope},
+		{Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← V_g softmax(K_gᵀ Q_h / √d_h + Mask)", Shape: card.Col("d_h", c.HeadDim)},
+		{Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: d},
+		{Text: "X̃ ← RMSNorm(X | γ_f^l, ε)", Shape: d},
+		{Text: "[G; U] ← W_up^l X̃", Shape: "G, U: " + card.Col("d_mlp", c.FFN)},
+		{Text: "X ← X + W_down^l (SiLU(G) ⊙ U)", Shape: d},
+	},
+		card.Step{Text: "X ← RMSNorm(X | γ, ε)", Shape: d},
+		card.Step{Text: "return P = softmax(W_u X), column by column (W_u = W_eᵀ when tied)", Shape: card.Col("N_V", c.VocabSize)})
 	k.Notes = []string{"Mask[t', t] = 0 if t' ≤ t else −∞ (causal); softmax runs over each column."}
 	if c.RopeFactors {
 		k.Notes = append(k.Notes, "n_ctx is the context the model runs with (toy: the KV cache's capacity), not ℓ.")

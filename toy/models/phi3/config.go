@@ -4,7 +4,7 @@
 package phi3
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
@@ -16,17 +16,17 @@ import (
 // file, KVHeads is H, HeadDim D/H, RopeDim Dh, RopeBase 10000 and
 // RopeOrigContext the context length.
 type Config struct {
-	VocabSize     int     `card:"N_V, vocabulary size"`
-	ContextLength int     `gguf:"context_length" card:"ℓ_max, trained context length"` // 131072 for the 128k models
-	Embed         int     `gguf:"embedding_length" card:"d_e, model width"`
-	Layers        int     `gguf:"block_count" card:"L, layers"`
-	FFN           int     `gguf:"feed_forward_length" card:"d_mlp, feed-forward width"` // F (ffn_up holds 2F rows: gate, then up)
-	Heads         int     `gguf:"attention.head_count" card:"H, query heads"`
-	KVHeads       int     `gguf:"attention.head_count_kv,optional" card:"H_kv, key/value heads (grouped-query attention when < H)"`
-	HeadDim       int     `gguf:"attention.key_length,optional" card:"d_h, head width"`
-	RopeDim       int     `gguf:"rope.dimension_count,optional" card:"d_rope, features rotated per head, from the first"` // Dh, or 3/4 of it in Phi-4-mini
-	RopeBase      float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
-	NormEps       float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm epsilon"`
+	VocabSize     int     `range:"[1, 1<<24]" card:"N_V, vocabulary size"`
+	ContextLength int     `gguf:"context_length" range:"[1, *]" card:"ℓ_max, trained context length"` // 131072 for the 128k models
+	Embed         int     `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
+	Layers        int     `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
+	FFN           int     `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, feed-forward width"` // F (ffn_up holds 2F rows: gate, then up)
+	Heads         int     `gguf:"attention.head_count" range:"[1, *]" card:"H, query heads"`
+	KVHeads       int     `gguf:"attention.head_count_kv,optional" default:"Heads" range:"[1, *]" card:"H_kv, key/value heads (grouped-query attention when < H)"`
+	HeadDim       int     `gguf:"attention.key_length,optional" range:"[1, 1<<20]" card:"d_h, head width"`
+	RopeDim       int     `gguf:"rope.dimension_count,optional" range:"[1, *]" card:"d_rope, features rotated per head, from the first"` // Dh, or 3/4 of it in Phi-4-mini
+	RopeBase      float32 `gguf:"rope.freq_base,optional" range:"(0, *]" card:"θ_rope, RoPE frequency base"`
+	NormEps       float32 `gguf:"attention.layer_norm_rms_epsilon" range:"(0, 1)" card:"ε, RMSNorm epsilon"`
 	TiedOutput    bool    `card:"tied, the unembedding is the token embedding (W_u = W_eᵀ)"` // Phi-4-mini
 
 	// LongRoPE: with RopeFactors the file holds rope_factors_short and
@@ -34,25 +34,22 @@ type Config struct {
 	// runs with the long ones (see LongFactors). RopeAttnFactor multiplies
 	// RoPE's cos and sin (0 means 1).
 	RopeFactors     bool    `card:"longrope, LongRoPE: pair i's angle is divided by f_s[i] or f_l[i]"`
-	RopeOrigContext int     `gguf:"rope.scaling.original_context_length,optional" card:"ℓ_orig, original context: a longer context n_ctx runs with f_l"`
-	RopeAttnFactor  float32 `gguf:"rope.scaling.attn_factor,optional" card:"m_rope, RoPE's cos and sin are multiplied by m_rope (0: by 1)"`
+	RopeOrigContext int     `gguf:"rope.scaling.original_context_length,optional" default:"ContextLength" range:"[0, *]" card:"ℓ_orig, original context: a longer context n_ctx runs with f_l"`
+	RopeAttnFactor  float32 `gguf:"rope.scaling.attn_factor,optional" range:"[0, 100)" card:"m_rope, RoPE's cos and sin are multiplied by m_rope (0: by 1)"`
 }
 
 // Arch is the GGUF architecture this package loads.
 const Arch = "phi3"
 
 // ErrUnsupported marks Phi-3 files that use features toy lacks.
-var ErrUnsupported = errors.New("phi3: unsupported model feature")
+var ErrUnsupported = models.ErrUnsupported
 
 // ConfigFromGGUF reads the configuration from f's metadata and tensor shapes.
 // Files that ask for a RoPE scaling other than LongRoPE's factors (linear or
 // YaRN by metadata, which no Phi release has) are refused with ErrUnsupported.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c, lacking, err := readConfig(f)
-	if err == nil && len(lacking) > 0 {
-		err = fmt.Errorf("%w: %s", ErrUnsupported, lacking[0])
-	}
-	return c, err
+	return c, cmp.Or(err, models.Unsupported(Arch, lacking))
 }
 
 // readConfig reads the configuration, listing the features the file uses
@@ -63,17 +60,11 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		return c, nil, err
 	}
 	m := f.Meta(Arch)
-	if !m.Has("attention.head_count_kv") {
-		c.KVHeads = c.Heads
-	}
 	if !m.Has("attention.key_length") {
 		c.HeadDim = c.Embed / max(c.Heads, 1)
 	}
 	if !m.Has("rope.dimension_count") {
 		c.RopeDim = c.HeadDim
-	}
-	if !m.Has("rope.scaling.original_context_length") {
-		c.RopeOrigContext = c.ContextLength
 	}
 	var lacking []string
 	// LongRoPE is the factor tensors; a scaling by metadata must be the
@@ -100,30 +91,19 @@ func (c Config) RoPEScaling() tensor.RoPEScaling {
 	return tensor.RoPEScaling{AttnFactor: c.RopeAttnFactor}
 }
 
-// Validate checks that the numbers describe a buildable model.
+// Validate checks that the numbers describe a buildable model: the declared
+// ranges, then how they fit together.
 func (c Config) Validate() error {
-	const big = 1 << 20
+	if err := models.CheckRanges(Arch, c); err != nil {
+		return err
+	}
 	switch {
-	case c.VocabSize <= 0 || c.VocabSize > 1<<24:
-		return fmt.Errorf("phi3: vocabulary size %d", c.VocabSize)
-	case c.Embed <= 0 || c.Embed > big || c.FFN <= 0 || c.FFN > big:
-		return fmt.Errorf("phi3: width %d, feed-forward width %d", c.Embed, c.FFN)
-	case c.Layers <= 0 || c.Layers > 1024:
-		return fmt.Errorf("phi3: %d layers", c.Layers)
-	case c.Heads <= 0 || c.KVHeads <= 0 || c.Heads%c.KVHeads != 0:
+	case c.Heads%c.KVHeads != 0:
 		return fmt.Errorf("phi3: %d heads with %d KV heads", c.Heads, c.KVHeads)
-	case c.HeadDim <= 0 || c.HeadDim > big || c.RopeDim <= 0 || c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
+	case c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
 		return fmt.Errorf("phi3: head width %d, RoPE width %d", c.HeadDim, c.RopeDim)
-	case c.ContextLength <= 0:
-		return fmt.Errorf("phi3: context length %d", c.ContextLength)
-	case !(c.NormEps > 0 && c.NormEps < 1):
-		return fmt.Errorf("phi3: RMSNorm epsilon %g", c.NormEps)
-	case !(c.RopeBase > 0):
-		return fmt.Errorf("phi3: RoPE base %g", c.RopeBase)
-	case c.RopeOrigContext < 0 || (c.RopeFactors && c.RopeOrigContext == 0):
+	case c.RopeFactors && c.RopeOrigContext == 0:
 		return fmt.Errorf("phi3: LongRoPE over an original context of %d", c.RopeOrigContext)
-	case !(c.RopeAttnFactor >= 0 && c.RopeAttnFactor < 100):
-		return fmt.Errorf("phi3: RoPE attention factor %g", c.RopeAttnFactor)
 	}
 	return nil
 }

@@ -12,17 +12,13 @@ import (
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is a Phi-3-family transformer. Weights are declared with their GGUF
-// names and shapes; each block's feed-forward layer is an *MLP. Each block's
-// Attn.RoPE is the rotation without LongRoPE's factors: Hidden rotates with
-// the factors of its call's context.
+// Model is a Phi-3-family transformer: the decoder frame over pre-norm
+// blocks (*nn.Block) whose feed-forward layer is an *MLP, with LongRoPE's
+// factors beside it. Each block's Attn.RoPE is the rotation without the
+// factors: Hidden rotates with the factors of its call's context.
 type Model struct {
+	models.Decoder
 	Config Config
-
-	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
-	Blocks     []nn.Block    `gguf:"blk"` // L pre-norm blocks
-	OutputNorm *nn.RMSNorm   `gguf:"output_norm" shape:"Embed" card:"γ, final RMSNorm scale"`
-	Output     *nn.Linear    `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"` // tied: a Linear over Embed.W
 
 	// LongRoPE's frequency divisors [R/2], both nil without LongRoPE:
 	// constants of the architecture, not trained weights.
@@ -34,7 +30,7 @@ type Model struct {
 // matrix: [g; u] = x·W_upᵀ, y = (SiLU(g) ⊙ u)·W_downᵀ.
 type MLP struct {
 	GateUp *nn.Linear `gguf:"ffn_up" shape:"2*FFN, Embed" card:"W_up, fused gate (first d_mlp rows) and up projections"`
-	Down   *nn.Linear `gguf:"ffn_down" shape:"Embed, FFN" card:"W_down, feed-forward down projection"`
+	Down   *nn.Linear `gguf:"ffn_down" shape:"Embed, FFN" init:"resid" card:"W_down, feed-forward down projection"`
 }
 
 // Forward maps x [T, D] to [T, D].
@@ -57,8 +53,8 @@ func Load(f *gguf.File) (*Model, error) {
 	if (m.RopeShort == nil) != (m.RopeLong == nil) || c.RopeFactors && m.RopeLong == nil {
 		return nil, errors.New("phi3: LongRoPE needs both rope_factors_short.weight and rope_factors_long.weight")
 	}
-	for i := range m.Blocks { // the fused projection or all three separate ones
-		if err := m.Blocks[i].Attn.Check(); err != nil {
+	for i, b := range m.Blocks { // the fused projection or all three separate ones
+		if err := b.(*nn.Block).Attn.Check(); err != nil {
 			return nil, fmt.Errorf("phi3: blk.%d: %w", i, err)
 		}
 	}
@@ -67,10 +63,12 @@ func Load(f *gguf.File) (*Model, error) {
 
 // New returns a model with the shape of c and no weights yet.
 func New(c Config) *Model {
-	m := &Model{Config: c, OutputNorm: &nn.RMSNorm{Eps: c.NormEps}}
-	m.Blocks = make([]nn.Block, c.Layers)
-	for i := range m.Blocks {
-		m.Blocks[i] = nn.Block{
+	m := &Model{Config: c, Decoder: models.Decoder{OutputNorm: &nn.RMSNorm{Eps: c.NormEps},
+		Vocab: c.VocabSize, Context: c.ContextLength, CacheWidth: c.KVHeads * c.HeadDim}}
+	for range c.Layers {
+		// x = x + Attn(RMSNorm(x)), [q; k; v] fused, q and k rotated by the context's RoPE
+		// x = x + Down(SiLU(g) ⊙ u), [g; u] = Up(RMSNorm(x))
+		m.Blocks = append(m.Blocks, &nn.Block{
 			AttnNorm: &nn.RMSNorm{Eps: c.NormEps},
 			Attn: nn.Attention{
 				Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
@@ -78,7 +76,7 @@ func New(c Config) *Model {
 			},
 			FFNNorm: &nn.RMSNorm{Eps: c.NormEps},
 			FFN:     &MLP{},
-		}
+		})
 	}
 	return m
 }
@@ -101,8 +99,8 @@ func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
 
 // Hidden runs the transformer and returns the final normalised states [T, D].
 // A nil cache runs ids as one whole sequence from position 0 (training). The
-// context that picks LongRoPE's factors is the cache's capacity, or without
-// a cache the sequence's length.
+// context that picks LongRoPE's factors is the cache's capacity (NewCache's
+// argument), or without a cache the sequence's length.
 func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
 	n := len(ids)
 	if cache != nil {
@@ -110,34 +108,17 @@ func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
 	}
 	rope := m.RoPE(n)
 	x := m.Embed.Forward(ids) // [T, D]
-	for i := range m.Blocks {
-		// x = x + Attn(RMSNorm(x)), [q; k; v] fused, q and k rotated by this context's RoPE
-		// x = x + Down(SiLU(g) ⊙ u), [g; u] = Up(RMSNorm(x))
-		b := m.Blocks[i] // a copy: the context's RoPE belongs to this call, not to the model
+	for i, b := range m.Blocks {
+		b := *b.(*nn.Block) // a copy: the context's RoPE belongs to this call, not to the model
 		b.Attn.RoPE = rope
 		x = b.Forward(x, cache.Layer(i))
 	}
 	return m.OutputNorm.Forward(x)
 }
 
-// Logits projects hidden states [T, D] to vocabulary logits [T, V].
-func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor { return m.Output.Forward(h) }
-
-// NewCache returns an empty KV cache for up to capacity positions; the
-// capacity is the context that picks LongRoPE's factors.
-func (m *Model) NewCache(capacity int) *nn.Cache {
-	return nn.NewCache(m.Config.Layers, capacity, m.Config.KVHeads*m.Config.HeadDim)
-}
-
-// VocabSize returns V.
-func (m *Model) VocabSize() int { return m.Config.VocabSize }
-
-// ContextLength returns the trained context length.
-func (m *Model) ContextLength() int { return m.Config.ContextLength }
-
 // Weights returns every weight tensor under its GGUF name, each once (a tied
 // output head is listed as token_embd.weight only; LongRoPE's factors, when
-// present, too).
+// present, last).
 func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.

@@ -9,6 +9,7 @@ import (
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models/phi3"
+	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -31,7 +32,7 @@ func load(t *testing.T, s testmodel.Spec) *phi3.Model {
 
 func TestLoad(t *testing.T) {
 	m := load(t, spec(tensor.Q8_0))
-	c, a := m.Config, m.Blocks[0].Attn
+	c, a := m.Config, m.Blocks[0].(*nn.Block).Attn
 	if !c.RopeFactors || c.RopeOrigContext != 8 || c.RopeDim != 12 || c.HeadDim != 16 || c.KVHeads != 2 || c.TiedOutput ||
 		a.QKV == nil || a.Options.Window != 0 || m.RopeLong.Len() != 6 || m.RopeShort.Len() != 6 {
 		t.Fatalf("config %+v, fused QKV %v, window %d", c, a.QKV != nil, a.Options.Window)

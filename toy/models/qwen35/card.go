@@ -10,23 +10,12 @@ import (
 	"strings"
 
 	"github.com/toyml/toy/toy/card"
-	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
 )
 
 // Card returns the model's algorithm card: its parameters and their count
 // are the weights it holds (none for a model made by New).
 func (m *Model) Card() *card.Card { return models.CardFromModel(m.Config.card(), m, m.Config) }
-
-// cardFromHeader makes the card from metadata alone; features toy cannot run
-// yet become notes instead of errors.
-func cardFromHeader(h *gguf.File) (*card.Card, error) {
-	c, lacking, err := readConfig(h)
-	if err != nil {
-		return nil, err
-	}
-	return models.Lacking(models.CardFromFile(c.card(), h, New(c), c), lacking), nil
-}
 
 // ConfigFromCard reads a Config from a card's hyperparameters.
 func ConfigFromCard(k *card.Card) (any, error) {
@@ -51,7 +40,6 @@ func ConfigFromCard(k *card.Card) (any, error) {
 
 // card returns the card's hyperparameters and steps for configuration c.
 func (c Config) card() *card.Card {
-	col := func(sym string, rows int) string { return fmt.Sprintf("%s × ℓ = %d × ℓ", sym, rows) }
 	rec := 0
 	for l := range c.Layers {
 		if c.Recurrent(l) {
@@ -94,44 +82,40 @@ func (c Config) card() *card.Card {
 		reads = "⌊h·H_k/H_v⌋"
 	}
 	ds := c.StateDim
-	k.Steps = []card.Step{
-		{Text: "ℓ ← length(x)"},
-		{Text: "for t ∈ [ℓ]: X[:, t] ← W_e[:, x[t]]", Shape: col("d_e", c.Embed)},
-		{Text: "for l = 1, 2, …, L do"},
-		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ_a^l, ε)", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "if p ∤ l then"},
-		{Depth: 2, Text: "M ← W_qkv^l X̃;  for t ∈ [ℓ]: M[:, t] ← SiLU(Σ_{j ∈ [k]} K^l[:, j] ⊙ M[:, t − k + j])   (M[:, s] = 0 for s < 1)", Shape: col("(2H_k + H_v)·d_s", c.ConvChannels())},
-		{Depth: 2, Text: "[Q; K; V] ← M;  β ← σ(W_β^l X̃);  g ← a^l ⊙ softplus(W_α^l X̃ + b_dt^l)", Shape: "β, g: H_v × ℓ"},
-		{Depth: 2, Text: "for h ∈ [H_v]: S ← 0 (d_s × d_s); g' ← " + reads + "; for t ∈ [ℓ]:"},
-		{Depth: 3, Text: "q ← Q_g'[:, t]/‖Q_g'[:, t]‖;  κ ← K_g'[:, t]/‖K_g'[:, t]‖", Shape: col("d_s", ds)},
-		{Depth: 3, Text: "S ← e^{g[h, t]} S;  S ← S + κ (β[h, t] (V_h[:, t] − Sᵀκ))ᵀ;  Y_h[:, t] ← Sᵀq / √d_s", Shape: fmt.Sprintf("S: d_s × d_s = %d × %d", ds, ds)},
-		{Depth: 2, Text: "for h ∈ [H_v]: Y_h ← RMSNorm(Y_h | γ_s^l, ε) ⊙ SiLU((W_z^l X̃)_h)", Shape: col("d_s", ds)},
-		{Depth: 2, Text: "X ← X + W_out^l [Y_1; …; Y_{H_v}]", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "else"},
-		{Depth: 2, Text: "[Q_h; G_h]_{h ∈ [H]} ← W_q^l X̃;  K ← W_k^l X̃;  V ← W_v^l X̃", Shape: fmt.Sprintf("Q_h, G_h: %s; K, V: H_kv·d_h × ℓ", col("d_h", c.HeadDim))},
-		{Depth: 2, Text: "for each head: Q_h ← RMSNorm(Q_h | γ_q^l, ε); K_g ← RMSNorm(K_g | γ_k^l, ε)", Shape: col("d_h", c.HeadDim)},
-		{Depth: 2, Text: "Q, K ← RoPE(Q, K | d_rope, θ_rope), rotating the pairs (i, i + d_rope/2) of each head's first d_rope features"},
-		{Depth: 2, Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← σ(G_h) ⊙ V_g softmax(K_gᵀ Q_h / √d_h + Mask)", Shape: col("d_h", c.HeadDim)},
-		{Depth: 2, Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: col("d_e", c.Embed)},
-		{Depth: 1, Text: "end if"},
-		{Depth: 1, Text: "X̃ ← RMSNorm(X | γ_f^l, ε)", Shape: col("d_e", c.Embed)},
+	d := card.Col("d_e", c.Embed)
+	layer := []card.Step{
+		{Text: "X̃ ← RMSNorm(X | γ_a^l, ε)", Shape: d},
+		{Text: "if p ∤ l then"},
+		{Depth: 1, Text: "M ← W_qkv^l X̃;  for t ∈ [ℓ]: M[:, t] ← SiLU(Σ_{j ∈ [k]} K^l[:, j] ⊙ M[:, t − k + j])   (M[:, s] = 0 for s < 1)", Shape: card.Col("(2H_k + H_v)·d_s", c.ConvChannels())},
+		{Depth: 1, Text: "[Q; K; V] ← M;  β ← σ(W_β^l X̃);  g ← a^l ⊙ softplus(W_α^l X̃ + b_dt^l)", Shape: "β, g: H_v × ℓ"},
+		{Depth: 1, Text: "for h ∈ [H_v]: S ← 0 (d_s × d_s); g' ← " + reads + "; for t ∈ [ℓ]:"},
+		{Depth: 2, Text: "q ← Q_g'[:, t]/‖Q_g'[:, t]‖;  κ ← K_g'[:, t]/‖K_g'[:, t]‖", Shape: card.Col("d_s", ds)},
+		{Depth: 2, Text: "S ← e^{g[h, t]} S;  S ← S + κ (β[h, t] (V_h[:, t] − Sᵀκ))ᵀ;  Y_h[:, t] ← Sᵀq / √d_s", Shape: fmt.Sprintf("S: d_s × d_s = %d × %d", ds, ds)},
+		{Depth: 1, Text: "for h ∈ [H_v]: Y_h ← RMSNorm(Y_h | γ_s^l, ε) ⊙ SiLU((W_z^l X̃)_h)", Shape: card.Col("d_s", ds)},
+		{Depth: 1, Text: "X ← X + W_out^l [Y_1; …; Y_{H_v}]", Shape: d},
+		{Text: "else"},
+		{Depth: 1, Text: "[Q_h; G_h]_{h ∈ [H]} ← W_q^l X̃;  K ← W_k^l X̃;  V ← W_v^l X̃", Shape: fmt.Sprintf("Q_h, G_h: %s; K, V: H_kv·d_h × ℓ", card.Col("d_h", c.HeadDim))},
+		{Depth: 1, Text: "for each head: Q_h ← RMSNorm(Q_h | γ_q^l, ε); K_g ← RMSNorm(K_g | γ_k^l, ε)", Shape: card.Col("d_h", c.HeadDim)},
+		{Depth: 1, Text: "Q, K ← RoPE(Q, K | d_rope, θ_rope), rotating the pairs (i, i + d_rope/2) of each head's first d_rope features"},
+		{Depth: 1, Text: "for h ∈ [H]: g ← ⌈h·H_kv/H⌉; Y_h ← σ(G_h) ⊙ V_g softmax(K_gᵀ Q_h / √d_h + Mask)", Shape: card.Col("d_h", c.HeadDim)},
+		{Depth: 1, Text: "X ← X + W_o^l [Y_1; …; Y_H]", Shape: d},
+		{Text: "end if"},
+		{Text: "X̃ ← RMSNorm(X | γ_f^l, ε)", Shape: d},
 	}
 	if moe {
-		k.Steps = append(k.Steps, []card.Step{
-			{Depth: 1, Text: "for t ∈ [ℓ]: s ← softmax(W_r^l X̃[:, t]); S ← the k_e experts of largest s", Shape: "E"},
-			{Depth: 2, Text: "X[:, t] ← X[:, t] + Σ_{e ∈ S} (s_e / Σ_{e' ∈ S} s_e') W_down^{l,e} (SiLU(W_gate^{l,e} X̃[:, t]) ⊙ W_up^{l,e} X̃[:, t])", Shape: "d_e"},
+		layer = append(layer, []card.Step{
+			{Text: "for t ∈ [ℓ]: s ← softmax(W_r^l X̃[:, t]); S ← the k_e experts of largest s", Shape: "E"},
+			{Depth: 1, Text: "X[:, t] ← X[:, t] + Σ_{e ∈ S} (s_e / Σ_{e' ∈ S} s_e') W_down^{l,e} (SiLU(W_gate^{l,e} X̃[:, t]) ⊙ W_up^{l,e} X̃[:, t])", Shape: "d_e"},
 		}...)
 		if c.SharedFFN > 0 {
-			k.Steps = append(k.Steps, card.Step{Depth: 2, Text: "X[:, t] ← X[:, t] + σ(w_s^l · X̃[:, t]) W_down^{l,s} (SiLU(W_gate^{l,s} X̃[:, t]) ⊙ W_up^{l,s} X̃[:, t])", Shape: "d_e"})
+			layer = append(layer, card.Step{Depth: 1, Text: "X[:, t] ← X[:, t] + σ(w_s^l · X̃[:, t]) W_down^{l,s} (SiLU(W_gate^{l,s} X̃[:, t]) ⊙ W_up^{l,s} X̃[:, t])", Shape: "d_e"})
 		}
 	} else {
-		k.Steps = append(k.Steps, card.Step{Depth: 1, Text: "X ← X + W_down^l (SiLU(W_gate^l X̃) ⊙ W_up^l X̃)", Shape: col("d_e", c.Embed) + " (inside: d_mlp × ℓ)"})
+		layer = append(layer, card.Step{Text: "X ← X + W_down^l (SiLU(W_gate^l X̃) ⊙ W_up^l X̃)", Shape: d + " (inside: d_mlp × ℓ)"})
 	}
-	k.Steps = append(k.Steps, []card.Step{
-		{Text: "end for"},
-		{Text: "X ← RMSNorm(X | γ, ε)", Shape: col("d_e", c.Embed)},
-		{Text: "return P = softmax(W_u X), column by column (W_u = W_eᵀ when tied)", Shape: col("N_V", c.VocabSize)},
-	}...)
+	k.Stack(layer,
+		card.Step{Text: "X ← RMSNorm(X | γ, ε)", Shape: d},
+		card.Step{Text: "return P = softmax(W_u X), column by column (W_u = W_eᵀ when tied)", Shape: card.Col("N_V", c.VocabSize)})
 	k.Notes = []string{
 		"Mask[t', t] = 0 if t' ≤ t else −∞ (causal); softmax runs over each column.",
 		"‖·‖ is the L2 norm, max(‖x‖, ε).",

@@ -4,7 +4,7 @@
 package qwen35
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -27,38 +27,38 @@ const (
 var Archs = []string{Arch, ArchMoE, ArchNext}
 
 // ErrUnsupported marks files of this family that use features toy lacks.
-var ErrUnsupported = errors.New("qwen35: unsupported model feature")
+var ErrUnsupported = models.ErrUnsupported
 
 // Config holds every hyperparameter of a Qwen3.5 model, declared with its
 // GGUF key (under the architecture's name) and its card symbol.
 type Config struct {
 	Arch          string // Arch, ArchMoE or ArchNext
-	VocabSize     int    `card:"N_V, vocabulary size"`
-	ContextLength int    `gguf:"context_length" card:"ℓ_max, trained context length"`
-	Embed         int    `gguf:"embedding_length" card:"d_e, model width"`
-	Layers        int    `gguf:"block_count" card:"L, layers"`                                  // the multi-token-prediction layers not counted
-	FFN           int    `gguf:"feed_forward_length,optional" card:"d_mlp, feed-forward width"` // qwen35 only
+	VocabSize     int    `range:"[1, 1<<24]" card:"N_V, vocabulary size"`
+	ContextLength int    `gguf:"context_length" range:"[1, *]" card:"ℓ_max, trained context length"`
+	Embed         int    `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
+	Layers        int    `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`                                   // the multi-token-prediction layers not counted
+	FFN           int    `gguf:"feed_forward_length,optional" range:"[0, 1<<20]" card:"d_mlp, feed-forward width"` // qwen35 only
 
 	// qwen35moe and qwen3next: every layer's feed-forward is a mixture of
 	// Experts SwiGLUs of width ExpertFFN, ExpertsUsed a token, chosen and
 	// weighted by the softmax of the router's logits renormalised over the
 	// chosen, beside a shared SwiGLU of width SharedFFN gated by σ(x·w_s).
-	Experts     int `gguf:"expert_count,optional" card:"E, experts in each layer's mixture"`
-	ExpertsUsed int `gguf:"expert_used_count,optional" card:"k_e, experts run per token"`
-	ExpertFFN   int `gguf:"expert_feed_forward_length,optional" card:"d_exp, each expert's feed-forward width"`
-	SharedFFN   int `gguf:"expert_shared_feed_forward_length,optional" card:"d_sh, the shared expert's feed-forward width (0: none)"`
+	Experts     int `gguf:"expert_count,optional" range:"[0, 1<<16]" card:"E, experts in each layer's mixture"`
+	ExpertsUsed int `gguf:"expert_used_count,optional" range:"[0, *]" card:"k_e, experts run per token"`
+	ExpertFFN   int `gguf:"expert_feed_forward_length,optional" range:"[0, 1<<20]" card:"d_exp, each expert's feed-forward width"`
+	SharedFFN   int `gguf:"expert_shared_feed_forward_length,optional" range:"[0, 1<<20]" card:"d_sh, the shared expert's feed-forward width (0: none)"`
 
 	// Every Interval-th layer (Interval−1, 2·Interval−1, …) is attention,
 	// the others the delta rule.
-	Interval int `gguf:"full_attention_interval,optional" card:"p, layer l is attention when p divides l (counting from 1), else the delta rule"`
+	Interval int `gguf:"full_attention_interval,optional" range:"[1, 1024]" card:"p, layer l is attention when p divides l (counting from 1), else the delta rule"`
 
 	// The attention layers: H query heads and KV key/value heads of width
 	// Dh; RoPE turns the first RopeDim features of each (NeoX pairs).
-	Heads    int     `gguf:"attention.head_count" card:"H, query heads of the attention layers"`
-	KVHeads  int     `gguf:"attention.head_count_kv" card:"H_kv, key/value heads of the attention layers"`
-	HeadDim  int     `gguf:"attention.key_length" card:"d_h, attention head width"`
-	RopeDim  int     `gguf:"rope.dimension_count,optional" card:"d_rope, features of each head RoPE turns"`
-	RopeBase float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
+	Heads    int     `gguf:"attention.head_count" range:"[1, 4096]" card:"H, query heads of the attention layers"`
+	KVHeads  int     `gguf:"attention.head_count_kv" range:"[1, *]" card:"H_kv, key/value heads of the attention layers"`
+	HeadDim  int     `gguf:"attention.key_length" range:"[1, 4096]" card:"d_h, attention head width"`
+	RopeDim  int     `gguf:"rope.dimension_count,optional" default:"HeadDim" range:"[1, *]" card:"d_rope, features of each head RoPE turns"`
+	RopeBase float32 `gguf:"rope.freq_base,optional" range:"(1, 1e12)" card:"θ_rope, RoPE frequency base"`
 	// Sections are the M-RoPE sections (rope.dimension_sections): which of
 	// a position's 3 coordinates turns each pair. Text has all 3 equal, so
 	// they do not change the result; they are kept to write the file back.
@@ -67,16 +67,16 @@ type Config struct {
 	// The delta-rule layers: KHeads query/key heads and VHeads value heads
 	// (a multiple of KHeads), all StateDim wide; a causal convolution of
 	// ConvTaps taps.
-	KHeads   int `gguf:"ssm.group_count" card:"H_k, query/key heads of the delta rule"`
-	VHeads   int `gguf:"ssm.time_step_rank" card:"H_v, value heads of the delta rule, each reading one key head"`
-	StateDim int `gguf:"ssm.state_size" card:"d_s, width of the delta rule's heads"`
-	ConvTaps int `gguf:"ssm.conv_kernel" card:"k, taps of the causal convolution before the delta rule"`
+	KHeads   int `gguf:"ssm.group_count" range:"[1, *]" card:"H_k, query/key heads of the delta rule"`
+	VHeads   int `gguf:"ssm.time_step_rank" range:"[1, 4096]" card:"H_v, value heads of the delta rule, each reading one key head"`
+	StateDim int `gguf:"ssm.state_size" range:"[1, 1024]" card:"d_s, width of the delta rule's heads"`
+	ConvTaps int `gguf:"ssm.conv_kernel" range:"[2, 64]" card:"k, taps of the causal convolution before the delta rule"`
 
-	NormEps    float32 `gguf:"attention.layer_norm_rms_epsilon" card:"ε, RMSNorm and L2-norm epsilon"` // also the delta rule's L2 norm ε
+	NormEps    float32 `gguf:"attention.layer_norm_rms_epsilon" range:"(0, 1)" card:"ε, RMSNorm and L2-norm epsilon"` // also the delta rule's L2 norm ε
 	TiedOutput bool    `card:"tied, the unembedding is the token embedding (W_u = W_eᵀ)"`
 	// MTPLayers is the number of multi-token-prediction layers the file
 	// holds after the L layers; toy skips them.
-	MTPLayers int `gguf:"nextn_predict_layers,optional" card:"L_mtp, multi-token-prediction layers in the file (not run)"`
+	MTPLayers int `gguf:"nextn_predict_layers,optional" range:"[0, *]" card:"L_mtp, multi-token-prediction layers in the file (not run)"`
 }
 
 // MoE reports whether the feed-forward layers are mixtures of experts.
@@ -98,10 +98,7 @@ func (c Config) ConvChannels() int { return (2*c.KHeads + c.VHeads) * c.StateDim
 // ErrUnsupported.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c, lacking, err := readConfig(f)
-	if err == nil && len(lacking) > 0 {
-		err = fmt.Errorf("%w: %s", ErrUnsupported, lacking[0])
-	}
-	return c, err
+	return c, cmp.Or(err, models.Unsupported(Arch, lacking))
 }
 
 // readConfig reads the configuration, listing the features the file uses
@@ -125,9 +122,6 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	}
 	c.Layers -= c.MTPLayers // block_count counts them
 	m := f.Meta(arch)
-	if !m.Has("rope.dimension_count") {
-		c.RopeDim = c.HeadDim
-	}
 	inner := m.Uint("ssm.inner_size")
 	if err := m.Err(); err != nil {
 		return c, nil, err
@@ -162,41 +156,27 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	return c, lacking, c.Validate()
 }
 
-// Validate checks that the numbers describe a buildable model.
+// Validate checks that the numbers describe a buildable model: the declared
+// ranges, then how they fit together.
 func (c Config) Validate() error {
-	const big = 1 << 20
+	if err := models.CheckRanges(Arch, c); err != nil {
+		return err
+	}
 	switch {
 	case !slices.Contains(Archs, c.Arch):
 		return fmt.Errorf("qwen35: architecture %q", c.Arch)
-	case c.VocabSize <= 0 || c.VocabSize > 1<<24:
-		return fmt.Errorf("qwen35: vocabulary size %d", c.VocabSize)
-	case c.Embed <= 0 || c.Embed > big || c.Arch == Arch && (c.FFN <= 0 || c.FFN > big):
-		return fmt.Errorf("qwen35: width %d, feed-forward width %d", c.Embed, c.FFN)
+	case c.Arch == Arch && c.FFN == 0:
+		return fmt.Errorf("qwen35: feed-forward width 0")
 	case c.Arch == Arch && (c.Experts != 0 || c.ExpertsUsed != 0 || c.ExpertFFN != 0 || c.SharedFFN != 0):
 		return fmt.Errorf("qwen35: a qwen35 model with experts (they are qwen35moe)")
-	case c.MoE() && (c.FFN != 0 || c.Experts < 2 || c.Experts > 1<<16 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts ||
-		c.ExpertFFN <= 0 || c.ExpertFFN > big || c.SharedFFN < 0 || c.SharedFFN > big):
+	case c.MoE() && (c.FFN != 0 || c.Experts < 2 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts || c.ExpertFFN == 0):
 		return fmt.Errorf("qwen35: %d experts, %d a token, width %d, shared %d (feed-forward width %d)", c.Experts, c.ExpertsUsed, c.ExpertFFN, c.SharedFFN, c.FFN)
-	case c.Layers <= 0 || c.Layers > 1024 || c.MTPLayers < 0:
-		return fmt.Errorf("qwen35: %d layers (%d for prediction)", c.Layers, c.MTPLayers)
-	case c.Heads <= 0 || c.KVHeads <= 0 || c.Heads%c.KVHeads != 0 || c.Heads > 4096:
+	case c.Heads%c.KVHeads != 0:
 		return fmt.Errorf("qwen35: %d heads with %d key/value heads", c.Heads, c.KVHeads)
-	case c.HeadDim <= 0 || c.HeadDim > 4096 || c.RopeDim <= 0 || c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
+	case c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
 		return fmt.Errorf("qwen35: heads %d wide, RoPE over %d", c.HeadDim, c.RopeDim)
-	case c.Interval < 1 || c.Interval > 1024:
-		return fmt.Errorf("qwen35: an attention layer every %d", c.Interval)
-	case c.KHeads <= 0 || c.VHeads <= 0 || c.VHeads%c.KHeads != 0 || c.VHeads > 4096:
+	case c.VHeads%c.KHeads != 0:
 		return fmt.Errorf("qwen35: delta rule with %d key heads and %d value heads", c.KHeads, c.VHeads)
-	case c.StateDim <= 0 || c.StateDim > 1024:
-		return fmt.Errorf("qwen35: delta-rule heads %d wide", c.StateDim)
-	case c.ConvTaps < 2 || c.ConvTaps > 64:
-		return fmt.Errorf("qwen35: a convolution of %d taps", c.ConvTaps)
-	case c.ContextLength <= 0:
-		return fmt.Errorf("qwen35: context length %d", c.ContextLength)
-	case !(c.NormEps > 0 && c.NormEps < 1):
-		return fmt.Errorf("qwen35: RMSNorm epsilon %g", c.NormEps)
-	case !(c.RopeBase > 1 && c.RopeBase < 1e12):
-		return fmt.Errorf("qwen35: RoPE base %g", c.RopeBase)
 	}
 	return nil
 }

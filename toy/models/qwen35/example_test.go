@@ -14,8 +14,8 @@ func ExampleNewRandom() {
 		panic(err)
 	}
 	m := qwen35.NewRandom(cfg, 1) // the same seed gives the same weights
-	for i := range m.Blocks {
-		fmt.Printf("layer %d: delta rule %v\n", i, m.Blocks[i].Delta() != nil)
+	for i, b := range m.Blocks {
+		fmt.Printf("layer %d: delta rule %v\n", i, b.(*qwen35.Block).Delta() != nil)
 	}
 	cache := m.NewCache(16)
 	logits := m.Forward([]int32{1, 2, 3}, cache) // prefill: [T=3, V=32]

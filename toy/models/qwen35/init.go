@@ -17,8 +17,11 @@ import (
 // convolution taps N(0, 1/k) (PyTorch's Conv1d scale); the decay rates
 // a = −1 … −16 spread over the value heads and their biases 0 (as
 // Qwen3.5's own initialisation, A_log = log U(1, 16)); norm gains 1; the
-// output head tied to the embedding when c.TiedOutput; in qwen35moe and qwen3next the
-// experts and the shared expert as the SwiGLU, their router N(0, 0.02²). The same seed gives the same model.
+// output head tied to the embedding when c.TiedOutput; in qwen35moe and
+// qwen3next the experts and the shared expert as the SwiGLU, their router
+// N(0, 0.02²). The same seed gives the same model. The draws keep their own
+// order (the head after the embedding, each block's feed-forward layer
+// before its mixer), which models.Randomize's field order would change.
 func NewRandom(c Config, seed uint64) *Model {
 	in := nn.NewInit(seed)
 	const std = 0.02
@@ -30,8 +33,8 @@ func NewRandom(c Config, seed uint64) *Model {
 	if !c.TiedOutput {
 		m.Output = in.Linear(c.VocabSize, D, std, false)
 	}
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
+	for _, b := range m.Blocks {
+		b := b.(*Block)
 		b.Norm.W, b.FFNNorm.W = in.Fill(1, D), in.Fill(1, D)
 		switch ffn := b.FFN.(type) {
 		case *nn.SwiGLU:
@@ -68,10 +71,10 @@ func NewRandom(c Config, seed uint64) *Model {
 		a.O = in.Linear(D, q, resid, false)
 		a.Norms.Q.(*nn.RMSNorm).W, a.Norms.K.(*nn.RMSNorm).W = in.Fill(1, dh), in.Fill(1, dh)
 	}
-	m.OutputNorm.W = in.Fill(1, D)
+	m.OutputNorm.(*nn.RMSNorm).W = in.Fill(1, D)
 	return m
 }
 
 func init() {
-	models.Register(builtin.Family(Archs, Load, NewRandom, cardFromHeader, ConfigFromCard))
+	models.Register(builtin.Family(Archs, Load, NewRandom, builtin.Card(readConfig, Config.card, New), ConfigFromCard))
 }

@@ -12,17 +12,13 @@ import (
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// Model is a Qwen3.5 hybrid: the gated delta rule in most layers, gated
-// attention in every Interval-th; in qwen35moe, mixtures of experts in
-// place of the SwiGLUs. Weights are declared with their GGUF names and
-// shapes.
+// Model is a Qwen3.5 hybrid: the decoder frame over pre-norm blocks (*Block)
+// with the gated delta rule in most layers, gated attention in every
+// Interval-th; in qwen35moe, mixtures of experts in place of the SwiGLUs.
+// Its cache is its own (NewCache): the delta-rule layers keep a state.
 type Model struct {
+	models.Decoder
 	Config Config
-
-	Embed      *nn.Embedding `gguf:"token_embd" shape:"VocabSize, Embed" card:"W_e, token embedding"`
-	Blocks     []Block       `gguf:"blk"` // L pre-norm blocks
-	OutputNorm *nn.RMSNorm   `gguf:"output_norm" shape:"Embed" card:"γ, final RMSNorm scale"`
-	Output     *nn.Linear    `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"` // tied when absent: a Linear over Embed.W
 }
 
 // Mixer is a block's sequence mixer: *nn.Attention or *DeltaNet.
@@ -74,44 +70,26 @@ func Load(f *gguf.File) (*Model, error) {
 
 // New returns a model with the shape of c and no weights yet.
 func New(c Config) *Model {
-	m := &Model{Config: c, OutputNorm: &nn.RMSNorm{Eps: c.NormEps}}
-	m.Blocks = make([]Block, c.Layers)
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
-		b.Norm, b.FFNNorm, b.FFN = &nn.RMSNorm{Eps: c.NormEps}, &nn.RMSNorm{Eps: c.NormEps}, &nn.SwiGLU{}
+	m := &Model{Config: c, Decoder: models.Decoder{OutputNorm: &nn.RMSNorm{Eps: c.NormEps},
+		Vocab: c.VocabSize, Context: c.ContextLength}}
+	for i := range c.Layers {
+		// x = x + Mixer(RMSNorm(x)); x = x + SwiGLU(RMSNorm(x))
+		b := &Block{Norm: &nn.RMSNorm{Eps: c.NormEps}, FFNNorm: &nn.RMSNorm{Eps: c.NormEps}, FFN: &nn.SwiGLU{}}
 		if c.MoE() {
 			b.FFN = &nn.MoE{Used: c.ExpertsUsed, Normalize: true}
 		}
 		if c.Recurrent(i) {
 			b.Mixer = &DeltaNet{KHeads: c.KHeads, VHeads: c.VHeads, StateDim: c.StateDim, Eps: c.NormEps, Grouped: c.Grouped(),
 				Norm: &nn.RMSNorm{Eps: c.NormEps}}
-			continue
+		} else {
+			b.Mixer = &GatedAttention{nn.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
+				RoPE:  &nn.RoPE{Dim: c.RopeDim, Base: c.RopeBase, NeoX: true},
+				Norms: nn.HeadNorms{Q: &nn.RMSNorm{Eps: c.NormEps}, K: &nn.RMSNorm{Eps: c.NormEps}}}}
 		}
-		b.Mixer = &GatedAttention{nn.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
-			RoPE:  &nn.RoPE{Dim: c.RopeDim, Base: c.RopeBase, NeoX: true},
-			Norms: nn.HeadNorms{Q: &nn.RMSNorm{Eps: c.NormEps}, K: &nn.RMSNorm{Eps: c.NormEps}}}}
+		m.Blocks = append(m.Blocks, b)
 	}
 	return m
 }
-
-// Forward runs ids [T] at positions cache.Len() … and returns logits [T, V].
-func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	return m.Logits(m.Hidden(ids, cache))
-}
-
-// Hidden runs the model and returns the final normalised states [T, D].
-// A nil cache runs ids as one whole sequence from position 0 (training).
-func (m *Model) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	x := m.Embed.Forward(ids) // [T, D]
-	for i := range m.Blocks {
-		// x = x + Mixer(RMSNorm(x)); x = x + SwiGLU(RMSNorm(x))
-		x = m.Blocks[i].Forward(x, cache.Layer(i))
-	}
-	return m.OutputNorm.Forward(x)
-}
-
-// Logits projects hidden states [T, D] to vocabulary logits [T, V].
-func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor { return m.Output.Forward(h) }
 
 // NewCache returns an empty cache for up to capacity positions: keys and
 // values in the attention layers; in the delta-rule layers their state,
@@ -129,19 +107,13 @@ func (m *Model) NewCache(capacity int) *nn.Cache {
 	return cache
 }
 
-// VocabSize returns V.
-func (m *Model) VocabSize() int { return m.Config.VocabSize }
-
-// ContextLength returns the trained context length.
-func (m *Model) ContextLength() int { return m.Config.ContextLength }
-
 // check verifies what the shape tags cannot say: which of the alternative
 // projections each layer holds, the shared expert the metadata announces,
 // and the F32 convolution taps.
 func (m *Model) check() error {
 	next := m.Config.Arch == ArchNext
-	for i := range m.Blocks {
-		b := &m.Blocks[i]
+	for i, b := range m.Blocks {
+		b := b.(*Block)
 		a, d := b.Attn(), b.Delta()
 		fused := next && d != nil && d.In != nil // Qwen3-Next's older files: ssm_in
 		var err error
@@ -168,10 +140,6 @@ func (m *Model) check() error {
 	}
 	return nil
 }
-
-// Weights returns every weight tensor under its GGUF name, each once (a tied
-// output head is listed as token_embd.weight only).
-func (m *Model) Weights() []nn.Named { return nn.Unique(nn.Collect("", m)) }
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }

@@ -11,6 +11,7 @@ import (
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/models/internal/builtin"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -205,7 +206,7 @@ func TestCard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, err := cardFromHeader(f)
+		k, err := builtin.Card(readConfig, Config.card, New)(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +240,7 @@ func TestQwen3Next(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := m.Blocks[0].Delta()
+	d := m.Blocks[0].(*Block).Delta()
 	if !m.Config.Grouped() || !d.Grouped || d.In == nil || d.BA == nil || d.QKV != nil || d.Beta != nil {
 		t.Fatalf("qwen3next's delta rule: grouped %v, In %v, BA %v, QKV %v, Beta %v", d.Grouped, d.In != nil, d.BA != nil, d.QKV != nil, d.Beta != nil)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/toyml/toy/internal/testmodel"
 	"github.com/toyml/toy/toy/gguf"
+	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
 )
 
@@ -21,9 +22,9 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := m.Config
-	if c.KVHeads != 2 || c.HeadDim() != 16 || c.RopeBase != 1e5 || c.NormEps != 1e-5 || c.TiedOutput || m.Blocks[1].Attn.V.B == nil {
-		t.Fatalf("config %+v, V bias %v", c, m.Blocks[1].Attn.V.B)
+	c, b := m.Config, m.Blocks[1].(*nn.Block)
+	if c.KVHeads != 2 || c.HeadDim() != 16 || c.RopeBase != 1e5 || c.NormEps != 1e-5 || c.TiedOutput || b.Attn.V.B == nil {
+		t.Fatalf("config %+v, V bias %v", c, b.Attn.V.B)
 	}
 	// Decoding one token at a time gives the logits of the whole prompt.
 	ids := []int32{5, 17, 200, 3}

@@ -17,16 +17,16 @@ const Arch = "vit"
 // statistics and labels are GGUF arrays (vit.image_mean, vit.image_std,
 // vit.labels), read and written by hand; a card does not carry them.
 type Config struct {
-	ImageSize int        `gguf:"image_size" card:"R, image side, pixels"` // input images are R×R
-	PatchSize int        `gguf:"patch_size" card:"P, patch side, pixels"` // R/P patches per side
-	Embed     int        `gguf:"embedding_length" card:"d_e, model width"`
-	Layers    int        `gguf:"block_count" card:"L, layers"`
-	FFN       int        `gguf:"feed_forward_length" card:"d_mlp, MLP width"`
-	Heads     int        `gguf:"attention.head_count" card:"H, attention heads"`
-	NormEps   float32    `gguf:"attention.layer_norm_epsilon" card:"ε, LayerNorm epsilon"`
+	ImageSize int        `gguf:"image_size" range:"[1, 1<<14]" card:"R, image side, pixels"` // input images are R×R
+	PatchSize int        `gguf:"patch_size" range:"[1, *]" card:"P, patch side, pixels"`     // R/P patches per side
+	Embed     int        `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
+	Layers    int        `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
+	FFN       int        `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, MLP width"`
+	Heads     int        `gguf:"attention.head_count" range:"[1, *]" card:"H, attention heads"`
+	NormEps   float32    `gguf:"attention.layer_norm_epsilon" range:"(0, 1)" card:"ε, LayerNorm epsilon"`
 	ImageMean [3]float32 // per-channel mean of the rescaled pixels (x/255), subtracted
 	ImageStd  [3]float32 // per-channel standard deviation, divided by
-	Classes   int        `gguf:"class_count" card:"N_C, classes"`
+	Classes   int        `gguf:"class_count" range:"[1, 1<<24]" card:"N_C, classes"`
 	Labels    []string   // K class names; nil: "LABEL_0", "LABEL_1", …
 }
 
@@ -50,11 +50,6 @@ func (c Config) Label(k int) string {
 // ConfigFromGGUF reads the configuration from f's metadata (keys "vit.*").
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	var c Config
-	if arch, err := f.Architecture(); err != nil {
-		return c, err
-	} else if arch != Arch {
-		return c, fmt.Errorf("vit: architecture %q is not vit", arch)
-	}
 	if err := models.ReadConfig(f, Arch, &c); err != nil {
 		return c, err
 	}
@@ -103,22 +98,17 @@ func (c Config) SetMetadata(w *gguf.Writer) {
 	}
 }
 
-// Validate checks that the numbers describe a buildable model.
+// Validate checks that the numbers describe a buildable model: the declared
+// ranges, then how they fit together.
 func (c Config) Validate() error {
-	const big = 1 << 20
+	if err := models.CheckRanges(Arch, c); err != nil {
+		return err
+	}
 	switch {
-	case c.PatchSize <= 0 || c.ImageSize <= 0 || c.ImageSize%c.PatchSize != 0 || c.ImageSize > 1<<14:
+	case c.ImageSize%c.PatchSize != 0:
 		return fmt.Errorf("vit: image size %d is not a multiple of patch size %d", c.ImageSize, c.PatchSize)
-	case c.Embed <= 0 || c.Embed > big || c.FFN <= 0 || c.FFN > big:
-		return fmt.Errorf("vit: width %d, MLP width %d", c.Embed, c.FFN)
-	case c.Layers <= 0 || c.Layers > 1024:
-		return fmt.Errorf("vit: %d layers", c.Layers)
-	case c.Heads <= 0 || c.Embed%c.Heads != 0:
+	case c.Embed%c.Heads != 0:
 		return fmt.Errorf("vit: %d heads for width %d", c.Heads, c.Embed)
-	case !(c.NormEps > 0 && c.NormEps < 1):
-		return fmt.Errorf("vit: LayerNorm epsilon %g", c.NormEps)
-	case c.Classes <= 0 || c.Classes > 1<<24:
-		return fmt.Errorf("vit: %d classes", c.Classes)
 	case c.Labels != nil && len(c.Labels) != c.Classes:
 		return fmt.Errorf("vit: %d labels for %d classes", len(c.Labels), c.Classes)
 	}

@@ -12,13 +12,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/safetensors"
 	"github.com/toyml/toy/toy/tensor"
 )
 
-// ErrUnsupported is returned for checkpoints this converter cannot read.
-var ErrUnsupported = errors.New("vit: unsupported checkpoint")
+// ErrUnsupported marks checkpoints this converter cannot read: they use
+// features toy's ViT does not run.
+var ErrUnsupported = models.ErrUnsupported
 
 // hfConfig is what FromHF reads of config.json.
 type hfConfig struct {
@@ -60,16 +62,16 @@ func FromHF(dir string) (*Model, error) {
 		return nil, fmt.Errorf("convert %s: %w (want a Hugging Face model directory)", dir, err)
 	}
 	if hc.ModelType != "" && hc.ModelType != "vit" {
-		return nil, fmt.Errorf("%w: model_type %q (toy converts \"vit\")", ErrUnsupported, hc.ModelType)
+		return nil, fmt.Errorf("vit: %w: model_type %q (toy converts \"vit\")", ErrUnsupported, hc.ModelType)
 	}
 	if hc.Act != "gelu" {
-		return nil, fmt.Errorf("%w: hidden_act %q (toy's ViT uses the exact GELU, \"gelu\")", ErrUnsupported, hc.Act)
+		return nil, fmt.Errorf("vit: %w: hidden_act %q (toy's ViT uses the exact GELU, \"gelu\")", ErrUnsupported, hc.Act)
 	}
 	if hc.NumChannels != 0 && hc.NumChannels != Channels {
-		return nil, fmt.Errorf("%w: %d image channels (toy reads RGB)", ErrUnsupported, hc.NumChannels)
+		return nil, fmt.Errorf("vit: %w: %d image channels (toy reads RGB)", ErrUnsupported, hc.NumChannels)
 	}
 	if hc.QKVBias != nil && !*hc.QKVBias {
-		return nil, fmt.Errorf("%w: qkv_bias false", ErrUnsupported)
+		return nil, fmt.Errorf("vit: %w: qkv_bias false", ErrUnsupported)
 	}
 	c := Config{ImageSize: hc.ImageSize, PatchSize: hc.PatchSize, Embed: hc.Hidden, Layers: hc.Layers, FFN: hc.FFN,
 		Heads: hc.Heads, NormEps: float32(hc.NormEps), ImageMean: [3]float32{0.5, 0.5, 0.5}, ImageStd: [3]float32{0.5, 0.5, 0.5}}
@@ -85,7 +87,7 @@ func FromHF(dir string) (*Model, error) {
 		return nil, err
 	}
 	if pp.Resample != nil && *pp.Resample != 2 {
-		return nil, fmt.Errorf("%w: preprocessor resample %d (toy resizes with PIL's bilinear filter, 2)", ErrUnsupported, *pp.Resample)
+		return nil, fmt.Errorf("vit: %w: preprocessor resample %d (toy resizes with PIL's bilinear filter, 2)", ErrUnsupported, *pp.Resample)
 	}
 	if len(pp.Mean) == Channels && len(pp.Std) == Channels {
 		copy(c.ImageMean[:], pp.Mean)
@@ -108,7 +110,7 @@ func FromHF(dir string) (*Model, error) {
 	}
 	head, err := get("classifier.weight")
 	if err != nil {
-		return nil, fmt.Errorf("%w: no classifier head (a ViTModel, not ViTForImageClassification?): %w", ErrUnsupported, err)
+		return nil, fmt.Errorf("vit: %w: no classifier head (a ViTModel, not ViTForImageClassification?): %w", ErrUnsupported, err)
 	}
 	c.Classes = head.Dim(0)
 	if len(labels) == c.Classes {
@@ -176,7 +178,7 @@ func labelList(id2label map[string]string) ([]string, error) {
 	for k, v := range id2label {
 		i, err := strconv.Atoi(k)
 		if err != nil || i < 0 || i >= len(out) {
-			return nil, fmt.Errorf("%w: id2label key %q is not an id in 0 … %d", ErrUnsupported, k, len(out)-1)
+			return nil, fmt.Errorf("vit: %w: id2label key %q is not an id in 0 … %d", ErrUnsupported, k, len(out)-1)
 		}
 		out[i] = v
 	}

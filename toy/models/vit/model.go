@@ -24,8 +24,8 @@ type Model struct {
 	Class      *tensor.Tensor `gguf:"v.class_embd" shape:"Embed" card:"e_cls, the [CLS] token"`
 	Pos        *nn.Embedding  `gguf:"v.position_embd" shape:"(ImageSize/PatchSize)*(ImageSize/PatchSize) + 1, Embed" card:"W_pos, position embeddings"` // [S, D]
 	PostNorm   *nn.LayerNorm  `gguf:"v.post_ln" shape:"Embed" card:"γ, final LayerNorm scale"`
-	Head       *nn.Linear     `gguf:"cls" shape:"Classes, Embed" card:"W_c, classifier"` // [K, D], bias [K]
-	Blocks     []Block        `gguf:"v.blk"`                                             // L pre-LayerNorm encoder blocks
+	Head       *nn.Linear     `gguf:"cls" shape:"Classes, Embed" init:"-" card:"W_c, classifier"` // [K, D], bias [K]; NewRandom draws it last
+	Blocks     []Block        `gguf:"v.blk"`                                                      // L pre-LayerNorm encoder blocks
 
 	file *gguf.File // the file the weights view, when Open opened it
 }

@@ -45,3 +45,18 @@ func Family[C Config, M models.Model](names []string, load func(*gguf.File) (M, 
 		Card: fromHeader, ConfigFromCard: fromCard,
 	}
 }
+
+// Card returns a family's card from a file's header: read gives the
+// configuration and the features toy does not run yet (noted, not refused:
+// every file of the family can be described), cardOf its hyperparameters
+// and steps, and the parameters are those the model newModel makes for it
+// declares, as the file holds them.
+func Card[C, M any](read func(*gguf.File) (C, []string, error), cardOf func(C) *card.Card, newModel func(C) M) func(*gguf.File) (*card.Card, error) {
+	return func(h *gguf.File) (*card.Card, error) {
+		c, lacking, err := read(h)
+		if err != nil {
+			return nil, err
+		}
+		return models.Lacking(models.CardFromFile(cardOf(c), h, newModel(c), c), lacking), nil
+	}
+}
