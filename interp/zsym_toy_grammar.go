@@ -4,13 +4,22 @@ package interp
 
 import (
 	"github.com/toyml/toy/toy/grammar"
+	"go/constant"
+	"go/token"
 	"reflect"
 )
 
 func init() {
 	Symbols["github.com/toyml/toy/toy/grammar/grammar"] = map[string]reflect.Value{
 		// function, constant and variable definitions
+		"CheckSchemaBounds":   reflect.ValueOf(grammar.CheckSchemaBounds),
 		"CompileSchema":       reflect.ValueOf(grammar.CompileSchema),
+		"Compose":             reflect.ValueOf(grammar.Compose),
+		"MaxEnumValues":       reflect.ValueOf(constant.MakeFromLiteral("4096", token.INT, 0)),
+		"MaxGrammarBytes":     reflect.ValueOf(constant.MakeFromLiteral("1048576", token.INT, 0)),
+		"MaxRules":            reflect.ValueOf(constant.MakeFromLiteral("65536", token.INT, 0)),
+		"MaxSchemaBytes":      reflect.ValueOf(constant.MakeFromLiteral("65536", token.INT, 0)),
+		"MaxSchemaDepth":      reflect.ValueOf(constant.MakeFromLiteral("64", token.INT, 0)),
 		"NewJSON":             reflect.ValueOf(grammar.NewJSON),
 		"NewJSONSchema":       reflect.ValueOf(grammar.NewJSONSchema),
 		"NewJSONSchemaPrefix": reflect.ValueOf(grammar.NewJSONSchemaPrefix),
@@ -22,6 +31,7 @@ func init() {
 		"GBNF":     reflect.ValueOf((*grammar.GBNF)(nil)),
 		"JSON":     reflect.ValueOf((*grammar.JSON)(nil)),
 		"Matcher":  reflect.ValueOf((*grammar.Matcher)(nil)),
+		"Part":     reflect.ValueOf((*grammar.Part)(nil)),
 		"Schema":   reflect.ValueOf((*grammar.Schema)(nil)),
 		"State":    reflect.ValueOf((*grammar.State)(nil)),
 		"TokenIDs": reflect.ValueOf((*grammar.TokenIDs)(nil)),

@@ -9,26 +9,37 @@
 //
 // The interpreter covers the Jinja2 that chat templates use, with the
 // settings transformers' apply_chat_template uses (trim_blocks, lstrip_blocks,
-// a sandbox in which lists and dicts cannot be changed): text, {{ expr }},
-// {% if/elif/else %}, {% for x in xs [if cond] %} with loop.index0, first,
-// last, length, previtem …, {% set %} (also ns.attr and block sets),
-// {% macro %}, {% break %}/{% continue %}, comments and the "-" whitespace
-// control; literals, lists, dicts, attribute and item access, slices
-// (messages[1:], s[::-1]), calls with keyword arguments, the operators
-// and/or/not, == != < <= > >=, in/not in, + - * / // % **, ~, a if c else b;
-// the filters trim, length, upper, lower, title, capitalize, tojson
-// (indent=), items, join, default, first, last, replace, select/reject(attr),
-// map, unique, reverse, string, int, float, list, indent, safe; the tests
-// defined, none, string, number, mapping, iterable, equalto …; string
-// methods strip, lstrip, rstrip, startswith, endswith, split, replace, upper,
-// lower, title; dict methods get, items, keys, values; and the globals
-// raise_exception, namespace, range, dict and strftime_now.
+// a sandbox in which lists and dicts cannot be changed), and renders what
+// Python's Jinja2 renders (tests/chat/render_jinja2.py makes the goldens):
+// text, {{ expr }}, {% if/elif/else %}, {% for x in xs [if cond] %} with
+// loop.index0, first, last, length, previtem, nextitem, cycle, changed …,
+// {% set %} (also ns.attr and block sets), {% macro %} (varargs, kwargs),
+// {% break %}/{% continue %}, {% filter %}, {% raw %}, transformers'
+// {% generation %}, comments and the "-"/"+" whitespace control; literals,
+// lists, tuples, dicts (number keys too), attribute and item access (x.name
+// a dict's method before its key, as Jinja2), slices (messages[1:],
+// s[::-1]), calls with keyword arguments, the operators and/or/not,
+// == != < <= > >=, in/not in, + - * / // % ** (with printf-style s % args),
+// ~, a if c else b; the filters trim, length, upper, lower, title,
+// capitalize, tojson (transformers': ensure_ascii, indent, separators,
+// sort_keys), items, dictsort, sort, join, default, first, last, min, max,
+// sum, round, replace, select/reject(attr), map, unique, reverse, batch,
+// slice, string, int, float, abs, list, indent, center, truncate, wordcount,
+// format, pprint, safe (markupsafe's Markup: adding a string to it escapes
+// the string), escape, forceescape; Jinja2's Undefined (it prints, iterates
+// and measures as empty; its attributes are errors) and its iterators (map,
+// select, reject, unique, reverse, batch and slice give one: a loop, join or
+// list consumes it, tojson and length refuse it); the tests defined, none,
+// string, number, mapping, iterable, equalto …; Python's string methods
+// (strip, split, rsplit, replace, startswith, format, partition, zfill …),
+// dict methods get, items, keys, values; and the globals raise_exception,
+// namespace, range, dict and strftime_now.
 //
-// Not covered: {% include %}, {% extends %}, {% call %}, {% filter %},
-// {% raw %} and transformers' {% generation %} marker. Tool calling is what
-// the template renders from the tools a caller passes in Options.Vars and the
-// messages' ToolCalls, ToolCallID and Name; reading the calls back out of a
-// reply is the caller's (package serve does it).
+// Not covered: {% include %}, {% extends %}, {% call %}, integers past 64
+// bits, and the HTML filters (urlencode, striptags, xmlattr …). Tool calling
+// is what the template renders from the tools a caller passes in
+// Options.Vars and the messages' ToolCalls, ToolCallID and Name; reading the
+// calls back out of a reply is the caller's (package serve does it).
 //
 // # Error Handling
 //
@@ -70,11 +81,15 @@ func (e *TemplateError) Is(target error) bool { return target == ErrRender }
 // message.tool_calls[i].function.name and .arguments, message.tool_call_id,
 // message.name: Llama 3.1's template tests 'tool_calls' in message.
 type Message struct {
-	Role       string     `json:"role"` // "system", "user", "assistant" or "tool"
-	Content    string     `json:"content"`
-	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string     `json:"tool_call_id,omitempty"`
-	Name       string     `json:"name,omitempty"`
+	Role    string `json:"role"` // "system", "user", "assistant" or "tool"
+	Content string `json:"content"`
+	// ReasoningContent is an assistant message's thinking, apart from its
+	// content, as reasoning models' templates read it (Qwen3, DeepSeek,
+	// GLM, Kimi: message.reasoning_content).
+	ReasoningContent string     `json:"reasoning_content,omitempty"`
+	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID       string     `json:"tool_call_id,omitempty"`
+	Name             string     `json:"name,omitempty"`
 }
 
 // ToolCall is one function call an assistant message made.
@@ -112,7 +127,11 @@ type Template struct {
 
 // Parse parses a chat template's source.
 func Parse(source string) (*Template, error) {
-	items, err := lex(source)
+	// Jinja2's lexer first writes every line break as "\n" and drops one
+	// at the very end (keep_trailing_newline is off).
+	src := strings.ReplaceAll(strings.ReplaceAll(source, "\r\n", "\n"), "\r", "\n")
+	src = strings.TrimSuffix(src, "\n")
+	items, err := lex(src)
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +184,9 @@ func (t *Template) Render(messages []Message, opts Options) (string, error) {
 // tool-calling keys that are set, in the order OpenAI's JSON has them.
 func (m Message) value() (*Dict, error) {
 	d := NewDict().Set("role", m.Role).Set("content", m.Content)
+	if m.ReasoningContent != "" {
+		d.Set("reasoning_content", m.ReasoningContent)
+	}
 	if len(m.ToolCalls) > 0 {
 		calls := make([]any, len(m.ToolCalls))
 		for i, c := range m.ToolCalls {

@@ -42,6 +42,16 @@ func TestExpressions(t *testing.T) {
 		{"a  {%- if true -%}  b  {%- endif -%}  c", "abc"},
 		{"{{ strftime_now('%d %b %Y') }}", "26 Jul 2024"},
 		{"{{ true }} {{ 1.0 }} {{ [1, 'a'] }} {{ {'k': none} }}", "True 1.0 [1, 'a'] {'k': None}"},
+		// Jinja2's Undefined, dict methods before keys, number keys, tojson's
+		// arguments, markupsafe's Markup, iterators, filter and generation blocks.
+		{"{% for x in missing %}x{% endfor %}{{ missing | length }} {{ 'a' in missing }} {{ missing is iterable }} [{{ missing | trim }}] {{ missing | items | list }}", "0 False True [] []"},
+		{"{% set d = {'type': 'array', 'items': {'type': 'string'}} %}{{ d.items is callable }} {{ d['items'].type }} {{ d | dictsort | first | first }}", "True string items"},
+		{"{% for k, v in {512: 'b', 0: 'a', 64: 'c'} | dictsort %}{{ k + 1 }}{{ v }} {% endfor %}{{ {2: 1} }}", "1a 65c 513b {2: 1}"},
+		{"{{ 'Ü' | tojson }} {{ 'Ü😀' | tojson(ensure_ascii=True) }} {{ {'b': 1, 'a': 2} | tojson(sort_keys=True, separators=(',', ':')) }} {{ [1] | tojson(indent='\t') }}", "\"Ü\" \"\\u00dc\\ud83d\\ude00\" {\"a\":2,\"b\":1} [\n\t1\n]"},
+		{"{{ '<a>'|safe + '\"x\" & y' }} {{ ('<b>'|safe + '<i>') | length }} {{ 'q' ~ ('<'|safe) }}", "<a>&#34;x&#34; &amp; y 12 q<"},
+		{"{{ none | map('upper') | list }} {{ ['b', 'A', 'a'] | unique | list }} {{ ['b', 'a'] | reverse | join }} {{ [{'n': 2}, {'n': 1}] | sort(attribute='n') | map(attribute='n') | list }}", "[] ['b', 'A'] ab [1, 2]"},
+		{"x\r\ny\n\n", "x\ny\n"}, // line breaks as "\n", one dropped at the end
+		{"{% filter upper %}ab{{ 1 }}{% endfilter %}|{% generation %}kept{% endgeneration %}", "AB1|kept"},
 	}
 	now := func() time.Time { return time.Date(2024, 7, 26, 12, 0, 0, 0, time.UTC) }
 	for _, c := range cases {
@@ -75,6 +85,11 @@ func TestErrors(t *testing.T) {
 		{"{{ 'a' + 1 }}", ErrRender, "unsupported operand"},
 		{"{{ x | nofilter }}", ErrRender, "unknown filter"},
 		{"{{ raise_exception('no system role') }}", ErrRender, "no system role"},
+		// Jinja2's map, select and reverse give iterators: no JSON, no length, not reversible.
+		{"{{ [1] | map('string') | tojson }}", ErrRender, "not JSON serializable"},
+		{"{{ ([1] | select) | length }}", ErrRender, "generator has no length"},
+		{"{{ ['a'] | map('upper') | last }}", ErrRender, "cannot be reversed"},
+		{"{% set l = [] %}{{ l.append(1) }}", ErrRender, ""}, // the sandbox's immutable lists
 	} {
 		tmpl, err := Parse(c.src)
 		if err == nil {

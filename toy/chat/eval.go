@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -100,6 +101,22 @@ func execute(nodes []node, sc *scope, out *strings.Builder) error {
 			}
 		case macroNode:
 			sc.vars[n.name] = macro(n, sc)
+		case generationBlock:
+			if err := execute(n.body, sc, out); err != nil {
+				return err
+			}
+		case filterBlock:
+			var b strings.Builder
+			if err := execute(n.body, sc, &b); err != nil {
+				return err
+			}
+			fs := sc.child()
+			fs.vars[filterBody] = b.String()
+			v, err := eval(n.e, fs)
+			if err != nil {
+				return err
+			}
+			out.WriteString(str(v))
 		case loopControl:
 			if n.kind == "break" {
 				return errBreak
@@ -113,6 +130,7 @@ func execute(nodes []node, sc *scope, out *strings.Builder) error {
 // iterate returns the items a for loop visits: a list's items, a string's
 // characters, a dict's keys.
 func iterate(v any) ([]any, error) {
+	v = plain(v)
 	switch v := v.(type) {
 	case []any:
 		return v, nil
@@ -125,11 +143,13 @@ func iterate(v any) ([]any, error) {
 	case *Dict:
 		l := make([]any, 0, v.Len())
 		for _, k := range v.Keys() {
-			l = append(l, k)
+			l = append(l, v.key(k))
 		}
 		return l, nil
-	case nil, Undefined:
-		return nil, fmt.Errorf("cannot iterate over %s", typeName(v))
+	case Undefined:
+		return nil, nil // Jinja2's Undefined iterates as empty
+	case generator:
+		return v.items, nil
 	}
 	return nil, fmt.Errorf("cannot iterate over %s", typeName(v))
 }
@@ -149,7 +169,7 @@ func execFor(n forNode, sc *scope, out *strings.Builder) error {
 			inner.vars[n.vars[0]] = x
 			return nil
 		}
-		l, ok := x.([]any)
+		l, ok := plain(x).([]any)
 		if !ok || len(l) != len(n.vars) {
 			return fmt.Errorf("cannot unpack %s into %d names", repr(x), len(n.vars))
 		}
@@ -177,13 +197,23 @@ func execFor(n forNode, sc *scope, out *strings.Builder) error {
 	if len(items) == 0 {
 		return execute(n.els, sc, out)
 	}
+	var last any = Undefined{"changed"} // loop.changed(…)'s previous arguments
+	changed := Func(func(args []any, _ *Dict) (any, error) {
+		v := any(args)
+		if equal(v, last) {
+			return false, nil
+		}
+		last = v
+		return true, nil
+	})
 	for i, x := range items {
 		if err := assign(x); err != nil {
 			return err
 		}
 		loop := NewDict().Set("index", i+1).Set("index0", i).
 			Set("revindex", len(items)-i).Set("revindex0", len(items)-i-1).
-			Set("first", i == 0).Set("last", i == len(items)-1).Set("length", len(items))
+			Set("first", i == 0).Set("last", i == len(items)-1).Set("length", len(items)).
+			Set("depth", 1).Set("depth0", 0).Set("cycle", cycle(i)).Set("changed", changed)
 		if i > 0 {
 			loop.Set("previtem", items[i-1])
 		}
@@ -203,6 +233,16 @@ func execFor(n forNode, sc *scope, out *strings.Builder) error {
 		}
 	}
 	return nil
+}
+
+// cycle is loop.cycle for the i-th item: its i-th argument, round and round.
+func cycle(i int) Func {
+	return func(args []any, _ *Dict) (any, error) {
+		if len(args) == 0 {
+			return nil, fmt.Errorf("no items for cycling given")
+		}
+		return args[i%len(args)], nil
+	}
 }
 
 func execSet(n setNode, sc *scope) error {
@@ -231,7 +271,7 @@ func execSet(n setNode, sc *scope) error {
 		sc.vars[n.names[0]] = v
 		return nil
 	}
-	l, ok := v.([]any)
+	l, ok := plain(v).([]any)
 	if !ok || len(l) != len(n.names) {
 		return fmt.Errorf("cannot unpack %s into %d names", repr(v), len(n.names))
 	}
@@ -266,6 +306,20 @@ func macro(n macroNode, defined *scope) Func {
 				sc.vars[p] = Undefined{p}
 			}
 		}
+		// Jinja2's varargs and kwargs: the positional and keyword arguments
+		// past the parameters.
+		var extra []any
+		if len(args) > len(n.params) {
+			extra = args[len(n.params):]
+		}
+		more := NewDict()
+		for _, k := range kwargs.Keys() {
+			if !slices.Contains(n.params, k) {
+				v, _ := kwargs.Get(k)
+				more.Set(k, v)
+			}
+		}
+		sc.vars["varargs"], sc.vars["kwargs"] = tuple{extra}, more
 		var b strings.Builder
 		if err := execute(n.body, sc, &b); err != nil {
 			return nil, err
@@ -289,6 +343,9 @@ func eval(e expr, sc *scope) (any, error) {
 			}
 			l[i] = v
 		}
+		if e.tuple {
+			return tuple{l}, nil
+		}
 		return l, nil
 	case dictExpr:
 		d := NewDict()
@@ -301,7 +358,7 @@ func eval(e expr, sc *scope) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			d.Set(str(k), v)
+			d.setKey(k, v)
 		}
 		return d, nil
 	case attrExpr:
@@ -464,6 +521,7 @@ func evalBinary(e binaryExpr, sc *scope) (any, error) {
 
 // contains is Python's "x in container".
 func contains(container, x any) (bool, error) {
+	container, x = plain(container), plain(x)
 	switch c := container.(type) {
 	case string:
 		s, ok := x.(string)
@@ -483,13 +541,31 @@ func contains(container, x any) (bool, error) {
 		_, has := c.Get(k)
 		return ok && has, nil
 	case Undefined:
-		return false, fmt.Errorf("'%s' is undefined", c.Name)
+		return false, nil // Jinja2's Undefined iterates as empty
+	case generator:
+		return contains(c.items, x)
 	}
 	return false, fmt.Errorf("'in' needs a string, list or dict, not %s", typeName(container))
 }
 
 // arith is + - * / // % ** on numbers, + on strings and lists, * on a string and an int.
 func arith(op string, x, y any) (any, error) {
+	if s, ok := plain(x).(string); ok && op == "%" { // printf-style formatting: a tuple holds the arguments
+		if t, ok := y.(tuple); ok {
+			return percentFormat(s, t.items)
+		}
+		return percentFormat(s, []any{plain(y)})
+	}
+	_, mx := x.(markup)
+	_, my := y.(markup)
+	if op == "+" && (mx || my) { // markupsafe: Markup + str escapes the str
+		_, sx := plain(x).(string)
+		_, sy := plain(y).(string)
+		if sx && sy {
+			return escape(x) + escape(y), nil
+		}
+	}
+	x, y = plain(x), plain(y)
 	switch op {
 	case "+":
 		switch a := x.(type) {
@@ -502,7 +578,30 @@ func arith(op string, x, y any) (any, error) {
 				return append(append([]any{}, a...), b...), nil
 			}
 		}
+	case "%":
+		if s, ok := x.(string); ok { // printf-style formatting
+			args, isTuple := y.([]any)
+			if !isTuple {
+				args = []any{y}
+			}
+			return percentFormat(s, args)
+		}
 	case "*":
+		if l, ok := x.([]any); ok {
+			if n, ok := y.(int); ok {
+				if n > 0 && n > maxOutput/max(len(l), 1) {
+					return nil, fmt.Errorf("list * %d is too long", n)
+				}
+				var out []any
+				for range max(n, 0) {
+					out = append(out, l...)
+				}
+				if out == nil {
+					out = []any{}
+				}
+				return out, nil
+			}
+		}
 		if s, ok := x.(string); ok {
 			if n, ok := y.(int); ok {
 				if n > 0 && len(s) > maxOutput/n {
@@ -561,7 +660,10 @@ func arith(op string, x, y any) (any, error) {
 		return q, nil
 	case "**":
 		if ints && bi >= 0 {
-			return int(math.Pow(a, b)), nil
+			if p := math.Pow(a, b); math.Abs(p) < 1<<63 {
+				return int(p), nil
+			}
+			return nil, fmt.Errorf("%v ** %v is past 64-bit integers", a, b) // Python's are unbounded
 		}
 		return math.Pow(a, b), nil
 	}
@@ -570,13 +672,16 @@ func arith(op string, x, y any) (any, error) {
 
 // getAttr is x.name: a dict's key, a namespace's or loop's field, or a method.
 func getAttr(x any, name string) (any, error) {
+	x = plain(x)
 	switch v := x.(type) {
 	case *Dict:
-		if val, ok := v.Get(name); ok {
-			return val, nil
-		}
+		// Jinja2's x.name looks for a Python attribute first: a dict's
+		// methods shadow its keys (schema.items is the method).
 		if m := dictMethod(v, name); m != nil {
 			return m, nil
+		}
+		if val, ok := v.Get(name); ok {
+			return val, nil
 		}
 		return Undefined{name}, nil
 	case namespace:
@@ -594,14 +699,13 @@ func getAttr(x any, name string) (any, error) {
 		}
 	case Undefined:
 		return nil, fmt.Errorf("'%s' is undefined (looking up .%s)", v.Name, name)
-	case nil:
-		return nil, fmt.Errorf("none has no attribute '%s'", name)
 	}
-	return Undefined{name}, nil
+	return Undefined{name}, nil // none.attr too: Jinja2's getattr gives an Undefined
 }
 
 // getItem is x[i]: a list's or string's item (negative from the end), a dict's key.
 func getItem(x, i any) (any, error) {
+	x, i = plain(x), plain(i)
 	switch v := x.(type) {
 	case *Dict:
 		if val, ok := v.Get(str(i)); ok {

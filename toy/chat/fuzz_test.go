@@ -35,6 +35,8 @@ func TestHostileTemplates(t *testing.T) {
 //	go test -fuzz=FuzzTemplate ./toy/chat
 func FuzzTemplate(f *testing.F) {
 	files, _ := filepath.Glob("testdata/templates/*.jinja")
+	more, _ := filepath.Glob("testdata/jinja2/templates/*.jinja")
+	files = append(files, more...)
 	for _, p := range files {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(string(b))

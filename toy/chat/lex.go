@@ -5,6 +5,8 @@ package chat
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -103,6 +105,29 @@ func lex(src string) ([]item, error) {
 			if err != nil {
 				return nil, err
 			}
+			if kind == '%' && len(it.toks) == 1 && it.toks[0].text == "raw" {
+				// {% raw %}…{% endraw %}: the text between as it is.
+				switch {
+				case rtrim:
+					rest = strings.TrimLeftFunc(rest, unicode.IsSpace)
+				case strings.HasPrefix(rest, "\n"):
+					rest = rest[1:]
+				}
+				loc := endRaw.FindStringSubmatchIndex(rest)
+				if loc == nil {
+					return nil, fmt.Errorf("%w: line %d: {%% raw %%} without {%% endraw %%}", ErrSyntax, line)
+				}
+				body := rest[:loc[0]]
+				if loc[3] > loc[2] { // {%- endraw
+					body = strings.TrimRightFunc(body, unicode.IsSpace)
+				} else if l := strings.LastIndexByte(body, '\n') + 1; strings.Trim(body[l:], " \t") == "" {
+					body = body[:l] // lstrip_blocks
+				}
+				items = appendText(items, body, line)
+				line += strings.Count(rest[:loc[1]], "\n")
+				rest, rtrim = rest[loc[1]:], loc[5] > loc[4]
+				break
+			}
 			items = append(items, it)
 		}
 		// Whitespace after the tag.
@@ -125,6 +150,11 @@ func lex(src string) ([]item, error) {
 	}
 	return items, nil
 }
+
+var (
+	endRaw   = regexp.MustCompile(`\{%(-?)\s*endraw\s*(-?)%\}`)
+	exponent = regexp.MustCompile(`^[eE][+-]?[0-9][0-9_]*`)
+)
 
 func appendText(items []item, text string, line int) []item {
 	if text == "" {
@@ -187,8 +217,11 @@ func lexExpr(src, closer string, line *int) (toks []token, rest string, rtrim bo
 			kind := tokInt
 			if j+1 < len(src) && src[j] == '.' && src[j+1] >= '0' && src[j+1] <= '9' {
 				kind = tokFloat
-				for j++; j < len(src) && src[j] >= '0' && src[j] <= '9'; j++ {
+				for j++; j < len(src) && (src[j] >= '0' && src[j] <= '9' || src[j] == '_'); j++ {
 				}
+			}
+			if e := exponent.FindString(src[j:]); e != "" { // 1e-7, 1.5e20
+				kind, j = tokFloat, j+len(e)
 			}
 			toks = append(toks, token{kind, strings.ReplaceAll(src[i:j], "_", ""), *line})
 			i = j
@@ -246,6 +279,15 @@ func unquote(s string) (string, int, error) {
 			b.WriteByte('\r')
 		case '\\', '\'', '"':
 			b.WriteByte(e)
+		case 'x':
+			if i+2 < len(s) {
+				if n, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+					b.WriteRune(rune(n))
+					i += 2
+					continue
+				}
+			}
+			b.WriteString(`\x`)
 		case 'u':
 			var r rune
 			if i+4 < len(s) {

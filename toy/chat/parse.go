@@ -37,7 +37,19 @@ type (
 		body     []node
 	}
 	loopControl struct{ kind string } // {% break %}, {% continue %}
+	// filterBlock is {% filter f(args) %}…{% endfilter %}: the body's output
+	// bound to filterBody and passed through e (filterBody | f(args)).
+	filterBlock struct {
+		e    expr
+		body []node
+	}
+	// generationBlock is transformers' {% generation %}…{% endgeneration %},
+	// which marks the assistant's tokens and renders its body as it is.
+	generationBlock struct{ body []node }
 )
+
+// filterBody is the name a filter block's output is bound to.
+const filterBody = "\x00filter"
 
 // node is a statement.
 type node any
@@ -46,7 +58,10 @@ type node any
 type (
 	literal  struct{ v any }
 	nameExpr struct{ name string }
-	listExpr struct{ items []expr }
+	listExpr struct {
+		items []expr
+		tuple bool // (a, b), (), or a bare a, b: a tuple
+	}
 	dictExpr struct{ keys, values []expr }
 	attrExpr struct {
 		x    expr
@@ -135,7 +150,7 @@ func (p *parser) block() ([]node, *item, error) {
 				return nil, nil, p.errorf(it, "empty or malformed tag")
 			}
 			switch kw := it.toks[0].text; kw {
-			case "endif", "elif", "else", "endfor", "endset", "endmacro":
+			case "endif", "elif", "else", "endfor", "endset", "endmacro", "endfilter", "endgeneration":
 				return out, it, nil
 			case "if":
 				n, err := p.parseIf(it)
@@ -163,6 +178,27 @@ func (p *parser) block() ([]node, *item, error) {
 				out = append(out, n)
 			case "break", "continue":
 				out = append(out, loopControl{kw})
+			case "filter":
+				toks := append([]token{{kind: tokName, text: filterBody}, {kind: tokOp, text: "|"}}, it.toks[1:]...)
+				e := &exprParser{toks: toks, line: it.line}
+				x, err := e.parseAll()
+				if err != nil {
+					return nil, nil, err
+				}
+				body, _, err := p.expect(it, "endfilter")
+				if err != nil {
+					return nil, nil, err
+				}
+				out = append(out, filterBlock{x, body})
+			case "generation":
+				if len(it.toks) != 1 {
+					return nil, nil, p.errorf(it, "{%% generation %%} takes no arguments")
+				}
+				body, _, err := p.expect(it, "endgeneration")
+				if err != nil {
+					return nil, nil, err
+				}
+				out = append(out, generationBlock{body})
 			default:
 				return nil, nil, p.errorf(it, "unknown tag {%% %s %%}", kw)
 			}
@@ -402,7 +438,7 @@ func (e *exprParser) parseAll() (expr, error) {
 			}
 			items = append(items, y)
 		}
-		x = listExpr{items}
+		x = listExpr{items, true}
 	}
 	return x, e.done()
 }
@@ -598,7 +634,7 @@ func (e *exprParser) parsePrimary() (expr, error) {
 	switch t.text {
 	case "(":
 		if e.accept(")") {
-			return listExpr{}, nil
+			return listExpr{tuple: true}, nil
 		}
 		x, err := e.parseExpr()
 		if err != nil {
@@ -613,7 +649,7 @@ func (e *exprParser) parsePrimary() (expr, error) {
 				}
 				items = append(items, y)
 			}
-			x = listExpr{items}
+			x = listExpr{items, true}
 		}
 		if !e.accept(")") {
 			return nil, e.errorf("want ')'")

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 )
 
 // Values are Go values of these types:
@@ -26,6 +27,21 @@ type (
 	// empty when printed, an error when used further.
 	Undefined struct{ Name string }
 
+	// generator is what Jinja2's map, select, reject, selectattr,
+	// rejectattr, unique and reverse return: a Python iterator, which a loop,
+	// join, first or list can consume but which has no length, no index and
+	// no JSON form (tojson refuses it, as in Python).
+	generator struct{ items []any }
+
+	// markup is markupsafe's Markup, what the safe filter returns: a string
+	// that adding a plain string to escapes that string (Functionary's
+	// "…"|safe + name). Everything else sees it as the string.
+	markup string
+
+	// tuple is a Python tuple: (a, b), dict items, str.partition. It prints
+	// as ('a', 1); everything else sees the list of its items.
+	tuple struct{ items []any }
+
 	// Func is a callable value.
 	Func func(args []any, kwargs *Dict) (any, error)
 )
@@ -34,6 +50,7 @@ type (
 type Dict struct {
 	keys []string
 	m    map[string]any
+	nums map[string]any // a key that a template wrote as a number ({0: …}), by its text
 }
 
 // NewDict returns an empty Dict.
@@ -46,6 +63,49 @@ func (d *Dict) Set(key string, v any) *Dict {
 	}
 	d.m[key] = v
 	return d
+}
+
+// setKey is d[k] = v for a key of any type: a number keeps its type for
+// iteration, items and dictsort (Seed-OSS's {0: 0, 512: 128} | dictsort),
+// and is looked up by its text.
+func (d *Dict) setKey(k, v any) {
+	s := str(k)
+	if _, isStr := k.(string); !isStr {
+		if d.nums == nil {
+			d.nums = map[string]any{}
+		}
+		d.nums[s] = k
+	}
+	d.Set(s, v)
+}
+
+// key is the key named s as the template wrote it.
+func (d *Dict) key(s string) any {
+	if k, ok := d.nums[s]; ok {
+		return k
+	}
+	return s
+}
+
+// plain is v with a markup string as the string.
+func plain(v any) any {
+	switch v := v.(type) {
+	case markup:
+		return string(v)
+	case tuple:
+		return v.items
+	}
+	return v
+}
+
+// escape is markupsafe's escape: a markup string as it is, anything else's
+// text with & < > ' " as entities.
+func escape(v any) markup {
+	if m, ok := v.(markup); ok {
+		return m
+	}
+	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "'", "&#39;", "\"", "&#34;")
+	return markup(r.Replace(str(v)))
 }
 
 // Get returns the value of key and whether it is present.
@@ -72,6 +132,7 @@ func (d *Dict) Len() int { return len(d.Keys()) }
 type namespace struct{ *Dict }
 
 func truth(v any) bool {
+	v = plain(v)
 	switch v := v.(type) {
 	case nil, Undefined:
 		return false
@@ -95,6 +156,10 @@ func truth(v any) bool {
 
 // str is Python's str(v), which {{ v }} prints; undefined prints nothing.
 func str(v any) string {
+	if _, ok := v.(tuple); ok {
+		return repr(v)
+	}
+	v = plain(v)
 	switch v := v.(type) {
 	case Undefined:
 		return ""
@@ -106,11 +171,22 @@ func str(v any) string {
 
 // repr is Python's repr(v): strings quoted, None, True, lists and dicts.
 func repr(v any) string {
+	if t, ok := v.(tuple); ok {
+		parts := make([]string, len(t.items))
+		for i, x := range t.items {
+			parts[i] = repr(x)
+		}
+		if len(parts) == 1 {
+			return "(" + parts[0] + ",)"
+		}
+		return "(" + strings.Join(parts, ", ") + ")"
+	}
+	v = plain(v)
 	switch v := v.(type) {
 	case nil:
 		return "None"
 	case Undefined:
-		return ""
+		return "Undefined"
 	case bool:
 		if v {
 			return "True"
@@ -136,7 +212,7 @@ func repr(v any) string {
 	case *Dict:
 		parts := make([]string, 0, v.Len())
 		for _, k := range v.Keys() {
-			parts = append(parts, repr(k)+": "+repr(v.m[k]))
+			parts = append(parts, repr(v.key(k))+": "+repr(v.m[k]))
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	case namespace:
@@ -185,6 +261,7 @@ func number(v any) (float64, bool) {
 
 // equal is Python's ==.
 func equal(a, b any) bool {
+	a, b = plain(a), plain(b)
 	if x, ok := number(a); ok {
 		y, ok := number(b)
 		return ok && x == y
@@ -218,6 +295,7 @@ func equal(a, b any) bool {
 
 // compare orders numbers with numbers and strings with strings.
 func compare(a, b any) (int, error) {
+	a, b = plain(a), plain(b)
 	if x, ok := number(a); ok {
 		if y, ok := number(b); ok {
 			switch {
@@ -238,6 +316,7 @@ func compare(a, b any) (int, error) {
 }
 
 func typeName(v any) string {
+	v = plain(v)
 	switch v.(type) {
 	case nil:
 		return "none"
@@ -257,25 +336,31 @@ func typeName(v any) string {
 		return "dict"
 	case namespace:
 		return "namespace"
+	case generator:
+		return "generator"
 	case Func:
 		return "function"
 	}
 	return fmt.Sprintf("%T", v)
 }
 
-// toJSON is Python's json.dumps(v, ensure_ascii=False, indent=indent), what
-// transformers' tojson filter calls: ", " and ": " between items, or with an
-// indent one item per line.
-func toJSON(v any, indent string, depth int) (string, error) {
+// jsonOpts are json.dumps' arguments as transformers' tojson filter passes
+// them: ensure_ascii (default false), indent, separators and sort_keys.
+type jsonOpts struct {
+	indent        *string // nil: all on one line
+	item, key     string  // separators: ", " and ": " (with an indent "," and ": ")
+	ascii, sorted bool
+}
+
+// toJSON is Python's json.dumps(v, ensure_ascii, indent, separators,
+// sort_keys), what transformers' tojson filter calls.
+func toJSON(v any, o jsonOpts, depth int) (string, error) {
+	v = plain(v)
 	nl := func(d int) string {
-		if indent == "" {
+		if o.indent == nil {
 			return ""
 		}
-		return "\n" + strings.Repeat(indent, d)
-	}
-	sep := ", "
-	if indent != "" {
-		sep = ","
+		return "\n" + strings.Repeat(*o.indent, d)
 	}
 	switch v := v.(type) {
 	case nil:
@@ -286,11 +371,14 @@ func toJSON(v any, indent string, depth int) (string, error) {
 		return strconv.Itoa(v), nil
 	case float64:
 		if math.IsInf(v, 0) || math.IsNaN(v) {
+			if math.IsNaN(v) {
+				return "NaN", nil
+			}
 			return map[bool]string{true: "Infinity", false: "-Infinity"}[v > 0], nil
 		}
 		return formatFloat(v), nil
 	case string:
-		return jsonString(v), nil
+		return jsonString(v, o.ascii), nil
 	case []any:
 		if len(v) == 0 {
 			return "[]", nil
@@ -299,10 +387,10 @@ func toJSON(v any, indent string, depth int) (string, error) {
 		b.WriteString("[")
 		for i, x := range v {
 			if i > 0 {
-				b.WriteString(sep)
+				b.WriteString(o.item)
 			}
 			b.WriteString(nl(depth + 1))
-			s, err := toJSON(x, indent, depth+1)
+			s, err := toJSON(x, o, depth+1)
 			if err != nil {
 				return "", err
 			}
@@ -314,14 +402,18 @@ func toJSON(v any, indent string, depth int) (string, error) {
 		if v.Len() == 0 {
 			return "{}", nil
 		}
+		keys := v.Keys()
+		if o.sorted {
+			keys = slices.Sorted(slices.Values(keys))
+		}
 		var b strings.Builder
 		b.WriteString("{")
-		for i, k := range v.Keys() {
+		for i, k := range keys {
 			if i > 0 {
-				b.WriteString(sep)
+				b.WriteString(o.item)
 			}
-			b.WriteString(nl(depth+1) + jsonString(k) + ": ")
-			s, err := toJSON(v.m[k], indent, depth+1)
+			b.WriteString(nl(depth+1) + jsonString(k, o.ascii) + o.key)
+			s, err := toJSON(v.m[k], o, depth+1)
 			if err != nil {
 				return "", err
 			}
@@ -330,13 +422,14 @@ func toJSON(v any, indent string, depth int) (string, error) {
 		b.WriteString(nl(depth) + "}")
 		return b.String(), nil
 	case namespace:
-		return toJSON(v.Dict, indent, depth)
+		return "", fmt.Errorf("tojson: Object of type Namespace is not JSON serializable")
 	}
-	return "", fmt.Errorf("tojson: %s is not JSON serializable", typeName(v))
+	return "", fmt.Errorf("tojson: Object of type %s is not JSON serializable", typeName(v))
 }
 
-// jsonString quotes s as Python's json.dumps with ensure_ascii=False.
-func jsonString(s string) string {
+// jsonString quotes s as Python's json.dumps does: with ensure_ascii every
+// rune past ASCII as \uXXXX (UTF-16 surrogate pairs past the BMP).
+func jsonString(s string, ascii bool) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range s {
@@ -356,9 +449,13 @@ func jsonString(s string) string {
 		case '\f':
 			b.WriteString(`\f`)
 		default:
-			if r < 0x20 {
+			switch {
+			case r < 0x20 || ascii && r >= 0x7f && r <= 0xffff:
 				fmt.Fprintf(&b, `\u%04x`, r)
-			} else {
+			case ascii && r > 0xffff:
+				r1, r2 := utf16.EncodeRune(r)
+				fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+			default:
 				b.WriteRune(r)
 			}
 		}

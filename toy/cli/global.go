@@ -114,7 +114,7 @@ var docs = []commandDoc{
 	{"embed", embedUsage, "text embeddings (BERT, all-MiniLM, bge, nomic-embed-text …, or a decoder's hidden states), one vector per text", embedFlagsDoc},
 	{"rerank", rerankUsage, "rank documents by how well they answer a query, with a reranker (bge-reranker, ms-marco cross-encoders)", rerankFlagsDoc},
 	{"serve", "toy serve [MODEL] [--addr 127.0.0.1:8080] [--ctx N] [--device cuda] [--threads N] [--chat-template-file F]",
-		"an HTTP server over one model that speaks OpenAI's API (/v1/chat/completions, /v1/completions, /v1/models: streaming, n choices, logprobs, penalties and logit_bias, tool calls) and Ollama's (/api/chat, /api/generate, /api/tags, /api/show, /api/ps, /api/version), so OpenAI and Ollama clients work against it; see go doc ./toy/serve", serveFlagsDoc},
+		"an HTTP server over one model that speaks OpenAI's API (/v1/chat/completions, /v1/completions, /v1/responses, /v1/models: streaming, n choices, logprobs, penalties and logit_bias, tool calls, fill in the middle) and Ollama's (/api/chat, /api/generate, /api/tags, /api/show, /api/ps, /api/version), with /metrics (Prometheus) and /slots, so OpenAI and Ollama clients work against it; see go doc ./toy/serve", serveFlagsDoc},
 	{"toysh", "toy toysh [-e CODE] [FILE.go [ARGS…]] | toy toysh kernel CONN.json | toy toysh install-kernel",
 		"toysh with this binary's architectures: a Go REPL with toy preloaded, a script runner, the Jupyter kernel", nil},
 	{"install", "toy install", "check that each backend loads and passes its self-test; register the Jupyter kernel", installFlags},

@@ -124,6 +124,13 @@ const maxRepeat = 2000
 // repetition cannot exhaust memory.
 const maxElems = 1 << 20
 
+// MaxGrammarBytes bounds a GBNF grammar's source, and MaxRules its rules
+// once repetitions are written out.
+const (
+	MaxGrammarBytes = 1 << 20
+	MaxRules        = 1 << 16
+)
+
 // TokenIDs finds a token by its text, for GBNF's <name> token elements
 // (*tokenizer.Tokenizer has it); ID returns −1 when no token has that text.
 type TokenIDs interface {
@@ -134,7 +141,14 @@ type TokenIDs interface {
 // tokens, if not nil, resolves token elements written by text (<think>);
 // without it only <[id]> may be written. The error names the line and
 // column of the first fault.
+//
+// A grammar's source may be at most MaxGrammarBytes long, and it may
+// expand (its repetitions written out) to at most 2²⁰ items and MaxRules
+// rules: bounds on the work a grammar from a request may ask for.
 func ParseGBNF(src string, tokens TokenIDs) (*GBNF, error) {
+	if len(src) > MaxGrammarBytes {
+		return nil, fmt.Errorf("grammar: the grammar is %d bytes, over the limit of %d (grammar.MaxGrammarBytes)", len(src), MaxGrammarBytes)
+	}
 	p := &gbnfParser{src: src, tokens: tokens, ids: map[string]int32{}}
 	if err := p.parse(); err != nil {
 		return nil, err
@@ -241,12 +255,15 @@ func (p *gbnfParser) newRule(base string) int32 {
 }
 
 func (p *gbnfParser) define(id int32, alts [][]elem) error {
+	if len(p.names) > MaxRules {
+		return p.errorAt(p.pos, "the grammar expands to over %d rules (grammar.MaxRules)", MaxRules)
+	}
 	n := 0
 	for _, a := range alts {
 		n += len(a) + 1
 	}
 	if p.nelems += n; p.nelems > maxElems {
-		return p.errorAt(p.pos, "the grammar expands to over %d items", maxElems)
+		return p.errorAt(p.pos, "the grammar expands to over %d items (its repetitions written out)", maxElems)
 	}
 	p.rules[id] = alts
 	p.defined[id] = true
@@ -478,7 +495,7 @@ func (p *gbnfParser) count() (int, error) {
 func (p *gbnfParser) repeat(rule string, seq []elem, last, lo, hi int) ([]elem, error) {
 	item := append([]elem(nil), seq[last:]...)
 	if n := len(item) * max(lo, hi, 1); p.nelems+n > maxElems {
-		return nil, p.errorAt(p.pos, "the grammar expands to over %d items", maxElems)
+		return nil, p.errorAt(p.pos, "the grammar expands to over %d items (its repetitions written out)", maxElems)
 	}
 	seq = seq[:last]
 	for range lo {

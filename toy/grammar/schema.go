@@ -63,8 +63,52 @@ type Schema struct {
 	tail *GBNF // a value, then any text
 }
 
-// CompileSchema reads a JSON schema.
+// Bounds on the work a schema may ask of CompileSchema (a schema may come
+// from a request): its size, how deeply its JSON nests, the values of one
+// enum, and the size of the grammar it becomes (MaxGrammarBytes). A schema
+// past one is refused with an error naming the bound.
+const (
+	MaxSchemaBytes = 64 << 10
+	MaxSchemaDepth = 64
+	MaxEnumValues  = 4096
+)
+
+// CheckSchemaBounds refuses a schema over MaxSchemaBytes or nesting deeper
+// than MaxSchemaDepth, before any work on it.
+func CheckSchemaBounds(raw []byte) error {
+	if len(raw) > MaxSchemaBytes {
+		return fmt.Errorf("grammar: the schema is %d bytes, over the limit of %d (grammar.MaxSchemaBytes)", len(raw), MaxSchemaBytes)
+	}
+	depth, inString, escaped := 0, false, false
+	for _, b := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			if depth++; depth > MaxSchemaDepth {
+				return fmt.Errorf("grammar: the schema nests over %d objects and lists deep (grammar.MaxSchemaDepth)", MaxSchemaDepth)
+			}
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return nil
+}
+
+// CompileSchema reads a JSON schema. It refuses one past the bounds above.
 func CompileSchema(raw []byte) (*Schema, error) {
+	if err := CheckSchemaBounds(raw); err != nil {
+		return nil, err
+	}
 	c := &schemaConv{doc: raw, rules: map[string]string{}, refs: map[string]string{}, direct: map[string]bool{"root": true}}
 	c.names = append(c.names, "root")
 	c.rules["root"] = "\x00root" // reserved
@@ -106,6 +150,7 @@ type schemaConv struct {
 	// direct holds the names of the rules being written: their bodies are
 	// returned, not made rules.
 	direct map[string]bool
+	docs   int // the documents read before doc (Compose reads several)
 }
 
 // The keywords a schema may hold: those CompileSchema reads, and those it
@@ -342,6 +387,9 @@ func (c *schemaConv) typed(o *object, t, name, at string) (string, error) {
 			if err := json.Unmarshal(o.m["enum"], &values); err != nil || len(values) == 0 {
 				return "", fmt.Errorf("grammar: %s.enum: a list of values", at)
 			}
+			if len(values) > MaxEnumValues {
+				return "", fmt.Errorf("grammar: %s.enum: %d values, over the limit of %d (grammar.MaxEnumValues)", at, len(values), MaxEnumValues)
+			}
 		}
 		if o.has("const") {
 			values = []json.RawMessage{o.m["const"]}
@@ -474,7 +522,7 @@ func (c *schemaConv) ref(raw json.RawMessage, at string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("grammar: %s.$ref: %w", at, err)
 	}
-	name := c.rule("ref-"+strings.TrimPrefix(ref, "#"), "\x00"+ref) // placed before its body: a recursive reference finds it
+	name := c.rule("ref-"+strings.TrimPrefix(ref, "#"), fmt.Sprintf("\x00%d%s", c.docs, ref)) // placed before its body: a recursive reference finds it
 	c.refs[ref] = name
 	c.direct[name] = true
 	body, err := c.visit(target, name, ref)
@@ -576,11 +624,16 @@ func (c *schemaConv) objectRule(props *object, required []string, extra json.Raw
 	if len(req)+len(opt) == 0 {
 		return c.named(name, `"{" space "}"`), nil
 	}
-	// rest(i): the optional pairs from the i-th on, each after a comma.
+	// rest(i): the optional pairs from the i-th on, each after a comma;
+	// made once each (the alternatives below ask for every one).
+	made := map[int]string{}
 	var rest func(i int) string
 	rest = func(i int) string {
 		if i == len(opt) {
 			return ""
+		}
+		if r, ok := made[i]; ok {
+			return r
 		}
 		body := `( "," space ` + kv[opt[i]] + ` )`
 		if opt[i] == other {
@@ -591,7 +644,8 @@ func (c *schemaConv) objectRule(props *object, required []string, extra json.Raw
 		if r := rest(i + 1); r != "" {
 			body += " " + r
 		}
-		return c.rule(sub(name, fmt.Sprintf("rest-%d", i)), body)
+		made[i] = c.rule(sub(name, fmt.Sprintf("rest-%d", i)), body)
+		return made[i]
 	}
 	var b strings.Builder
 	b.WriteString(`"{" space `)
@@ -911,4 +965,70 @@ func (c *schemaConv) notKeys(keys []string) string {
 		return body
 	}
 	return `"\"" ` + walk(root) + ` "\""`
+}
+
+// Part is a piece of a grammar Compose writes: a literal text, the JSON
+// values of a schema, or a GBNF expression (of characters and character
+// classes, no rule names).
+type Part struct {
+	Text     string
+	Schema   json.RawMessage
+	Expr     string
+	Optional []Part // a group of parts that may be left out
+}
+
+// Compose returns the grammar of the texts that are one of alts, each its
+// parts one after the other: a forced tool call, say, its opening, the
+// function's name, its arguments to the function's schema and its closing.
+// Each schema is held to CompileSchema's bounds; a schema CompileSchema
+// refuses is an error.
+func Compose(alts [][]Part) (*GBNF, error) {
+	c := &schemaConv{rules: map[string]string{}, direct: map[string]bool{"root": true}}
+	c.names = append(c.names, "root")
+	c.rules["root"] = "\x00root" // reserved
+	var parts func(alt []Part, hint string) (string, error)
+	parts = func(alt []Part, hint string) (string, error) {
+		var seq []string
+		for k, p := range alt {
+			switch {
+			case p.Schema != nil:
+				if err := CheckSchemaBounds(p.Schema); err != nil {
+					return "", err
+				}
+				c.doc, c.refs = p.Schema, map[string]string{}
+				e, err := c.visit(p.Schema, fmt.Sprintf("%s-%d", hint, k), "schema")
+				if err != nil {
+					return "", err
+				}
+				c.docs++
+				seq = append(seq, "( "+e+" )")
+			case p.Expr != "":
+				seq = append(seq, "( "+p.Expr+" )")
+			case p.Text != "":
+				seq = append(seq, QuoteGBNF(p.Text))
+			case len(p.Optional) > 0:
+				e, err := parts(p.Optional, fmt.Sprintf("%s-%d", hint, k))
+				if err != nil {
+					return "", err
+				}
+				seq = append(seq, "( "+e+" )?")
+			}
+		}
+		if len(seq) == 0 {
+			return `""`, nil
+		}
+		return strings.Join(seq, " "), nil
+	}
+	bodies := make([]string, len(alts))
+	for i, alt := range alts {
+		var err error
+		if bodies[i], err = parts(alt, fmt.Sprintf("part%d", i)); err != nil {
+			return nil, err
+		}
+	}
+	if len(bodies) == 0 {
+		return nil, fmt.Errorf("grammar: Compose: no alternatives")
+	}
+	c.rules["root"] = strings.Join(bodies, " | ")
+	return ParseGBNF(c.text(), nil)
 }

@@ -18,7 +18,7 @@ type Block interface {
 //
 //	X ← W_e[x] (· EmbedScale)
 //	for l = 1 … L: X ← Block_l(X)
-//	logits ← W_u · Norm(X)
+//	logits ← W_u · Norm(X) (· LogitScale, then soft-capped at LogitSoftCap)
 //
 // An architecture embeds it in its Model, fills Blocks with its own block
 // type and the sizes below, and so has the engine.Model methods, Weights
@@ -31,10 +31,12 @@ type Decoder struct {
 	OutputNorm nn.Layer      `gguf:"output_norm" shape:"Embed" card:"γ, final norm scale"`
 	Output     *nn.Linear    `gguf:"output,optional" shape:"VocabSize, Embed" card:"W_u, unembedding"`
 
-	EmbedScale float32 // multiplies the embeddings when not 0 (Gemma's √D, Granite's scale)
-	Vocab      int     // V
-	Context    int     // the trained context length
-	CacheWidth int     // features a layer's cache holds per position (KVHeads·HeadDim)
+	EmbedScale   float32 // multiplies the embeddings when not 0 (Gemma's √D, Granite's scale)
+	LogitScale   float32 // multiplies the logits when not 0 (Command R's; Granite's 1/s)
+	LogitSoftCap float32 // caps the logits at ±c, c·tanh(z/c), when not 0 (Gemma 2's final soft cap)
+	Vocab        int     // V
+	Context      int     // the trained context length
+	CacheWidth   int     // features a layer's cache holds per position (KVHeads·HeadDim)
 }
 
 // Forward runs ids [T] at positions cache.Len() … and returns logits [T, V].
@@ -56,7 +58,16 @@ func (d *Decoder) Hidden(ids []int32, cache *nn.Cache) *tensor.Tensor {
 }
 
 // Logits projects hidden states [T, D] to vocabulary logits [T, V].
-func (d *Decoder) Logits(h *tensor.Tensor) *tensor.Tensor { return d.Output.Forward(h) }
+func (d *Decoder) Logits(h *tensor.Tensor) *tensor.Tensor {
+	z := d.Output.Forward(h)
+	if s := d.LogitScale; s != 0 {
+		z = tensor.Scale(z, s)
+	}
+	if c := d.LogitSoftCap; c > 0 {
+		z = tensor.Scale(tensor.Tanh(tensor.Scale(z, 1/c)), c)
+	}
+	return z
+}
 
 // NewCache returns an empty cache of CacheWidth features a position for up
 // to capacity positions in every layer.

@@ -235,9 +235,14 @@ func softmax(c []candidate, temp float32) {
 
 // penalize penalises the logits of the last n history tokens in place, as in
 // the CTRL paper (Keskar et al. 2019): positive logits divided by the
-// penalty, negative ones multiplied by it; each token once.
+// penalty, negative ones multiplied by it; each token once. A negative n
+// (Params.RepeatLastN) takes the whole history, prompt included: vLLM's
+// repetition_penalty, and llama.cpp's repeat_last_n −1.
 func penalize(out []float32, history []int32, penalty float32, n int) {
-	if n <= 0 {
+	switch {
+	case n < 0:
+		n = len(history)
+	case n == 0:
 		n = 64
 	}
 	seen := map[int32]bool{}

@@ -37,7 +37,8 @@ type samplingRequest struct {
 	Stop                json.RawMessage    `json:"stop"`                  // a string or up to 16 strings
 	Stream              bool               `json:"stream"`
 	StreamOptions       *struct {
-		IncludeUsage bool `json:"include_usage"`
+		IncludeUsage       bool  `json:"include_usage"`
+		IncludeObfuscation *bool `json:"include_obfuscation"` // ignored: toy sends no obfuscation padding
 	} `json:"stream_options"`
 	N           *int  `json:"n"`            // 1 … 16 choices, default 1
 	User        any   `json:"user"`         // ignored
@@ -48,6 +49,9 @@ type samplingRequest struct {
 	// JSONSchema keeps the reply a value of a JSON schema (llama.cpp's
 	// extension; grammar.CompileSchema), as response_format json_schema.
 	JSONSchema json.RawMessage `json:"json_schema"`
+	// clientFields are llama-server's, vLLM's and OpenAI's other fields
+	// (fields.go).
+	clientFields
 }
 
 // responseFormat is chat's response_format: {"type": "text"},
@@ -78,6 +82,15 @@ type chatRequest struct {
 	Logprobs            *bool           `json:"logprobs"`              // log-probs of the reply's tokens
 	TopLogprobs         *int            `json:"top_logprobs"`          // 0 … 20 most likely tokens at each position
 	AddGenerationPrompt *bool           `json:"add_generation_prompt"` // default true
+	chatFields                          // OpenAI's other chat fields (fields.go)
+}
+
+// check is samplingRequest's check and chatFields'.
+func (r *chatRequest) check() *apiError {
+	if e := r.samplingRequest.check(); e != nil {
+		return e
+	}
+	return r.chatFields.check()
 }
 
 // chatMessage is one message; content is a string or a list of text parts.
@@ -111,7 +124,7 @@ type completionRequest struct {
 	Prompt   json.RawMessage `json:"prompt"`   // a string, or one token-id list
 	Logprobs json.RawMessage `json:"logprobs"` // 0 … 20: log-probs, and that many alternatives per token
 	Echo     bool            `json:"echo"`     // only false
-	Suffix   string          `json:"suffix"`   // only ""
+	Suffix   string          `json:"suffix"`   // fill in the middle (fim.go)
 }
 
 // apiError is an error in OpenAI's shape, with the HTTP status to send.
@@ -156,8 +169,10 @@ func (r *samplingRequest) check() *apiError {
 		return badRequest("top_k", "top_k must be ≥ 0")
 	case r.RepeatPenalty != nil && *r.RepeatPenalty < 0:
 		return badRequest("repeat_penalty", "repeat_penalty must be ≥ 0")
+	case r.RepeatPenalty != nil && r.RepetitionPenalty != nil:
+		return badRequest("repetition_penalty", "repetition_penalty (vLLM's, over the whole prompt and reply) and repeat_penalty (llama.cpp's, over the last repeat_last_n tokens): give one")
 	}
-	return nil
+	return r.clientFields.check(r.choices())
 }
 
 // stops decodes "stop": absent, a string, or a list of strings.
@@ -206,6 +221,9 @@ func (r *samplingRequest) params(vocab int) (sample.Params, *apiError) {
 	if r.RepeatLastN != nil {
 		p.RepeatLastN = *r.RepeatLastN
 	}
+	if r.RepetitionPenalty != nil { // vLLM's: every token of the prompt and the reply
+		p.RepeatPenalty, p.RepeatLastN = *r.RepetitionPenalty, -1
+	}
 	if r.Seed != nil {
 		p.Seed = *r.Seed
 	}
@@ -238,11 +256,13 @@ func (r *samplingRequest) choices() int {
 	return *r.N
 }
 
-// maxTokens is max_tokens (or max_completion_tokens); -1 when neither is set.
+// maxTokens is max_tokens (or max_completion_tokens, or llama-server's
+// n_predict, the least of those set); -1 when none is (or n_predict is -1
+// or -2, no limit).
 func (r *samplingRequest) maxTokens() int {
 	n := -1
-	for _, m := range []*int{r.MaxTokens, r.MaxCompletionTokens} {
-		if m != nil && (n < 0 || *m < n) {
+	for _, m := range []*int{r.MaxTokens, r.MaxCompletionTokens, r.NPredict} {
+		if m != nil && *m >= 0 && (n < 0 || *m < n) {
 			n = *m
 		}
 	}

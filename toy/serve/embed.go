@@ -47,6 +47,7 @@ type ollamaEmbedRequest struct {
 func (s *Server) registerEmbed(e *toy.Embedder) {
 	s.mux.HandleFunc("POST /v1/embeddings", func(w http.ResponseWriter, r *http.Request) { s.handleEmbeddings(w, r, e) })
 	s.mux.HandleFunc("POST /api/embed", func(w http.ResponseWriter, r *http.Request) { s.handleOllamaEmbed(w, r, e) })
+	s.mux.HandleFunc("POST /api/embeddings", func(w http.ResponseWriter, r *http.Request) { s.handleOllamaEmbeddings(w, r, e) }) // embed_legacy.go
 	s.registerRerank(e)
 }
 
@@ -59,6 +60,10 @@ func NewEmbedding(e *toy.Embedder, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("serve: %w", toy.ErrNoTokenizer)
 	}
 	s := &Server{name: opts.Name, created: time.Now().Unix(), log: opts.Log, turn: make(chan struct{}, 1), mux: http.NewServeMux()}
+	var err error
+	if s.guard, err = newGuard(opts); err != nil { // guard.go
+		return nil, err
+	}
 	if s.name == "" {
 		s.name = modelName(e)
 	}

@@ -64,6 +64,16 @@ type job struct {
 	// call to one of the functions, its arguments to its schema
 	// (harmonyCall); the formats above do not apply.
 	call *harmonyCall
+	// ignoreEOS keeps the end-of-generation tokens from being drawn, and
+	// minTokens keeps them (and stop strings) off until a choice has that
+	// many tokens; includeStop keeps the stop string found in the text
+	// (fields.go).
+	ignoreEOS   bool
+	minTokens   int
+	includeStop bool
+	// maxPredict, when not 0, ends a choice that has run that long since
+	// its first token and holds a newline (llama-server's t_max_predict_ms).
+	maxPredict time.Duration
 }
 
 // sink receives a generation's events; the OpenAI and Ollama responders
@@ -91,11 +101,13 @@ type outcome struct {
 // returns ctx's error if the client went away (nothing is then to be sent),
 // errBusy if the queue is full.
 func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, error) {
+	arrived := time.Now()
 	sl, err := s.pool.acquire(ctx, j.prompt, out.queued)
 	if err != nil {
 		return nil, err
 	}
 	defer s.pool.release(sl)
+	acquired := time.Now()
 	if sl.lm == nil {
 		s.newSession(sl)
 	}
@@ -108,6 +120,9 @@ func (s *Server) generate(ctx context.Context, j *job, out sink) (*outcome, erro
 	res, err := s.generateIn(ctx, sl, j, out)
 	if _, ok := err.(*panicError); ok { // in a batched step: this slot's cache is unknown too
 		s.newSession(sl)
+	}
+	if err == nil {
+		s.metrics.generation(res, arrived, acquired)
 	}
 	return res, err
 }
@@ -139,6 +154,9 @@ func (s *Server) generateIn(ctx context.Context, sl *slot, j *job, out sink) (*o
 	if res.cached > 0 {
 		s.pool.hit()
 	}
+	s.pool.progress(sl, func() { // for GET /slots
+		sl.started, sl.prompt, sl.cached, sl.decoded, sl.maxToken = time.Now(), len(j.prompt), res.cached, 0, j.maxTokens
+	})
 	start := time.Now()
 	first, err := s.next(sl, j.prompt[res.cached:])
 	if err != nil {
@@ -168,6 +186,8 @@ func (s *Server) generateIn(ctx context.Context, sl *slot, j *job, out sink) (*o
 			gram = grammar.NewJSONSchema(j.schema)
 		case j.json:
 			gram = grammar.NewJSON()
+		case j.args != nil && j.args.call != nil:
+			gram = &closingCall{m: grammar.NewMatcher(j.args.call), left: j.maxTokens} // a forced call: the rest of it, closed in time
 		case j.args != nil && j.args.schema != nil:
 			gram = grammar.NewJSONSchemaPrefix(j.args.schema)
 		case j.args != nil:
@@ -182,6 +202,9 @@ func (s *Server) generateIn(ctx context.Context, sl *slot, j *job, out sink) (*o
 		for len(c.ids) < j.maxTokens {
 			if err := ctx.Err(); err != nil {
 				return nil, err
+			}
+			if j.ignoreEOS || len(c.ids) < j.minTokens { // the reply may not end yet
+				logits = maskEOG(logits, tok)
 			}
 			var id int32
 			switch {
@@ -207,11 +230,18 @@ func (s *Server) generateIn(ctx context.Context, sl *slot, j *job, out sink) (*o
 				}
 			}
 			c.push(id, logits)
+			if len(c.ids) == 1 {
+				c.firstAt = time.Now()
+			}
+			s.pool.progress(sl, func() { sl.decoded++ })
 			if text, reasoning, lps := c.ready(); text != "" || reasoning != "" || len(lps) > 0 {
 				out.text(i, text, reasoning, lps)
 			}
 			if c.eog || c.stopped || len(c.ids) == j.maxTokens || length() >= sess.Capacity() {
 				break
+			}
+			if j.maxPredict > 0 && time.Since(c.firstAt) > j.maxPredict && strings.Contains(c.text, "\n") {
+				break // finish_reason "length", as llama-server's
 			}
 			var cons sample.Constraint
 			if gram != nil {
@@ -234,6 +264,17 @@ func (s *Server) generateIn(ctx context.Context, sl *slot, j *job, out sink) (*o
 		res.drafted, res.accepted = sp.Drafted-drafted, sp.Accepted-accepted
 	}
 	return res, nil
+}
+
+// maskEOG returns logits with the end-of-generation tokens' at −∞ (a copy).
+func maskEOG(logits []float32, tok *tokenizer.Tokenizer) []float32 {
+	logits = slices.Clone(logits)
+	for id := range logits {
+		if tok.IsEOG(int32(id)) {
+			logits[id] = float32(math.Inf(-1))
+		}
+	}
+	return logits
 }
 
 // anyFinite reports whether some logit is not −∞: a token may still come.
@@ -274,6 +315,12 @@ type choice struct {
 	lps     []tokenLogprob
 	lpSent  int // log-probs handed out
 
+	// minTokens: no stop string is looked for before the reply has that
+	// many tokens; includeStop: the one found stays in the text.
+	minTokens   int
+	includeStop bool
+	firstAt     time.Time // when the first token came (job.maxPredict)
+
 	// think, when set, splits the text into reasoning and content; of
 	// those, contentSent and reasoningSent bytes were handed out.
 	think                      *thinkSplit
@@ -291,7 +338,7 @@ type choice struct {
 
 func newChoice(i int, j *job, tok *tokenizer.Tokenizer) *choice {
 	c := &choice{index: i, tok: tok, dec: tok.NewDecoder(), stops: j.stops, tools: j.tools,
-		logp: j.logprobs, topLogp: j.topLogprobs, text: j.prefill}
+		logp: j.logprobs, topLogp: j.topLogprobs, text: j.prefill, minTokens: j.minTokens, includeStop: j.includeStop}
 	if j.think {
 		c.think = newThinkSplit(j.thinkOpen)
 	}
@@ -331,9 +378,16 @@ func (c *choice) add(piece string) {
 	}
 	from := max(0, len(c.text)-c.longestStop())
 	c.text += piece
+	if len(c.ids) < c.minTokens {
+		return
+	}
 	for _, s := range c.stops {
 		if i := strings.Index(c.text[from:], s); i >= 0 {
-			c.text, c.stopped = c.text[:from+i], true
+			end := from + i
+			if c.includeStop {
+				end += len(s)
+			}
+			c.text, c.stopped = c.text[:end], true
 		}
 	}
 }

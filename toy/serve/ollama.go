@@ -87,6 +87,7 @@ type ollamaChatRequest struct {
 	Stream    *bool           `json:"stream"` // default true
 	KeepAlive json.RawMessage `json:"keep_alive"`
 	Think     json.RawMessage `json:"think"`
+	ollamaLogprobsRequest
 }
 
 type ollamaGenerateRequest struct {
@@ -103,6 +104,7 @@ type ollamaGenerateRequest struct {
 	Raw       bool            `json:"raw"`
 	KeepAlive json.RawMessage `json:"keep_alive"`
 	Think     json.RawMessage `json:"think"`
+	ollamaLogprobsRequest
 }
 
 func isOllama(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/api/") }
@@ -266,6 +268,9 @@ func (s *Server) ollamaChatJob(req *ollamaChatRequest) (*job, *apiError) {
 		return nil, badRequest("format", `format "json" with tools is not supported: a tool call is not the JSON object the format asks for`)
 	}
 	j.tools, j.json, j.schema = tools.calls, asJSON, schema
+	if e := req.setLogprobs(j); e != nil { // ollama_logprobs.go
+		return nil, e
+	}
 	if s.hasHarmony {
 		j.harmony = &s.harmony // gpt-oss: its analysis is message.thinking
 	} else if think, _ := opts.Vars["enable_thinking"].(bool); think && !asJSON {
@@ -390,6 +395,7 @@ func (s *Server) ollamaGenerateJob(req *ollamaGenerateRequest) (*job, *apiError)
 	j, e := s.ollamaJob(req.Options, prompt)
 	if e == nil {
 		j.json, j.schema = asJSON, schema
+		e = req.setLogprobs(j) // ollama_logprobs.go
 	}
 	return j, e
 }
@@ -416,6 +422,9 @@ func (s *Server) answerOllama(w http.ResponseWriter, r *http.Request, j *job, o 
 	final := o.message("", "", nil)
 	if !o.streaming {
 		final = o.message(c.content, c.reasoning, c.calls)
+		if c.logp {
+			final.Logprobs = ollamaLogprobsOf(c.lps)
+		}
 	}
 	final.Done, final.DoneReason = true, "stop"
 	if c.reason == "length" {
@@ -441,12 +450,13 @@ func (s *Server) answerOllama(w http.ResponseWriter, r *http.Request, j *job, o 
 
 // ollamaResponse is one object of /api/chat's or /api/generate's answer.
 type ollamaResponse struct {
-	Model      string         `json:"model"`
-	CreatedAt  string         `json:"created_at"`
-	Message    *ollamaMessage `json:"message,omitempty"`  // /api/chat
-	Response   *string        `json:"response,omitempty"` // /api/generate
-	Done       bool           `json:"done"`
-	DoneReason string         `json:"done_reason,omitempty"`
+	Model      string          `json:"model"`
+	CreatedAt  string          `json:"created_at"`
+	Message    *ollamaMessage  `json:"message,omitempty"`  // /api/chat
+	Response   *string         `json:"response,omitempty"` // /api/generate
+	Done       bool            `json:"done"`
+	DoneReason string          `json:"done_reason,omitempty"`
+	Logprobs   []ollamaLogprob `json:"logprobs,omitempty"` // logprobs: true (ollama_logprobs.go)
 	*ollamaStats
 	Context []int32 `json:"context,omitempty"`
 }
@@ -486,9 +496,11 @@ func (o *ollamaSink) start(int) {
 	o.started = true
 }
 
-func (o *ollamaSink) text(_ int, text, reasoning string, _ []tokenLogprob) {
-	if o.streaming && (text != "" || reasoning != "") {
-		o.send(o.message(text, reasoning, nil))
+func (o *ollamaSink) text(_ int, text, reasoning string, lps []tokenLogprob) {
+	if o.streaming && (text != "" || reasoning != "" || len(lps) > 0) {
+		m := o.message(text, reasoning, nil)
+		m.Logprobs = ollamaLogprobsOf(lps)
+		o.send(m)
 	}
 }
 
@@ -496,8 +508,10 @@ func (o *ollamaSink) end(_ int, c *choice) {
 	if !o.streaming {
 		return
 	}
-	if text, reasoning, _ := c.rest(); text != "" || reasoning != "" {
-		o.send(o.message(text, reasoning, nil))
+	if text, reasoning, lps := c.rest(); text != "" || reasoning != "" || len(lps) > 0 {
+		m := o.message(text, reasoning, nil)
+		m.Logprobs = ollamaLogprobsOf(lps)
+		o.send(m)
 	}
 	if len(c.calls) > 0 && o.chat {
 		o.send(o.message("", "", c.calls))

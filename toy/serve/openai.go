@@ -150,6 +150,9 @@ func (s *Server) encodeChat(msgs []chat.Message, opts chat.Options, tools toolSe
 		}
 		ids = append(ids, s.model.Tokenizer.Encode(tools.prefill, tokenizerOptions(false))...)
 	}
+	if len(ids) == 0 { // a model without a template (and BOS) given empty contents
+		return nil, badRequest("messages", "the messages make an empty prompt: give some content")
+	}
 	return ids, nil
 }
 
@@ -171,14 +174,17 @@ func (s *Server) completionJob(req *completionRequest) (*job, *apiError) {
 	if e := req.check(); e != nil {
 		return nil, e
 	}
-	if req.Echo || req.Suffix != "" {
-		return nil, badRequest("echo", "echo and suffix are not supported")
+	if req.Echo {
+		return nil, badRequest("echo", "echo is not supported")
 	}
 	logp, top, e := req.logprobs()
 	if e != nil {
 		return nil, e
 	}
 	ids, e := s.promptIDs(req.Prompt)
+	if req.Suffix != "" {
+		ids, e = s.fimIDs(req.Prompt, req.Suffix) // fim.go
+	}
 	if e != nil {
 		return nil, e
 	}
@@ -223,8 +229,10 @@ func (s *Server) openaiJob(r *samplingRequest, prompt []int32) (*job, *apiError)
 	if e != nil {
 		return nil, e
 	}
-	return &job{prompt: prompt, choices: r.choices(), maxTokens: n, sample: p, stops: stops, gbnf: gbnf,
-		json: schema != nil, schema: schema}, nil
+	j := &job{prompt: prompt, choices: r.choices(), maxTokens: n, sample: p, stops: stops, gbnf: gbnf,
+		json: schema != nil, schema: schema}
+	r.clientFields.apply(j)
+	return j, nil
 }
 
 // budget checks that a prompt fits in limit positions and returns how many

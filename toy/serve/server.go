@@ -10,9 +10,11 @@
 //
 // # OpenAI endpoints
 //
-// Bodies are JSON; errors are {"error": {"message", "type", "param",
-// "code"}} with a 4xx or 5xx status. Unknown fields, wrong types and values
-// out of range are errors (400), not silently ignored.
+// Bodies are JSON (Content-Type application/json; guard.go also checks
+// the Host, API keys and CORS, and sets write deadlines); errors are
+// {"error": {"message", "type", "param", "code"}} with a 4xx or 5xx
+// status. Unknown fields, wrong types and values out of range are errors
+// (400), not silently ignored.
 //
 //   - POST /v1/chat/completions: messages [{role, content}] (content a string
 //     or text parts; roles system, developer, user, assistant, tool),
@@ -101,9 +103,28 @@
 //     reply is kept to (grammar.ParseGBNF, grammar.Matcher: llama.cpp's
 //     grammar sampler; <name> tokens by the model's vocabulary). Refused
 //     with response_format json or with tools.
-//   - Refused with a clear error: echo, suffix, images.
-//   - GET /v1/models: the one model. GET /health: {"status": "ok"}.
-//   - POST /v1/embeddings, and Ollama's POST /api/embed, when
+//   - suffix (/v1/completions): fill in the middle, for a model with FIM
+//     tokens (the GGUF's tokenizer.ggml.fim_pre/suf/mid_token_id, or their
+//     known texts): the prompt is [BOS] <PRE> prompt <SUF> suffix <MID>, as
+//     llama-server's infill; 400 for a model without them (fim.go).
+//   - Refused with a clear error: echo, images.
+//   - POST /v1/responses: OpenAI's Responses API, made a chat request
+//     (responses.go): input (a string, or messages with input_text parts,
+//     function_call and function_call_output items), instructions,
+//     max_output_tokens, temperature, top_p, tools (function tools →
+//     function_call output items), tool_choice, text.format; stream sends
+//     its typed events (response.created, response.output_text.delta,
+//     response.output_text.done, response.completed …);
+//     previous_response_id is refused.
+//   - GET /v1/models: the one model; GET /v1/models/{id}: it, or 404
+//     (model_not_found) for another id. GET /health: {"status": "ok"}.
+//   - GET /metrics: Prometheus' text format (requests by endpoint and
+//     status, prompt and generated tokens, time to first token and tokens/s
+//     histograms, busy slots, queue depth, prefix-cache hits, batched
+//     steps); GET /slots: llama-server's list of slots and their requests'
+//     progress (metrics.go).
+//   - POST /v1/embeddings, and Ollama's POST /api/embed (and its older
+//     POST /api/embeddings, {prompt} → {embedding}), when
 //     Options.Embedder is set (toy serve --embed MODEL): see embed.go.
 //   - POST /rerank (also /v1/rerank, /reranking, /v1/reranking: llama.cpp's
 //     routes) when that model is a reranker (rank pooling: bge-reranker,
@@ -134,6 +155,9 @@
 //     into message.thinking, as Ollama does; unset leaves the reply as it is.
 //     For gpt-oss "low", "medium" or "high" set its reasoning effort, and its
 //     analysis is always message.thinking.
+//   - logprobs: true and top_logprobs (0 … 20) (both): each object lists
+//     logprobs [{token, logprob, bytes, top_logprobs}] for the tokens whose
+//     text it carries, as Ollama 0.12.11+ (ollama_logprobs.go).
 //   - format (both): "json" keeps the reply a JSON object (grammar.JSON, as
 //     response_format json_object above), a JSON schema a value of it (as
 //     json_schema); with tools it is refused.
@@ -146,12 +170,20 @@
 //   - GET /api/tags, GET /api/ps: the one model with its details (family,
 //     parameter size, quantization); POST /api/show: its details, model_info
 //     (the GGUF metadata, token lists left out), chat template and
-//     capabilities; GET /api/version. GET / answers that the server runs.
+//     capabilities; GET /api/version.
 //
-// Requests run one at a time, in arrival order, over one KV cache: a prompt
-// that starts with the tokens of the previous request (a chat growing turn
-// by turn) prefills only what is new, as llama-server does. A request whose
-// client goes away is dropped from the queue or stops at its next token.
+// GET / is a chat page for browsers (ui.go: embedded HTML and JavaScript
+// streaming from /v1/chat/completions, with a system prompt, sampling
+// settings, a stop string and an API key field); clients whose Accept does
+// not name text/html get a line saying the server runs.
+//
+// Requests run in Options.Parallel slots (slots.go), each over a KV cache of
+// its own: a prompt that starts with the tokens of a slot's previous request
+// (a chat growing turn by turn) prefills only what is new, as llama-server
+// does. The busy slots' steps run as one batched forward pass, so a reply
+// is the same whatever else runs. Past the slots requests wait in arrival
+// order (Options.Queue), then get 503. A request whose client goes away is
+// dropped from the queue or stops at its next token.
 //
 // With Options.Draft (toy serve --draft, llama-server's --model-draft) a
 // smaller model over the same vocabulary guesses a few tokens ahead and the
@@ -187,7 +219,9 @@ type Options struct {
 	// Name is the model id responses carry; default: the file name without .gguf.
 	Name string
 	// ContextSize is the KV cache's positions, prompt and reply together;
-	// default: the model's context length, at most 4096.
+	// default: the model's context length, at most 4096. Above the trained
+	// context New refuses it unless the file's RoPE scaling stretches the
+	// context that far (guard.go's contextSize).
 	ContextSize int
 	// ChatTemplate, if set, replaces the model's own template (Jinja2 source).
 	ChatTemplate string
@@ -210,6 +244,15 @@ type Options struct {
 	// Queue bounds the requests waiting for a slot (default 64); past it a
 	// request gets 503 with Retry-After.
 	Queue int
+	// APIKeys, if any, are the keys a request must send as
+	// "Authorization: Bearer KEY" (all but GET /health and GET /);
+	// AllowedHosts are Host names allowed besides loopback ones and the
+	// address a request came in on ("*": any); CORSOrigins are the origins
+	// (scheme://host[:port], "*": any) allowed to call from a web page;
+	// WriteTimeout bounds each write of a reply (default 30 s; negative:
+	// none), past which the request is cancelled. See guard.go.
+	APIKeys, AllowedHosts, CORSOrigins []string
+	WriteTimeout                       time.Duration
 }
 
 // Server answers the OpenAI and Ollama endpoints for one model. It is an
@@ -234,6 +277,9 @@ type Server struct {
 
 	harmony    chat.HarmonyTokens // gpt-oss's format tokens
 	hasHarmony bool               // the chat template writes harmony and the vocabulary has its tokens
+
+	metrics *metrics // GET /metrics (metrics.go); nil for NewEmbedding
+	guard   guard    // API keys, hosts, CORS, write deadline (guard.go)
 }
 
 // maxBody bounds a request body.
@@ -246,6 +292,10 @@ func New(m *toy.Model, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("serve: %w: %v", toy.ErrNoTokenizer, m.TokenizerErr)
 	}
 	s := &Server{model: m, name: opts.Name, created: time.Now().Unix(), log: opts.Log, turn: make(chan struct{}, 1)}
+	var err error
+	if s.guard, err = newGuard(opts); err != nil {
+		return nil, err
+	}
 	if s.name == "" {
 		s.name = strings.TrimSuffix(filepath.Base(m.Path), ".gguf")
 	}
@@ -264,11 +314,9 @@ func New(m *toy.Model, opts Options) (*Server, error) {
 	if s.tmpl != nil && s.tmpl.WritesHarmony() {
 		s.harmony, s.hasHarmony = harmonyTokensOf(m.Tokenizer)
 	}
-	s.ctxSize = opts.ContextSize
-	if s.ctxSize <= 0 {
-		s.ctxSize = min(m.ContextLength(), 4096)
+	if s.ctxSize, err = contextSize(m, opts.ContextSize, opts.Draft != nil); err != nil { // guard.go
+		return nil, err
 	}
-	s.ctxSize = min(s.ctxSize, m.ContextLength())
 	s.draft, s.draftTokens = opts.Draft, opts.DraftTokens
 	if s.draft != nil {
 		if _, err := m.NewSpeculator(m.NewSession(1), s.draft, s.draftTokens); err != nil {
@@ -289,13 +337,15 @@ func New(m *toy.Model, opts Options) (*Server, error) {
 	if n > 1 {
 		s.work = make(chan work)
 		s.batched = s.probeBatch()
-		go s.runModel(nil) // the server lives as long as the process
+		go s.runModel(s.work, nil) // the server lives as long as the process
 	}
 
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	s.mux.HandleFunc("POST /v1/completions", s.handleCompletion)
 	s.mux.HandleFunc("GET /v1/models", s.handleModels)
+	s.mux.HandleFunc("GET /v1/models/{id...}", s.handleModel) // models.go
+	s.mux.HandleFunc("POST /v1/responses", s.handleResponses) // responses.go
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]string{"status": "ok"})
 	})
@@ -308,10 +358,10 @@ func New(m *toy.Model, opts Options) (*Server, error) {
 		writeJSON(w, 200, map[string]string{"version": ollamaVersion})
 	})
 	s.registerEmbed(opts.Embedder) // POST /v1/embeddings, POST /api/embed (embed.go)
-	s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "toy serve is running: OpenAI's API under /v1, Ollama's under /api")
-	})
+	s.registerMetrics()            // GET /metrics, GET /slots (metrics.go)
+
+	// The chat page for browsers, a text line for other clients (ui.go).
+	s.mux.HandleFunc("GET /{$}", s.handleUI)
 	return s, nil
 }
 
@@ -340,7 +390,10 @@ func (s *Server) ContextSize() int { return s.ctxSize }
 // as Ollama-shaped JSON errors under /api/ and OpenAI-shaped ones elsewhere.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	w, r, done := s.watchWrites(w, r) // guard.go
+	defer done()
 	rec := &statusRecorder{ResponseWriter: w, status: 200}
+	var pattern string // the route taken, for /metrics
 	defer func() {
 		if p := recover(); p != nil { // a bug in a forward pass: report it, keep serving
 			if !rec.wrote {
@@ -355,12 +408,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if s.log != nil {
 			s.log.Printf("%s %s %d %s", r.Method, r.URL.Path, rec.status, time.Since(start).Round(time.Millisecond))
 		}
+		s.metrics.request(pattern, rec.status)
 	}()
+	if !s.admit(rec, r) { // guard.go: Host, CORS, API key, Content-Type
+		return
+	}
 	h, pattern := s.mux.Handler(r)
 	if pattern == "" {
 		status, msg := 404, fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path)
 		for _, p := range []string{"/v1/chat/completions", "/v1/completions", "/v1/models", "/health",
-			"/api/chat", "/api/generate", "/api/tags", "/api/ps", "/api/show", "/api/version", "/v1/embeddings", "/api/embed"} {
+			"/api/chat", "/api/generate", "/api/tags", "/api/ps", "/api/show", "/api/version", "/v1/embeddings", "/api/embed",
+			"/api/embeddings", "/v1/responses", "/metrics", "/slots"} {
 			if r.URL.Path == p {
 				status, msg = 405, fmt.Sprintf("%s does not accept %s", p, r.Method)
 			}
@@ -377,18 +435,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, 200, map[string]any{
-		"object": "list",
-		"data": []map[string]any{{
-			"id": s.name, "object": "model", "created": s.created, "owned_by": "toy",
-			"meta": map[string]any{"arch": s.model.Arch, "n_ctx": s.ctxSize, "n_ctx_train": s.model.ContextLength(),
-				"n_vocab": s.model.VocabSize(), "chat_template": s.tmpl != nil},
-		}},
-	})
+	writeJSON(w, 200, map[string]any{"object": "list", "data": []map[string]any{s.modelObject()}}) // models.go
 }
 
 // decode reads a JSON body strictly: one object, no unknown fields. The
-// Content-Type is not checked (curl -d sends a form type), as in llama-server.
+// Content-Type was checked before (guard.go: JSON or none; forms are 415).
 func decode(w http.ResponseWriter, r *http.Request, v any) *apiError {
 	return decodeFrom(http.MaxBytesReader(w, r.Body, maxBody), v)
 }
@@ -405,6 +456,13 @@ func decodeFrom(body io.Reader, v any) *apiError {
 		case errors.As(err, &typ) && typ.Field != "":
 			field := strings.TrimPrefix(typ.Field, "samplingRequest.") // the embedded struct's name is no JSON's
 			return badRequest(field, "invalid JSON body: %s must be %s, not %s", field, jsonKind(typ.Type.Kind()), typ.Value)
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok { // fields.go: a misspelling gets its correction
+			name = strings.Trim(name, `"`)
+			if near := suggest(v, name); near != "" {
+				return badRequest(name, "invalid JSON body: unknown field %q: did you mean %q?", name, near)
+			}
+			return badRequest(name, "invalid JSON body: unknown field %q: toy does not know it", name)
 		}
 		return badRequest("", "invalid JSON body: %v", err)
 	}
@@ -504,7 +562,7 @@ func (s *Server) release() { <-s.turn }
 // an unknown state, or for its first request), and its speculator with a
 // draft.
 func (s *Server) newSession(sl *slot) {
-	sess := s.model.NewSession(s.ctxSize)
+	sess := s.session() // guard.go: beyond the trained context where RoPE scaling allows
 	sl.lm, sl.spec = sess, nil
 	if s.draft != nil {
 		sp, err := s.model.NewSpeculator(sess, s.draft, s.draftTokens)

@@ -152,6 +152,13 @@ func (p *pool) hit() {
 	p.mu.Unlock()
 }
 
+// progress runs fn, which updates a slot's request progress, under p.mu.
+func (p *pool) progress(sl *slot, fn func()) {
+	p.mu.Lock()
+	fn()
+	p.mu.Unlock()
+}
+
 // counts returns the busy slots and the waiting requests.
 func (p *pool) counts() (busy, waiting int) {
 	p.mu.Lock()
@@ -183,11 +190,11 @@ type stepResult struct {
 // since its last step, runs every step in it as one batched forward pass
 // (when the model computes each row as it would alone: batched, checked
 // at start) or one by one, and answers each. It ends when quit closes.
-func (s *Server) runModel(quit <-chan struct{}) {
+func (s *Server) runModel(in <-chan work, quit <-chan struct{}) {
 	for {
 		var ws []work
 		select {
-		case w := <-s.work:
+		case w := <-in:
 			ws = append(ws, w)
 		case <-quit:
 			return
@@ -195,7 +202,7 @@ func (s *Server) runModel(quit <-chan struct{}) {
 	more:
 		for {
 			select {
-			case w := <-s.work:
+			case w := <-in:
 				ws = append(ws, w)
 			default:
 				break more

@@ -10,9 +10,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"math/big"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toyml/toy/toy/chat"
 	"github.com/toyml/toy/toy/grammar"
@@ -528,18 +530,205 @@ type toolSetup struct {
 	vars    any        // the tools for the template; nil: none
 	calls   *toolCalls // how to read calls out of the reply; nil: do not
 	prefill string     // the opening of a forced call
-	// args, for a call to a named function, constrains its arguments, which
-	// the reply starts with: a JSON object of the function's parameters
-	// schema when grammar.Schema takes it, else any object.
+	// args, for a forced call, keeps the rest of the reply to the rest of
+	// the call (forcedCallGrammar).
 	args *forcedArgs
 	// call, for gpt-oss, is the harmony reply a forced call keeps to
 	// (harmony.go) in place of prefill and args.
 	call *harmonyCall
 }
 
-// forcedArgs is the constraint on a forced call's arguments.
+// forcedArgs is the constraint on a forced call after its opening.
 type forcedArgs struct {
-	schema *grammar.Schema // nil: any JSON object
+	// call is the grammar of the rest of the call (forcedCallGrammar): the
+	// function's name among those it may be, its arguments to the
+	// function's parameters schema, and the format's closing.
+	call *grammar.GBNF
+	// Without call: the arguments are a value of schema (nil: any JSON
+	// object), any text after them.
+	schema *grammar.Schema
+}
+
+// closing is the text that ends a call after its arguments.
+func (f toolFormat) closing() string {
+	return map[toolFormat]string{
+		hermesFormat:  "}\n</tool_call>",
+		llama3Format:  "}",
+		mistralFormat: "}]",
+		xmlFormat:     "</function>\n</tool_call>",
+		glmFormat:     "</tool_call>",
+	}[f]
+}
+
+// forcedCallGrammar is the grammar of a forced call after its opening (which
+// names the function when named is set, the only one in fns): for each
+// function in fns, its name, its arguments and the format's closing, so
+// that the reply is a call whatever the model would write. Arguments in
+// JSON follow the function's parameters schema (any JSON object where it
+// has none, or keywords grammar.Schema does not read); XML and GLM
+// arguments are elements naming the schema's properties, values without
+// "<". A schema past grammar's bounds is an error. One call is made: a
+// forced reply ends after it.
+func forcedCallGrammar(f toolFormat, rawTools json.RawMessage, fns []string, named bool) (*grammar.GBNF, error) {
+	var alts [][]grammar.Part
+	for _, name := range fns {
+		var parts []grammar.Part
+		if !named {
+			parts = append(parts, grammar.Part{Text: strings.TrimPrefix(f.opening(name), f.opening(""))})
+		}
+		params := parametersOf(rawTools, name)
+		switch f {
+		case xmlFormat, glmFormat:
+			if len(params) > 0 {
+				if err := grammar.CheckSchemaBounds(params); err != nil {
+					return nil, err
+				}
+			}
+			parts = append(parts, elementArgs(f, params)...)
+		default:
+			schema := json.RawMessage(`{"type": "object"}`)
+			if len(params) > 0 {
+				if err := grammar.CheckSchemaBounds(params); err != nil {
+					return nil, err
+				}
+				if _, err := grammar.CompileSchema(params); err == nil {
+					schema = params
+				}
+			}
+			parts = append(parts, grammar.Part{Schema: schema})
+		}
+		parts = append(parts, grammar.Part{Text: f.closing()})
+		alts = append(alts, parts)
+	}
+	return grammar.Compose(alts)
+}
+
+// closingCall is a forced call's grammar state within the reply's token
+// budget: while the budget is ample, the grammar alone; once the tokens
+// left come within closeMargin of the characters the call still needs
+// (grammar.Matcher.Remaining, a bound on the tokens it needs), only the
+// tokens that bring its end nearest (grammar.Matcher.RemainingAfter), so
+// that the call is complete — and the reply a call — before max_tokens or
+// the context runs out.
+type closingCall struct {
+	m    *grammar.Matcher
+	left int // tokens the reply may still have, its end of generation included
+}
+
+// closeMargin is how many tokens before it must, a call starts closing.
+const closeMargin = 8
+
+func (c *closingCall) closing() bool { return c.left <= c.m.Remaining()+1+closeMargin }
+
+// Mask is the grammar's mask, or while closing the tokens that close the
+// call fastest. Where the grammar allows a great many tokens (free text)
+// only those of one character are weighed.
+func (c *closingCall) Mask(logits []float32, v grammar.Vocab) {
+	if !c.closing() {
+		c.m.Mask(logits, v)
+		return
+	}
+	allowed := slices.Clone(logits)
+	c.m.Mask(allowed, v)
+	var ids []int32
+	for id, x := range allowed {
+		if !math.IsInf(float64(x), -1) {
+			ids = append(ids, int32(id))
+		}
+	}
+	if len(ids) > 4096 {
+		ids = slices.DeleteFunc(ids, func(id int32) bool { return utf8.RuneCountInString(v.Piece(id)) != 1 && !v.IsEOG(id) })
+	}
+	best, keep := c.m.Remaining(), []int32(nil)
+	for _, id := range ids {
+		switch n, ok := c.m.RemainingAfter(id, v); {
+		case !ok || n > best:
+		case n < best:
+			best, keep = n, append(keep[:0], id)
+		default:
+			keep = append(keep, id)
+		}
+	}
+	if len(keep) == 0 || best == c.m.Remaining() && !c.m.Complete() { // nothing brings the end nearer: the grammar's mask
+		copy(logits, allowed)
+		return
+	}
+	for id := range logits {
+		logits[id] = float32(math.Inf(-1))
+	}
+	for _, id := range keep {
+		logits[id] = allowed[id]
+	}
+}
+
+// AllowsToken is the grammar's while the budget is ample; while closing it
+// refuses, so that the sampler asks for the mask.
+func (c *closingCall) AllowsToken(id int32, v grammar.Vocab) bool {
+	return !c.closing() && c.m.AllowsToken(id, v)
+}
+
+func (c *closingCall) AcceptToken(id int32, v grammar.Vocab) error {
+	if err := c.m.AcceptToken(id, v); err != nil {
+		return err
+	}
+	c.left--
+	return nil
+}
+
+// elementArgs are the parts of a call's arguments written as elements
+// (xmlFormat, glmFormat): each required property of the parameters schema,
+// in the order required lists them, then each optional one or not, in the
+// order of their names. A value is text without "<" for a string (one of
+// its enum's values when it has one), else JSON of the property's schema
+// (without "<" when grammar.Schema does not read the schema).
+func elementArgs(f toolFormat, params json.RawMessage) []grammar.Part {
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	json.Unmarshal(params, &schema)
+	element := func(key string) []grammar.Part {
+		var prop struct {
+			Type any   `json:"type"`
+			Enum []any `json:"enum"`
+		}
+		raw := schema.Properties[key]
+		json.Unmarshal(raw, &prop)
+		value := grammar.Part{Expr: `[^<]*`}
+		switch {
+		case prop.Type == "string" && len(prop.Enum) > 0:
+			var alts []string
+			for _, v := range prop.Enum {
+				if s, ok := v.(string); ok && !strings.Contains(s, "<") {
+					alts = append(alts, grammar.QuoteGBNF(s))
+				}
+			}
+			if len(alts) > 0 {
+				value = grammar.Part{Expr: strings.Join(alts, " | ")}
+			}
+		case prop.Type == "string":
+		default:
+			if _, err := grammar.CompileSchema(raw); err == nil {
+				value = grammar.Part{Schema: raw}
+			}
+		}
+		if f == xmlFormat {
+			return []grammar.Part{{Text: "<parameter=" + key + ">\n"}, value, {Text: "\n</parameter>\n"}}
+		}
+		return []grammar.Part{{Text: "<arg_key>" + key + "</arg_key>\n<arg_value>"}, value, {Text: "</arg_value>\n"}}
+	}
+	var parts []grammar.Part
+	for _, k := range schema.Required {
+		if _, ok := schema.Properties[k]; ok {
+			parts = append(parts, element(k)...)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(schema.Properties)) {
+		if !slices.Contains(schema.Required, k) {
+			parts = append(parts, grammar.Part{Optional: element(k)})
+		}
+	}
+	return parts
 }
 
 // parametersOf returns the parameters schema of the function name among
@@ -562,10 +751,12 @@ func parametersOf(raw json.RawMessage, name string) json.RawMessage {
 
 // setupTools decides how a chat request's tools are offered and read back.
 // With "none" the template is not shown them. "required" and a named
-// function start the reply with the opening of a call; a named function's
-// arguments are then kept to its parameters schema (or, when the schema
-// uses keywords grammar.Schema refuses, to a JSON object), while the name
-// "required" leaves to the model is not constrained. gpt-oss's harmony
+// function start the reply with the opening of a call, and the rest of the
+// reply is kept to the rest of one call (forcedCallGrammar): a name among the
+// offered functions (or the named one), its arguments to its parameters
+// schema (or, when the schema uses keywords grammar.Schema refuses, a JSON
+// object), then the format's closing, so that the reply is a call, its
+// finish_reason "tool_calls", whatever the model. gpt-oss's harmony
 // replies are kept instead to analysis and then a call to one of the
 // functions (that one), its arguments to its schema (harmonyCall).
 func (s *Server) setupTools(rawTools json.RawMessage, choice toolChoice, parallel *bool) (toolSetup, *apiError) {
@@ -612,11 +803,14 @@ func (s *Server) setupTools(rawTools json.RawMessage, choice toolChoice, paralle
 		return setup, nil
 	}
 	setup.prefill = f.opening(choice.name)
-	if choice.mode == "function" && f != xmlFormat && f != glmFormat { // their arguments are not JSON: left to the model
-		setup.args = &forcedArgs{}
-		if params := parametersOf(rawTools, choice.name); len(params) > 0 {
-			setup.args.schema, _ = grammar.CompileSchema(params) // nil when not covered: any object
-		}
+	fns := []string{choice.name}
+	if choice.mode == "required" {
+		fns = slices.Sorted(maps.Keys(names))
 	}
+	g, err := forcedCallGrammar(f, rawTools, fns, choice.mode == "function")
+	if err != nil {
+		return toolSetup{}, badRequest("tools", "the tools' parameters: %v", err)
+	}
+	setup.args = &forcedArgs{call: g}
 	return setup, nil
 }

@@ -61,7 +61,7 @@ func Load(f *gguf.File) (*Model, error) {
 // New returns a model with the shape of c and no weights yet.
 func New(c Config) *Model {
 	m := &Model{Config: c, Decoder: models.Decoder{OutputNorm: &nn.LayerNorm{Eps: c.NormEps},
-		Vocab: c.VocabSize, Context: c.ContextLength, CacheWidth: c.KVHeads * c.HeadDim()}}
+		LogitScale: c.LogitScale, Vocab: c.VocabSize, Context: c.ContextLength, CacheWidth: c.KVHeads * c.HeadDim()}}
 	for i := range c.Layers {
 		// h = LayerNorm(x); x = x + SwiGLU(h) + Attn(h)
 		b := &Block{Norm: &nn.LayerNorm{Eps: c.NormEps}, Attn: nn.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim()}}
@@ -77,21 +77,6 @@ func New(c Config) *Model {
 		m.Blocks = append(m.Blocks, b)
 	}
 	return m
-}
-
-// Forward runs ids [T] at positions cache.Len() … and returns logits [T, V].
-func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	return m.Logits(m.Hidden(ids, cache))
-}
-
-// Logits projects hidden states [T, D] to vocabulary logits [T, V] with the
-// head (the token embedding), times the logit scale.
-func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor {
-	logits := m.Decoder.Logits(h)
-	if s := m.Config.LogitScale; s != 0 {
-		logits = tensor.Scale(logits, s)
-	}
-	return logits
 }
 
 // SetMetadata writes the model's configuration as GGUF metadata.

@@ -41,7 +41,7 @@ func Load(f *gguf.File) (*Model, error) {
 // New returns a model with the shape of c and no weights yet.
 func New(c Config) *Model {
 	m := &Model{Config: c, Decoder: models.Decoder{OutputNorm: &nn.RMSNorm{Eps: c.NormEps}, EmbedScale: float32(math.Sqrt(float64(c.Embed))), // x·√D
-		Vocab: c.VocabSize, Context: c.ContextLength, CacheWidth: c.KVHeads * c.HeadDim}}
+		LogitSoftCap: c.FinalSoftcap, Vocab: c.VocabSize, Context: c.ContextLength, CacheWidth: c.KVHeads * c.HeadDim}}
 	for i := range c.Layers {
 		// x = x + RMSNorm(Attn(RMSNorm(x))); x = x + RMSNorm(GeGLU(RMSNorm(x)))
 		// (the outer RMSNorms from Gemma 2 on)
@@ -64,21 +64,6 @@ func New(c Config) *Model {
 		m.Blocks = append(m.Blocks, b)
 	}
 	return m
-}
-
-// Forward runs ids [T] at positions cache.Len() … and returns logits [T, V].
-func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	return m.Logits(m.Hidden(ids, cache))
-}
-
-// Logits projects hidden states [T, D] to soft-capped vocabulary logits
-// [T, V]: z ← c·tanh(z/c), computed as llama.cpp does, z·(1/c) first.
-func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor {
-	z := m.Decoder.Logits(h) // [T, V]
-	if c := m.Config.FinalSoftcap; c > 0 {
-		z = tensor.Scale(tensor.Tanh(tensor.Scale(z, 1/c)), c)
-	}
-	return z
 }
 
 // SetMetadata writes the model's configuration as GGUF metadata.

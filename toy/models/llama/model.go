@@ -49,7 +49,7 @@ func Load(f *gguf.File) (*Model, error) {
 // New returns a model with the shape of c and no weights yet.
 func New(c Config) *Model {
 	m := &Model{Config: c, Decoder: models.Decoder{OutputNorm: &nn.RMSNorm{Eps: c.NormEps}, EmbedScale: c.EmbeddingScale,
-		Vocab: c.VocabSize, Context: c.ContextLength, CacheWidth: c.KVHeads * c.HeadDim}}
+		LogitScale: inverse(c.LogitScale), Vocab: c.VocabSize, Context: c.ContextLength, CacheWidth: c.KVHeads * c.HeadDim}}
 	for i := range c.Layers {
 		// x = x + Attn(RMSNorm(x)); x = x + SwiGLU(RMSNorm(x))
 		// (each sublayer's output × Granite's ResidualScale; a mixture of SwiGLU experts in the MoE models)
@@ -86,21 +86,6 @@ func New(c Config) *Model {
 	return m
 }
 
-// Forward runs ids [T] at positions cache.Len() … and returns logits [T, V].
-func (m *Model) Forward(ids []int32, cache *nn.Cache) *tensor.Tensor {
-	return m.Logits(m.Hidden(ids, cache))
-}
-
-// Logits projects hidden states [T, D] to vocabulary logits [T, V], divided
-// by Granite's LogitScale.
-func (m *Model) Logits(h *tensor.Tensor) *tensor.Tensor {
-	logits := m.Decoder.Logits(h)
-	if s := m.Config.LogitScale; s != 0 {
-		logits = tensor.Scale(logits, 1/s)
-	}
-	return logits
-}
-
 // Weights returns every weight tensor under its GGUF name, each once (a tied
 // output head is listed as token_embd.weight only), rope_freqs.weight
 // second, after token_embd.weight, as llama.cpp's files hold them.
@@ -114,3 +99,11 @@ func (m *Model) Weights() []nn.Named {
 
 // SetMetadata writes the model's configuration as GGUF metadata.
 func (m *Model) SetMetadata(w *gguf.Writer) { m.Config.SetMetadata(w) }
+
+// inverse is 1/s, or 0 (none) for 0: Granite divides its logits by s.
+func inverse(s float32) float32 {
+	if s == 0 {
+		return 0
+	}
+	return 1 / s
+}
