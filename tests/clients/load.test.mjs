@@ -121,7 +121,7 @@ test("64 streams beside 20 that hang up and one that stops reading", async () =>
   const t0 = Date.now();
   let done = 0, room;
   const roomForHangUps = queueFlag ? Promise.resolve() : new Promise((r) => { room = r; });
-  const streams = Array.from({ length: 64 }, (_, i) => stream(i, 16).finally(() => { if (++done === 21) room(); }));
+  const streams = Array.from({ length: 64 }, (_, i) => stream(i, 16).finally(() => { if (++done === 21) room?.(); }));
   const hangUps = Array.from({ length: 20 }, (_, i) => roomForHangUps.then(() => hangUp(i)));
   const results = await Promise.allSettled([...streams, ...hangUps]);
   const loadSeconds = (Date.now() - t0) / 1000;
