@@ -101,6 +101,14 @@ func execute(nodes []node, sc *scope, out *strings.Builder) error {
 			}
 		case macroNode:
 			sc.vars[n.name] = macro(n, sc)
+		case callBlock:
+			call := n.call
+			call.kwargs = append(slices.Clip(call.kwargs), kwExpr{"caller", literal{macro(n.caller, sc)}})
+			v, err := eval(call, sc)
+			if err != nil {
+				return err
+			}
+			out.WriteString(str(v))
 		case generationBlock:
 			if err := execute(n.body, sc, out); err != nil {
 				return err
@@ -290,6 +298,9 @@ func macro(n macroNode, defined *scope) Func {
 			return nil, fmt.Errorf("macro %s: calls nested more than %d deep", n.name, maxDepth)
 		}
 		defer func() { sc.work.depth-- }()
+		if c, ok := kwargs.Get("caller"); ok && !slices.Contains(n.params, "caller") { // from {% call %}
+			sc.vars["caller"] = c
+		}
 		for i, p := range n.params {
 			switch v, ok := kwargs.Get(p); {
 			case ok:
@@ -314,7 +325,7 @@ func macro(n macroNode, defined *scope) Func {
 		}
 		more := NewDict()
 		for _, k := range kwargs.Keys() {
-			if !slices.Contains(n.params, k) {
+			if !slices.Contains(n.params, k) && k != "caller" {
 				v, _ := kwargs.Get(k)
 				more.Set(k, v)
 			}
@@ -459,13 +470,25 @@ func describe(e expr, v any) string {
 }
 
 func evalArgs(args []expr, kwargs []kwExpr, sc *scope) ([]any, *Dict, error) {
-	out := make([]any, len(args))
-	for i, a := range args {
+	out := make([]any, 0, len(args))
+	for _, a := range args {
+		u, unpack := a.(unpackExpr)
+		if unpack {
+			a = u.e
+		}
 		v, err := eval(a, sc)
 		if err != nil {
 			return nil, nil, err
 		}
-		out[i] = v
+		if !unpack {
+			out = append(out, v)
+			continue
+		}
+		items, err := iterate(v)
+		if err != nil {
+			return nil, nil, fmt.Errorf("*%s: %w", describe(u.e, v), err)
+		}
+		out = append(out, items...)
 	}
 	kw := NewDict()
 	for _, k := range kwargs {
@@ -473,7 +496,18 @@ func evalArgs(args []expr, kwargs []kwExpr, sc *scope) ([]any, *Dict, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		kw.Set(k.name, v)
+		if k.name != "" {
+			kw.Set(k.name, v)
+			continue
+		}
+		d, ok := v.(*Dict)
+		if !ok {
+			return nil, nil, fmt.Errorf("**%s is not a mapping", describe(k.e, v))
+		}
+		for _, key := range d.Keys() {
+			x, _ := d.Get(key)
+			kw.Set(key, x)
+		}
 	}
 	return out, kw, nil
 }

@@ -37,6 +37,12 @@ type (
 		body     []node
 	}
 	loopControl struct{ kind string } // {% break %}, {% continue %}
+	// callBlock is {% call[(params)] m(args) %}…{% endcall %}: m called
+	// with caller, a macro of the block's body (and params), as a keyword.
+	callBlock struct {
+		call   callExpr
+		caller macroNode
+	}
 	// filterBlock is {% filter f(args) %}…{% endfilter %}: the body's output
 	// bound to filterBody and passed through e (filterBody | f(args)).
 	filterBlock struct {
@@ -98,9 +104,12 @@ type (
 )
 
 type kwExpr struct {
-	name string
+	name string // "": **e, a mapping's items
 	e    expr
 }
+
+// unpackExpr is *e among a call's arguments: the items of e.
+type unpackExpr struct{ e expr }
 
 // expr is an expression.
 type expr any
@@ -150,7 +159,7 @@ func (p *parser) block() ([]node, *item, error) {
 				return nil, nil, p.errorf(it, "empty or malformed tag")
 			}
 			switch kw := it.toks[0].text; kw {
-			case "endif", "elif", "else", "endfor", "endset", "endmacro", "endfilter", "endgeneration":
+			case "endif", "elif", "else", "endfor", "endset", "endmacro", "endcall", "endfilter", "endgeneration":
 				return out, it, nil
 			case "if":
 				n, err := p.parseIf(it)
@@ -172,6 +181,12 @@ func (p *parser) block() ([]node, *item, error) {
 				out = append(out, n)
 			case "macro":
 				n, err := p.parseMacro(it)
+				if err != nil {
+					return nil, nil, err
+				}
+				out = append(out, n)
+			case "call":
+				n, err := p.parseCall(it)
 				if err != nil {
 					return nil, nil, err
 				}
@@ -333,21 +348,8 @@ func (p *parser) parseMacro(it *item) (node, error) {
 	if !e.accept("(") {
 		return nil, e.errorf("want '(' after the macro's name")
 	}
-	for !e.accept(")") {
-		param, err := e.name()
-		if err != nil {
-			return nil, err
-		}
-		var def expr
-		if e.accept("=") {
-			if def, err = e.parseExpr(); err != nil {
-				return nil, err
-			}
-		}
-		n.params, n.defaults = append(n.params, param), append(n.defaults, def)
-		if !e.accept(",") && !e.peekOp(")") {
-			return nil, e.errorf("want ',' or ')' in the macro's parameters")
-		}
+	if err := e.parseParams(&n); err != nil {
+		return nil, err
 	}
 	if err := e.done(); err != nil {
 		return nil, err
@@ -356,6 +358,50 @@ func (p *parser) parseMacro(it *item) (node, error) {
 		return nil, err
 	}
 	return n, nil
+}
+
+// parseCall reads {% call[(params)] m(args) %}, then the body to {% endcall %}.
+func (p *parser) parseCall(it *item) (node, error) {
+	e := &exprParser{toks: it.toks[1:], line: it.line}
+	n := callBlock{caller: macroNode{name: "caller"}}
+	if e.accept("(") {
+		if err := e.parseParams(&n.caller); err != nil {
+			return nil, err
+		}
+	}
+	x, err := e.parseAll()
+	if err != nil {
+		return nil, err
+	}
+	var ok bool
+	if n.call, ok = x.(callExpr); !ok {
+		return nil, p.errorf(it, "{%% call %%} wants a macro call")
+	}
+	if n.caller.body, _, err = p.expect(it, "endcall"); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// parseParams reads a macro's parameters after its '(' to the ')'.
+func (e *exprParser) parseParams(n *macroNode) error {
+	for !e.accept(")") {
+		param, err := e.name()
+		if err != nil {
+			return err
+		}
+		var def expr
+		if e.accept("=") {
+			if def, err = e.parseExpr(); err != nil {
+				return err
+			}
+		}
+		n.params, n.defaults = append(n.params, param), append(n.defaults, def)
+		if !e.accept(",") && !e.peekOp(")") {
+			return e.errorf("want ',' or ')' in the macro's parameters")
+		}
+	}
+	return nil
 }
 
 type exprParser struct {
@@ -752,7 +798,17 @@ func (e *exprParser) parseArgs() ([]expr, []kwExpr, error) {
 	var args []expr
 	var kwargs []kwExpr
 	for !e.accept(")") {
-		if t, ok := e.peek(); ok && t.kind == tokName && e.pos+1 < len(e.toks) && e.toks[e.pos+1].text == "=" && e.toks[e.pos+1].kind == tokOp {
+		if star := e.accept("*"); star || e.accept("**") { // f(*list), f(**dict): Python's unpacking
+			v, err := e.parseExpr()
+			if err != nil {
+				return nil, nil, err
+			}
+			if star {
+				args = append(args, unpackExpr{v})
+			} else {
+				kwargs = append(kwargs, kwExpr{"", v})
+			}
+		} else if t, ok := e.peek(); ok && t.kind == tokName && e.pos+1 < len(e.toks) && e.toks[e.pos+1].text == "=" && e.toks[e.pos+1].kind == tokOp {
 			e.pos += 2
 			v, err := e.parseExpr()
 			if err != nil {

@@ -5,6 +5,7 @@ package serve
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -98,10 +99,11 @@ type chatMessage struct {
 	Role         string           `json:"role"`
 	Content      json.RawMessage  `json:"content"`
 	Name         string           `json:"name"`
-	ToolCalls    []wireToolCall   `json:"tool_calls"`   // an assistant's calls
-	ToolCallID   string           `json:"tool_call_id"` // the call a "tool" message answers
-	Refusal      *string          `json:"refusal"`      // what clients echo back of an earlier reply:
-	Audio        *json.RawMessage `json:"audio"`        // accepted when empty
+	ToolCalls    []wireToolCall   `json:"tool_calls"`        // an assistant's calls
+	ToolCallID   string           `json:"tool_call_id"`      // the call a "tool" message answers
+	Reasoning    string           `json:"reasoning_content"` // an assistant's earlier thinking (llama.cpp's), for the template
+	Refusal      *string          `json:"refusal"`           // what clients echo back of an earlier reply:
+	Audio        *json.RawMessage `json:"audio"`             // accepted when empty
 	Annotations  json.RawMessage  `json:"annotations"`
 	FunctionCall json.RawMessage  `json:"function_call"`
 }
@@ -317,7 +319,7 @@ func (r *chatRequest) messages() ([]chat.Message, *apiError) {
 		default:
 			return nil, badRequest(param+".role", "unknown role %q: want system, user, assistant or tool", m.Role)
 		}
-		text, err := contentText(m.Content)
+		text, err := contentText(m.Content, "text")
 		if err != nil {
 			return nil, badRequest(param+".content", "%v", err)
 		}
@@ -327,7 +329,7 @@ func (r *chatRequest) messages() ([]chat.Message, *apiError) {
 		if len(m.FunctionCall) > 0 && string(m.FunctionCall) != "null" {
 			return nil, badRequest(param+".function_call", "function_call is OpenAI's old form: send tool_calls")
 		}
-		msg := chat.Message{Role: role, Content: text, Name: m.Name}
+		msg := chat.Message{Role: role, Content: text, Name: m.Name, ReasoningContent: m.Reasoning}
 		if len(m.ToolCalls) > 0 && role != "assistant" {
 			return nil, badRequest(param+".tool_calls", "only assistant messages carry tool_calls")
 		}
@@ -371,8 +373,9 @@ func (c *wireToolCall) message(param string) (chat.ToolCall, *apiError) {
 }
 
 // contentText reads a message's content: a string, null, or a list of
-// {"type": "text", "text": …} parts (joined with newlines).
-func contentText(raw json.RawMessage) (string, error) {
+// parts of the given types (chat's "text"; the Responses API's
+// "input_text" and "output_text" too), their texts joined with newlines.
+func contentText(raw json.RawMessage, types ...string) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
@@ -385,11 +388,11 @@ func contentText(raw json.RawMessage) (string, error) {
 		Text string `json:"text"`
 	}
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", fmt.Errorf("content must be a string or a list of text parts")
+		return "", fmt.Errorf("content must be a string or a list of %s parts", types[0])
 	}
 	var texts []string
 	for _, p := range parts {
-		if p.Type != "text" {
+		if !slices.Contains(types, p.Type) {
 			return "", fmt.Errorf("content part of type %q is not supported: toy's models read text", p.Type)
 		}
 		texts = append(texts, p.Text)

@@ -93,3 +93,43 @@ func TestForcedCallDefaultModel(t *testing.T) {
 		}
 	}
 }
+
+// TestReasoningContentReachesTemplate: an assistant message's earlier
+// thinking (OpenAI-style reasoning_content, Ollama's thinking) is given to
+// the chat template, which may render it, as llama-server and Ollama do.
+func TestReasoningContentReachesTemplate(t *testing.T) {
+	m, err := toy.LoadDefault()
+	if err != nil {
+		t.Skip(err)
+	}
+	const tmpl = "{% for m in messages %}{{ m.role }}: {% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}{{ m.content }}\n{% endfor %}assistant: "
+	s := newServer(t, m, Options{ChatTemplate: tmpl})
+	prompt := func(path, assistant string) float64 {
+		body := fmt.Sprintf(`{"messages": [{"role": "user", "content": "Hi"}, %s, {"role": "user", "content": "And?"}], `, assistant)
+		if path == "/api/chat" {
+			body += `"stream": false, "options": {"num_predict": 1}}`
+		} else {
+			body += `"max_tokens": 1}`
+		}
+		code, out := post(t, s, path, body)
+		if code != 200 {
+			t.Fatalf("%s: %d %v", path, code, out)
+		}
+		if path == "/api/chat" {
+			return out["prompt_eval_count"].(float64)
+		}
+		return field(out, "usage", "prompt_tokens").(float64)
+	}
+	const thought = "The user greets me, so I greet back politely and briefly."
+	for _, c := range []struct{ path, plain, thinking string }{
+		{"/v1/chat/completions", `{"role": "assistant", "content": "Hello."}`,
+			`{"role": "assistant", "content": "Hello.", "reasoning_content": "` + thought + `"}`},
+		{"/api/chat", `{"role": "assistant", "content": "Hello."}`,
+			`{"role": "assistant", "content": "Hello.", "thinking": "` + thought + `"}`},
+	} {
+		without, with := prompt(c.path, c.plain), prompt(c.path, c.thinking)
+		if with <= without+5 {
+			t.Errorf("%s: %v prompt tokens with the assistant's thinking, %v without: it did not reach the template", c.path, with, without)
+		}
+	}
+}

@@ -52,10 +52,9 @@ type job struct {
 	think, thinkOpen bool
 	// harmony reads the reply as gpt-oss's harmony messages (harmony.go).
 	harmony *chat.HarmonyTokens
-	// args constrains the arguments a forced call starts the reply with;
-	// the call's closing after them is free (grammar.NewJSONSchemaPrefix,
-	// grammar.JSON.AllowTail).
-	args *forcedArgs
+	// args keeps the reply to the rest of a forced call, its opening in
+	// the prompt (toolSetup.args).
+	args *grammar.GBNF
 	// prefill is text the reply starts with that the prompt already holds
 	// (a forced tool call's opening): part of the reply to parse, not
 	// generated, not streamed until it is known what it became.
@@ -186,14 +185,8 @@ func (s *Server) generateIn(ctx context.Context, sl *slot, j *job, out sink) (*o
 			gram = grammar.NewJSONSchema(j.schema)
 		case j.json:
 			gram = grammar.NewJSON()
-		case j.args != nil && j.args.call != nil:
-			gram = &closingCall{m: grammar.NewMatcher(j.args.call), left: j.maxTokens} // a forced call: the rest of it, closed in time
-		case j.args != nil && j.args.schema != nil:
-			gram = grammar.NewJSONSchemaPrefix(j.args.schema)
 		case j.args != nil:
-			g := grammar.NewJSON()
-			g.AllowTail()
-			gram = g
+			gram = &closingCall{m: grammar.NewMatcher(j.args), left: j.maxTokens} // a forced call: the rest of it, closed in time
 		}
 		if gram != nil && j.harmony != nil && j.call == nil {
 			gram = newFinalOnly(gram, *j.harmony) // gpt-oss: the format holds in the final message

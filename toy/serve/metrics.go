@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -50,7 +51,9 @@ func newMetrics(s *Server) *metrics {
 			return float64(*v)
 		}
 	}
-	m.reg.MustRegister(m.requests, m.prompt, m.generated, m.firstToken, m.speed,
+	m.reg.MustRegister(collectors.NewGoCollector(), // go_goroutines, go_memstats_…
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), // process_resident_memory_bytes, …
+		m.requests, m.prompt, m.generated, m.firstToken, m.speed,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toy_slots_busy", Help: "Slots generating now."}, busy),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toy_slots", Help: "Slots (--parallel)."},
 			func() float64 { return float64(len(s.pool.slots)) }),

@@ -85,6 +85,11 @@ func TestMetrics(t *testing.T) {
 	if prompt == 0 || generated == 0 {
 		t.Fatalf("prompt %v generated %v tokens", prompt, generated)
 	}
+	for _, name := range []string{"go_goroutines", "process_resident_memory_bytes"} { // a load test watches them stay flat
+		if got := metricValue(t, text, name); got <= 0 {
+			t.Errorf("%s = %v", name, got)
+		}
+	}
 	if !strings.Contains(text, "# TYPE toy_time_to_first_token_seconds histogram") {
 		t.Error("time to first token is not a histogram")
 	}

@@ -67,7 +67,7 @@ type ollamaMessage struct {
 	Images    []string         `json:"images,omitempty"`
 	ToolCalls []ollamaToolCall `json:"tool_calls,omitempty"`
 	ToolName  string           `json:"tool_name,omitempty"`
-	Thinking  string           `json:"thinking,omitempty"` // in a request: accepted, not passed on; in a reply: its reasoning (think true)
+	Thinking  string           `json:"thinking,omitempty"` // in a request: the template's reasoning_content; in a reply: its reasoning (think true)
 }
 
 type ollamaToolCall struct {
@@ -297,7 +297,7 @@ func ollamaMessages(in []ollamaMessage) ([]chat.Message, *apiError) {
 		if len(m.Images) > 0 {
 			return nil, badRequest(param+".images", "images are not supported: toy's models read text")
 		}
-		msg := chat.Message{Role: m.Role, Content: m.Content}
+		msg := chat.Message{Role: m.Role, Content: m.Content, ReasoningContent: m.Thinking}
 		if len(m.ToolCalls) > 0 && m.Role != "assistant" {
 			return nil, badRequest(param+".tool_calls", "only assistant messages carry tool_calls")
 		}

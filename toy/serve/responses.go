@@ -173,7 +173,7 @@ func responsesMessages(raw json.RawMessage) ([]chatMessage, *apiError) {
 		param := fmt.Sprintf("input[%d]", i)
 		switch it.Type {
 		case "", "message":
-			text, err := responsesContent(it.Content)
+			text, err := contentText(it.Content, "input_text", "output_text", "text")
 			if err != nil {
 				return nil, badRequest(param+".content", "%v", err)
 			}
@@ -191,7 +191,7 @@ func responsesMessages(raw json.RawMessage) ([]chatMessage, *apiError) {
 				out = append(out, chatMessage{Role: "assistant", ToolCalls: []wireToolCall{call}})
 			}
 		case "function_call_output":
-			text, err := responsesContent(it.Output)
+			text, err := contentText(it.Output, "input_text", "output_text", "text")
 			if err != nil {
 				return nil, badRequest(param+".output", "%v", err)
 			}
@@ -203,35 +203,6 @@ func responsesMessages(raw json.RawMessage) ([]chatMessage, *apiError) {
 		}
 	}
 	return out, nil
-}
-
-// responsesContent reads a message's content: a string or a list of
-// input_text, output_text (or text) parts, joined with newlines.
-func responsesContent(raw json.RawMessage) (string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", fmt.Errorf("content must be a string or a list of input_text parts")
-	}
-	var texts []string
-	for _, p := range parts {
-		switch p.Type {
-		case "input_text", "output_text", "text":
-			texts = append(texts, p.Text)
-		default:
-			return "", fmt.Errorf("content part of type %q is not supported: toy's models read text", p.Type)
-		}
-	}
-	return strings.Join(texts, "\n"), nil
 }
 
 func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {

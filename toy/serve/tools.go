@@ -531,22 +531,12 @@ type toolSetup struct {
 	calls   *toolCalls // how to read calls out of the reply; nil: do not
 	prefill string     // the opening of a forced call
 	// args, for a forced call, keeps the rest of the reply to the rest of
-	// the call (forcedCallGrammar).
-	args *forcedArgs
+	// the call (forcedCallGrammar): the function's name among those it may
+	// be, its arguments to its parameters' schema, and the format's closing.
+	args *grammar.GBNF
 	// call, for gpt-oss, is the harmony reply a forced call keeps to
 	// (harmony.go) in place of prefill and args.
 	call *harmonyCall
-}
-
-// forcedArgs is the constraint on a forced call after its opening.
-type forcedArgs struct {
-	// call is the grammar of the rest of the call (forcedCallGrammar): the
-	// function's name among those it may be, its arguments to the
-	// function's parameters schema, and the format's closing.
-	call *grammar.GBNF
-	// Without call: the arguments are a value of schema (nil: any JSON
-	// object), any text after them.
-	schema *grammar.Schema
 }
 
 // closing is the text that ends a call after its arguments.
@@ -811,6 +801,6 @@ func (s *Server) setupTools(rawTools json.RawMessage, choice toolChoice, paralle
 	if err != nil {
 		return toolSetup{}, badRequest("tools", "the tools' parameters: %v", err)
 	}
-	setup.args = &forcedArgs{call: g}
+	setup.args = g
 	return setup, nil
 }
