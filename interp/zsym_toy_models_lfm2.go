@@ -4,8 +4,6 @@ package interp
 
 import (
 	"github.com/toyml/toy/toy/models/lfm2"
-	"github.com/toyml/toy/toy/nn"
-	"github.com/toyml/toy/toy/tensor"
 	"reflect"
 )
 
@@ -23,21 +21,7 @@ func init() {
 		// type definitions
 		"Block":     reflect.ValueOf((*lfm2.Block)(nil)),
 		"Config":    reflect.ValueOf((*lfm2.Config)(nil)),
-		"Mixer":     reflect.ValueOf((*lfm2.Mixer)(nil)),
 		"Model":     reflect.ValueOf((*lfm2.Model)(nil)),
 		"ShortConv": reflect.ValueOf((*lfm2.ShortConv)(nil)),
-
-		// interface wrapper definitions
-		"_Mixer": reflect.ValueOf((*_github_com_toyml_toy_toy_models_lfm2_Mixer)(nil)),
 	}
-}
-
-// _github_com_toyml_toy_toy_models_lfm2_Mixer is an interface wrapper for Mixer type
-type _github_com_toyml_toy_toy_models_lfm2_Mixer struct {
-	IValue   interface{}
-	WForward func(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor
-}
-
-func (W _github_com_toyml_toy_toy_models_lfm2_Mixer) Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor {
-	return W.WForward(x, cache)
 }

@@ -4,8 +4,6 @@ package interp
 
 import (
 	"github.com/toyml/toy/toy/models/qwen35"
-	"github.com/toyml/toy/toy/nn"
-	"github.com/toyml/toy/toy/tensor"
 	"go/constant"
 	"go/token"
 	"reflect"
@@ -30,20 +28,6 @@ func init() {
 		"Config":         reflect.ValueOf((*qwen35.Config)(nil)),
 		"DeltaNet":       reflect.ValueOf((*qwen35.DeltaNet)(nil)),
 		"GatedAttention": reflect.ValueOf((*qwen35.GatedAttention)(nil)),
-		"Mixer":          reflect.ValueOf((*qwen35.Mixer)(nil)),
 		"Model":          reflect.ValueOf((*qwen35.Model)(nil)),
-
-		// interface wrapper definitions
-		"_Mixer": reflect.ValueOf((*_github_com_toyml_toy_toy_models_qwen35_Mixer)(nil)),
 	}
-}
-
-// _github_com_toyml_toy_toy_models_qwen35_Mixer is an interface wrapper for Mixer type
-type _github_com_toyml_toy_toy_models_qwen35_Mixer struct {
-	IValue   interface{}
-	WForward func(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor
-}
-
-func (W _github_com_toyml_toy_toy_models_qwen35_Mixer) Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor {
-	return W.WForward(x, cache)
 }

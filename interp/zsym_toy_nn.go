@@ -41,6 +41,8 @@ func init() {
 		"Linear":      reflect.ValueOf((*nn.Linear)(nil)),
 		"LoRA":        reflect.ValueOf((*nn.LoRA)(nil)),
 		"MLP":         reflect.ValueOf((*nn.MLP)(nil)),
+		"Mixer":       reflect.ValueOf((*nn.Mixer)(nil)),
+		"MixerBlock":  reflect.ValueOf((*nn.MixerBlock)(nil)),
 		"MoE":         reflect.ValueOf((*nn.MoE)(nil)),
 		"Named":       reflect.ValueOf((*nn.Named)(nil)),
 		"RMSNorm":     reflect.ValueOf((*nn.RMSNorm)(nil)),
@@ -51,6 +53,7 @@ func init() {
 
 		// interface wrapper definitions
 		"_Layer":     reflect.ValueOf((*_github_com_toyml_toy_toy_nn_Layer)(nil)),
+		"_Mixer":     reflect.ValueOf((*_github_com_toyml_toy_toy_nn_Mixer)(nil)),
 		"_Recurrent": reflect.ValueOf((*_github_com_toyml_toy_toy_nn_Recurrent)(nil)),
 	}
 }
@@ -63,6 +66,16 @@ type _github_com_toyml_toy_toy_nn_Layer struct {
 
 func (W _github_com_toyml_toy_toy_nn_Layer) Forward(x *tensor.Tensor) *tensor.Tensor {
 	return W.WForward(x)
+}
+
+// _github_com_toyml_toy_toy_nn_Mixer is an interface wrapper for Mixer type
+type _github_com_toyml_toy_toy_nn_Mixer struct {
+	IValue   interface{}
+	WForward func(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor
+}
+
+func (W _github_com_toyml_toy_toy_nn_Mixer) Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor {
+	return W.WForward(x, cache)
 }
 
 // _github_com_toyml_toy_toy_nn_Recurrent is an interface wrapper for Recurrent type

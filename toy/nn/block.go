@@ -60,3 +60,31 @@ func (b *Block) scaled(y *tensor.Tensor) *tensor.Tensor {
 	}
 	return tensor.Scale(y, b.ResidualScale)
 }
+
+// Mixer is a sequence mixer: attention, or a layer that carries a state
+// along the sequence in its cache (LFM2's short convolution, Qwen3.5's
+// delta rule).
+type Mixer interface {
+	Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor
+}
+
+// MixerBlock is the pre-norm block of the hybrid models, whose layers
+// differ in their sequence mixer:
+//
+//	x = x + Mixer(RMSNorm(x))
+//	x = x + FFN(RMSNorm(x))
+//
+// A family whose file names the second norm otherwise renames it where it
+// embeds the block (Qwen3.5: `gguf-names:"ffn_norm=post_attention_norm"`).
+type MixerBlock struct {
+	Norm    *RMSNorm `gguf:"attn_norm" shape:"Embed" card:"γ_a, mixer input norm scale"`
+	Mixer   Mixer
+	FFNNorm *RMSNorm `gguf:"ffn_norm" shape:"Embed" card:"γ_f, feed-forward input norm scale"`
+	FFN     Layer    // SwiGLU or MoE
+}
+
+// Forward runs the block on x [T, D] with this layer's cache.
+func (b *MixerBlock) Forward(x *tensor.Tensor, cache *KVCache) *tensor.Tensor {
+	x = tensor.Add(x, b.Mixer.Forward(b.Norm.Forward(x), cache))
+	return tensor.Add(x, b.FFN.Forward(b.FFNNorm.Forward(x)))
+}

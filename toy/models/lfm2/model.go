@@ -18,32 +18,11 @@ type Model struct {
 	Config         Config
 }
 
-// Mixer is a block's sequence mixer: *nn.Attention or *ShortConv.
-type Mixer interface {
-	Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor
-}
-
-// Block is the pre-norm block
-//
-//	x = x + Mixer(RMSNorm(x))
-//	x = x + SwiGLU(RMSNorm(x))
-//
-// its mixer a ShortConv or, in the attention layers, attention whose query
-// and key heads are RMS-normalised (one weight [Dh] shared by the heads)
-// before RoPE on the two halves of each head.
-type Block struct {
-	Norm    *nn.RMSNorm `gguf:"attn_norm" shape:"Embed" card:"γ_a, mixer input norm scale"`
-	Mixer   Mixer       // attn_q, attn_k, attn_v, attn_q_norm, attn_k_norm, attn_output, or shortconv.*
-	FFNNorm *nn.RMSNorm `gguf:"ffn_norm" shape:"Embed" card:"γ_f, feed-forward input norm scale"`
-	FFN     nn.Layer    // *nn.SwiGLU (ffn_gate, ffn_up, ffn_down) or, in lfm2moe, *nn.MoE
-}
-
-// Forward runs the block on x [T, D] with this layer's cache (keys and
-// values, or the convolution's inputs).
-func (b *Block) Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor {
-	x = tensor.Add(x, b.Mixer.Forward(b.Norm.Forward(x), cache))
-	return tensor.Add(x, b.FFN.Forward(b.FFNNorm.Forward(x)))
-}
+// Block is a layer: the pre-norm block (nn.MixerBlock) whose mixer is a
+// ShortConv or, in the attention layers, attention whose query and key heads
+// are RMS-normalised (one weight [Dh] shared by the heads) before RoPE on the
+// two halves of each head; its FFN a SwiGLU or, in lfm2moe, an nn.MoE.
+type Block struct{ nn.MixerBlock }
 
 // Attn returns the block's attention, or nil in a convolution layer.
 func (b *Block) Attn() *nn.Attention { a, _ := b.Mixer.(*nn.Attention); return a }
@@ -70,7 +49,7 @@ func New(c Config) *Model {
 		Vocab: c.VocabSize, Context: c.ContextLength}}
 	for i := range c.Layers {
 		// x = x + Mixer(RMSNorm(x)); x = x + SwiGLU(RMSNorm(x))
-		b := &Block{Norm: &nn.RMSNorm{Eps: c.NormEps}, Mixer: &ShortConv{}, FFNNorm: &nn.RMSNorm{Eps: c.NormEps}, FFN: &nn.SwiGLU{}}
+		b := &Block{nn.MixerBlock{Norm: &nn.RMSNorm{Eps: c.NormEps}, Mixer: &ShortConv{}, FFNNorm: &nn.RMSNorm{Eps: c.NormEps}, FFN: &nn.SwiGLU{}}}
 		if c.MoE(i) {
 			b.FFN = &nn.MoE{Used: c.ExpertsUsed, Normalize: true, Sigmoid: c.Sigmoid}
 		}

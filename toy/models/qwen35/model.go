@@ -21,26 +21,12 @@ type Model struct {
 	Config Config
 }
 
-// Mixer is a block's sequence mixer: *nn.Attention or *DeltaNet.
-type Mixer interface {
-	Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor
-}
-
-// Block is the pre-norm block
-//
-//	x = x + Mixer(RMSNorm(x))
-//	x = x + SwiGLU(RMSNorm(x))
+// Block is a layer: the pre-norm block (nn.MixerBlock) whose mixer is a
+// DeltaNet or, every Interval-th layer, GatedAttention; its FFN a SwiGLU or,
+// in qwen35moe, an nn.MoE. The feed-forward norm is post_attention_norm in
+// the files.
 type Block struct {
-	Norm    *nn.RMSNorm `gguf:"attn_norm" shape:"Embed" card:"γ_a, mixer input norm scale"`
-	Mixer   Mixer       // attn_q (query and gate), attn_k, attn_v, attn_q_norm, attn_k_norm, attn_output; or attn_qkv, attn_gate, ssm_*
-	FFNNorm *nn.RMSNorm `gguf:"post_attention_norm" shape:"Embed" card:"γ_f, feed-forward input norm scale"`
-	FFN     nn.Layer    // *nn.SwiGLU (ffn_gate, ffn_up, ffn_down) or, in qwen35moe, *nn.MoE
-}
-
-// Forward runs the block on x [T, D] with this layer's cache.
-func (b *Block) Forward(x *tensor.Tensor, cache *nn.KVCache) *tensor.Tensor {
-	x = tensor.Add(x, b.Mixer.Forward(b.Norm.Forward(x), cache))
-	return tensor.Add(x, b.FFN.Forward(b.FFNNorm.Forward(x)))
+	nn.MixerBlock `gguf-names:"ffn_norm=post_attention_norm"`
 }
 
 // Attn returns the block's attention, or nil in a delta-rule layer.
@@ -74,7 +60,7 @@ func New(c Config) *Model {
 		Vocab: c.VocabSize, Context: c.ContextLength}}
 	for i := range c.Layers {
 		// x = x + Mixer(RMSNorm(x)); x = x + SwiGLU(RMSNorm(x))
-		b := &Block{Norm: &nn.RMSNorm{Eps: c.NormEps}, FFNNorm: &nn.RMSNorm{Eps: c.NormEps}, FFN: &nn.SwiGLU{}}
+		b := &Block{nn.MixerBlock{Norm: &nn.RMSNorm{Eps: c.NormEps}, FFNNorm: &nn.RMSNorm{Eps: c.NormEps}, FFN: &nn.SwiGLU{}}}
 		if c.MoE() {
 			b.FFN = &nn.MoE{Used: c.ExpertsUsed, Normalize: true}
 		}
