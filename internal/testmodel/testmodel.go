@@ -229,19 +229,20 @@ func llama3RopeFactors(dim int, base float64) []float32 {
 }
 
 // BenchSpecs returns random models with SmolLM2-135M's shape (not committed,
-// not gated): F32 and Q8_0, and Q4_K_M, Q5_K_M and Q3_K_M at width 512, with
+// not gated): F32, Q8_0 and Q4_0, and Q4_K_M, Q5_K_M, Q3_K_M and Q6_K at width
+// 512 (the k-quants need multiples of 256), with
 // a synthetic vocabulary of 49152 tokens.
 func BenchSpecs() []Spec {
 	var out []Spec
-	for _, dt := range []tensor.DType{tensor.F32, tensor.Q8_0} {
-		out = append(out, Spec{Name: "smollm2-shape-" + map[tensor.DType]string{tensor.F32: "f32", tensor.Q8_0: "q8_0"}[dt],
+	for _, dt := range []tensor.DType{tensor.F32, tensor.Q8_0, tensor.Q4_0} {
+		out = append(out, Spec{Name: "smollm2-shape-" + map[tensor.DType]string{tensor.F32: "f32", tensor.Q8_0: "q8_0", tensor.Q4_0: "q4_0"}[dt],
 			Arch: "llama", DType: dt, Vocab: "none", VocabSize: 49152, Embed: 576, Layers: 30, FFN: 1536, Heads: 9, KVHeads: 3,
 			Context: 2048, Tied: true, Seed: 7, PromptIDs: llamaPrompt})
 	}
 	// The k-quant mixes need widths that are multiples of 256: SmolLM2's
 	// depth and feed-forward width at width 512 (8 heads of 64, 2 KV heads).
-	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q5_K, tensor.Q3_K} {
-		out = append(out, Spec{Name: "smollm2-shape-" + map[tensor.DType]string{tensor.Q4_K: "q4_k_m", tensor.Q5_K: "q5_k_m", tensor.Q3_K: "q3_k_m"}[dt],
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q5_K, tensor.Q3_K, tensor.Q6_K} {
+		out = append(out, Spec{Name: "smollm2-shape-" + map[tensor.DType]string{tensor.Q4_K: "q4_k_m", tensor.Q5_K: "q5_k_m", tensor.Q3_K: "q3_k_m", tensor.Q6_K: "q6_k"}[dt],
 			Arch: "llama", DType: dt, Vocab: "none", VocabSize: 49152, Embed: 512, Layers: 30, FFN: 1536, Heads: 8, KVHeads: 2,
 			Context: 2048, Tied: true, Seed: 7, PromptIDs: llamaPrompt})
 	}
@@ -414,7 +415,7 @@ func build(s Spec) (*gguf.Writer, error) {
 	w.SetString("general.architecture", a)
 	w.SetString("general.name", "toy test model "+s.Name)
 	w.SetUint32("general.file_type", map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q8_0: 7, tensor.Q4_0: 2, tensor.Q5_0: 8,
-		tensor.Q4_K: 15, tensor.Q5_K: 17, tensor.Q3_K: 12, tensor.Q2_K: 10, tensor.Q4_1: 3, tensor.Q5_1: 9,
+		tensor.Q4_K: 15, tensor.Q5_K: 17, tensor.Q3_K: 12, tensor.Q2_K: 10, tensor.Q6_K: 18, tensor.Q4_1: 3, tensor.Q5_1: 9,
 		tensor.IQ4_NL: 25, tensor.IQ4_XS: 30, tensor.MXFP4: 38}[s.DType])
 	w.SetUint32(a+".context_length", uint32(s.Context))
 	w.SetUint32(a+".embedding_length", uint32(D))

@@ -1,6 +1,8 @@
 // report.mjs prints the toy vs llama.cpp table from the files tests/bench/run.sh leaves in a
-// results folder: DTYPE-tTHREADS.llamacpp.json (llamacpp_bench.mjs) and DTYPE-tTHREADS.toy.json
-// (`toy infer --json`). A missing or unreadable file shows as "-".
+// results folder: DTYPE-tTHREADS.llamacpp.json (llamacpp_bench.mjs), DTYPE-tTHREADS.toy.json
+// (`toy infer --json`), and beside them bandwidth-tTHREADS.json (bandwidth.c), DTYPE.size (the
+// model file's bytes) and DTYPE-tTHREADS.toy.rss (toy's peak RSS in KiB, from GNU time). A missing or
+// unreadable file shows as "-".
 //
 //   node tests/bench/report.mjs RESULTS_DIR
 import fs from "node:fs";
@@ -52,7 +54,17 @@ const keys = [...new Set(names.map((f) => f.replace(/\.(llamacpp|toy)\.json$/, "
   return da.localeCompare(db) || Number(ta) - Number(tb);
 });
 
-const header = ["dtype", "threads", "prefill toy", "prefill llama.cpp", "ratio", "decode toy", "decode llama.cpp", "ratio", "greedy ids equal"];
+const readNum = (file) => {
+  try {
+    return num(Number(fs.readFileSync(path.join(dir, file), "utf8").trim()));
+  } catch {
+    return undefined;
+  }
+};
+const pct = (x) => (x === undefined ? "-" : `${Math.round(100 * x)}%`);
+
+const header = ["dtype", "threads", "prefill toy", "prefill llama.cpp", "ratio", "decode toy", "decode llama.cpp", "ratio",
+  "toy GB/s", "of probe", "llama.cpp GB/s", "toy RSS / file", "greedy ids equal"];
 const rows = [header];
 for (const key of keys) {
   const [dtype, threads] = key.split("-t");
@@ -68,12 +80,22 @@ for (const key of keys) {
     while (k < n && tg[k] === lg[k]) k++;
     same = k === n ? `yes (${n})` : `no (first ${k} of ${n})`;
   }
-  rows.push([dtype, threads, fmt(tp), fmt(lp), ratio(tp, lp), fmt(td), fmt(ld), ratio(td, ld), same]);
+  // Decode reads every weight once per token: file bytes × tokens/s, against the probe's rate.
+  const size = readNum(`${dtype}.size`), rss = readNum(`${key}.toy.rss`);
+  const bw = num(readJSON(path.join(dir, `bandwidth-t${threads}.json`))?.gb_per_s);
+  const gbs = (tps) => (size === undefined || tps === undefined ? undefined : (size * tps) / 1e9);
+  rows.push([dtype, threads, fmt(tp), fmt(lp), ratio(tp, lp), fmt(td), fmt(ld), ratio(td, ld),
+    fmt(gbs(td)), bw === undefined || gbs(td) === undefined ? "-" : pct(gbs(td) / bw), fmt(gbs(ld)),
+    rss === undefined || size === undefined ? "-" : ratio(rss * 1024, size), same]);
 }
 
 const widths = header.map((_, c) => Math.max(...rows.map((r) => r[c].length)));
 const line = (r) => r.map((cell, c) => (c < 2 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join("  ");
 process.stdout.write("tokens per second (ratio = toy / llama.cpp; higher is better)\n");
+for (const f of fs.readdirSync(dir).filter((f) => /^bandwidth-t\d+\.json$/.test(f)).sort()) {
+  const b = readJSON(path.join(dir, f));
+  if (b) process.stdout.write(`read bandwidth, ${b.threads} thread(s): ${b.gb_per_s} GB/s (bandwidth.c)\n`);
+}
 process.stdout.write(line(rows[0]) + "\n");
 process.stdout.write(widths.map((w) => "-".repeat(w)).join("  ") + "\n");
 for (const r of rows.slice(1)) process.stdout.write(line(r) + "\n");

@@ -10,16 +10,18 @@
 #   decode tok/s   greedy tokens after the first one / their wall time (prefill excluded)
 # for llama.cpp (tests/bench/llamacpp_bench.mjs, node-llama-cpp's prebuilt CPU library) and for
 # toy (`toy infer --json`), each after one full warm-up run in the same process (--warmup 1 on both
-# sides, as llama-bench does), and prints a table.
+# sides, as llama-bench does), and prints a table. Beside it: the machine's read bandwidth at each
+# thread count (tests/bench/bandwidth.c), the bytes each decode reads per second (file size × decode
+# tok/s: every weight byte once per token) as a share of it, and toy's peak RSS against the file.
 #
 # Environment (defaults in brackets):
-#   DTYPES ["f32 q8_0"]   THREADS ["1 2"]   PROMPT [128]   N [128]   SHAPE [smollm2] or qwen35
+#   DTYPES ["f32 q8_0 q4_0 q4_k_m q5_k_m q6_k"]   THREADS ["1 2"]   PROMPT [128]   N [128]   SHAPE [smollm2] or qwen35
 #   MODELS [/tmp/toy-bench-models]   models are generated there when missing
 #   RESULTS [a new /tmp/toy-bench-results.XXXXXX]  raw JSON per run; report.mjs rebuilds the table from it
 #   TOY_TIMEOUT [300], LLAMACPP_TIMEOUT [300]  seconds allowed for one run of each engine
 #   SKIP_TOY / SKIP_LLAMACPP  set to 1 to run only one side
 #   TOY_BIN  a toy binary to use instead of building /tmp/toy-bench
-# Needs: Go, node >= 20, and `npm ci --omit=optional --ignore-scripts` in tests/reference (done here
+# Needs: Go, gcc, node >= 20, and `npm ci --omit=optional --ignore-scripts` in tests/reference (done here
 # when node_modules is missing). Takes about 1 minute for llama.cpp on 2 idle cores, plus toy's time.
 # Run it on an otherwise idle machine: with more runnable threads than cores, multi-threaded runs of
 # either engine slow down many times over (their threads wait for each other at every op).
@@ -28,7 +30,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
 
-DTYPES=${DTYPES:-"f32 q8_0"}
+DTYPES=${DTYPES:-"f32 q8_0 q4_0 q4_k_m q5_k_m q6_k"}
 SHAPE=${SHAPE:-smollm2}
 THREADS=${THREADS:-"1 2"}
 PROMPT=${PROMPT:-128}
@@ -70,10 +72,21 @@ done
 ids=$(awk -v n="$PROMPT" 'BEGIN { for (i = 0; i < n; i++) printf "%s%d", (i ? " " : ""), 1000 + (i * 7919) % 30000 }')
 
 mkdir -p "$RESULTS"
-rm -f "$RESULTS"/*.json "$RESULTS"/*.err
+rm -f "$RESULTS"/*.json "$RESULTS"/*.err "$RESULTS"/*.size "$RESULTS"/*.rss
 log "results in $RESULTS"
+
+# The memory a decode can read per second: T threads summing a 1 GiB buffer.
+if gcc -O2 -march=native -pthread -o "$RESULTS/bandwidth" tests/bench/bandwidth.c; then
+  for t in $THREADS; do
+    "$RESULTS/bandwidth" "$t" >"$RESULTS/bandwidth-t$t.json" || log "bandwidth probe failed"
+  done
+fi
+# Peak RSS of toy's runs, where GNU time is at hand.
+timed=()
+if [[ -x /usr/bin/time ]]; then timed=(/usr/bin/time -f '%M'); fi
 for dtype in $DTYPES; do
   model=$MODELS/$SHAPE-shape-$dtype.gguf
+  stat -c %s "$model" >"$RESULTS/$dtype.size"
   for t in $THREADS; do
     key=$RESULTS/$dtype-t$t
     if [[ $SKIP_LLAMACPP != 1 ]]; then
@@ -83,8 +96,9 @@ for dtype in $DTYPES; do
     fi
     if [[ $SKIP_TOY != 1 ]]; then
       log "toy $dtype threads=$t"
-      timeout "$TOY_TIMEOUT" "$toy" infer "$model" --prompt-ids "$ids" --n "$N" --threads "$t" --warmup 1 --json \
+      timeout "$TOY_TIMEOUT" "${timed[@]}" "$toy" infer "$model" --prompt-ids "$ids" --n "$N" --threads "$t" --warmup 1 --json \
         >"$key.toy.json" 2>"$key.toy.err" || log "toy failed, see $key.toy.err"
+      if [[ ${#timed[@]} -gt 0 ]]; then tail -n 1 "$key.toy.err" >"$key.toy.rss"; fi
     fi
   done
 done
