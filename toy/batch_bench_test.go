@@ -27,7 +27,7 @@ func BenchmarkDecodeBatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	V := int32(m.Net.VocabSize())
-	for _, B := range []int{1, 4, 8, 16} {
+	for _, B := range []int{1, 2, 3, 4, 8, 16} {
 		for _, batched := range []bool{false, true} {
 			if B == 1 && batched {
 				continue

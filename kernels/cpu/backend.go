@@ -217,12 +217,13 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		nb := K / tensor.Q8BlockSize
 		rb := nb * tensor.Q8BlockLen
 		xq := getBytes(M * rb)
-		// From 4 rows on the kernel may repack weight tiles; it needs the
-		// block sums of x and a tile's worth of scratch (see q8.c). The
-		// workers that quantize the rows of x sum their blocks too.
+		// From 2 rows on the kernel may use weight tiles repacked so that a
+		// lane holds a row (AVX-512 and AVX-VNNI from 2 rows, AVX2 from 3);
+		// it needs the block sums of x and a tile's worth of scratch (see
+		// q8.c). The workers that quantize the rows of x sum their blocks too.
 		var xsum []int32
 		var xsumBuf *[]int32
-		if M >= 4 {
+		if M >= 2 {
 			xsumBuf = getI32(M * nb)
 			defer i32Scratch.Put(xsumBuf)
 			xsum = *xsumBuf

@@ -63,8 +63,9 @@
 // before adding it and arm64 fuses the two. So one row's outputs do not
 // depend on the rows beside it: a speculative-decoding pass that checks a
 // draft's guesses gives the logits decoding one token at a time would. The
-// few-row products of such a pass (2 to 12 rows on AVX-512, to 4 on AVX2)
-// have kernels of their own that cost little more than one row's when the
+// few-row products of such a pass, or of a batched decode step (Q8_0 from
+// 2 rows on AVX-512 and AVX-VNNI, 3 on AVX2), read each weight tile once
+// for all the rows, so that they cost little more than one row's when the
 // weights come from memory.
 //
 // The fused kernels (toy_matmul_f32_fma/f16_fma; AVX2+FMA, AVX-512, NEON)

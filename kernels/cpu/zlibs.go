@@ -4,15 +4,15 @@ package cpu
 
 // sourcesSHA256 is the SHA-256 of the C sources and build.sh, concatenated
 // in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "f3f21992d4abcafbdb6a5f5319e17a23fe7f390d5de5d6fb6f4ddfafc0464108"
+const sourcesSHA256 = "60fec38bac75a843198a73dd464c9197cacae26c6d15a241ea6195cb1281edf9"
 
 var sourceFiles = []string{"build.sh", "csrc/f32.c", "csrc/iq4.c", "csrc/kq.c", "csrc/kq2.c", "csrc/ops.c", "csrc/q41.c", "csrc/q45.c", "csrc/q8.c", "csrc/quant.h", "csrc/toy.h"}
 
 // libSHA256 maps each embedded library to the SHA-256 build.sh recorded.
 var libSHA256 = map[string]string{
-	"libtoy-amd64-avx2.so":         "e326047aa5e4474ab67bfce82eda2fb4c0d6153410fb4551c84e6c479b4a6bd5",
-	"libtoy-amd64-avx512.so":       "4479585e64be67cab69f8b240e5274c393340bc319cd09c720c6d8d7f343bc02",
-	"libtoy-amd64-avxvnni.so":      "50a6ae78c1d9fa324a535147cc7ee83429c49b7fc6802d53b0ec1bcd0221e4e4",
+	"libtoy-amd64-avx2.so":         "86c1e70a1b41276f33ab8819f0bd33058ebc7513f4c6ba00efa46f8ea12fc8fc",
+	"libtoy-amd64-avx512.so":       "bfbcfa7ccb427781daf36ed83842f00ba6b0d05dcd4a1695ec67e345a33f0204",
+	"libtoy-amd64-avxvnni.so":      "9f42c7e3a6a7a2addaf50f9c3026eb23da2178924b22f30aa07d8a7721c5bea0",
 	"libtoy-amd64-x86-64.so":       "b73dc4be3e324957f2f80b2d60759dc0a8273aaac6d9a1da2903a7c95b5e0857",
 	"libtoy-arm64-neon-dotprod.so": "0fb26f552a1bc6612a39f78d33415c888d66757b77e9cc771fb20ff3d321d87f",
 	"libtoy-arm64-neon.so":         "f7aed46e3b79bde4ff5f18d68ef020220bb036162b2ba296bc46b75e33e834e2",

@@ -225,7 +225,6 @@ func TestMetricsUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newServer(t, m, Options{Parallel: 4})
-	s.batchRows = 2 // batch every step of two slots or more
 	var mu sync.Mutex
 	generated := 0.0
 	var wg sync.WaitGroup

@@ -266,12 +266,11 @@ type Server struct {
 	log     *log.Logger
 	mux     *http.ServeMux
 
-	turn      chan struct{} // holds one token while a request uses the embedder
-	pool      *pool         // the slots
-	work      chan work     // to the model's goroutine (nil with one slot)
-	batched   bool          // the slots' steps run as one forward pass
-	batchRows int           // from this many rows a step (batchRows; tests lower it)
-	ctxSize   int
+	turn    chan struct{} // holds one token while a request uses the embedder
+	pool    *pool         // the slots
+	work    chan work     // to the model's goroutine (nil with one slot)
+	batched bool          // the slots' steps run as one forward pass
+	ctxSize int
 
 	draft       *toy.Model // speculative decoding's draft, or nil
 	draftTokens int        // its guesses a round
@@ -337,7 +336,7 @@ func New(m *toy.Model, opts Options) (*Server, error) {
 	}
 	if n > 1 {
 		s.work = make(chan work)
-		s.batched, s.batchRows = s.probeBatch(), batchRows
+		s.batched = s.probeBatch()
 		go s.runModel(s.work, nil) // the server lives as long as the process
 	}
 

@@ -28,15 +28,6 @@ func generateError(w http.ResponseWriter, err error) *apiError {
 	return &apiError{Status: 500, Message: err.Error(), Type: "server_error"}
 }
 
-// batchRows is the fewest rows a step runs as one batched pass; fewer run
-// one slot after another, which gives the same logits. On the CPU
-// (BenchmarkDecodeBatch, SmolLM2-shaped Q8_0, 2 threads, one run) a batch
-// of 4 or 8 single-token steps decoded at 0.53× and 0.81× the speed of the
-// same steps one by one, and a batch of 16 at 1.43×: the quantized
-// products of a few rows repack weight tiles that pay off only from about
-// a dozen rows.
-const batchRows = 12
-
 // prefillChunk bounds the prompt tokens one step runs for one slot, so that
 // a long prompt delays the other slots' next tokens by a chunk at a time.
 const prefillChunk = 256
@@ -231,11 +222,7 @@ func (s *Server) step(ws []work) {
 			steps = append(steps, w)
 		}
 	}
-	rows := 0
-	for _, w := range steps {
-		rows += len(w.ids)
-	}
-	if len(steps) > 1 && s.batched && rows >= s.batchRows {
+	if len(steps) > 1 && s.batched {
 		sessions, ids := make([]*engine.Session, len(steps)), make([][]int32, len(steps))
 		ok := true
 		for i, w := range steps {

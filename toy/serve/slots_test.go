@@ -27,7 +27,6 @@ func TestParallelSlots(t *testing.T) {
 	if !s.batched {
 		t.Fatal("the default model does not decode a batch as it decodes each sequence alone")
 	}
-	s.batchRows = 2 // batch every step of two slots or more
 	bodies := make([]string, 8)
 	for i := range bodies {
 		path := "/v1/completions"

@@ -203,13 +203,14 @@ TOY_INLINE void q8_tile16(__m512 acc[], const uint8_t *const x[], int MR, const 
 	}
 }
 
-// Several activation rows (prefill, training): each tile of 16 weight rows is
-// first repacked into scratch so that vector lane k holds row k — per block,
-// 8 vectors of four bytes (w+128) from each row, then the 16 scales as float32
-// (Q8_PACKED bytes) — and each activation row's 4-byte groups are broadcast:
+// Several activation rows: each tile of 16 weight rows is used in a layout
+// where vector lane k holds row k — per block, 8 vectors of four bytes (w+128)
+// from each row, then the 16 scales as float32 (Q8_PACKED bytes, when stored
+// in scratch) — and each activation row's 4-byte groups are broadcast:
 // 8 vpdpbusd give the 16 block sums with no reduction at all. Their start,
 // −128·Σx of the block (toy_q8_xsum), cancels the +128 that made w unsigned.
 #define Q8_PACKED (8 * 64 + 64)
+
 
 TOY_INLINE uint32_t load_u32(const uint8_t *p) {
 	uint32_t v;
@@ -217,17 +218,114 @@ TOY_INLINE uint32_t load_u32(const uint8_t *p) {
 	return v;
 }
 
-// q8_pack16 packs the 16 rows at r0 + gidx (byte offsets, lane k = row k):
-// each vector is one gather of a 4-byte group from every row.
-static void q8_pack16(uint8_t *pk, const uint8_t *r0, __m512i gidx, int64_t nb) {
+// q8_load16 loads block off of the 16 rows r[0..15] in the packed layout
+// (lane k = row k): a block of row j and of row j+4 share a zmm (rows 8+j
+// and 12+j likewise), a 4×4 transpose of dwords inside each 128-bit lane
+// puts four rows' same group side by side, and one 128-bit shuffle per
+// vector gathers the four quarters — 32 shuffles a block where 8 gathers
+// cost several times that, which decides the speed of a batched decode step
+// (a tile serves only a few activation rows there). wv[g] gets group g
+// (w+128), *dw the 16 scales (one gather, gidx: byte offsets from r[0]).
+TOY_INLINE void q8_load16(__m512i wv[8], __m512 *dw, const uint8_t *const r[16], __m512i gidx, int64_t off) {
 	const __m512i bias = _mm512_set1_epi8((char)0x80);
+	__m512i v[8], u[8];
+	for (int h = 0; h < 2; h++)
+		for (int j = 0; j < 4; j++) {
+			__m256i lo = _mm256_loadu_si256((const __m256i *)(r[8 * h + j] + off + 2));
+			__m256i hi = _mm256_loadu_si256((const __m256i *)(r[8 * h + j + 4] + off + 2));
+			v[4 * h + j] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+		}
+	for (int h = 0; h < 2; h++) {
+		__m512i *s = v + 4 * h, *d = u + 4 * h;
+		__m512i t0 = _mm512_unpacklo_epi32(s[0], s[1]), t1 = _mm512_unpackhi_epi32(s[0], s[1]);
+		__m512i t2 = _mm512_unpacklo_epi32(s[2], s[3]), t3 = _mm512_unpackhi_epi32(s[2], s[3]);
+		d[0] = _mm512_unpacklo_epi64(t0, t2), d[1] = _mm512_unpackhi_epi64(t0, t2);
+		d[2] = _mm512_unpacklo_epi64(t1, t3), d[3] = _mm512_unpackhi_epi64(t1, t3);
+	}
+	// u[a] holds group a of rows 0-3 | group 4+a of rows 0-3 | group a of
+	// rows 4-7 | group 4+a of rows 4-7; u[4+a] the same of rows 8-15
+	for (int a = 0; a < 4; a++) {
+		wv[a] = _mm512_xor_si512(_mm512_shuffle_i32x4(u[a], u[4 + a], _MM_SHUFFLE(2, 0, 2, 0)), bias);
+		wv[4 + a] = _mm512_xor_si512(_mm512_shuffle_i32x4(u[a], u[4 + a], _MM_SHUFFLE(3, 1, 3, 1)), bias);
+	}
+	__m512i sw = _mm512_i32gather_epi32(gidx, (const void *)(r[0] + off), 1);
+	*dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(sw));
+}
+
+// q8_pack16 packs the rows r[0..15] into pk. pf, when not NULL, is the next
+// tile (16 contiguous rows), fetched a block's share at a time.
+static void q8_pack16(uint8_t *pk, const uint8_t *const r[16], __m512i gidx, int64_t nb, const uint8_t *pf) {
 	for (int64_t b = 0; b < nb; b++) {
 		uint8_t *pb = pk + b * Q8_PACKED;
-		const uint8_t *rb = r0 + b * Q8_BYTES;
+		int64_t off = b * Q8_BYTES;
+		if (pf)
+			for (int i = 0; i < 16 * Q8_BYTES; i += 64) __builtin_prefetch(pf + 16 * off + i, 0, 2);
+		__m512i wv[8];
+		__m512 dw;
+		q8_load16(wv, &dw, r, gidx, off);
+		for (int g = 0; g < 8; g++) _mm512_storeu_si512(pb + g * 64, wv[g]);
+		_mm512_storeu_ps(pb + 512, dw);
+	}
+}
+
+// q8_small_tile: MR ≤ 8 activation rows (a batched decode step) against the
+// tile of rows r[0..15], packed block by block in registers and used at once
+// (no scratch round trip). Stores the MR rows of out (lane k to out[m·N + k],
+// mask: the valid rows).
+TOY_INLINE void q8_small_tile(float *out, const uint8_t *xq, const int32_t *xsum, int MR, const uint8_t *const r[16],
+                              __m512i gidx, int64_t nb, const uint8_t *pf, int64_t N, __mmask16 mask) {
+	const int CH = MR <= 3 ? 2 : 1;
+	const uint8_t *x[8];
+	const int32_t *xs[8];
+	for (int i = 0; i < MR; i++) x[i] = xq + i * nb * Q8_BYTES, xs[i] = xsum + i * nb;
+	__m512 acc[8];
+	for (int i = 0; i < MR; i++) acc[i] = _mm512_setzero_ps();
+	for (int64_t b = 0; b < nb; b++) {
+		int64_t off = b * Q8_BYTES;
+		if (pf)
+			for (int i = 0; i < 16 * Q8_BYTES; i += 64) __builtin_prefetch(pf + 16 * off + i, 0, 2);
+		__m512i wv[8];
+		__m512 dw;
+		q8_load16(wv, &dw, r, gidx, off);
+		__m512i isum[2][8];
+		for (int i = 0; i < MR; i++) {
+			isum[0][i] = _mm512_set1_epi32(-xs[i][b]);
+			if (CH == 2) isum[1][i] = _mm512_setzero_si512();
+		}
 		for (int g = 0; g < 8; g++)
-			_mm512_storeu_si512(pb + g * 64, _mm512_xor_si512(_mm512_i32gather_epi32(gidx, rb + 2 + 4 * g, 1), bias));
-		__m512i sw = _mm512_i32gather_epi32(gidx, rb, 1);
-		_mm512_storeu_ps(pb + 512, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(sw)));
+			for (int i = 0; i < MR; i++)
+				isum[g % CH][i] = _mm512_dpbusd_epi32(isum[g % CH][i], wv[g],
+				                                      _mm512_set1_epi32((int32_t)load_u32(x[i] + off + 2 + 4 * g)));
+		for (int i = 0; i < MR; i++) {
+			__m512i is = CH == 2 ? _mm512_add_epi32(isum[0][i], isum[1][i]) : isum[0][i];
+			__m512 d = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(toy_load_u16(x[i] + off))), dw);
+			acc[i] = _mm512_add_ps(acc[i], _mm512_mul_ps(_mm512_cvtepi32_ps(is), d));
+		}
+	}
+	for (int i = 0; i < MR; i++) _mm512_mask_storeu_ps(out + i * N, mask, acc[i]);
+}
+
+// 2 to 8 activation rows (batched decode): tiles of 16 weight rows in order,
+// each used by all M rows, the one after next prefetched (one ahead is too
+// close from main memory when a tile serves only two or three rows).
+static void q8_gemm_small(float *out, const uint8_t *xq, const int32_t *xsum, const uint8_t *w, int64_t M,
+                          int64_t K, int64_t N, int64_t n0, int64_t n1) {
+	int64_t nb = K / Q8_BLOCK, rb = nb * Q8_BYTES;
+	for (int64_t n = n0; n < n1; n += 16) {
+		int valid = (int)(n1 - n < 16 ? n1 - n : 16);
+		__m512i rows = _mm512_min_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+		                                _mm512_set1_epi32(valid - 1));
+		__m512i gidx = _mm512_mullo_epi32(rows, _mm512_set1_epi32((int32_t)rb));
+		const uint8_t *r[16];
+		for (int j = 0; j < 16; j++) r[j] = w + (n + (j < valid ? j : valid - 1)) * rb;
+		const uint8_t *pf = n + 48 <= n1 ? w + (n + 32) * rb : NULL;
+		__mmask16 mask = (__mmask16)((1u << valid) - 1);
+		switch (M) { // a constant row count in each call, so that the tile unrolls
+#define Q8_SMALL(mr) \
+	case mr: q8_small_tile(out + n, xq, xsum, mr, r, gidx, nb, pf, N, mask); break;
+			Q8_SMALL(2) Q8_SMALL(3) Q8_SMALL(4) Q8_SMALL(5) Q8_SMALL(6) Q8_SMALL(7) Q8_SMALL(8)
+#undef Q8_SMALL
+		}
 	}
 }
 
@@ -281,7 +379,10 @@ static void q8_gemm_packed(float *out, const uint8_t *xq, const int32_t *xsum, c
 		int valid = (int)(n1 - n < 16 ? n1 - n : 16);
 		__m512i rows = _mm512_min_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
 		                                _mm512_set1_epi32(valid - 1));
-		q8_pack16(pk, w + n * rb, _mm512_mullo_epi32(rows, _mm512_set1_epi32((int32_t)rb)), nb);
+		const uint8_t *r[16];
+		for (int j = 0; j < 16; j++) r[j] = w + (n + (j < valid ? j : valid - 1)) * rb;
+		q8_pack16(pk, r, _mm512_mullo_epi32(rows, _mm512_set1_epi32((int32_t)rb)), nb,
+		          n + 32 <= n1 ? w + (n + 16) * rb : NULL);
 		__mmask16 mask = (__mmask16)((1u << valid) - 1);
 		int64_t m = 0;
 		for (; m + 8 <= M; m += 8) q8_packed_group(out + n, xq, xsum, pk, m, 8, nb, N, mask);
@@ -298,12 +399,18 @@ static void q8_gemm_packed(float *out, const uint8_t *xq, const int32_t *xsum, c
 }
 
 // toy_matmul_q8 computes out[m, n] for m < M and n0 ≤ n < n1. With xsum (the
-// toy_q8_xsum of xq) and scratch (K/32 · 576 bytes) it may take the packed
-// path; it does from 4 activation rows on.
+// toy_q8_xsum of xq) it takes the packed layout from 2 activation rows on:
+// up to 8 rows packed in registers; more with scratch (K/32 · 576 bytes),
+// where a tile is packed once for all row groups. Every path adds the same
+// block sums in the same order, so a row's result does not depend on M.
 TOY_API void toy_matmul_q8(float *out, const uint8_t *xq, const uint8_t *w, int64_t M, int64_t K, int64_t N,
                            int64_t n0, int64_t n1, const int32_t *xsum, uint8_t *scratch) {
 	int64_t nb = K / Q8_BLOCK, rb = nb * Q8_BYTES;
-	if (xsum && scratch && M >= 4) {
+	if (xsum && M >= 2 && M <= 8) {
+		q8_gemm_small(out, xq, xsum, w, M, K, N, n0, n1);
+		return;
+	}
+	if (xsum && scratch && M >= 2) {
 		q8_gemm_packed(out, xq, xsum, w, M, K, N, n0, n1, scratch);
 		return;
 	}
@@ -431,8 +538,10 @@ TOY_INLINE void q8_tile8(__m256 acc[], const uint8_t *const x[], int MR, const u
 // scales as float32 (Q8_PACKED8 bytes).
 #if defined(__AVXVNNI__)
 #define Q8_PACKED8 (8 * 32 + 32)
+#define Q8_PACKED8_MIN 2
 #else
 #define Q8_PACKED8 (16 * 32 + 32)
+#define Q8_PACKED8_MIN 3
 #endif
 
 TOY_INLINE uint32_t load_u32(const uint8_t *p) {
@@ -441,27 +550,45 @@ TOY_INLINE uint32_t load_u32(const uint8_t *p) {
 	return v;
 }
 
-static void q8_pack8(uint8_t *pk, const uint8_t *const r[8], int64_t nb) {
+// q8_pack8 packs the rows r[0..7] from plain loads: the first halves of a
+// block of rows j and j+4 share a ymm (the second halves likewise), and a
+// 4×4 transpose of dwords inside each 128-bit lane leaves group g of the 8
+// rows in order — 16 shuffles a block where building each vector from 8
+// scalar loads costs 64. pf, when not NULL, is a later tile (8 contiguous
+// rows), fetched a block's share at a time.
+static void q8_pack8(uint8_t *pk, const uint8_t *const r[8], __m256i gidx, int64_t nb, const uint8_t *pf) {
+	const __m256i lo16 = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1, 0, 1, 4, 5, 8, 9,
+	                                      12, 13, -1, -1, -1, -1, -1, -1, -1, -1);
 	for (int64_t b = 0; b < nb; b++) {
 		uint8_t *pb = pk + b * Q8_PACKED8;
 		int64_t off = b * Q8_BYTES;
+		if (pf)
+			for (int i = 0; i < 8 * Q8_BYTES; i += 64) __builtin_prefetch(pf + 8 * off + i, 0, 2);
+		__m256i v[8], u[8];
+		for (int h = 0; h < 2; h++)
+			for (int j = 0; j < 4; j++) {
+				__m128i lo = _mm_loadu_si128((const __m128i *)(r[j] + off + 2 + 16 * h));
+				__m128i hi = _mm_loadu_si128((const __m128i *)(r[j + 4] + off + 2 + 16 * h));
+				v[4 * h + j] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+			}
+		for (int h = 0; h < 2; h++) {
+			__m256i *s = v + 4 * h, *d = u + 4 * h;
+			__m256i t0 = _mm256_unpacklo_epi32(s[0], s[1]), t1 = _mm256_unpackhi_epi32(s[0], s[1]);
+			__m256i t2 = _mm256_unpacklo_epi32(s[2], s[3]), t3 = _mm256_unpackhi_epi32(s[2], s[3]);
+			d[0] = _mm256_unpacklo_epi64(t0, t2), d[1] = _mm256_unpackhi_epi64(t0, t2);
+			d[2] = _mm256_unpacklo_epi64(t1, t3), d[3] = _mm256_unpackhi_epi64(t1, t3);
+		}
 		for (int g = 0; g < 8; g++) {
-			__m256i v = _mm256_setr_epi32((int)load_u32(r[0] + off + 2 + 4 * g), (int)load_u32(r[1] + off + 2 + 4 * g),
-			                              (int)load_u32(r[2] + off + 2 + 4 * g), (int)load_u32(r[3] + off + 2 + 4 * g),
-			                              (int)load_u32(r[4] + off + 2 + 4 * g), (int)load_u32(r[5] + off + 2 + 4 * g),
-			                              (int)load_u32(r[6] + off + 2 + 4 * g), (int)load_u32(r[7] + off + 2 + 4 * g));
 #if defined(__AVXVNNI__)
-			_mm256_storeu_si256((__m256i *)(pb + g * 32), _mm256_xor_si256(v, _mm256_set1_epi8((char)0x80)));
+			_mm256_storeu_si256((__m256i *)(pb + g * 32), _mm256_xor_si256(u[g], _mm256_set1_epi8((char)0x80)));
 #else
-			_mm256_storeu_si256((__m256i *)(pb + g * 64), v);
-			_mm256_storeu_si256((__m256i *)(pb + g * 64 + 32), _mm256_sign_epi8(v, v));
+			_mm256_storeu_si256((__m256i *)(pb + g * 64), u[g]);
+			_mm256_storeu_si256((__m256i *)(pb + g * 64 + 32), _mm256_sign_epi8(u[g], u[g]));
 #endif
 		}
-		__m128i h = _mm_setr_epi16((short)toy_load_u16(r[0] + off), (short)toy_load_u16(r[1] + off),
-		                           (short)toy_load_u16(r[2] + off), (short)toy_load_u16(r[3] + off),
-		                           (short)toy_load_u16(r[4] + off), (short)toy_load_u16(r[5] + off),
-		                           (short)toy_load_u16(r[6] + off), (short)toy_load_u16(r[7] + off));
-		_mm256_storeu_ps((float *)(pb + Q8_PACKED8 - 32), _mm256_cvtph_ps(h));
+		__m256i sw = _mm256_i32gather_epi32((const int *)(r[0] + off), gidx, 1);
+		sw = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(sw, lo16), 0x08);
+		_mm256_storeu_ps((float *)(pb + Q8_PACKED8 - 32), _mm256_cvtph_ps(_mm256_castsi256_si128(sw)));
 	}
 }
 
@@ -516,40 +643,49 @@ TOY_INLINE void q8_store8(float *o, __m256 v, int valid) {
 	for (int j = 0; j < valid; j++) o[j] = tmp[j];
 }
 
+// q8_packed8_group runs MR rows from m on against the packed tile.
+TOY_INLINE void q8_packed8_group(float *out, const uint8_t *xq, const int32_t *xsum, const uint8_t *pk, int64_t m,
+                                 int MR, int64_t nb, int64_t N, int valid) {
+	__m256 acc[4];
+	const uint8_t *x[4];
+	const int32_t *xs[4];
+	for (int i = 0; i < MR; i++) x[i] = xq + (m + i) * nb * Q8_BYTES, xs[i] = xsum + (m + i) * nb;
+	q8_packed8_rows(acc, x, xs, MR, pk, nb);
+	for (int i = 0; i < MR; i++) q8_store8(out + (m + i) * N, acc[i], valid);
+}
+
 static void q8_gemm_packed8(float *out, const uint8_t *xq, const int32_t *xsum, const uint8_t *w, int64_t M,
                             int64_t K, int64_t N, int64_t n0, int64_t n1, uint8_t *pk) {
 	int64_t nb = K / Q8_BLOCK, rb = nb * Q8_BYTES;
 	for (int64_t n = n0; n < n1; n += 8) {
 		int valid = (int)(n1 - n < 8 ? n1 - n : 8);
 		const uint8_t *r[8];
-		for (int j = 0; j < 8; j++) r[j] = w + (n + (j < valid ? j : valid - 1)) * rb;
-		q8_pack8(pk, r, nb);
-		int64_t m = 0;
-		for (; m + 4 <= M; m += 4) {
-			__m256 acc[4];
-			const uint8_t *x[4];
-			const int32_t *xs[4];
-			for (int i = 0; i < 4; i++) x[i] = xq + (m + i) * rb, xs[i] = xsum + (m + i) * nb;
-			q8_packed8_rows(acc, x, xs, 4, pk, nb);
-			for (int i = 0; i < 4; i++) q8_store8(out + (m + i) * N + n, acc[i], valid);
+		int32_t off[8];
+		for (int j = 0; j < 8; j++) {
+			int jj = j < valid ? j : valid - 1;
+			r[j] = w + (n + jj) * rb;
+			off[j] = (int32_t)(jj * rb);
 		}
-		for (; m < M; m++) {
-			__m256 acc[1];
-			const uint8_t *x[1] = {xq + m * rb};
-			const int32_t *xs[1] = {xsum + m * nb};
-			q8_packed8_rows(acc, x, xs, 1, pk, nb);
-			q8_store8(out + m * N + n, acc[0], valid);
+		// the tile after next, as in the AVX-512 kernel
+		q8_pack8(pk, r, _mm256_loadu_si256((const __m256i *)off), nb, n + 24 <= n1 ? w + (n + 16) * rb : NULL);
+		int64_t m = 0;
+		for (; m + 4 <= M; m += 4) q8_packed8_group(out + n, xq, xsum, pk, m, 4, nb, N, valid);
+		switch (M - m) { // a constant row count in each call, so that the tile unrolls
+		case 1: q8_packed8_group(out + n, xq, xsum, pk, m, 1, nb, N, valid); break;
+		case 2: q8_packed8_group(out + n, xq, xsum, pk, m, 2, nb, N, valid); break;
+		case 3: q8_packed8_group(out + n, xq, xsum, pk, m, 3, nb, N, valid); break;
 		}
 	}
 }
 
 // toy_matmul_q8 computes out[m, n] for m < M and n0 ≤ n < n1. With xsum (the
 // toy_q8_xsum of xq) and scratch (K/32 · 576 bytes) it takes the packed path
-// from 4 activation rows on.
+// from Q8_PACKED8_MIN activation rows on: the pack pays off from 2 rows with
+// AVX-VNNI, from 3 without (each row's products cost more there).
 TOY_API void toy_matmul_q8(float *out, const uint8_t *xq, const uint8_t *w, int64_t M, int64_t K, int64_t N,
                            int64_t n0, int64_t n1, const int32_t *xsum, uint8_t *scratch) {
 	int64_t nb = K / Q8_BLOCK, rb = nb * Q8_BYTES;
-	if (xsum && scratch && M >= 4) {
+	if (xsum && scratch && M >= Q8_PACKED8_MIN) {
 		q8_gemm_packed8(out, xq, xsum, w, M, K, N, n0, n1, scratch);
 		return;
 	}
