@@ -21,9 +21,17 @@ import (
 //
 // An int reads an unsigned integer, a float32 a finite float, a bool and a
 // string theirs. A key tagged ",optional" may be absent, leaving the field
-// as it was (its default), or, with a tag `default:"FIELD"`, setting it to
-// the field FIELD once all are read (KVHeads defaults to Heads); any other
-// absent key is an error naming it.
+// as it was (its default); any other absent key is an error naming it. A
+// `default` tag on an optional field computes its value instead, once every
+// key is read, field after field (so a default may name a field that took
+// its own default above it):
+//
+//	default:"FIELD"      the value of FIELD, of the same type
+//	default:"NUM/DEN"    int fields: NUM divided by DEN, rounded down (0 when DEN is 0)
+//
+//	KVHeads int `gguf:"attention.head_count_kv,optional" default:"Heads"`
+//	HeadDim int `gguf:"attention.key_length,optional" default:"Embed/Heads"`
+//	RopeDim int `gguf:"rope.dimension_count,optional" default:"HeadDim"`
 func (f *File) ReadConfig(arch string, cfg any) error {
 	m := f.Meta(arch)
 	var later []configField
@@ -50,7 +58,13 @@ func (f *File) ReadConfig(arch string, cfg any) error {
 		}
 	}
 	for _, d := range later {
-		d.v.Set(d.from)
+		if !d.den.IsValid() {
+			d.v.Set(d.from)
+		} else if den := d.den.Int(); den != 0 {
+			d.v.SetInt(d.from.Int() / den)
+		} else {
+			d.v.SetInt(0)
+		}
 	}
 	return m.Err()
 }
@@ -82,7 +96,8 @@ type configField struct {
 	key      string
 	optional bool
 	v        reflect.Value
-	from     reflect.Value // the field a `default:"FIELD"` tag names, or invalid
+	from     reflect.Value // the field a `default:"FIELD"` tag names (NUM in "NUM/DEN"), or invalid
+	den      reflect.Value // DEN in a `default:"NUM/DEN"` tag, or invalid
 }
 
 // configFields lists the tagged fields of cfg (a struct or a pointer to
@@ -109,9 +124,14 @@ func configFields(cfg any) []configField {
 		}
 		key, opt, _ := strings.Cut(tag, ",")
 		d := configField{key: key, optional: opt == "optional", v: v.Field(i)}
-		if name, ok := v.Type().Field(i).Tag.Lookup("default"); ok {
-			if d.from = v.FieldByName(name); !d.from.IsValid() || d.from.Type() != d.v.Type() {
-				panic(fmt.Sprintf("gguf: %s.%s: default %q is not a field of its type", v.Type(), v.Type().Field(i).Name, name))
+		if def, ok := v.Type().Field(i).Tag.Lookup("default"); ok {
+			num, den, quotient := strings.Cut(def, "/")
+			d.from = v.FieldByName(num)
+			if quotient {
+				d.den = v.FieldByName(den)
+			}
+			if !d.from.IsValid() || d.from.Type() != d.v.Type() || quotient && (d.v.Kind() != reflect.Int || !d.den.IsValid() || d.den.Kind() != reflect.Int) {
+				panic(fmt.Sprintf("gguf: %s.%s: default %q is not a field of its type or a quotient of int fields", v.Type(), v.Type().Field(i).Name, def))
 			}
 		}
 		out = append(out, d)

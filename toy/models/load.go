@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/nn"
@@ -23,6 +24,44 @@ func Unsupported(arch string, lacking []string) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w: %s", arch, ErrUnsupported, lacking[0])
+}
+
+// ArchIn returns f's general.architecture, which must be one of archs:
+// those the family named family reads.
+func ArchIn(f *gguf.File, family string, archs []string) (string, error) {
+	arch, err := f.Architecture()
+	if err == nil && !slices.Contains(archs, arch) {
+		err = fmt.Errorf("%s: architecture %q is not one of %v", family, arch, archs)
+	}
+	return arch, err
+}
+
+// RoPEScalingLacking lists, for a family that runs RoPE unscaled, the
+// scaling m's file asks for as llama.cpp reads it: a rope.scaling.type
+// (absent: the architecture's default, typ) other than "none" with a
+// rope.scaling.factor other than 0 and 1 (either is the identity).
+func RoPEScalingLacking(m *gguf.Meta, typ string) []string {
+	typ = m.StringOr("rope.scaling.type", typ)
+	if factor := m.FloatOr("rope.scaling.factor", 0); typ != "none" && factor != 0 && factor != 1 {
+		return []string{fmt.Sprintf("RoPE scaling %q by %g", typ, factor)}
+	}
+	return nil
+}
+
+// WholeHeadRoPE returns m's first error, else an error naming family when
+// the file's rope.dimension_count is not dh: the family turns whole heads
+// of width dh.
+func WholeHeadRoPE(m *gguf.Meta, family string, dh int) error {
+	if rot := m.UintOr("rope.dimension_count", dh); m.Err() == nil && rot != dh {
+		return fmt.Errorf("%s: RoPE over %d features of heads %d wide (they must be equal)", family, rot, dh)
+	}
+	return m.Err()
+}
+
+// HasTensor reports whether f holds the tensor name.
+func HasTensor(f *gguf.File, name string) bool {
+	_, err := f.Info(name)
+	return err == nil
 }
 
 // ReadConfig fills cfg, a pointer to a family's Config holding its defaults,
@@ -83,6 +122,14 @@ func Tie(m any) {
 	}
 }
 
+// GPT2Init returns a fresh initialiser of seed and GPT-2's scales for a
+// model of layers layers: std 0.02, and resid 0.02/√(2L) for the
+// projections into the residual stream (Radford et al. 2019).
+func GPT2Init(seed uint64, layers int) (in *nn.Init, std, resid float64) {
+	const gpt2 = 0.02
+	return nn.NewInit(seed), gpt2, gpt2 / math.Sqrt(2*float64(layers))
+}
+
 // Randomize draws the weights m (a pointer to a model struct built for cfg)
 // declares and does not hold yet, as GPT-2 initialises: N(0, 0.02²), the
 // projections into the residual stream (tagged init:"resid") with 0.02/√(2L)
@@ -91,9 +138,8 @@ func Tie(m any) {
 // embedding. It returns the initialiser, to draw what a family adds after.
 // The same seed gives the same weights.
 func Randomize(m, cfg any, layers int, seed uint64) *nn.Init {
-	in := nn.NewInit(seed)
-	const std = 0.02
-	in.Randomize(m, cfg, std, std/math.Sqrt(2*float64(layers)))
+	in, std, resid := GPT2Init(seed, layers)
+	in.Randomize(m, cfg, std, resid)
 	v, c := reflect.ValueOf(m).Elem(), reflect.ValueOf(cfg)
 	if c.Kind() == reflect.Pointer {
 		c = c.Elem()

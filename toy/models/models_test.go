@@ -1,6 +1,7 @@
 package models_test
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"strings"
@@ -157,5 +158,137 @@ func TestCheckRanges(t *testing.T) {
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%+v: %v, want %q", tc.c, err, tc.want)
 		}
+	}
+}
+
+// CheckRanges checks the relations a Config declares after every numeric
+// range: a bound that names a field, and a multiple of a number or a field.
+func TestCheckRangesRelations(t *testing.T) {
+	type cfg struct {
+		Embed   int `range:"[1, *]" multiple:"2*Heads"`
+		Heads   int `range:"[1, *]" multiple:"KVHeads" card:"H, query heads"`
+		KVHeads int `range:"[1, *]"`
+		HeadDim int `range:"[1, *]"`
+		RopeDim int `range:"[1, HeadDim]" multiple:"2" card:"d_rope, features rotated per head"`
+	}
+	for _, tc := range []struct {
+		c    cfg
+		want string
+	}{
+		{cfg{128, 8, 2, 16, 16}, ""},
+		{cfg{128, 8, 8, 16, 2}, ""},
+		{cfg{96, 6, 4, 16, 16}, "toy: query heads (Heads) 6 is not a multiple of KVHeads = 4"},
+		{cfg{96, 6, 0, 16, 16}, "toy: KVHeads 0 is outside [1, *]"}, // the range first: no division by 0
+		{cfg{128, 8, 2, 16, 18}, "toy: features rotated per head (RopeDim) 18 is outside [1, HeadDim], HeadDim = 16"},
+		{cfg{128, 8, 2, 16, 0}, "RopeDim) 0 is outside [1, HeadDim]"},
+		{cfg{128, 8, 2, 0, 0}, "toy: HeadDim 0 is outside [1, *]"},
+		{cfg{128, 8, 2, 16, 7}, "toy: features rotated per head (RopeDim) 7 is not a multiple of 2"},
+		{cfg{120, 8, 2, 16, 16}, "toy: Embed 120 is not a multiple of 2*Heads = 16"}, // heads 15 wide
+		{cfg{48, 8, 2, 16, 16}, ""},
+	} {
+		err := models.CheckRanges("toy", tc.c)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v, want %q", tc.c, err, tc.want)
+		}
+	}
+}
+
+// A relation that names no int field, or a multiple on a float, is a
+// mistake in the Config's declaration: CheckRanges panics.
+func TestCheckRangesBadRelation(t *testing.T) {
+	for _, cfg := range []any{
+		struct {
+			A int `range:"[1, B]"`
+		}{1},
+		struct {
+			A int     `range:"[1, B]"`
+			B float32 `range:"[0, *]"`
+		}{1, 2},
+		struct {
+			A int `multiple:"x*B"`
+			B int
+		}{1, 1},
+		struct {
+			A float32 `multiple:"2"`
+		}{1},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%+v: no panic", cfg)
+				}
+			}()
+			models.CheckRanges("toy", cfg)
+		}()
+	}
+}
+
+// toyHeader returns a file of architecture "toy" with the given metadata
+// under "toy." and no tensors.
+func toyHeader(t *testing.T, kv map[string]any) *gguf.File {
+	t.Helper()
+	w := gguf.NewWriter()
+	w.SetString("general.architecture", "toy")
+	for k, v := range kv {
+		switch v := v.(type) {
+		case string:
+			w.SetString("toy."+k, v)
+		case float32:
+			w.SetFloat32("toy."+k, v)
+		case int:
+			w.SetUint32("toy."+k, uint32(v))
+		}
+	}
+	var b bytes.Buffer
+	if _, err := w.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// The shared readers of the families' hyperparameters: the architecture
+// among a family's, RoPE scaling as llama.cpp reads it (a factor of 0 or 1
+// is the identity; the type defaults to the architecture's), and RoPE over
+// whole heads.
+func TestSharedReaders(t *testing.T) {
+	f := toyHeader(t, map[string]any{"rope.scaling.factor": float32(4), "rope.dimension_count": 32})
+	if a, err := models.ArchIn(f, "fam", []string{"x", "toy"}); a != "toy" || err != nil {
+		t.Errorf("ArchIn: %q, %v", a, err)
+	}
+	if _, err := models.ArchIn(f, "fam", []string{"x"}); err == nil || err.Error() != `fam: architecture "toy" is not one of [x]` {
+		t.Errorf("ArchIn of another family: %v", err)
+	}
+	for _, tc := range []struct {
+		kv      map[string]any
+		absent  string
+		lacking string
+	}{
+		{map[string]any{"rope.scaling.factor": float32(4)}, "linear", `RoPE scaling "linear" by 4`},
+		{map[string]any{"rope.scaling.factor": float32(4)}, "none", ""},
+		{map[string]any{"rope.scaling.factor": float32(4), "rope.scaling.type": "yarn"}, "none", `RoPE scaling "yarn" by 4`},
+		{map[string]any{"rope.scaling.factor": float32(1), "rope.scaling.type": "yarn"}, "none", ""},
+		{map[string]any{"rope.scaling.type": "yarn"}, "none", ""},
+	} {
+		m := toyHeader(t, tc.kv).Meta("toy")
+		if got := strings.Join(models.RoPEScalingLacking(m, tc.absent), "; "); got != tc.lacking {
+			t.Errorf("%v (absent: %s): %q, want %q", tc.kv, tc.absent, got, tc.lacking)
+		}
+	}
+	m := f.Meta("toy")
+	if err := models.WholeHeadRoPE(m, "fam", 32); err != nil {
+		t.Errorf("RoPE over 32 of 32: %v", err)
+	}
+	if err := models.WholeHeadRoPE(m, "fam", 64); err == nil || !strings.Contains(err.Error(), "fam: RoPE over 32 features of heads 64 wide") {
+		t.Errorf("RoPE over 32 of 64: %v", err)
+	}
+	if err := models.WholeHeadRoPE(toyHeader(t, nil).Meta("toy"), "fam", 64); err != nil {
+		t.Errorf("no rope.dimension_count: %v", err)
+	}
+	if models.HasTensor(f, "token_embd.weight") {
+		t.Error("HasTensor: a tensor of a file without tensors")
 	}
 }

@@ -99,12 +99,9 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // readConfig reads the configuration, listing the features the file uses
 // that toy does not run (describing a model needs no more).
 func readConfig(f *gguf.File) (Config, []string, error) {
-	arch, err := f.Architecture()
+	arch, err := models.ArchIn(f, "bert", Archs)
 	if err != nil {
 		return Config{}, nil, err
-	}
-	if !slices.Contains(Archs, arch) {
-		return Config{}, nil, fmt.Errorf("bert: architecture %q is not one of %v", arch, Archs)
 	}
 	c := Config{Arch: arch, Causal: true} // llama.cpp's default without attention.causal
 	if c.Nomic() {
@@ -130,8 +127,7 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 			c.Labels = len(labels)
 		}
 	}
-	has := func(name string) bool { _, err := f.Info(name); return err == nil }
-	c.Pooler, c.Classifier = has("cls.weight"), has("cls.output.weight")
+	c.Pooler, c.Classifier = models.HasTensor(f, "cls.weight"), models.HasTensor(f, "cls.output.weight")
 	if t, err := f.Info("token_types.weight"); err == nil {
 		c.TokenTypes = t.Shape()[0]
 	}

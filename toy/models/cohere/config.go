@@ -24,10 +24,10 @@ type Config struct {
 	Arch          string  // "command-r" or "cohere2"
 	VocabSize     int     `range:"[1, 1<<24]" card:"N_V, vocabulary size"`
 	ContextLength int     `gguf:"context_length" range:"[1, *]" card:"ℓ_max, trained context length"`
-	Embed         int     `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
+	Embed         int     `gguf:"embedding_length" range:"[1, 1<<20]" multiple:"2*Heads" card:"d_e, model width"`
 	Layers        int     `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
 	FFN           int     `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, feed-forward width"`
-	Heads         int     `gguf:"attention.head_count" range:"[1, *]" card:"H, query heads, each d_h = d_e/H wide"`
+	Heads         int     `gguf:"attention.head_count" range:"[1, *]" multiple:"KVHeads" card:"H, query heads, each d_h = d_e/H wide"`
 	KVHeads       int     `gguf:"attention.head_count_kv,optional" default:"Heads" range:"[1, *]" card:"H_kv, key/value heads (grouped-query attention when < H)"`
 	RopeBase      float32 `gguf:"rope.freq_base,optional" range:"(1, 1e12)" card:"θ_rope, RoPE frequency base"`
 	NormEps       float32 `gguf:"attention.layer_norm_epsilon" range:"(0, 1)" card:"ε, LayerNorm epsilon"`
@@ -69,12 +69,9 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // readConfig reads the configuration, listing the features the file uses
 // that toy does not run yet (describing a model needs no more).
 func readConfig(f *gguf.File) (Config, []string, error) {
-	arch, err := f.Architecture()
+	arch, err := models.ArchIn(f, "cohere", Archs)
 	if err != nil {
 		return Config{}, nil, err
-	}
-	if !slices.Contains(Archs, arch) {
-		return Config{}, nil, fmt.Errorf("cohere: architecture %q is not one of %v", arch, Archs)
 	}
 	c := Config{Arch: arch, RopeBase: 10000}
 	if err := models.ReadConfig(f, arch, &c); err != nil {
@@ -102,27 +99,21 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if t := m.StringOr("rope.scaling.type", "none"); t != "none" && m.FloatOr("rope.scaling.factor", 0) > 1 {
 		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q", t))
 	}
-	rot := m.UintOr("rope.dimension_count", c.HeadDim())
-	if err := m.Err(); err != nil {
+	if err := models.WholeHeadRoPE(m, "cohere", c.HeadDim()); err != nil {
 		return c, nil, err
-	}
-	if rot != c.HeadDim() {
-		return c, nil, fmt.Errorf("cohere: RoPE over %d features of heads %d wide (they must be equal)", rot, c.HeadDim())
 	}
 	// Command R+ normalises each query and key head when the file has
 	// the weights; llama.cpp loads them in models of 64 layers or more
 	// (and requires them there), toy wherever they are.
 	for _, name := range []string{"blk.0.attn_q_norm.weight", "blk.0.attn_k_norm.weight"} {
-		if _, err := f.Info(name); err == nil {
-			c.QKNorm = true
-		}
+		c.QKNorm = c.QKNorm || models.HasTensor(f, name)
 	}
 	if c.QKNorm && arch == "cohere2" {
 		c.QKNorm = false
 		lacking = append(lacking, "query/key norms (attn_q_norm, attn_k_norm) in a cohere2 model")
 	}
 	for _, name := range []string{"rope_freqs.weight", "blk.0.rope_freqs.weight"} {
-		if _, err := f.Info(name); err == nil {
+		if models.HasTensor(f, name) {
 			lacking = append(lacking, "tensor "+name)
 		}
 	}
@@ -139,8 +130,6 @@ func (c Config) Validate() error {
 		return err
 	}
 	switch {
-	case c.Heads%c.KVHeads != 0 || c.Embed%c.Heads != 0 || c.HeadDim()%2 != 0:
-		return fmt.Errorf("cohere: %d heads with %d KV heads, width %d", c.Heads, c.KVHeads, c.Embed)
 	case c.Arch == "cohere2" && (c.Window == 0 || c.SlidingPattern < 0 || c.SlidingPattern > 1024):
 		return fmt.Errorf("cohere: window %d every %d layers", c.Window, c.SlidingPattern)
 	case c.Arch == "command-r" && c.Window != 0:

@@ -24,7 +24,7 @@ type Config struct {
 	Layers        int `gguf:"block_count" range:"[1, 1024]" card:"L, layers"` // less the multi-token-prediction ones (nextn_predict_layers)
 	// The first DenseLayers blocks have a dense SwiGLU of width FFN, the
 	// rest a mixture of experts.
-	DenseLayers int `gguf:"leading_dense_block_count,optional" range:"[0, *]" card:"L_d, leading layers with a dense MLP"`
+	DenseLayers int `gguf:"leading_dense_block_count,optional" range:"[0, Layers]" card:"L_d, leading layers with a dense MLP"`
 	FFN         int `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, dense MLP width"`
 
 	Heads      int  `gguf:"attention.head_count" range:"[1, 1024]" card:"H, attention heads"`
@@ -32,7 +32,7 @@ type Config struct {
 	KVLoraRank int  `gguf:"attention.kv_lora_rank" range:"[1, 1<<20]" card:"r_kv, key/value latent width"`                  // R
 	KeyDim     int  `range:"[1, 1<<20]" card:"d_k, query/key head width"`                                                   // Dk = Dn + Dr
 	ValueDim   int  `range:"[1, 1<<20]" card:"d_v, value head width"`                                                       // Dv
-	RopeDim    int  `gguf:"rope.dimension_count" range:"[1, *]" card:"d_r, rotated features at the end of each query/key head"`
+	RopeDim    int  `gguf:"rope.dimension_count" range:"[1, KeyDim)" multiple:"2" card:"d_r, rotated features at the end of each query/key head"`
 	SplitKVB   bool `card:"split, W_kb, W_vb stored apart (attn_k_b, attn_v_b), not as attn_kv_b"` // newer converters
 
 	RopeBase   float32 `gguf:"rope.freq_base,optional" range:"(0, *]" card:"θ_rope, RoPE frequency base"`
@@ -126,8 +126,8 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 			c.ExpertGating = map[int]string{3: "softmax_weight", 4: "sqrt_softplus"}[g]
 			lacking = append(lacking, fmt.Sprintf("expert gating function %d %s (toy runs softmax, 1, and sigmoid, 2)", g, c.ExpertGating))
 		}
-		c.ExpertBias = hasTensor(f, fmt.Sprintf("blk.%d.exp_probs_b.bias", c.DenseLayers))
-		if hasTensor(f, fmt.Sprintf("blk.%d.ffn_gate_up_exps.weight", c.DenseLayers)) {
+		c.ExpertBias = models.HasTensor(f, fmt.Sprintf("blk.%d.exp_probs_b.bias", c.DenseLayers))
+		if models.HasTensor(f, fmt.Sprintf("blk.%d.ffn_gate_up_exps.weight", c.DenseLayers)) {
 			lacking = append(lacking, "fused expert stacks (ffn_gate_up_exps)")
 		}
 	}
@@ -155,11 +155,6 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	return c, nil, c.Validate()
 }
 
-func hasTensor(f *gguf.File, name string) bool {
-	_, err := f.Info(name)
-	return err == nil
-}
-
 // Validate checks that the numbers describe a buildable model: the declared
 // ranges, then how they fit together, and the experts' numbers in a model
 // with experts.
@@ -169,10 +164,6 @@ func (c Config) Validate() error {
 	}
 	const big = 1 << 20
 	switch {
-	case c.DenseLayers > c.Layers:
-		return fmt.Errorf("deepseek2: %d layers, the first %d dense", c.Layers, c.DenseLayers)
-	case c.RopeDim%2 != 0 || c.KeyDim <= c.RopeDim:
-		return fmt.Errorf("deepseek2: key heads of %d with %d rotated, value heads of %d", c.KeyDim, c.RopeDim, c.ValueDim)
 	case c.RopeScaling != "" && c.RopeScaling != "linear" && c.RopeScaling != "yarn":
 		return fmt.Errorf("deepseek2: RoPE scaling %q (toy runs linear and yarn)", c.RopeScaling)
 	case c.RopeScaling != "" && !(c.RopeScale > 0 && c.RopeScale < 1e6):

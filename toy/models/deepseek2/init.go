@@ -4,8 +4,6 @@
 package deepseek2
 
 import (
-	"math"
-
 	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/models/internal/builtin"
 	"github.com/toyml/toy/toy/nn"
@@ -17,9 +15,7 @@ import (
 // routed and shared experts' down projections) scaled by 1/√(2L), norms at
 // 1, and an expert bias (V3) of zeros. The same seed gives the same model.
 func NewRandom(c Config, seed uint64) *Model {
-	in := nn.NewInit(seed)
-	const std = 0.02
-	resid := std / math.Sqrt(2*float64(c.Layers))
+	in, std, resid := models.GPT2Init(seed, c.Layers)
 	D, H, Dk, Dv, Dr, R, Rq := c.Embed, c.Heads, c.KeyDim, c.ValueDim, c.RopeDim, c.KVLoraRank, c.QLoraRank
 	m := New(c)
 	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, D)}

@@ -39,9 +39,9 @@ type Config struct {
 
 	// H query heads and KV key/value heads of width Dh, each turned whole
 	// by RoPE in adjacent pairs (2i, 2i+1).
-	Heads    int     `gguf:"attention.head_count" range:"[1, 4096]" card:"H, query heads"`
+	Heads    int     `gguf:"attention.head_count" range:"[1, 4096]" multiple:"KVHeads" card:"H, query heads"`
 	KVHeads  int     `gguf:"attention.head_count_kv,optional" default:"Heads" range:"[1, *]" card:"H_kv, key/value heads (grouped-query attention when < H)"`
-	HeadDim  int     `gguf:"attention.key_length,optional" range:"[1, 4096]" card:"d_h, head width, all of it turned by RoPE"`
+	HeadDim  int     `gguf:"attention.key_length,optional" default:"Embed/Heads" range:"[1, 4096]" multiple:"2" card:"d_h, head width, all of it turned by RoPE"`
 	RopeBase float32 `gguf:"rope.freq_base,optional" range:"(1, 1e12)" card:"θ_rope, RoPE frequency base"`
 	NormEps  float32 `gguf:"attention.layer_norm_rms_epsilon" range:"(0, 1)" card:"ε, RMSNorm epsilon"`
 	// QKVBias: the query, key and value projections have biases (the
@@ -56,10 +56,10 @@ type Config struct {
 	// exp_probs_b (when ExpertBias) and weighted by the unbiased
 	// probabilities divided by their sum; beside them a shared SwiGLU of
 	// width SharedFFN (0: none) whose output is added ungated.
-	DenseLayers int  `gguf:"leading_dense_block_count,optional" range:"[0, *]" card:"L_d, the first L_d layers have a dense SwiGLU"`
+	DenseLayers int  `gguf:"leading_dense_block_count,optional" range:"[0, Layers]" card:"L_d, the first L_d layers have a dense SwiGLU"`
 	MoeStep     int  `gguf:"interleave_moe_layer_step,optional" range:"[0, 1024]" card:"s, after them, layers l with l mod s = 0 have experts, the others a dense SwiGLU"`
 	Experts     int  `gguf:"expert_count,optional" range:"[0, 1<<16]" card:"E, experts in each mixture"`
-	ExpertsUsed int  `gguf:"expert_used_count,optional" range:"[0, *]" card:"k_e, experts run per token"`
+	ExpertsUsed int  `gguf:"expert_used_count,optional" range:"[0, Experts]" card:"k_e, experts run per token"`
 	ExpertFFN   int  `gguf:"expert_feed_forward_length,optional" range:"[0, 1<<20]" card:"d_exp, each expert's width"`
 	SharedFFN   int  `gguf:"expert_shared_feed_forward_length,optional" range:"[0, 1<<20]" card:"d_s, the shared expert's width (0: none)"`
 	ExpertBias  bool `card:"b, a bias b_r^l is added to the probabilities to choose the experts"`
@@ -92,65 +92,50 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // expert_weights_scale for these architectures: its mixture is always a
 // softmax, normalised, unscaled. toy reads them neither.
 func readConfig(f *gguf.File) (Config, []string, error) {
-	arch, err := f.Architecture()
+	arch, err := models.ArchIn(f, "ernie", Archs)
 	if err != nil {
 		return Config{}, nil, err
-	}
-	if !slices.Contains(Archs, arch) {
-		return Config{}, nil, fmt.Errorf("ernie: architecture %q is not one of %v", arch, Archs)
 	}
 	c := Config{Arch: arch, RopeBase: 10000}
 	if err := models.ReadConfig(f, arch, &c); err != nil {
 		return c, nil, err
 	}
 	m := f.Meta(arch)
-	if !m.Has("attention.key_length") {
-		c.HeadDim = c.Embed / max(c.Heads, 1)
-	}
 	var lacking []string
 	if !c.MoE() { // the mixture's keys are ernie4_5-moe's
 		c.DenseLayers, c.MoeStep, c.Experts, c.ExpertsUsed, c.ExpertFFN, c.SharedFFN = 0, 0, 0, 0, 0, 0
 	} else if n := m.UintOr("expert_group_count", 0); n > 1 {
 		lacking = append(lacking, fmt.Sprintf("expert routing in %d groups", n))
 	}
-	typ := m.StringOr("rope.scaling.type", "linear")
-	if factor := m.FloatOr("rope.scaling.factor", 0); typ != "none" && factor != 0 && factor != 1 {
-		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q by %g", typ, factor))
-	}
-	v, r := m.UintOr("attention.value_length", c.HeadDim), m.UintOr("rope.dimension_count", c.HeadDim)
+	lacking = append(lacking, models.RoPEScalingLacking(m, "linear")...)
+	v := m.UintOr("attention.value_length", c.HeadDim)
 	if err := m.Err(); err != nil {
 		return c, nil, err
 	}
 	if v != c.HeadDim {
 		return c, nil, fmt.Errorf("ernie: attention keys %d and values %d wide (they must be equal)", c.HeadDim, v)
 	}
-	if r != c.HeadDim {
-		return c, nil, fmt.Errorf("ernie: RoPE over %d of each head's %d features (ERNIE turns them all)", r, c.HeadDim)
+	if err := models.WholeHeadRoPE(m, "ernie", c.HeadDim); err != nil {
+		return c, nil, err
 	}
-	if hasTensor(f, "blk.0.attn_qkv.weight") {
+	if models.HasTensor(f, "blk.0.attn_qkv.weight") {
 		lacking = append(lacking, "a fused attn_qkv projection")
 	}
-	if hasTensor(f, "blk.0.attn_output.bias") {
+	if models.HasTensor(f, "blk.0.attn_output.bias") {
 		lacking = append(lacking, "an attn_output.bias (llama.cpp loads it and does not add it)")
 	}
-	c.QKVBias = hasTensor(f, "blk.0.attn_q.bias")
+	c.QKVBias = models.HasTensor(f, "blk.0.attn_q.bias")
 	if err := c.Validate(); err != nil {
 		return c, lacking, err
 	}
 	// The choice bias is optional; all mixture layers have it or none.
 	for l := range c.Layers {
 		if !c.Dense(l) {
-			c.ExpertBias = hasTensor(f, fmt.Sprintf("blk.%d.exp_probs_b.bias", l))
+			c.ExpertBias = models.HasTensor(f, fmt.Sprintf("blk.%d.exp_probs_b.bias", l))
 			break
 		}
 	}
 	return c, lacking, nil
-}
-
-// hasTensor reports whether f holds the tensor name.
-func hasTensor(f *gguf.File, name string) bool {
-	_, err := f.Info(name)
-	return err == nil
 }
 
 // Validate checks that the numbers describe a buildable model: the
@@ -169,18 +154,14 @@ func (c Config) Validate() error {
 	switch {
 	case dense && c.FFN == 0:
 		return fmt.Errorf("ernie: width %d, feed-forward width %d", c.Embed, c.FFN)
-	case c.Heads%c.KVHeads != 0:
-		return fmt.Errorf("ernie: %d heads with %d key/value heads", c.Heads, c.KVHeads)
-	case c.HeadDim%2 != 0:
-		return fmt.Errorf("ernie: heads %d wide (RoPE turns pairs)", c.HeadDim)
 	case !c.MoE() && (c.DenseLayers != 0 || c.MoeStep != 0 || c.Experts != 0 || c.ExpertsUsed != 0 || c.ExpertFFN != 0 ||
 		c.SharedFFN != 0 || c.ExpertBias):
 		return fmt.Errorf("ernie: an ernie4_5 model with experts (they are ernie4_5-moe's)")
 	case !c.MoE():
 		return nil
-	case c.MoeStep < 1 || c.DenseLayers > c.Layers:
+	case c.MoeStep < 1:
 		return fmt.Errorf("ernie: experts every %d layers after the first %d of %d", c.MoeStep, c.DenseLayers, c.Layers)
-	case c.Experts < 1 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts || c.ExpertFFN == 0:
+	case c.Experts < 1 || c.ExpertsUsed < 1 || c.ExpertFFN == 0:
 		return fmt.Errorf("ernie: %d experts, %d a token, of width %d", c.Experts, c.ExpertsUsed, c.ExpertFFN)
 	}
 	return nil

@@ -25,9 +25,9 @@ type Config struct {
 	Embed         int     `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
 	Layers        int     `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
 	FFN           int     `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, feed-forward width"`
-	Heads         int     `gguf:"attention.head_count" range:"[1, *]" card:"H, query heads"`
+	Heads         int     `gguf:"attention.head_count" range:"[1, *]" multiple:"KVHeads" card:"H, query heads"`
 	KVHeads       int     `gguf:"attention.head_count_kv,optional" default:"Heads" range:"[1, *]" card:"H_kv, key/value heads (grouped-query attention when < H)"`
-	HeadDim       int     `gguf:"attention.key_length,optional" range:"[1, 1<<20]" card:"d_h, head width"`
+	HeadDim       int     `gguf:"attention.key_length,optional" default:"Embed/Heads" range:"[1, 1<<20]" multiple:"2" card:"d_h, head width"`
 	RopeBase      float32 `gguf:"rope.freq_base,optional" range:"(0, *]" card:"θ_rope, RoPE frequency base (half-split pairs)"` // of the global layers
 	NormEps       float32 `gguf:"attention.layer_norm_rms_epsilon" range:"(0, 1)" card:"ε, RMSNorm epsilon"`
 	// QueryScale multiplies the scores q·k: 1/√Dh, or 1/√(D/H) for the 27B
@@ -48,12 +48,9 @@ var Archs = []string{"gemma", "gemma2", "gemma3"}
 
 // ConfigFromGGUF reads the configuration from f's metadata and tensor shapes.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
-	arch, err := f.Architecture()
+	arch, err := models.ArchIn(f, "gemma", Archs)
 	if err != nil {
 		return Config{}, err
-	}
-	if !slices.Contains(Archs, arch) {
-		return Config{}, fmt.Errorf("gemma: architecture %q is not gemma, gemma2 or gemma3", arch)
 	}
 	c := Config{Arch: arch, RopeBase: 10000}
 	if arch == "gemma2" {
@@ -63,9 +60,6 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		return c, err
 	}
 	m := f.Meta(arch)
-	if !m.Has("attention.key_length") {
-		c.HeadDim = c.Embed / max(c.Heads, 1)
-	}
 	if arch != "gemma2" { // llama.cpp reads the soft caps of Gemma 2 only, a window from Gemma 2 on
 		c.AttnSoftcap, c.FinalSoftcap = 0, 0
 	}
@@ -86,10 +80,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 			return c, fmt.Errorf("gemma: RoPE scaling %q (toy runs linear)", typ)
 		}
 	}
-	if rd := m.UintOr("rope.dimension_count", c.HeadDim); m.Err() == nil && rd != c.HeadDim {
-		return c, fmt.Errorf("gemma: RoPE width %d, head width %d: partial RoPE is not Gemma's", rd, c.HeadDim)
-	}
-	if err := m.Err(); err != nil {
+	if err := models.WholeHeadRoPE(m, "gemma", c.HeadDim); err != nil {
 		return c, err
 	}
 	// The 27B models scale by their query_pre_attn_scalar, D/H, not by 1/√Dh;
@@ -144,10 +135,6 @@ func (c Config) Validate() error {
 	switch {
 	case !slices.Contains(Archs, c.Arch):
 		return fmt.Errorf("gemma: architecture %q", c.Arch)
-	case c.Heads%c.KVHeads != 0:
-		return fmt.Errorf("gemma: %d heads with %d KV heads", c.Heads, c.KVHeads)
-	case c.HeadDim%2 != 0:
-		return fmt.Errorf("gemma: head width %d", c.HeadDim)
 	case c.SlidingPattern() > 0 && c.Window == 0:
 		return fmt.Errorf("gemma: no window for the local layers of %s", c.Arch)
 	}

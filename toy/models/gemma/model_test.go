@@ -93,7 +93,7 @@ func TestLyingMetadata(t *testing.T) {
 			w.SetUint32("gemma2.rope.dimension_count", 16)
 		}, "attn_k.weight has shape [64 64], want [32 64]"}, // attn_q [128 64] passes as a gated query
 		{"layers", func(w *gguf.Writer) { w.SetUint32("gemma2.block_count", 4) }, "blk.3."},
-		{"partial rope", func(w *gguf.Writer) { w.SetUint32("gemma2.rope.dimension_count", 16) }, "partial RoPE"},
+		{"partial rope", func(w *gguf.Writer) { w.SetUint32("gemma2.rope.dimension_count", 16) }, "RoPE over 16 features of heads 32 wide"},
 		{"soft cap", func(w *gguf.Writer) { w.SetFloat32("gemma2.attn_logit_softcapping", -1) }, "soft cap (0: none) (AttnSoftcap) -1 is outside"},
 	} {
 		_, err := Load(edited(t, c.edit))

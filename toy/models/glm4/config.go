@@ -42,10 +42,10 @@ type Config struct {
 	// H query heads and KV key/value heads of width Dh; RoPE turns the
 	// first RopeDim features of each (adjacent pairs in glm4, NeoX pairs
 	// in glm4moe).
-	Heads    int     `gguf:"attention.head_count" range:"[1, 4096]" card:"H, query heads"`
+	Heads    int     `gguf:"attention.head_count" range:"[1, 4096]" multiple:"KVHeads" card:"H, query heads"`
 	KVHeads  int     `gguf:"attention.head_count_kv,optional" default:"Heads" range:"[1, *]" card:"H_kv, key/value heads (grouped-query attention when < H)"`
 	HeadDim  int     `range:"[1, 4096]" card:"d_h, head width"`
-	RopeDim  int     `range:"[1, *]" card:"d_rope, features of each head RoPE turns"`
+	RopeDim  int     `range:"[1, HeadDim]" multiple:"2" card:"d_rope, features of each head RoPE turns"`
 	RopeBase float32 `gguf:"rope.freq_base,optional" range:"(1, 1e12)" card:"θ_rope, RoPE frequency base"`
 	NormEps  float32 `gguf:"attention.layer_norm_rms_epsilon" range:"(0, 1)" card:"ε, RMSNorm epsilon"`
 	// QKVBias: the query, key and value projections have biases (every
@@ -62,9 +62,9 @@ type Config struct {
 	// SharedExperts shared experts (one SwiGLU of width
 	// SharedExperts·ExpertFFN, ungated).
 	QKNorm             bool    `card:"qk_norm, query and key heads are RMS-normalised before RoPE"`
-	DenseLayers        int     `gguf:"leading_dense_block_count,optional" range:"[0, *]" card:"L_d, the first L_d layers have a dense SwiGLU, the others experts"`
+	DenseLayers        int     `gguf:"leading_dense_block_count,optional" range:"[0, Layers]" card:"L_d, the first L_d layers have a dense SwiGLU, the others experts"`
 	Experts            int     `gguf:"expert_count,optional" range:"[0, 1<<16]" card:"E, experts in each mixture"`
-	ExpertsUsed        int     `gguf:"expert_used_count,optional" range:"[0, *]" card:"k_e, experts run per token"`
+	ExpertsUsed        int     `gguf:"expert_used_count,optional" range:"[0, Experts]" card:"k_e, experts run per token"`
 	ExpertFFN          int     `gguf:"expert_feed_forward_length,optional" range:"[0, 1<<20]" card:"d_exp, each expert's width"`
 	SharedExperts      int     `gguf:"expert_shared_count,optional" range:"[0, *]" card:"E_s, shared experts, one SwiGLU of width E_s·d_exp"`
 	ExpertWeightsNorm  bool    `gguf:"expert_weights_norm,optional" card:"norm_w, the chosen experts' weights are divided by their sum"`
@@ -94,24 +94,17 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // do, listing the features the file uses that toy does not run yet
 // (describing a model needs no more).
 func readConfig(f *gguf.File) (Config, []string, error) {
-	c := Config{RopeBase: 10000}
-	arch, err := f.Architecture()
+	arch, err := models.ArchIn(f, "glm4", Archs)
+	c := Config{Arch: arch, RopeBase: 10000}
 	if err != nil {
 		return c, nil, err
 	}
-	if !slices.Contains(Archs, arch) {
-		return c, nil, fmt.Errorf("glm4: architecture %q is not one of %v", arch, Archs)
-	}
-	c.Arch = arch
 	if err := models.ReadConfig(f, arch, &c); err != nil {
 		return c, nil, err
 	}
-	if c.Heads <= 0 || c.Embed <= 0 {
-		return c, nil, fmt.Errorf("glm4: %d heads, width %d", c.Heads, c.Embed)
-	}
 	m := f.Meta(arch)
 	c.Layers -= c.MTPLayers
-	c.HeadDim = m.UintOr("attention.key_length", c.Embed/c.Heads)
+	c.HeadDim = m.UintOr("attention.key_length", c.Embed/max(c.Heads, 1))
 	c.RopeDim = m.UintOr("rope.dimension_count", c.HeadDim)
 	var lacking []string
 	if c.MoE() {
@@ -128,10 +121,7 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 			lacking = append(lacking, fmt.Sprintf("expert routing in %d groups", n))
 		}
 	}
-	typ := m.StringOr("rope.scaling.type", "linear")
-	if factor := m.FloatOr("rope.scaling.factor", 0); typ != "none" && factor != 0 && factor != 1 {
-		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q by %g", typ, factor))
-	}
+	lacking = append(lacking, models.RoPEScalingLacking(m, "linear")...)
 	if err := m.Err(); err != nil {
 		return c, nil, err
 	}
@@ -143,11 +133,11 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if s, err := f.Int32s(m.Key("rope.dimension_sections")); err == nil && len(s) >= 2 && s[0] > 0 && s[1] > 0 {
 		lacking = append(lacking, fmt.Sprintf("M-RoPE sections %v", s))
 	}
-	if hasTensor(f, "blk.0.attn_qkv.weight") {
+	if models.HasTensor(f, "blk.0.attn_qkv.weight") {
 		lacking = append(lacking, "a fused attn_qkv projection")
 	}
-	c.QKVBias = hasTensor(f, "blk.0.attn_q.bias")
-	c.QKNorm = c.MoE() && hasTensor(f, "blk.0.attn_q_norm.weight")
+	c.QKVBias = models.HasTensor(f, "blk.0.attn_q.bias")
+	c.QKNorm = c.MoE() && models.HasTensor(f, "blk.0.attn_q_norm.weight")
 	if err := c.Validate(); err != nil {
 		return c, lacking, err
 	}
@@ -155,17 +145,11 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	// none, so a file that mixes them must not lose some silently.
 	for l := 1; c.MoE() && l < c.Layers; l++ {
 		p := fmt.Sprintf("blk.%d.", l)
-		if hasTensor(f, p+"attn_q.weight") && hasTensor(f, p+"attn_q_norm.weight") != c.QKNorm { // a missing layer fails at load
+		if models.HasTensor(f, p+"attn_q.weight") && models.HasTensor(f, p+"attn_q_norm.weight") != c.QKNorm { // a missing layer fails at load
 			return c, lacking, fmt.Errorf("glm4: blk.%d and blk.0 differ in having attn_q_norm (toy runs all layers with it or none)", l)
 		}
 	}
 	return c, lacking, nil
-}
-
-// hasTensor reports whether f holds the tensor name.
-func hasTensor(f *gguf.File, name string) bool {
-	_, err := f.Info(name)
-	return err == nil
 }
 
 // Validate checks that the numbers describe a buildable model: the
@@ -180,18 +164,14 @@ func (c Config) Validate() error {
 	switch {
 	case c.Arch == Arch && c.FFN == 0:
 		return fmt.Errorf("glm4: width %d, feed-forward width %d", c.Embed, c.FFN)
-	case c.Heads%c.KVHeads != 0:
-		return fmt.Errorf("glm4: %d heads with %d key/value heads", c.Heads, c.KVHeads)
-	case c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
-		return fmt.Errorf("glm4: heads %d wide, RoPE over %d", c.HeadDim, c.RopeDim)
 	case !c.MoE() && (c.QKNorm || c.DenseLayers != 0 || c.Experts != 0 || c.ExpertsUsed != 0 || c.ExpertFFN != 0 ||
 		c.SharedExperts != 0 || c.ExpertWeightsNorm || c.ExpertWeightsScale != 0):
 		return fmt.Errorf("glm4: a glm4 model with experts or query/key norms (they are glm4moe's)")
 	case !c.MoE():
 		return nil
-	case c.DenseLayers > c.Layers || c.DenseLayers > 0 && c.FFN == 0:
+	case c.DenseLayers > 0 && c.FFN == 0:
 		return fmt.Errorf("glm4: the first %d of %d layers dense, of width %d", c.DenseLayers, c.Layers, c.FFN)
-	case c.Experts < 1 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts || c.ExpertFFN == 0:
+	case c.Experts < 1 || c.ExpertsUsed < 1 || c.ExpertFFN == 0:
 		return fmt.Errorf("glm4: %d experts, %d a token, of width %d", c.Experts, c.ExpertsUsed, c.ExpertFFN)
 	case c.SharedExperts*c.ExpertFFN > 1<<20:
 		return fmt.Errorf("glm4: %d shared experts of width %d", c.SharedExperts, c.ExpertFFN)

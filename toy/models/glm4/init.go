@@ -4,8 +4,6 @@
 package glm4
 
 import (
-	"math"
-
 	"github.com/toyml/toy/toy/models"
 	"github.com/toyml/toy/toy/models/internal/builtin"
 	"github.com/toyml/toy/toy/nn"
@@ -19,8 +17,8 @@ import (
 // head tied to the embedding when c.TiedOutput, else drawn right after it,
 // before the blocks. The same seed gives the same model.
 func NewRandom(c Config, seed uint64) *Model {
-	const std = 0.02
-	in, m := nn.NewInit(seed), New(c)
+	in, std, resid := models.GPT2Init(seed, c.Layers)
+	m := New(c)
 	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, c.Embed)}
 	if !c.TiedOutput {
 		m.Output = in.Linear(c.VocabSize, c.Embed, std, false)
@@ -39,7 +37,7 @@ func NewRandom(c Config, seed uint64) *Model {
 			}
 		}
 	}
-	in.Randomize(m, c, std, std/math.Sqrt(2*float64(c.Layers)))
+	in.Randomize(m, c, std, resid)
 	models.Tie(m)
 	return m
 }

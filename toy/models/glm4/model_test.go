@@ -111,7 +111,7 @@ func TestLyingMetadata(t *testing.T) {
 			"ffn_gate_shexp.weight has shape [64 64], want [32 64]"},
 		{"dense layers", moe, func(w *gguf.Writer) { w.SetUint32("glm4moe.leading_dense_block_count", 2) }, "blk.1.ffn_gate.weight"},
 		{"values", moe, func(w *gguf.Writer) { w.SetUint32("glm4moe.attention.value_length", 16) }, "keys 32 and values 16"},
-		{"rope width", moe, func(w *gguf.Writer) { w.SetUint32("glm4moe.rope.dimension_count", 40) }, "RoPE over 40"},
+		{"rope width", moe, func(w *gguf.Writer) { w.SetUint32("glm4moe.rope.dimension_count", 40) }, "(RopeDim) 40 is outside [1, HeadDim], HeadDim = 32"},
 		{"q/k norms in one layer", moeF32, func(w *gguf.Writer) {
 			if err := w.AddFloat32("blk.1.attn_q_norm.weight", tensor.F32, make([]float32, 32), 32); err != nil {
 				t.Fatal(err)

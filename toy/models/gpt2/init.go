@@ -5,7 +5,6 @@ package gpt2
 
 import (
 	"cmp"
-	"math"
 
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
@@ -19,13 +18,15 @@ import (
 // embedding when c.TiedOutput is set (as in GPT-2), else its own N(0, 0.02²)
 // matrix. The same seed gives the same model.
 func NewRandom(c Config, seed uint64) *Model {
-	const std = 0.02 // as models.Randomize, but the token embedding is drawn before Pos, which the walk meets first
-	m, in := New(c), nn.NewInit(seed)
+	// As models.Randomize, but the token embedding is drawn before Pos,
+	// which the walk meets first.
+	in, std, resid := models.GPT2Init(seed, c.Layers)
+	m := New(c)
 	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, c.Embed)}
 	for _, b := range m.Blocks { // optional in nn.Attention: drawn once built
 		b.(*nn.Block).Attn.QKV = &nn.Linear{}
 	}
-	in.Randomize(m, c, std, std/math.Sqrt(2*float64(c.Layers)))
+	in.Randomize(m, c, std, resid)
 	for _, b := range m.Blocks {
 		b, mlp := b.(*nn.Block), b.(*nn.Block).FFN.(*nn.MLP)
 		for _, l := range []*nn.Linear{b.Attn.QKV, b.Attn.O, mlp.Up, mlp.Down} {

@@ -22,12 +22,12 @@ type Config struct {
 	Embed         int     `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
 	Layers        int     `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
 	FFN           int     `gguf:"expert_feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, width of each expert"`
-	Experts       int     `gguf:"expert_count" range:"[1, *]" card:"N_E, experts per layer"`
-	ExpertsUsed   int     `gguf:"expert_used_count" range:"[1, *]" card:"k, experts run per token"`
-	Heads         int     `gguf:"attention.head_count" range:"[1, *]" card:"H, query heads"`
+	Experts       int     `gguf:"expert_count" range:"[1, 1024]" card:"N_E, experts per layer"` // at most tensor.MaxExperts
+	ExpertsUsed   int     `gguf:"expert_used_count" range:"[1, Experts]" card:"k, experts run per token"`
+	Heads         int     `gguf:"attention.head_count" range:"[1, *]" multiple:"KVHeads" card:"H, query heads"`
 	KVHeads       int     `range:"[1, *]" card:"H_kv, key/value heads"`
 	HeadDim       int     `range:"[1, 1<<20]" card:"d_h, head width"`
-	RopeDim       int     `range:"[1, *]" card:"d_rope, features rotated per head"`
+	RopeDim       int     `range:"[1, HeadDim]" multiple:"2" card:"d_rope, features rotated per head"`
 	RopeBase      float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
 	// YaRN (Peng et al. 2023) stretches RoPE RopeScale times past
 	// RopeOrigContext (RopeScale 0: none), its ramp from YarnBetaFast down
@@ -71,13 +71,10 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if err := models.ReadConfig(f, Arch, &c); err != nil {
 		return c, nil, err
 	}
-	if c.Heads <= 0 || c.Embed <= 0 {
-		return c, nil, fmt.Errorf("gptoss: %d heads, width %d", c.Heads, c.Embed)
-	}
 	m := f.Meta(Arch)
 	m.Uint("feed_forward_length") // required, though the experts' width is expert_feed_forward_length
 	c.KVHeads = m.UintOr("attention.head_count_kv", c.Heads)
-	c.HeadDim = m.UintOr("attention.key_length", c.Embed/c.Heads)
+	c.HeadDim = m.UintOr("attention.key_length", c.Embed/max(c.Heads, 1))
 	c.RopeDim = m.UintOr("rope.dimension_count", c.HeadDim)
 	var lacking []string
 	if m.Has("attention.sliding_window_pattern") {
@@ -99,10 +96,7 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if m.FloatOr("rope.freq_base_swa", c.RopeBase) != c.RopeBase {
 		lacking = append(lacking, "a RoPE base of its own for the windowed layers")
 	}
-	if err := m.Err(); err != nil {
-		return c, nil, err
-	}
-	return c, lacking, c.Validate()
+	return c, lacking, cmp.Or(m.Err(), c.Validate())
 }
 
 // Validate checks that the numbers describe a buildable model: the declared
@@ -111,14 +105,7 @@ func (c Config) Validate() error {
 	if err := models.CheckRanges(Arch, c); err != nil {
 		return err
 	}
-	switch {
-	case c.Experts > tensor.MaxExperts || c.ExpertsUsed > c.Experts:
-		return fmt.Errorf("gptoss: %d experts used of %d", c.ExpertsUsed, c.Experts)
-	case c.Heads%c.KVHeads != 0:
-		return fmt.Errorf("gptoss: %d heads with %d KV heads", c.Heads, c.KVHeads)
-	case c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
-		return fmt.Errorf("gptoss: head width %d, RoPE width %d", c.HeadDim, c.RopeDim)
-	case c.RopeScale != 0 && c.RopeOrigContext <= 0:
+	if c.RopeScale != 0 && c.RopeOrigContext <= 0 {
 		return fmt.Errorf("gptoss: YaRN factor %g over %d positions", c.RopeScale, c.RopeOrigContext)
 	}
 	return nil

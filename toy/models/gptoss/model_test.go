@@ -67,7 +67,7 @@ func TestLyingMetadata(t *testing.T) {
 		want string
 	}{
 		{"experts", func(w *gguf.Writer) { w.SetUint32("gpt-oss.expert_count", 6) }, "ffn_gate_inp.weight has shape [4 64], want [6 64]"},
-		{"used", func(w *gguf.Writer) { w.SetUint32("gpt-oss.expert_used_count", 5) }, "5 experts used of 4"},
+		{"used", func(w *gguf.Writer) { w.SetUint32("gpt-oss.expert_used_count", 5) }, "(ExpertsUsed) 5 is outside [1, Experts], Experts = 4"},
 		{"heads", func(w *gguf.Writer) { w.SetUint32("gpt-oss.attention.head_count", 8) }, "attn_q.weight has shape [128 64], want [256 64]"},
 		{"rope scaling", func(w *gguf.Writer) { w.SetString("gpt-oss.rope.scaling.type", "longrope") }, "unsupported"},
 		{"window", func(w *gguf.Writer) { w.SetString("gpt-oss.attention.sliding_window", "wide") }, "sliding_window"},

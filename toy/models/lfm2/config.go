@@ -24,7 +24,7 @@ type Config struct {
 	Arch          string // "lfm2" or "lfm2moe"
 	VocabSize     int    `range:"[1, 1<<24]" card:"N_V, vocabulary size"`
 	ContextLength int    `gguf:"context_length" range:"[1, *]" card:"ℓ_max, trained context length"`
-	Embed         int    `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
+	Embed         int    `gguf:"embedding_length" range:"[1, 1<<20]" multiple:"2*Heads" card:"d_e, model width"`
 	Layers        int    `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
 	FFN           int    `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, feed-forward width"`
 	Heads         int    `gguf:"attention.head_count" range:"[1, *]" card:"H, query heads of the attention layers, each d_h = d_e/H wide"`
@@ -44,9 +44,9 @@ type Config struct {
 	// chosen by the scores plus a per-expert bias, weighted by the scores
 	// renormalised to sum to 1.
 	Experts     int  `gguf:"expert_count,optional" range:"[0, 1<<16]" card:"E, experts in each mixture layer"`
-	ExpertsUsed int  `gguf:"expert_used_count,optional" range:"[0, *]" card:"k_e, experts run per token"`
+	ExpertsUsed int  `gguf:"expert_used_count,optional" range:"[0, Experts]" card:"k_e, experts run per token"`
 	ExpertFFN   int  `gguf:"expert_feed_forward_length,optional" range:"[0, 1<<20]" card:"d_exp, each expert's feed-forward width"`
-	DenseLead   int  `gguf:"leading_dense_block_count,optional" range:"[0, *]" card:"l_0, layers before the first mixture (dense)"`
+	DenseLead   int  `gguf:"leading_dense_block_count,optional" range:"[0, Layers]" card:"l_0, layers before the first mixture (dense)"`
 	Sigmoid     bool `card:"σ_r, the router's scores are sigmoids (else a softmax)"`
 }
 
@@ -70,13 +70,10 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // readConfig reads the configuration, listing the features the file uses
 // that toy does not run yet (describing a model needs no more).
 func readConfig(f *gguf.File) (Config, []string, error) {
-	arch, err := f.Architecture()
+	arch, err := models.ArchIn(f, "lfm2", Archs)
 	c := Config{Arch: arch, RopeBase: 1000000}
-	switch {
-	case err != nil:
+	if err != nil {
 		return c, nil, err
-	case !slices.Contains(Archs, arch):
-		return c, nil, fmt.Errorf("lfm2: architecture %q is not one of %v", arch, Archs)
 	}
 	if err := models.ReadConfig(f, arch, &c); err != nil {
 		return c, nil, err
@@ -115,8 +112,8 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	}
 	var lacking []string
 	if c.Heads > 0 {
-		if rot := m.UintOr("rope.dimension_count", c.HeadDim()); rot != c.HeadDim() {
-			return c, nil, fmt.Errorf("lfm2: RoPE over %d features of heads %d wide (they must be equal)", rot, c.HeadDim())
+		if err := models.WholeHeadRoPE(m, "lfm2", c.HeadDim()); err != nil {
+			return c, nil, err
 		}
 	}
 	if t := m.StringOr("rope.scaling.type", "none"); t != "none" && m.FloatOr("rope.scaling.factor", 0) > 1 {
@@ -125,13 +122,10 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if !m.BoolOr("attention.causal", true) {
 		lacking = append(lacking, "bidirectional attention (an LFM2 encoder)")
 	}
-	if _, err := f.Info("dense_2_out.weight"); err == nil {
+	if models.HasTensor(f, "dense_2_out.weight") {
 		lacking = append(lacking, "the extra dense output layer dense_2_out (LFM2-ColBERT)")
 	}
-	if err := m.Err(); err != nil {
-		return c, nil, err
-	}
-	return c, lacking, c.Validate()
+	return c, lacking, cmp.Or(m.Err(), c.Validate())
 }
 
 // Validate checks that the numbers describe a buildable model: the declared
@@ -145,11 +139,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("lfm2: architecture %q", c.Arch)
 	case len(c.KVHeads) != c.Layers:
 		return fmt.Errorf("lfm2: %d layers, %d key/value head counts", c.Layers, len(c.KVHeads))
-	case c.Embed%c.Heads != 0 || c.HeadDim()%2 != 0:
-		return fmt.Errorf("lfm2: %d heads, width %d", c.Heads, c.Embed)
 	case c.Arch == "lfm2" && (c.Experts != 0 || c.DenseLead != 0 || c.ExpertsUsed != 0 || c.ExpertFFN != 0 || c.Sigmoid):
 		return fmt.Errorf("lfm2: an lfm2 model with experts (they are lfm2moe)")
-	case c.Arch == "lfm2moe" && (c.Experts < 2 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts || c.ExpertFFN == 0 || c.DenseLead > c.Layers):
+	case c.Arch == "lfm2moe" && (c.Experts < 2 || c.ExpertsUsed < 1 || c.ExpertFFN == 0):
 		return fmt.Errorf("lfm2: %d experts, %d a token, width %d, after %d dense layers", c.Experts, c.ExpertsUsed, c.ExpertFFN, c.DenseLead)
 	}
 	for l, kv := range c.KVHeads {

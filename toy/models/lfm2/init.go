@@ -17,9 +17,7 @@ import (
 // Conv1d scale), norms at 1, the experts' selection biases 0, the output
 // head tied to the embedding. The same seed gives the same model.
 func NewRandom(c Config, seed uint64) *Model {
-	in := nn.NewInit(seed)
-	const std = 0.02
-	resid := std / math.Sqrt(2*float64(c.Layers))
+	in, std, resid := models.GPT2Init(seed, c.Layers)
 	m := New(c)
 	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, c.Embed)}
 	for _, b := range m.Blocks { // block by block: a convolution's taps follow its projections

@@ -26,10 +26,10 @@ type Config struct {
 	Embed         int     `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
 	Layers        int     `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
 	FFN           int     `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, feed-forward width"`
-	Heads         int     `gguf:"attention.head_count" range:"[1, *]" card:"H, query heads"`
+	Heads         int     `gguf:"attention.head_count" range:"[1, *]" multiple:"KVHeads" card:"H, query heads"`
 	KVHeads       int     `gguf:"attention.head_count_kv,optional" default:"Heads" range:"[1, *]" card:"H_kv, key/value heads (grouped-query attention when < H)"`
-	HeadDim       int     `gguf:"attention.key_length,optional" range:"[1, *]" card:"d_h, head width"`
-	RopeDim       int     `gguf:"rope.dimension_count,optional" range:"[1, *]" card:"d_rope, features rotated per head"`
+	HeadDim       int     `gguf:"attention.key_length,optional" default:"Embed/Heads" range:"[1, *]" card:"d_h, head width"`
+	RopeDim       int     `gguf:"rope.dimension_count,optional" default:"HeadDim" range:"[1, HeadDim]" multiple:"2" card:"d_rope, features rotated per head"`
 	RopeBase      float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
 	RopeNeoX      bool    `card:"neox, RoPE rotates half-split pairs, not adjacent ones"`              // qwen2 and later
 	RopeFreqs     bool    `card:"f_rope, pair i's RoPE angle is divided by the frequency factor f[i]"` // Llama 3.1+
@@ -47,7 +47,7 @@ type Config struct {
 	// Experts > 0 (Mixtral: "llama" files with expert tensors; the *moe
 	// architectures), with a shared expert when SharedFFN > 0 (Qwen2-MoE).
 	Experts     int `gguf:"expert_count,optional" range:"[0, 4096]" card:"E, experts per layer"`
-	ExpertsUsed int `gguf:"expert_used_count,optional" range:"[0, *]" card:"k, experts run per token"`
+	ExpertsUsed int `gguf:"expert_used_count,optional" range:"[0, Experts]" card:"k, experts run per token"`
 	ExpertFFN   int `gguf:"expert_feed_forward_length,optional" default:"FFN" range:"[0, 1<<20]" card:"d_exp, expert width"`
 	SharedFFN   int `gguf:"expert_shared_feed_forward_length,optional" range:"[0, 1<<20]" card:"d_sh, shared expert width"`
 
@@ -84,24 +84,15 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // features the file uses that toy does not run yet (describing a model
 // needs no more).
 func readConfig(f *gguf.File) (Config, []string, error) {
-	arch, err := f.Architecture()
+	arch, err := models.ArchIn(f, "llama", Archs)
 	if err != nil {
 		return Config{}, nil, err
-	}
-	if !slices.Contains(Archs, arch) {
-		return Config{}, nil, fmt.Errorf("llama: architecture %q is not one of %v", arch, Archs)
 	}
 	c := Config{Arch: arch, RopeNeoX: neoX(arch), RopeBase: 10000, RopeScaling: "linear"}
 	if err := models.ReadConfig(f, arch, &c); err != nil {
 		return c, nil, err
 	}
 	m := f.Meta(arch)
-	if !m.Has("attention.key_length") {
-		c.HeadDim = c.Embed / max(c.Heads, 1)
-	}
-	if !m.Has("rope.dimension_count") {
-		c.RopeDim = c.HeadDim
-	}
 	if c.Experts == 0 {
 		c.ExpertsUsed, c.ExpertFFN, c.SharedFFN = 0, 0, 0
 	}
@@ -141,12 +132,8 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if c.Granite() && c.SharedFFN > 0 {
 		lacking = append(lacking, "Granite's shared expert")
 	}
-	if err := m.Err(); err != nil {
-		return c, nil, err
-	}
-	_, err = f.Info("rope_freqs.weight")
-	c.RopeFreqs = err == nil
-	return c, lacking, c.Validate()
+	c.RopeFreqs = models.HasTensor(f, "rope_freqs.weight")
+	return c, lacking, cmp.Or(m.Err(), c.Validate())
 }
 
 // neoX reports whether arch's files pair RoPE features half-split (i,
@@ -204,17 +191,13 @@ func (c Config) Validate() error {
 	}
 	scale := func(s float32) bool { return s == 0 || (s > 1e-6 && s < 1e6) } // a multiplier: 0 (none) or sane
 	switch {
-	case c.Heads%c.KVHeads != 0:
-		return fmt.Errorf("llama: %d heads with %d KV heads", c.Heads, c.KVHeads)
-	case c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
-		return fmt.Errorf("llama: head width %d, RoPE width %d", c.HeadDim, c.RopeDim)
 	case c.RopeScaling != "" && c.RopeScaling != "linear" && c.RopeScaling != "yarn":
 		return fmt.Errorf("llama: RoPE scaling %q (toy runs linear and yarn)", c.RopeScaling)
 	case c.RopeScaling != "" && c.RopeScale == 0 || c.RopeScaling == "" && c.RopeScale != 0:
 		return fmt.Errorf("llama: RoPE scaling factor %g", c.RopeScale)
 	case (c.RopeScaling == "yarn" || c.AttnTemperature != 0) && c.RopeOrigContext <= 0:
 		return fmt.Errorf("llama: YaRN or attention temperature over an original context of %d", c.RopeOrigContext)
-	case c.ExpertsUsed > c.Experts || (c.Experts > 0) != (c.ExpertsUsed > 0) || (c.Experts > 0) != (c.ExpertFFN > 0):
+	case (c.Experts > 0) != (c.ExpertsUsed > 0) || (c.Experts > 0) != (c.ExpertFFN > 0):
 		return fmt.Errorf("llama: %d experts, %d used, of width %d", c.Experts, c.ExpertsUsed, c.ExpertFFN)
 	case (c.Arch == "qwen3moe" || c.Arch == "qwen2moe" || c.Arch == "granitemoe") && c.Experts == 0:
 		return fmt.Errorf("llama: a %s model without experts", c.Arch)

@@ -43,7 +43,7 @@ func TestLyingMetadata(t *testing.T) {
 			w.SetUint32("qwen2.rope.dimension_count", 8)
 		}, "token_embd.weight has shape [300 64], want [300 32]"},
 		{"layers", func(w *gguf.Writer) { w.SetUint32("qwen2.block_count", 3) }, "blk.2."},
-		{"heads", func(w *gguf.Writer) { w.SetUint32("qwen2.attention.head_count_kv", 3) }, "4 heads with 3 KV heads"},
+		{"heads", func(w *gguf.Writer) { w.SetUint32("qwen2.attention.head_count_kv", 3) }, "query heads (Heads) 4 is not a multiple of KVHeads = 3"},
 		{"absurd layers", func(w *gguf.Writer) { w.SetUint32("qwen2.block_count", 1<<30) }, "layers"},
 		{"ffn", func(w *gguf.Writer) { w.SetUint32("qwen2.feed_forward_length", 128) }, "ffn_gate.weight has shape"},
 		{"eps type", func(w *gguf.Writer) { w.SetString("qwen2.attention.layer_norm_rms_epsilon", "tiny") }, "wrong type"},

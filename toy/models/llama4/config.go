@@ -21,13 +21,13 @@ type Config struct {
 	Layers        int `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
 	FFN           int `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, width of the dense layers' MLP"`
 	ExpertFFN     int `gguf:"expert_feed_forward_length" range:"[1, 1<<20]" card:"d_exp, width of each expert and of the shared expert"`
-	Experts       int `gguf:"expert_count" range:"[1, 1024]" card:"N_E, experts per mixture layer"` // at most tensor.MaxExperts
-	ExpertsUsed   int `gguf:"expert_used_count" range:"[1, *]" card:"k, experts run per token"`     // 1 in Scout and Maverick
+	Experts       int `gguf:"expert_count" range:"[1, 1024]" card:"N_E, experts per mixture layer"`   // at most tensor.MaxExperts
+	ExpertsUsed   int `gguf:"expert_used_count" range:"[1, Experts]" card:"k, experts run per token"` // 1 in Scout and Maverick
 	// MoePeriod: layer l (from 0) is a mixture when (l+1) mod MoePeriod = 0; 0: none.
 	MoePeriod int     `gguf:"interleave_moe_layer_step" range:"[0, 1024]" card:"P_moe, layer l is a mixture when l mod P_moe = 0 (0: none)"`
-	Heads     int     `gguf:"attention.head_count" range:"[1, *]" card:"H, query heads"`
+	Heads     int     `gguf:"attention.head_count" range:"[1, *]" multiple:"KVHeads" card:"H, query heads"`
 	KVHeads   int     `gguf:"attention.head_count_kv,optional" default:"Heads" range:"[1, *]" card:"H_kv, key/value heads"`
-	HeadDim   int     `gguf:"attention.key_length,optional" range:"[1, 1<<20]" card:"d_h, head width, all of it rotated"`
+	HeadDim   int     `gguf:"attention.key_length,optional" default:"Embed/Heads" range:"[1, 1<<20]" multiple:"2" card:"d_h, head width, all of it rotated"`
 	RopeBase  float32 `gguf:"rope.freq_base,optional" range:"(0, *]" card:"θ_rope, RoPE frequency base"`
 	// ChunkRopeBase is θ of the chunked layers; 0 means RopeBase.
 	ChunkRopeBase float32 `gguf:"rope.freq_base_swa,optional" range:"[0, *]" card:"θ_c, RoPE base of the chunked layers (0: θ_rope)"`
@@ -94,15 +94,11 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		return c, nil, err
 	}
 	m := f.Meta(Arch)
-	if !m.Has("attention.key_length") {
-		c.HeadDim = c.Embed / max(c.Heads, 1)
-	}
 	if c.ChunkRopeBase == c.RopeBase {
 		c.ChunkRopeBase = 0
 	}
 	c.L2Norm = c.Experts != 128 // llama.cpp: every llama4 but the 17B-128E (Maverick)
-	_, err := f.Info("rope_freqs.weight")
-	c.RopeFreqs = err == nil
+	c.RopeFreqs = models.HasTensor(f, "rope_freqs.weight")
 	var lacking []string
 	if m.UintOr("attention.value_length", c.HeadDim) != c.HeadDim || m.UintOr("rope.dimension_count", c.HeadDim) != c.HeadDim {
 		lacking = append(lacking, "value heads or a RoPE width other than the key heads' width")
@@ -133,10 +129,7 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if a := m.FloatOr("rope.scaling.attn_factor", 1); a != 1 {
 		lacking = append(lacking, "a RoPE attention factor")
 	}
-	if err := m.Err(); err != nil {
-		return c, nil, err
-	}
-	return c, lacking, c.Validate()
+	return c, lacking, cmp.Or(m.Err(), c.Validate())
 }
 
 // Validate checks that the numbers describe a buildable model: the declared
@@ -145,14 +138,7 @@ func (c Config) Validate() error {
 	if err := models.CheckRanges(Arch, c); err != nil {
 		return err
 	}
-	switch {
-	case c.ExpertsUsed > c.Experts:
-		return fmt.Errorf("llama4: %d experts used of %d", c.ExpertsUsed, c.Experts)
-	case c.Heads%c.KVHeads != 0:
-		return fmt.Errorf("llama4: %d heads with %d KV heads", c.Heads, c.KVHeads)
-	case c.HeadDim%2 != 0:
-		return fmt.Errorf("llama4: head width %d", c.HeadDim)
-	case c.TempScale != 0 && (c.TempFloor <= 0 || !(c.TempOffset >= 0 && c.TempOffset < 1e6)):
+	if c.TempScale != 0 && (c.TempFloor <= 0 || !(c.TempOffset >= 0 && c.TempOffset < 1e6)) {
 		return fmt.Errorf("llama4: attention temperature %g over %d positions from %g", c.TempScale, c.TempFloor, c.TempOffset)
 	}
 	return nil

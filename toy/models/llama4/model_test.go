@@ -115,7 +115,7 @@ func TestLyingMetadata(t *testing.T) {
 		want string
 	}{
 		{"experts", func(w *gguf.Writer) { w.SetUint32("llama4.expert_count", 6) }, "ffn_gate_inp.weight has shape [4 64], want [6 64]"},
-		{"used", func(w *gguf.Writer) { w.SetUint32("llama4.expert_used_count", 5) }, "5 experts used of 4"},
+		{"used", func(w *gguf.Writer) { w.SetUint32("llama4.expert_used_count", 5) }, "(ExpertsUsed) 5 is outside [1, Experts], Experts = 4"},
 		{"period", func(w *gguf.Writer) { w.SetUint32("llama4.interleave_moe_layer_step", 1) }, "tensor not found: blk.0.ffn_gate_inp.weight"},
 		{"expert width", func(w *gguf.Writer) { w.SetUint32("llama4.expert_feed_forward_length", 48) }, "ffn_gate_exps.weight has shape [4 32 64], want [4 48 64]"},
 		{"heads", func(w *gguf.Writer) {

@@ -24,10 +24,10 @@ var ErrUnsupported = models.ErrUnsupported
 type Config struct {
 	VocabSize     int     `range:"[1, 1<<24]" card:"N_V, vocabulary size"`
 	ContextLength int     `gguf:"context_length" range:"[1, *]" card:"ℓ_max, trained context length"`
-	Embed         int     `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
+	Embed         int     `gguf:"embedding_length" range:"[1, 1<<20]" multiple:"2*Heads" card:"d_e, model width"`
 	Layers        int     `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
 	FFN           int     `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, feed-forward width"`
-	Heads         int     `gguf:"attention.head_count" range:"[1, 1<<10]" card:"H, query heads, each d_h = d_e/H wide"`
+	Heads         int     `gguf:"attention.head_count" range:"[1, 1<<10]" multiple:"KVHeads" card:"H, query heads, each d_h = d_e/H wide"`
 	KVHeads       int     `gguf:"attention.head_count_kv,optional" default:"Heads" range:"[1, 1<<10]" card:"H_kv, key/value heads (grouped-query attention when < H)"`
 	RopeBase      float32 `gguf:"rope.freq_base,optional" range:"(1, 1e12)" card:"θ_rope, RoPE frequency base"` // of the global layers
 	NormEps       float32 `gguf:"attention.layer_norm_rms_epsilon" range:"(0, 1)" card:"ε, RMSNorm epsilon"`
@@ -108,15 +108,7 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	case !m.Has("rope.scaling.original_context_length"):
 		c.RopeOrigContext = c.ContextLength
 	}
-	dh := c.Embed / max(c.Heads, 1)
-	rot := m.UintOr("rope.dimension_count", dh)
-	if err := m.Err(); err != nil {
-		return c, nil, err
-	}
-	if rot != dh {
-		return c, nil, fmt.Errorf("olmo2: RoPE over %d features of heads %d wide (they must be equal)", rot, dh)
-	}
-	return c, lacking, c.Validate()
+	return c, lacking, cmp.Or(models.WholeHeadRoPE(m, "olmo2", c.Embed/max(c.Heads, 1)), c.Validate())
 }
 
 // Validate checks that the numbers describe a buildable model: the declared
@@ -126,8 +118,6 @@ func (c Config) Validate() error {
 		return err
 	}
 	switch {
-	case c.Heads%c.KVHeads != 0 || c.Embed%c.Heads != 0 || c.HeadDim()%2 != 0:
-		return fmt.Errorf("olmo2: %d heads with %d KV heads, width %d", c.Heads, c.KVHeads, c.Embed)
 	case c.RopeScaling != "" && c.RopeScaling != "linear" && c.RopeScaling != "yarn":
 		return fmt.Errorf("olmo2: RoPE scaling %q (toy runs linear and yarn)", c.RopeScaling)
 	case c.RopeScaling != "" && c.RopeScale == 0 || c.RopeScaling == "" && c.RopeScale != 0:

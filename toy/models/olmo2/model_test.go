@@ -59,7 +59,7 @@ func TestLyingMetadata(t *testing.T) {
 		want string
 	}{
 		{"layers", func(w *gguf.Writer) { w.SetUint32("olmo2.block_count", 5) }, "blk.4."},
-		{"heads", func(w *gguf.Writer) { w.SetUint32("olmo2.attention.head_count_kv", 3) }, "4 heads with 3 KV heads"},
+		{"heads", func(w *gguf.Writer) { w.SetUint32("olmo2.attention.head_count_kv", 3) }, "(Heads) 4 is not a multiple of KVHeads = 3"},
 		{"ffn", func(w *gguf.Writer) { w.SetUint32("olmo2.feed_forward_length", 128) }, "ffn_gate.weight has shape"},
 		{"rope width", func(w *gguf.Writer) { w.SetUint32("olmo2.rope.dimension_count", 8) }, "RoPE over 8 features"},
 		{"pattern array", func(w *gguf.Writer) {

@@ -20,11 +20,11 @@ type Config struct {
 	Layers        int     `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
 	FFN           int     `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_exp, width of each expert"`
 	Experts       int     `gguf:"expert_count" range:"[1, 1024]" card:"N_E, experts per layer"`
-	ExpertsUsed   int     `gguf:"expert_used_count" range:"[1, *]" card:"k, experts run per token"`
-	Heads         int     `gguf:"attention.head_count" range:"[1, *]" card:"H, query heads"`
+	ExpertsUsed   int     `gguf:"expert_used_count" range:"[1, Experts]" card:"k, experts run per token"`
+	Heads         int     `gguf:"attention.head_count" range:"[1, *]" multiple:"KVHeads" card:"H, query heads"`
 	KVHeads       int     `gguf:"attention.head_count_kv,optional" default:"Heads" range:"[1, *]" card:"H_kv, key/value heads (grouped-query attention when < H)"` // = H in OLMoE-1B-7B
-	HeadDim       int     `gguf:"attention.key_length,optional" range:"[1, *]" card:"d_h, head width"`
-	RopeDim       int     `gguf:"rope.dimension_count,optional" range:"[1, *]" card:"d_rope, features rotated per head"` // usually Dh
+	HeadDim       int     `gguf:"attention.key_length,optional" default:"Embed/Heads" range:"[1, *]" card:"d_h, head width"`
+	RopeDim       int     `gguf:"rope.dimension_count,optional" default:"HeadDim" range:"[1, HeadDim]" multiple:"2" card:"d_rope, features rotated per head"` // usually Dh
 	RopeBase      float32 `gguf:"rope.freq_base,optional" card:"θ_rope, RoPE frequency base"`
 	NormEps       float32 `gguf:"attention.layer_norm_rms_epsilon" range:"(0, 1)" card:"ε, RMSNorm epsilon"`
 }
@@ -50,38 +50,16 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		return c, nil, err
 	}
 	m := f.Meta(Arch)
-	if !m.Has("attention.key_length") {
-		c.HeadDim = c.Embed / max(c.Heads, 1)
-	}
-	if !m.Has("rope.dimension_count") {
-		c.RopeDim = c.HeadDim
-	}
 	var lacking []string
 	if s := m.StringOr("rope.scaling.type", ""); s != "" && s != "none" {
 		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q", s))
 	}
-	if err := m.Err(); err != nil {
-		return c, nil, err
-	}
-	return c, lacking, c.Validate()
+	return c, lacking, cmp.Or(m.Err(), c.Validate())
 }
 
 // Validate checks that the numbers describe a buildable model: the declared
-// ranges, then how they fit together.
-func (c Config) Validate() error {
-	if err := models.CheckRanges(Arch, c); err != nil {
-		return err
-	}
-	switch {
-	case c.ExpertsUsed > c.Experts:
-		return fmt.Errorf("olmoe: %d experts used of %d", c.ExpertsUsed, c.Experts)
-	case c.Heads%c.KVHeads != 0:
-		return fmt.Errorf("olmoe: %d heads with %d KV heads", c.Heads, c.KVHeads)
-	case c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
-		return fmt.Errorf("olmoe: head width %d, RoPE width %d", c.HeadDim, c.RopeDim)
-	}
-	return nil
-}
+// ranges and relations.
+func (c Config) Validate() error { return models.CheckRanges(Arch, c) }
 
 // SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys
 // and types; value_length beside key_length, as llama.cpp reads both.

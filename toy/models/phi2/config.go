@@ -5,7 +5,6 @@ package phi2
 
 import (
 	"cmp"
-	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
@@ -19,10 +18,10 @@ type Config struct {
 	Embed         int     `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
 	Layers        int     `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
 	FFN           int     `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, feed-forward width"`
-	Heads         int     `gguf:"attention.head_count" range:"[1, *]" card:"H, query heads"`
+	Heads         int     `gguf:"attention.head_count" range:"[1, *]" multiple:"KVHeads" card:"H, query heads"`
 	KVHeads       int     `gguf:"attention.head_count_kv,optional" default:"Heads" range:"[1, *]" card:"H_kv, key/value heads (grouped-query attention when < H)"` // H in Phi-2 and Phi-1.5
-	HeadDim       int     `gguf:"attention.key_length,optional" range:"[1, 1<<20]" card:"d_h, head width"`
-	RopeDim       int     `gguf:"rope.dimension_count,optional" range:"[1, 1<<20]" card:"d_rope, features rotated per head, from the first"` // partial rotary
+	HeadDim       int     `gguf:"attention.key_length,optional" default:"Embed/Heads" range:"[1, 1<<20]" card:"d_h, head width"`
+	RopeDim       int     `gguf:"rope.dimension_count,optional" default:"HeadDim" range:"[1, HeadDim]" multiple:"2" card:"d_rope, features rotated per head, from the first"` // partial rotary
 	RopeBase      float32 `gguf:"rope.freq_base,optional" range:"(0, *]" card:"θ_rope, RoPE frequency base"`
 	NormEps       float32 `gguf:"attention.layer_norm_epsilon" range:"(0, 1)" card:"ε, LayerNorm epsilon"`
 }
@@ -47,40 +46,14 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if err := models.ReadConfig(f, Arch, &c); err != nil {
 		return c, nil, err
 	}
-	if c.Heads <= 0 || c.Embed <= 0 {
-		return c, nil, fmt.Errorf("phi2: %d heads, width %d", c.Heads, c.Embed)
-	}
 	m := f.Meta(Arch)
-	if !m.Has("attention.key_length") {
-		c.HeadDim = c.Embed / c.Heads
-	}
-	if !m.Has("rope.dimension_count") {
-		c.RopeDim = c.HeadDim
-	}
-	var lacking []string
-	if typ, factor := m.StringOr("rope.scaling.type", "none"), m.FloatOr("rope.scaling.factor", 0); typ != "none" && factor != 0 && factor != 1 {
-		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q by %g", typ, factor))
-	}
-	if err := m.Err(); err != nil {
-		return c, nil, err
-	}
-	return c, lacking, c.Validate()
+	lacking := models.RoPEScalingLacking(m, "none")
+	return c, lacking, cmp.Or(m.Err(), c.Validate())
 }
 
 // Validate checks that the numbers describe a buildable model: the declared
-// ranges, then how they fit together.
-func (c Config) Validate() error {
-	if err := models.CheckRanges(Arch, c); err != nil {
-		return err
-	}
-	switch {
-	case c.Heads%c.KVHeads != 0:
-		return fmt.Errorf("phi2: %d heads with %d KV heads", c.Heads, c.KVHeads)
-	case c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
-		return fmt.Errorf("phi2: head width %d, RoPE width %d", c.HeadDim, c.RopeDim)
-	}
-	return nil
-}
+// ranges and relations.
+func (c Config) Validate() error { return models.CheckRanges(Arch, c) }
 
 // SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys
 // and types; value_length beside key_length, as llama.cpp reads both.

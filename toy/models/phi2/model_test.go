@@ -72,7 +72,7 @@ func TestLyingMetadata(t *testing.T) {
 		want string
 	}{
 		{"ffn", func(w *gguf.Writer) { w.SetUint32("phi2.feed_forward_length", 64) }, "ffn_up.weight has shape [128 64], want [64 64]"},
-		{"rope width", func(w *gguf.Writer) { w.SetUint32("phi2.rope.dimension_count", 32) }, "head width 16, RoPE width 32"},
+		{"rope width", func(w *gguf.Writer) { w.SetUint32("phi2.rope.dimension_count", 32) }, "(RopeDim) 32 is outside [1, HeadDim], HeadDim = 16"},
 		{"no eps", func(w *gguf.Writer) {
 			w.Set("phi2.attention.layer_norm_epsilon", gguf.Value{Type: gguf.TypeFloat32, V: float32(0)})
 		}, "epsilon"},

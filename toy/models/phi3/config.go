@@ -21,10 +21,10 @@ type Config struct {
 	Embed         int     `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
 	Layers        int     `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
 	FFN           int     `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, feed-forward width"` // F (ffn_up holds 2F rows: gate, then up)
-	Heads         int     `gguf:"attention.head_count" range:"[1, *]" card:"H, query heads"`
+	Heads         int     `gguf:"attention.head_count" range:"[1, *]" multiple:"KVHeads" card:"H, query heads"`
 	KVHeads       int     `gguf:"attention.head_count_kv,optional" default:"Heads" range:"[1, *]" card:"H_kv, key/value heads (grouped-query attention when < H)"`
-	HeadDim       int     `gguf:"attention.key_length,optional" range:"[1, 1<<20]" card:"d_h, head width"`
-	RopeDim       int     `gguf:"rope.dimension_count,optional" range:"[1, *]" card:"d_rope, features rotated per head, from the first"` // Dh, or 3/4 of it in Phi-4-mini
+	HeadDim       int     `gguf:"attention.key_length,optional" default:"Embed/Heads" range:"[1, 1<<20]" card:"d_h, head width"`
+	RopeDim       int     `gguf:"rope.dimension_count,optional" default:"HeadDim" range:"[1, HeadDim]" multiple:"2" card:"d_rope, features rotated per head, from the first"` // Dh, or 3/4 of it in Phi-4-mini
 	RopeBase      float32 `gguf:"rope.freq_base,optional" range:"(0, *]" card:"θ_rope, RoPE frequency base"`
 	NormEps       float32 `gguf:"attention.layer_norm_rms_epsilon" range:"(0, 1)" card:"ε, RMSNorm epsilon"`
 	TiedOutput    bool    `card:"tied, the unembedding is the token embedding (W_u = W_eᵀ)"` // Phi-4-mini
@@ -60,24 +60,11 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		return c, nil, err
 	}
 	m := f.Meta(Arch)
-	if !m.Has("attention.key_length") {
-		c.HeadDim = c.Embed / max(c.Heads, 1)
-	}
-	if !m.Has("rope.dimension_count") {
-		c.RopeDim = c.HeadDim
-	}
-	var lacking []string
 	// LongRoPE is the factor tensors; a scaling by metadata must be the
 	// identity (llama.cpp would also stretch every angle by a factor).
-	if typ, factor := m.StringOr("rope.scaling.type", "longrope"), m.FloatOr("rope.scaling.factor", 0); typ != "none" && factor != 0 && factor != 1 {
-		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q by %g", typ, factor))
-	}
-	if err := m.Err(); err != nil {
-		return c, nil, err
-	}
-	_, err := f.Info("rope_factors_long.weight")
-	c.RopeFactors = err == nil
-	return c, lacking, c.Validate()
+	lacking := models.RoPEScalingLacking(m, "longrope")
+	c.RopeFactors = models.HasTensor(f, "rope_factors_long.weight")
+	return c, lacking, cmp.Or(m.Err(), c.Validate())
 }
 
 // LongFactors reports whether a context of n positions runs with LongRoPE's
@@ -98,10 +85,6 @@ func (c Config) Validate() error {
 		return err
 	}
 	switch {
-	case c.Heads%c.KVHeads != 0:
-		return fmt.Errorf("phi3: %d heads with %d KV heads", c.Heads, c.KVHeads)
-	case c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
-		return fmt.Errorf("phi3: head width %d, RoPE width %d", c.HeadDim, c.RopeDim)
 	case c.RopeFactors && c.RopeOrigContext == 0:
 		return fmt.Errorf("phi3: LongRoPE over an original context of %d", c.RopeOrigContext)
 	}

@@ -44,7 +44,7 @@ type Config struct {
 	// weighted by the softmax of the router's logits renormalised over the
 	// chosen, beside a shared SwiGLU of width SharedFFN gated by σ(x·w_s).
 	Experts     int `gguf:"expert_count,optional" range:"[0, 1<<16]" card:"E, experts in each layer's mixture"`
-	ExpertsUsed int `gguf:"expert_used_count,optional" range:"[0, *]" card:"k_e, experts run per token"`
+	ExpertsUsed int `gguf:"expert_used_count,optional" range:"[0, Experts]" card:"k_e, experts run per token"`
 	ExpertFFN   int `gguf:"expert_feed_forward_length,optional" range:"[0, 1<<20]" card:"d_exp, each expert's feed-forward width"`
 	SharedFFN   int `gguf:"expert_shared_feed_forward_length,optional" range:"[0, 1<<20]" card:"d_sh, the shared expert's feed-forward width (0: none)"`
 
@@ -54,10 +54,10 @@ type Config struct {
 
 	// The attention layers: H query heads and KV key/value heads of width
 	// Dh; RoPE turns the first RopeDim features of each (NeoX pairs).
-	Heads    int     `gguf:"attention.head_count" range:"[1, 4096]" card:"H, query heads of the attention layers"`
+	Heads    int     `gguf:"attention.head_count" range:"[1, 4096]" multiple:"KVHeads" card:"H, query heads of the attention layers"`
 	KVHeads  int     `gguf:"attention.head_count_kv" range:"[1, *]" card:"H_kv, key/value heads of the attention layers"`
 	HeadDim  int     `gguf:"attention.key_length" range:"[1, 4096]" card:"d_h, attention head width"`
-	RopeDim  int     `gguf:"rope.dimension_count,optional" default:"HeadDim" range:"[1, *]" card:"d_rope, features of each head RoPE turns"`
+	RopeDim  int     `gguf:"rope.dimension_count,optional" default:"HeadDim" range:"[1, HeadDim]" multiple:"2" card:"d_rope, features of each head RoPE turns"`
 	RopeBase float32 `gguf:"rope.freq_base,optional" range:"(1, 1e12)" card:"θ_rope, RoPE frequency base"`
 	// Sections are the M-RoPE sections (rope.dimension_sections): which of
 	// a position's 3 coordinates turns each pair. Text has all 3 equal, so
@@ -68,7 +68,7 @@ type Config struct {
 	// (a multiple of KHeads), all StateDim wide; a causal convolution of
 	// ConvTaps taps.
 	KHeads   int `gguf:"ssm.group_count" range:"[1, *]" card:"H_k, query/key heads of the delta rule"`
-	VHeads   int `gguf:"ssm.time_step_rank" range:"[1, 4096]" card:"H_v, value heads of the delta rule, each reading one key head"`
+	VHeads   int `gguf:"ssm.time_step_rank" range:"[1, 4096]" multiple:"KHeads" card:"H_v, value heads of the delta rule, each reading one key head"`
 	StateDim int `gguf:"ssm.state_size" range:"[1, 1024]" card:"d_s, width of the delta rule's heads"`
 	ConvTaps int `gguf:"ssm.conv_kernel" range:"[2, 64]" card:"k, taps of the causal convolution before the delta rule"`
 
@@ -104,13 +104,10 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // readConfig reads the configuration, listing the features the file uses
 // that toy does not run yet (describing a model needs no more).
 func readConfig(f *gguf.File) (Config, []string, error) {
-	arch, err := f.Architecture()
+	arch, err := models.ArchIn(f, "qwen35", Archs)
 	c := Config{Arch: arch, RopeBase: 10000000, Interval: 4}
-	switch {
-	case err != nil:
+	if err != nil {
 		return c, nil, err
-	case !slices.Contains(Archs, arch):
-		return c, nil, fmt.Errorf("qwen35: architecture %q is not one of %v", arch, Archs)
 	}
 	if err := models.ReadConfig(f, arch, &c); err != nil {
 		return c, nil, err
@@ -144,10 +141,10 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if t := m.StringOr("rope.scaling.type", "none"); t != "none" && m.FloatOr("rope.scaling.factor", 0) > 1 {
 		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q", t))
 	}
-	if _, err := f.Info("blk.0.ssm_ba.weight"); err == nil && arch != ArchNext {
+	if models.HasTensor(f, "blk.0.ssm_ba.weight") && arch != ArchNext {
 		lacking = append(lacking, "a fused ssm_ba projection")
 	}
-	if _, err := f.Info("blk.0.ffn_gate_up_exps.weight"); err == nil {
+	if models.HasTensor(f, "blk.0.ffn_gate_up_exps.weight") {
 		lacking = append(lacking, "fused ffn_gate_up_exps experts")
 	}
 	if sc := m.FloatOr("expert_weights_scale", 1); c.MoE() && sc != 0 && sc != 1 {
@@ -169,14 +166,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("qwen35: feed-forward width 0")
 	case c.Arch == Arch && (c.Experts != 0 || c.ExpertsUsed != 0 || c.ExpertFFN != 0 || c.SharedFFN != 0):
 		return fmt.Errorf("qwen35: a qwen35 model with experts (they are qwen35moe)")
-	case c.MoE() && (c.FFN != 0 || c.Experts < 2 || c.ExpertsUsed < 1 || c.ExpertsUsed > c.Experts || c.ExpertFFN == 0):
+	case c.MoE() && (c.FFN != 0 || c.Experts < 2 || c.ExpertsUsed < 1 || c.ExpertFFN == 0):
 		return fmt.Errorf("qwen35: %d experts, %d a token, width %d, shared %d (feed-forward width %d)", c.Experts, c.ExpertsUsed, c.ExpertFFN, c.SharedFFN, c.FFN)
-	case c.Heads%c.KVHeads != 0:
-		return fmt.Errorf("qwen35: %d heads with %d key/value heads", c.Heads, c.KVHeads)
-	case c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
-		return fmt.Errorf("qwen35: heads %d wide, RoPE over %d", c.HeadDim, c.RopeDim)
-	case c.VHeads%c.KHeads != 0:
-		return fmt.Errorf("qwen35: delta rule with %d key heads and %d value heads", c.KHeads, c.VHeads)
 	}
 	return nil
 }

@@ -23,9 +23,7 @@ import (
 // order (the head after the embedding, each block's feed-forward layer
 // before its mixer), which models.Randomize's field order would change.
 func NewRandom(c Config, seed uint64) *Model {
-	in := nn.NewInit(seed)
-	const std = 0.02
-	resid := std / math.Sqrt(2*float64(c.Layers))
+	in, std, resid := models.GPT2Init(seed, c.Layers)
 	D, F, dh := c.Embed, c.FFN, c.HeadDim
 	m := New(c)
 	m.Embed = &nn.Embedding{W: in.Normal(std, c.VocabSize, D)}

@@ -5,7 +5,6 @@ package starcoder2
 
 import (
 	"cmp"
-	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
@@ -22,10 +21,10 @@ var ErrUnsupported = models.ErrUnsupported
 type Config struct {
 	VocabSize     int     `range:"[1, 1<<24]" card:"N_V, vocabulary size"`
 	ContextLength int     `gguf:"context_length" range:"[1, *]" card:"ℓ_max, trained context length"`
-	Embed         int     `gguf:"embedding_length" range:"[1, 1<<20]" card:"d_e, model width"`
+	Embed         int     `gguf:"embedding_length" range:"[1, 1<<20]" multiple:"2*Heads" card:"d_e, model width"`
 	Layers        int     `gguf:"block_count" range:"[1, 1024]" card:"L, layers"`
 	FFN           int     `gguf:"feed_forward_length" range:"[1, 1<<20]" card:"d_mlp, feed-forward width"`
-	Heads         int     `gguf:"attention.head_count" range:"[1, *]" card:"H, query heads, each d_h = d_e/H wide"`
+	Heads         int     `gguf:"attention.head_count" range:"[1, *]" multiple:"KVHeads" card:"H, query heads, each d_h = d_e/H wide"`
 	KVHeads       int     `gguf:"attention.head_count_kv,optional" default:"Heads" range:"[1, *]" card:"H_kv, key/value heads (grouped-query attention when < H)"`
 	RopeBase      float32 `gguf:"rope.freq_base,optional" range:"(1, 1e12)" card:"θ_rope, RoPE frequency base"`
 	NormEps       float32 `gguf:"attention.layer_norm_epsilon" range:"(0, 1)" card:"ε, LayerNorm epsilon"`
@@ -51,31 +50,13 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		return c, nil, err
 	}
 	m := f.Meta(Arch)
-	rot := m.UintOr("rope.dimension_count", c.HeadDim())
-	var lacking []string
-	if typ, factor := m.StringOr("rope.scaling.type", "none"), m.FloatOr("rope.scaling.factor", 0); typ != "none" && factor != 0 && factor != 1 {
-		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q by %g", typ, factor))
-	}
-	switch {
-	case m.Err() != nil:
-		return c, nil, m.Err()
-	case rot != c.HeadDim():
-		return c, nil, fmt.Errorf("starcoder2: RoPE over %d features of heads %d wide (they must be equal)", rot, c.HeadDim())
-	}
-	return c, lacking, c.Validate()
+	lacking := models.RoPEScalingLacking(m, "none")
+	return c, lacking, cmp.Or(models.WholeHeadRoPE(m, "starcoder2", c.HeadDim()), c.Validate())
 }
 
 // Validate checks that the numbers describe a buildable model: the declared
-// ranges, then how they fit together.
-func (c Config) Validate() error {
-	if err := models.CheckRanges(Arch, c); err != nil {
-		return err
-	}
-	if c.Heads%c.KVHeads != 0 || c.Embed%c.Heads != 0 || c.HeadDim()%2 != 0 {
-		return fmt.Errorf("starcoder2: %d heads with %d KV heads, width %d", c.Heads, c.KVHeads, c.Embed)
-	}
-	return nil
-}
+// ranges and relations.
+func (c Config) Validate() error { return models.CheckRanges(Arch, c) }
 
 // SetMetadata writes the configuration as GGUF metadata, in llama.cpp's keys,
 // with RoPE over whole heads.

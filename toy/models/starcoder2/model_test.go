@@ -50,7 +50,7 @@ func TestLyingMetadata(t *testing.T) {
 	}{
 		{"width", func(w *gguf.Writer) { w.SetUint32("starcoder2.embedding_length", 32) }, "RoPE over 16 features of heads 8 wide"},
 		{"layers", func(w *gguf.Writer) { w.SetUint32("starcoder2.block_count", 3) }, "blk.2."},
-		{"heads", func(w *gguf.Writer) { w.SetUint32("starcoder2.attention.head_count_kv", 3) }, "4 heads with 3 KV heads"},
+		{"heads", func(w *gguf.Writer) { w.SetUint32("starcoder2.attention.head_count_kv", 3) }, "(Heads) 4 is not a multiple of KVHeads = 3"},
 		{"ffn", func(w *gguf.Writer) { w.SetUint32("starcoder2.feed_forward_length", 128) }, "ffn_up.weight has shape"},
 		{"eps", func(w *gguf.Writer) {
 			w.Set("starcoder2.attention.layer_norm_epsilon", gguf.Value{Type: gguf.TypeFloat32, V: float32(0)})
