@@ -113,16 +113,7 @@ func buildBERT(s Spec, v *vocab) (*gguf.Writer, error) {
 	w.SetBool("tokenizer.ggml.add_eos_token", true)
 
 	add := func(name string, dt tensor.DType, scale, mean float32, shape ...int) error {
-		r := seedFor(s.Seed, name)
-		n := 1
-		for _, d := range shape {
-			n *= d
-		}
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = mean + scale*r.uniform()
-		}
-		return w.AddFloat32(name, dt, x, shape...)
+		return addRandom(w, s.Seed, name, dt, scale, mean, shape...)
 	}
 	mat := func(name string, out, in int) error {
 		return add(name, s.DType, 1.5/float32(math.Sqrt(float64(in))), 0, out, in)

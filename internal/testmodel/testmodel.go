@@ -143,14 +143,13 @@ func Specs() []Spec {
 		out = append(out,
 			Spec{Name: "gpt2-" + suffix, Arch: "gpt2", DType: dt, Vocab: "gpt2", Embed: 64, Layers: 2, FFN: 256,
 				Heads: 4, KVHeads: 4, Context: 128, Tied: false, Seed: 2, PromptIDs: gpt2Prompt},
-			Spec{Name: "llama-" + suffix, Arch: "llama", DType: dt, Vocab: "llama2", Embed: 64, Layers: 2, FFN: 128,
-				Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 3, PromptIDs: llamaPrompt},
-			Spec{Name: "qwen2-" + suffix, Arch: "qwen2", DType: dt, Vocab: "gpt2", Embed: 64, Layers: 2, FFN: 128,
-				Heads: 4, KVHeads: 2, Context: 256, Tied: true, Seed: 4, PromptIDs: gpt2Prompt},
+			llamaSpec("llama-"+suffix, dt, 64, 3),
+			qwen2Spec("qwen2-"+suffix, dt, 4),
 		)
 	}
-	out = append(out, Spec{Name: "llama3-f32", Arch: "llama", DType: tensor.F32, Vocab: "llama2", Embed: 64, Layers: 2, FFN: 128,
-		Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 5, PromptIDs: llamaPrompt, RopeFreqs: true})
+	llama3 := llamaSpec("llama3-f32", tensor.F32, 64, 5)
+	llama3.RopeFreqs = true
+	out = append(out, llama3)
 	for _, dt := range []tensor.DType{tensor.F32, tensor.Q8_0} {
 		out = append(out, Spec{Name: "qwen3-" + map[tensor.DType]string{tensor.F32: "f32", tensor.Q8_0: "q8_0"}[dt], Arch: "qwen3", DType: dt,
 			Vocab: "gpt2", Embed: 64, Layers: 2, FFN: 128, Heads: 4, KVHeads: 2, HeadDim: 32, Context: 256, Tied: true, Seed: 6,
@@ -178,30 +177,35 @@ func Specs() []Spec {
 	// Q4_K_M: k-quant super-blocks need widths that are multiples of 256.
 	// Q4_0 and Q5_0: older files, and Q4_K_M files of narrower models.
 	return append(out,
-		Spec{Name: "llama-q4_k_m", Arch: "llama", DType: tensor.Q4_K, Vocab: "llama2", Embed: 256, Layers: 2, FFN: 512,
-			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 8, PromptIDs: llamaPrompt},
-		Spec{Name: "llama-q4_0", Arch: "llama", DType: tensor.Q4_0, Vocab: "llama2", Embed: 64, Layers: 2, FFN: 128,
-			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 3, PromptIDs: llamaPrompt},
-		Spec{Name: "qwen2-q5_0", Arch: "qwen2", DType: tensor.Q5_0, Vocab: "gpt2", Embed: 64, Layers: 2, FFN: 128,
-			Heads: 4, KVHeads: 2, Context: 256, Tied: true, Seed: 4, PromptIDs: gpt2Prompt},
+		llamaSpec("llama-q4_k_m", tensor.Q4_K, 256, 8),
+		llamaSpec("llama-q4_0", tensor.Q4_0, 64, 3),
+		qwen2Spec("qwen2-q5_0", tensor.Q5_0, 4),
 		// Q5_K_M, Q3_K_M and Q2_K mixes (weightType), and the older
 		// Q4_1 and Q5_1 with their Q8_1 activations.
-		Spec{Name: "llama-q5_k_m", Arch: "llama", DType: tensor.Q5_K, Vocab: "llama2", Embed: 256, Layers: 2, FFN: 512,
-			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 9, PromptIDs: llamaPrompt},
-		Spec{Name: "llama-q3_k_m", Arch: "llama", DType: tensor.Q3_K, Vocab: "llama2", Embed: 256, Layers: 2, FFN: 512,
-			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 10, PromptIDs: llamaPrompt},
-		Spec{Name: "llama-q2_k", Arch: "llama", DType: tensor.Q2_K, Vocab: "llama2", Embed: 256, Layers: 2, FFN: 512,
-			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 11, PromptIDs: llamaPrompt},
-		Spec{Name: "llama-q4_1", Arch: "llama", DType: tensor.Q4_1, Vocab: "llama2", Embed: 64, Layers: 2, FFN: 128,
-			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 3, PromptIDs: llamaPrompt},
-		Spec{Name: "qwen2-q5_1", Arch: "qwen2", DType: tensor.Q5_1, Vocab: "gpt2", Embed: 64, Layers: 2, FFN: 128,
-			Heads: 4, KVHeads: 2, Context: 256, Tied: true, Seed: 4, PromptIDs: gpt2Prompt},
+		llamaSpec("llama-q5_k_m", tensor.Q5_K, 256, 9),
+		llamaSpec("llama-q3_k_m", tensor.Q3_K, 256, 10),
+		llamaSpec("llama-q2_k", tensor.Q2_K, 256, 11),
+		llamaSpec("llama-q4_1", tensor.Q4_1, 64, 3),
+		qwen2Spec("qwen2-q5_1", tensor.Q5_1, 4),
 		// The non-linear IQ4_NL (blocks of 32) and IQ4_XS (super-blocks
 		// of 256) of LM Studio's and bartowski's uploads (weightType).
-		Spec{Name: "llama-iq4_nl", Arch: "llama", DType: tensor.IQ4_NL, Vocab: "llama2", Embed: 64, Layers: 2, FFN: 128,
-			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 3, PromptIDs: llamaPrompt},
-		Spec{Name: "llama-iq4_xs", Arch: "llama", DType: tensor.IQ4_XS, Vocab: "llama2", Embed: 256, Layers: 2, FFN: 512,
-			Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: 16, PromptIDs: llamaPrompt})
+		llamaSpec("llama-iq4_nl", tensor.IQ4_NL, 64, 3),
+		llamaSpec("llama-iq4_xs", tensor.IQ4_XS, 256, 16))
+}
+
+// llamaSpec is the two-layer Llama of the gates in type dt: the llama2
+// vocabulary, width embed and a feed-forward twice as wide, 4 heads on 2 KV
+// heads.
+func llamaSpec(name string, dt tensor.DType, embed int, seed uint64) Spec {
+	return Spec{Name: name, Arch: "llama", DType: dt, Vocab: "llama2", Embed: embed, Layers: 2, FFN: 2 * embed,
+		Heads: 4, KVHeads: 2, Context: 256, Tied: false, Seed: seed, PromptIDs: llamaPrompt}
+}
+
+// qwen2Spec is the two-layer Qwen2 of the gates in type dt: llamaSpec's
+// shape at width 64, with the GPT-2 vocabulary and tied embeddings.
+func qwen2Spec(name string, dt tensor.DType, seed uint64) Spec {
+	return Spec{Name: name, Arch: "qwen2", DType: dt, Vocab: "gpt2", Embed: 64, Layers: 2, FFN: 128,
+		Heads: 4, KVHeads: 2, Context: 256, Tied: true, Seed: seed, PromptIDs: gpt2Prompt}
 }
 
 // llama3RopeFactors returns the frequency factors Llama 3.1's RoPE scaling
@@ -359,6 +363,22 @@ func (r *rng) next() uint64 {
 // uniform returns a value in [-1, 1).
 func (r *rng) uniform() float32 { return float32(int64(r.next()>>40)-1<<23) / (1 << 23) }
 
+// addRandom adds the tensor name of the given shape to w, stored as dt:
+// mean + scale·u for each value, u uniform in [-1, 1) from the tensor's own
+// stream (seedFor), so no tensor's values depend on another's.
+func addRandom(w *gguf.Writer, seed uint64, name string, dt tensor.DType, scale, mean float32, shape ...int) error {
+	r := seedFor(seed, name)
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = mean + float32(scale*r.uniform()) // rounded: no fused multiply-add on arm64
+	}
+	return w.AddFloat32(name, dt, x, shape...)
+}
+
 func seedFor(seed uint64, name string) *rng {
 	h := sha256.Sum256([]byte(fmt.Sprintf("%d/%s", seed, name)))
 	var s uint64
@@ -488,17 +508,8 @@ func build(s Spec) (*gguf.Writer, error) {
 	}
 	setVocab(w, v, pre)
 
-	add := func(name string, dt tensor.DType, scale float32, mean float32, shape ...int) error {
-		r := seedFor(s.Seed, name)
-		n := 1
-		for _, d := range shape {
-			n *= d
-		}
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = mean + float32(scale*r.uniform()) // rounded: no fused multiply-add on arm64
-		}
-		return w.AddFloat32(name, dt, x, shape...)
+	add := func(name string, dt tensor.DType, scale, mean float32, shape ...int) error {
+		return addRandom(w, s.Seed, name, dt, scale, mean, shape...)
 	}
 	mat := func(name string, out, in int) error { // weight [out, in] in the model's type
 		return add(name, weightType(s.DType, name), 1.5/float32(math.Sqrt(float64(in))), 0, out, in)

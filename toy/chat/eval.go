@@ -172,25 +172,11 @@ func execFor(n forNode, sc *scope, out *strings.Builder) error {
 		return err
 	}
 	inner := sc.child()
-	assign := func(x any) error {
-		if len(n.vars) == 1 {
-			inner.vars[n.vars[0]] = x
-			return nil
-		}
-		l, ok := plain(x).([]any)
-		if !ok || len(l) != len(n.vars) {
-			return fmt.Errorf("cannot unpack %s into %d names", repr(x), len(n.vars))
-		}
-		for i, name := range n.vars {
-			inner.vars[name] = l[i]
-		}
-		return nil
-	}
 	items := all
 	if n.cond != nil { // the filter sees each item; loop.* counts what passes
 		items = nil
 		for _, x := range all {
-			if err := assign(x); err != nil {
+			if err := unpack(inner.vars, n.vars, x); err != nil {
 				return err
 			}
 			c, err := eval(n.cond, inner)
@@ -215,7 +201,7 @@ func execFor(n forNode, sc *scope, out *strings.Builder) error {
 		return true, nil
 	})
 	for i, x := range items {
-		if err := assign(x); err != nil {
+		if err := unpack(inner.vars, n.vars, x); err != nil {
 			return err
 		}
 		loop := NewDict().Set("index", i+1).Set("index0", i).
@@ -275,16 +261,22 @@ func execSet(n setNode, sc *scope) error {
 		ns.Set(n.names[0], v)
 		return nil
 	}
-	if len(n.names) == 1 {
-		sc.vars[n.names[0]] = v
+	return unpack(sc.vars, n.names, v)
+}
+
+// unpack assigns x to names in vars: to the one name, or item by item to
+// several, as Python's a, b = x does.
+func unpack(vars map[string]any, names []string, x any) error {
+	if len(names) == 1 {
+		vars[names[0]] = x
 		return nil
 	}
-	l, ok := plain(v).([]any)
-	if !ok || len(l) != len(n.names) {
-		return fmt.Errorf("cannot unpack %s into %d names", repr(v), len(n.names))
+	l, ok := plain(x).([]any)
+	if !ok || len(l) != len(names) {
+		return fmt.Errorf("cannot unpack %s into %d names", repr(x), len(names))
 	}
-	for i, name := range n.names {
-		sc.vars[name] = l[i]
+	for i, name := range names {
+		vars[name] = l[i]
 	}
 	return nil
 }

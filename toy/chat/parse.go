@@ -161,32 +161,10 @@ func (p *parser) block() ([]node, *item, error) {
 			switch kw := it.toks[0].text; kw {
 			case "endif", "elif", "else", "endfor", "endset", "endmacro", "endcall", "endfilter", "endgeneration":
 				return out, it, nil
-			case "if":
-				n, err := p.parseIf(it)
-				if err != nil {
-					return nil, nil, err
-				}
-				out = append(out, n)
-			case "for":
-				n, err := p.parseFor(it)
-				if err != nil {
-					return nil, nil, err
-				}
-				out = append(out, n)
-			case "set":
-				n, err := p.parseSet(it)
-				if err != nil {
-					return nil, nil, err
-				}
-				out = append(out, n)
-			case "macro":
-				n, err := p.parseMacro(it)
-				if err != nil {
-					return nil, nil, err
-				}
-				out = append(out, n)
-			case "call":
-				n, err := p.parseCall(it)
+			case "if", "for", "set", "macro", "call":
+				parse := map[string]func(*item) (node, error){"if": p.parseIf, "for": p.parseFor, "set": p.parseSet,
+					"macro": p.parseMacro, "call": p.parseCall}[kw]
+				n, err := parse(it)
 				if err != nil {
 					return nil, nil, err
 				}

@@ -75,13 +75,7 @@ func runChat(args []string, stdout io.Writer) error {
 	if o.reply, err = o.format.read(); err != nil {
 		return err
 	}
-	if err := setThreads(o.threads); err != nil {
-		return err
-	}
-	if err := useDevice(o.device); err != nil {
-		return err
-	}
-	m, err := loadModel(pos)
+	m, err := openModel(pos, o.threads, o.device, "")
 	if err != nil {
 		return err
 	}

@@ -68,22 +68,11 @@ func runEval(args []string, stdout io.Writer) error {
 	if o.topK < 0 {
 		return fmt.Errorf("--top-k must be ≥ 0, got %d", o.topK)
 	}
-	if err := setThreads(o.threads); err != nil {
-		return err
-	}
-	if err := useDevice(o.device); err != nil {
-		return err
-	}
-	m, err := loadModel(pos)
+	m, err := openModel(pos, o.threads, o.device, o.lora)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	if o.lora != "" {
-		if err := m.LoadAdapter(o.lora, 1); err != nil {
-			return err
-		}
-	}
 	if o.file != "" {
 		return perplexity(m, o, stdout)
 	}

@@ -59,10 +59,7 @@ func runImatrix(args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--text: %w", err)
 	}
-	if err := setThreads(f.threads); err != nil {
-		return err
-	}
-	m, err := loadModel(pos)
+	m, err := openModel(pos, f.threads, "", "")
 	if err != nil {
 		return err
 	}

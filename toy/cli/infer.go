@@ -90,26 +90,15 @@ func runInfer(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := setThreads(o.threads); err != nil {
-		return err
-	}
-	if err := useDevice(o.device); err != nil {
-		return err
-	}
 	p := o.p
 	if (p.TopK != 0 || p.TopP != 0 || p.MinP != 0) && p.Temperature == 0 {
 		p.Temperature = 0.8 // a sampling flag without a temperature asks for sampling
 	}
-	m, err := loadModel(pos)
+	m, err := openModel(pos, o.threads, o.device, o.lora)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	if o.lora != "" {
-		if err := m.LoadAdapter(o.lora, 1); err != nil {
-			return err
-		}
-	}
 	ids, err := promptIDs(m, fs, o.promptIDs, o.prompt, true, "--prompt or --prompt-ids")
 	if err != nil {
 		return err

@@ -62,6 +62,28 @@ func loadModel(pos []string) (*toy.Model, error) {
 	return toy.Load(path)
 }
 
+// openModel applies --threads and --device, loads the MODEL argument as
+// loadModel does, and applies the --lora adapter if one is given.
+func openModel(pos []string, threads int, device, lora string) (*toy.Model, error) {
+	if err := setThreads(threads); err != nil {
+		return nil, err
+	}
+	if err := useDevice(device); err != nil {
+		return nil, err
+	}
+	m, err := loadModel(pos)
+	if err != nil {
+		return nil, err
+	}
+	if lora != "" {
+		if err := m.LoadAdapter(lora, 1); err != nil {
+			m.Close()
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
 // describeModel returns the card of a MODEL reference and the path it
 // resolved to (the built-in model's name for the built-in model).
 func describeModel(ref string) (*card.Card, string, error) {

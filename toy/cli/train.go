@@ -420,24 +420,11 @@ func scratchArchs() []string {
 // sameOptions rejects a resume whose explicitly given flags disagree with the
 // checkpoint's options.
 func sameOptions(o recipes.Options, f trainFlags, fs *flag.FlagSet) error {
+	differs := map[string]bool{"seq": f.seq != o.Context, "batch": f.batch != o.Batch, "lr": f.lr != o.LR,
+		"seed": f.seed != o.Seed, "rank": f.rank != o.Rank, "steps": f.steps != o.Steps}
 	var bad []string
 	fs.Visit(func(fl *flag.Flag) {
-		differs := false
-		switch fl.Name {
-		case "seq":
-			differs = f.seq != o.Context
-		case "batch":
-			differs = f.batch != o.Batch
-		case "lr":
-			differs = f.lr != o.LR
-		case "seed":
-			differs = f.seed != o.Seed
-		case "rank":
-			differs = f.rank != o.Rank
-		case "steps":
-			differs = f.steps != o.Steps
-		}
-		if differs {
+		if differs[fl.Name] {
 			bad = append(bad, "--"+fl.Name+" "+fl.Value.String())
 		}
 	})

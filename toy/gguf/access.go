@@ -40,18 +40,23 @@ func wrongType(key string, v Value, want string) error {
 	return fmt.Errorf("%w: %s is %s, want %s", ErrWrongType, key, t, want)
 }
 
-// String returns a string value.
-func (f *File) String(key string) (string, error) {
+// typed returns the value of key if it is a T, what names T in the error
+// if it is not.
+func typed[T any](f *File, key, what string) (T, error) {
+	var zero T
 	v, err := f.get(key)
 	if err != nil {
-		return "", err
+		return zero, err
 	}
-	s, ok := v.V.(string)
+	x, ok := v.V.(T)
 	if !ok {
-		return "", wrongType(key, v, "string")
+		return zero, wrongType(key, v, what)
 	}
-	return s, nil
+	return x, nil
 }
+
+// String returns a string value.
+func (f *File) String(key string) (string, error) { return typed[string](f, key, "string") }
 
 // Uint32 returns an integer value that fits in a uint32 (any integer type is
 // accepted, as llama.cpp's loader does).
@@ -96,42 +101,16 @@ func (f *File) Float32(key string) (float32, error) {
 }
 
 // Bool returns a bool value.
-func (f *File) Bool(key string) (bool, error) {
-	v, err := f.get(key)
-	if err != nil {
-		return false, err
-	}
-	b, ok := v.V.(bool)
-	if !ok {
-		return false, wrongType(key, v, "bool")
-	}
-	return b, nil
-}
+func (f *File) Bool(key string) (bool, error) { return typed[bool](f, key, "bool") }
 
 // Strings returns an array of strings.
 func (f *File) Strings(key string) ([]string, error) {
-	v, err := f.get(key)
-	if err != nil {
-		return nil, err
-	}
-	s, ok := v.V.([]string)
-	if !ok {
-		return nil, wrongType(key, v, "array of string")
-	}
-	return s, nil
+	return typed[[]string](f, key, "array of string")
 }
 
 // Float32s returns an array of float32.
 func (f *File) Float32s(key string) ([]float32, error) {
-	v, err := f.get(key)
-	if err != nil {
-		return nil, err
-	}
-	s, ok := v.V.([]float32)
-	if !ok {
-		return nil, wrongType(key, v, "array of float32")
-	}
-	return s, nil
+	return typed[[]float32](f, key, "array of float32")
 }
 
 // Int32s returns an array of integers as int32 (any integer element type whose

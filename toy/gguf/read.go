@@ -373,11 +373,7 @@ func (r *reader) array(et ValueType, n uint64, depth int) (any, error) {
 		case TypeUint8:
 			return append([]uint8(nil), s...), nil
 		case TypeInt8:
-			a := make([]int8, n)
-			for i := range a {
-				a[i] = int8(s[i])
-			}
-			return a, nil
+			return decodeAll(s, 1, func(b []byte) int8 { return int8(b[0]) }), nil
 		case TypeBool:
 			a := make([]bool, n)
 			for i := range a {
@@ -388,53 +384,21 @@ func (r *reader) array(et ValueType, n uint64, depth int) (any, error) {
 			}
 			return a, nil
 		case TypeUint16:
-			a := make([]uint16, n)
-			for i := range a {
-				a[i] = le.Uint16(s[2*i:])
-			}
-			return a, nil
+			return decodeAll(s, 2, le.Uint16), nil
 		case TypeInt16:
-			a := make([]int16, n)
-			for i := range a {
-				a[i] = int16(le.Uint16(s[2*i:]))
-			}
-			return a, nil
+			return decodeAll(s, 2, func(b []byte) int16 { return int16(le.Uint16(b)) }), nil
 		case TypeUint32:
-			a := make([]uint32, n)
-			for i := range a {
-				a[i] = le.Uint32(s[4*i:])
-			}
-			return a, nil
+			return decodeAll(s, 4, le.Uint32), nil
 		case TypeInt32:
-			a := make([]int32, n)
-			for i := range a {
-				a[i] = int32(le.Uint32(s[4*i:]))
-			}
-			return a, nil
+			return decodeAll(s, 4, func(b []byte) int32 { return int32(le.Uint32(b)) }), nil
 		case TypeFloat32:
-			a := make([]float32, n)
-			for i := range a {
-				a[i] = math.Float32frombits(le.Uint32(s[4*i:]))
-			}
-			return a, nil
+			return decodeAll(s, 4, func(b []byte) float32 { return math.Float32frombits(le.Uint32(b)) }), nil
 		case TypeUint64:
-			a := make([]uint64, n)
-			for i := range a {
-				a[i] = le.Uint64(s[8*i:])
-			}
-			return a, nil
+			return decodeAll(s, 8, le.Uint64), nil
 		case TypeInt64:
-			a := make([]int64, n)
-			for i := range a {
-				a[i] = int64(le.Uint64(s[8*i:]))
-			}
-			return a, nil
+			return decodeAll(s, 8, func(b []byte) int64 { return int64(le.Uint64(b)) }), nil
 		case TypeFloat64:
-			a := make([]float64, n)
-			for i := range a {
-				a[i] = math.Float64frombits(le.Uint64(s[8*i:]))
-			}
-			return a, nil
+			return decodeAll(s, 8, func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) }), nil
 		}
 	}
 	if et == TypeString {
@@ -457,6 +421,15 @@ func (r *reader) array(et ValueType, n uint64, depth int) (any, error) {
 		a[i] = v
 	}
 	return a, nil
+}
+
+// decodeAll decodes the elements of s, size bytes each, one by one.
+func decodeAll[T any](s []byte, size int, one func([]byte) T) []T {
+	a := make([]T, len(s)/size)
+	for i := range a {
+		a[i] = one(s[size*i:])
+	}
+	return a
 }
 
 func (r *reader) tensorInfo() (TensorInfo, error) {

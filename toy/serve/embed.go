@@ -89,12 +89,8 @@ func modelName(e *toy.Embedder) string { return strings.TrimSuffix(filepath.Base
 
 func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request, e *toy.Embedder) {
 	var req embedRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := decodeForEmbedder(w, r, &req, e); err != nil {
 		writeError(w, err)
-		return
-	}
-	if e == nil {
-		writeError(w, noEmbedder())
 		return
 	}
 	if f := req.EncodingFormat; f != "" && f != "float" && f != "base64" {
@@ -133,12 +129,8 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request, e *toy
 func (s *Server) handleOllamaEmbed(w http.ResponseWriter, r *http.Request, e *toy.Embedder) {
 	start := time.Now()
 	var req ollamaEmbedRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := decodeForEmbedder(w, r, &req, e); err != nil {
 		writeOllamaError(w, err)
-		return
-	}
-	if e == nil {
-		writeOllamaError(w, noEmbedder())
 		return
 	}
 	inputs, err := embedInputs(e, req.Input, false)
@@ -164,6 +156,18 @@ func (s *Server) embedName(e *toy.Embedder) string {
 		return s.name
 	}
 	return modelName(e)
+}
+
+// decodeForEmbedder decodes the body of an embedding or rerank request into
+// req, then checks that the server has an embedding model, e.
+func decodeForEmbedder(w http.ResponseWriter, r *http.Request, req any, e *toy.Embedder) *apiError {
+	if err := decode(w, r, req); err != nil {
+		return err
+	}
+	if e == nil {
+		return noEmbedder()
+	}
+	return nil
 }
 
 func noEmbedder() *apiError {

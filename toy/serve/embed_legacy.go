@@ -25,12 +25,8 @@ type ollamaEmbeddingsRequest struct {
 // Ollama). The vector is the embedder's, of unit length, as /api/embed's.
 func (s *Server) handleOllamaEmbeddings(w http.ResponseWriter, r *http.Request, e *toy.Embedder) {
 	var req ollamaEmbeddingsRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := decodeForEmbedder(w, r, &req, e); err != nil {
 		writeOllamaError(w, err)
-		return
-	}
-	if e == nil {
-		writeOllamaError(w, noEmbedder())
 		return
 	}
 	if req.Prompt == "" {

@@ -40,12 +40,8 @@ func (s *Server) registerRerank(e *toy.Embedder) {
 // llama.cpp's server gives them.
 func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request, e *toy.Embedder) {
 	var req rerankRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := decodeForEmbedder(w, r, &req, e); err != nil {
 		writeError(w, err)
-		return
-	}
-	if e == nil {
-		writeError(w, noEmbedder())
 		return
 	}
 	if !e.Reranker() {

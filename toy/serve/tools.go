@@ -232,6 +232,20 @@ func callFromXML(body string, strs map[string]map[string]bool) (toolCall, bool) 
 		return toolCall{}, false
 	}
 	rest = strings.TrimSuffix(strings.TrimRight(rest, " \t\r\n"), "</function>") // the last may lack it
+	return callWithArgs(name, rest, strs, func(s string) (key, val, after string, ok bool) {
+		if s, ok = strings.CutPrefix(s, "<parameter="); !ok {
+			return "", "", "", false
+		}
+		key, after, ok = strings.Cut(s, ">")
+		val, after, _ = strings.Cut(after, "</parameter>")
+		return key, strings.TrimSuffix(strings.TrimPrefix(val, "\n"), "\n"), after, ok
+	})
+}
+
+// callWithArgs reads the arguments in rest into a call to name whose
+// arguments keep their order. next reads the argument its string starts
+// with: its key, its value and what follows, or false where none starts it.
+func callWithArgs(name, rest string, strs map[string]map[string]bool, next func(string) (key, val, after string, ok bool)) (toolCall, bool) {
 	var args bytes.Buffer
 	args.WriteByte('{')
 	for n := 0; ; n++ {
@@ -239,16 +253,10 @@ func callFromXML(body string, strs map[string]map[string]bool) (toolCall, bool) 
 		if rest == "" {
 			break
 		}
-		p, ok := strings.CutPrefix(rest, "<parameter=")
-		if !ok {
-			return toolCall{}, false
-		}
-		key, after, ok := strings.Cut(p, ">")
+		key, val, after, ok := next(rest)
 		if !ok || key == "" || strings.ContainsAny(key, "<\n") {
 			return toolCall{}, false
 		}
-		val, after, _ := strings.Cut(after, "</parameter>")
-		val = strings.TrimSuffix(strings.TrimPrefix(val, "\n"), "\n")
 		writeArg(&args, n, key, val, strs[name][key])
 		rest = after
 	}
@@ -286,31 +294,19 @@ func callFromGLM(body string, strs map[string]map[string]bool) (toolCall, bool) 
 	if name == "" || strings.ContainsAny(name, "<>\n") {
 		return toolCall{}, false
 	}
-	var args bytes.Buffer
-	args.WriteByte('{')
-	for n := 0; ; n++ {
-		rest = strings.TrimLeft(rest, " \t\r\n")
-		if rest == "" {
-			break
+	return callWithArgs(name, rest, strs, func(s string) (key, val, after string, ok bool) {
+		if s, ok = strings.CutPrefix(s, "<arg_key>"); !ok {
+			return "", "", "", false
 		}
-		p, ok := strings.CutPrefix(rest, "<arg_key>")
-		if !ok {
-			return toolCall{}, false
+		if key, after, ok = strings.Cut(s, "</arg_key>"); !ok {
+			return "", "", "", false
 		}
-		key, after, ok := strings.Cut(p, "</arg_key>")
-		if !ok || key == "" || strings.ContainsAny(key, "<\n") {
-			return toolCall{}, false
+		if s, ok = strings.CutPrefix(strings.TrimLeft(after, " \t\r\n"), "<arg_value>"); !ok {
+			return "", "", "", false
 		}
-		v, ok := strings.CutPrefix(strings.TrimLeft(after, " \t\r\n"), "<arg_value>")
-		if !ok {
-			return toolCall{}, false
-		}
-		val, after, _ := strings.Cut(v, "</arg_value>") // the last may lack it
-		writeArg(&args, n, key, val, strs[name][key])
-		rest = after
-	}
-	args.WriteByte('}')
-	return toolCall{Name: name, Arguments: args.String()}, true
+		val, after, _ = strings.Cut(s, "</arg_value>") // the last may lack it
+		return key, val, after, true
+	})
 }
 
 // stringParams lists, per offered function, the parameters its schema

@@ -271,6 +271,25 @@ func splitSpaces(s string, i int) int {
 	return end
 }
 
+// splitLines ends a whitespace run the way \s*[\r\n]+|\s+(?!\S)|\s+ does:
+// after its last \r or \n if it holds one, else as splitSpaces.
+func splitLines(s string, i int) int {
+	if _, _, _, nl := spaces(s, i); nl > 0 {
+		return nl
+	}
+	return splitSpaces(s, i)
+}
+
+// skipDigits returns the end of the run of digits at s[i], cut after limit
+// digits: \p{N}{1,limit}.
+func skipDigits(s string, i, limit int) int {
+	for k := 0; k < limit && class(s, i) == clNumber; k++ {
+		_, _, n := at(s, i)
+		i += n
+	}
+	return i
+}
+
 // splitGPT2 is 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+.
 func splitGPT2(s string, ends []int) []int {
 	for i := 0; i < len(s); {
@@ -336,10 +355,7 @@ func splitLlama3Like(s string, ends []int, digits int, marks bool) []int {
 		}
 		// \p{N}{1,3}
 		if c == clNumber {
-			for k := 0; k < digits && class(s, i) == clNumber; k++ {
-				_, _, n := at(s, i)
-				i += n
-			}
+			i = skipDigits(s, i, digits)
 			ends = append(ends, i)
 			continue
 		}
@@ -357,11 +373,7 @@ func splitLlama3Like(s string, ends []int, digits int, marks bool) []int {
 			continue
 		}
 		// \s*[\r\n]+ then \s+(?!\S)|\s+
-		if _, _, _, nl := spaces(s, i); nl > 0 {
-			i = nl
-		} else {
-			i = splitSpaces(s, i)
-		}
+		i = splitLines(s, i)
 		ends = append(ends, i)
 	}
 	return ends

@@ -312,10 +312,7 @@ func matchDeepseekV3(s string, i int) int {
 	}
 	// \s*[\r\n]+, else \s+(?!\S)|\s+
 	if c == catSpace {
-		if _, _, _, nl := spaces(s, i); nl > 0 {
-			return nl - i
-		}
-		return splitSpaces(s, i) - i
+		return splitLines(s, i) - i
 	}
 	return 0
 }

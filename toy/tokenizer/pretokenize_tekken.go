@@ -57,10 +57,7 @@ func splitCased(s string, ends []int, digits int, contractions bool) []int {
 		}
 		// \p{N} or \p{N}{1,3}
 		if c == clNumber {
-			for k := 0; k < digits && class(s, i) == clNumber; k++ {
-				_, _, n := at(s, i)
-				i += n
-			}
+			i = skipDigits(s, i, digits)
 			ends = append(ends, i)
 			continue
 		}
@@ -78,11 +75,7 @@ func splitCased(s string, ends []int, digits int, contractions bool) []int {
 			continue
 		}
 		// \s*[\r\n]+ then \s+(?!\S)|\s+
-		if _, _, _, nl := spaces(s, i); nl > 0 {
-			i = nl
-		} else {
-			i = splitSpaces(s, i)
-		}
+		i = splitLines(s, i)
 		ends = append(ends, i)
 	}
 	return ends
