@@ -563,9 +563,10 @@ func (b *Backend) attention(od, qs, ks, vs []float32, T, nHead, nKV, dh, past in
 		sinks = o.Sinks.Data() // [H]
 		a.sinks = &sinks[0]
 	}
-	jobs := T * nHead
-	workers.run(jobs, split(jobs, 1, 1), func(lo, hi int) {
-		scratch := getF32(past + T)
+	// Chunks of whole KV groups: the kernel runs a group's heads together.
+	jobs, group := T*nHead, nHead/nKV
+	workers.run(jobs, split(jobs, group, group), func(lo, hi int) {
+		scratch := getF32(4 * (past + T + 16)) // four heads' scores, padded to 16 keys
 		call(b.ks.attention, ptr(od), ptr(qs), ptr(ks), ptr(vs), uintptr(unsafe.Pointer(a)), u(lo), u(hi), ptr(*scratch))
 		f32Scratch.Put(scratch)
 	})

@@ -4,15 +4,15 @@ package cpu
 
 // sourcesSHA256 is the SHA-256 of the C sources and build.sh, concatenated
 // in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "60fec38bac75a843198a73dd464c9197cacae26c6d15a241ea6195cb1281edf9"
+const sourcesSHA256 = "a9419c21d229fd2220cee2723102bff0954d2b0764e7931b8cb6bf61d4702e6f"
 
 var sourceFiles = []string{"build.sh", "csrc/f32.c", "csrc/iq4.c", "csrc/kq.c", "csrc/kq2.c", "csrc/ops.c", "csrc/q41.c", "csrc/q45.c", "csrc/q8.c", "csrc/quant.h", "csrc/toy.h"}
 
 // libSHA256 maps each embedded library to the SHA-256 build.sh recorded.
 var libSHA256 = map[string]string{
-	"libtoy-amd64-avx2.so":         "86c1e70a1b41276f33ab8819f0bd33058ebc7513f4c6ba00efa46f8ea12fc8fc",
-	"libtoy-amd64-avx512.so":       "bfbcfa7ccb427781daf36ed83842f00ba6b0d05dcd4a1695ec67e345a33f0204",
-	"libtoy-amd64-avxvnni.so":      "9f42c7e3a6a7a2addaf50f9c3026eb23da2178924b22f30aa07d8a7721c5bea0",
+	"libtoy-amd64-avx2.so":         "46a7851079314bf4f69e334455321c5db5d1caa78b77b2c799d3110b7adf5153",
+	"libtoy-amd64-avx512.so":       "63806229413ea77e88cfa256235684c656d4bfde18118169bfb3e10397f7f5a9",
+	"libtoy-amd64-avxvnni.so":      "2b63dabeae12650c549ca89b978107e64843855edbdc7142bdc4e3b041986931",
 	"libtoy-amd64-x86-64.so":       "b73dc4be3e324957f2f80b2d60759dc0a8273aaac6d9a1da2903a7c95b5e0857",
 	"libtoy-arm64-neon-dotprod.so": "0fb26f552a1bc6612a39f78d33415c888d66757b77e9cc771fb20ff3d321d87f",
 	"libtoy-arm64-neon.so":         "f7aed46e3b79bde4ff5f18d68ef020220bb036162b2ba296bc46b75e33e834e2",

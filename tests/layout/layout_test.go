@@ -60,13 +60,14 @@ var named = map[string][]string{
 // (deepseek2), and the encoders, whose Hugging Face conversion and pooling
 // heads are their own.
 var budget = map[string]int{"default": 570,
-	"toy/models/qwen35": 980, "toy/models/vit": 880, "toy/models/deepseek2": 800,
+	"toy/models/qwen35": 960, "toy/models/vit": 880, "toy/models/deepseek2": 790,
 	"toy/models/bert": 670}
 
 // totalBudget is the most non-test lines under toy/models, the registry
 // included (13,800 before the families were declared, 9,525 with the
-// shared decoder frame; the aim is 7,500).
-const totalBudget = 9600
+// shared decoder frame, 9,329 with defaults, ranges and multiples declared;
+// the aim is 7,500).
+const totalBudget = 9350
 
 func packages(t *testing.T) map[string]*build.Package {
 	root, err := filepath.Abs("../..")

@@ -297,17 +297,6 @@ TOY_INLINE void q6k_unpack(const uint8_t *blk, __m256i q[8], __m256i *G, __m256i
 // eight, the eight rows' sums (and mins) reduce together, and the float steps
 // run on eight lanes.
 
-// q4k_scmn returns a Q4_K block's eight scales (bytes 0-7) and eight mins
-// (bytes 8-15), q4k_scales in one vector.
-TOY_INLINE __m128i q4k_scmn(const uint8_t *blk) {
-	__m128i v = _mm_loadu_si128((const __m128i *)blk); // d, dmin | u0 | u1 | u2
-	__m128i u01 = _mm_shuffle_epi32(v, _MM_SHUFFLE(3, 3, 2, 1)), u2 = _mm_shuffle_epi32(v, _MM_SHUFFLE(3, 3, 3, 3));
-	__m128i lo = _mm_and_si128(u01, _mm_set1_epi32(0x3f3f3f3f));
-	__m128i hi = _mm_or_si128(_mm_and_si128(_mm_srlv_epi32(u2, _mm_setr_epi32(0, 4, 0, 0)), _mm_set1_epi32(0x0f0f0f0f)),
-	                          _mm_and_si128(_mm_srli_epi32(u01, 2), _mm_set1_epi32(0x30303030)));
-	return _mm_unpacklo_epi32(lo, hi);
-}
-
 // kq_ctl returns the vpshufb control that puts, in each 128-bit lane L,
 // byte at(L) zero-extended in every int16.
 TOY_INLINE __m512i kq_ctl(int a0, int a1, int a2, int a3) {

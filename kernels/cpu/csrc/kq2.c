@@ -211,8 +211,96 @@ TOY_INLINE void k2_unpack(int kind, const uint8_t *blk, __m256i q[8], __m256i *G
 // four lanes, one per row.
 #define K2_GEMV_MR 2
 
+#if KR == 16
+// Q5_K decode with AVX-512: a block in four vectors of 64 quants, each 64
+// nibble bytes giving sub-blocks [2p | 2p+2] (low nibbles) and [2p+1 | 2p+3]
+// (high) in its 256-bit halves, the fifth bits added under a byte mask
+// (vptestmb of the 32 bytes of bits, broadcast to both halves); the
+// activations loaded to match ([x 0-31 | x 64-95], …, once per block for the
+// four rows) and each half's sub-block scale from one vpshufb of q4k_scmn. The dots fold
+// to 256 bits and reduce with the mins as k2_gemv4's.
+TOY_INLINE void q5k_gemv4(float *out, int64_t N, const uint8_t *xq, int MR, const uint8_t *const r[4], int64_t nb,
+                          int valid, const uint8_t *pf) {
+	const int64_t xrow = nb * Q8K_BYTES;
+	const __m512i low = _mm512_set1_epi8(0x0F), five = _mm512_set1_epi8(0x10);
+	// sub-blocks (a | b) of vector k: (0 | 2), (1 | 3), (4 | 6), (5 | 7)
+	static const int8_t sa[4] = {0, 1, 4, 5}, sb[4] = {2, 3, 6, 7};
+	__m512i bit[4], sidx[4];
+	for (int k = 0; k < 4; k++) {
+		bit[k] = _mm512_inserti64x4(_mm512_set1_epi8((char)(1 << sa[k])), _mm256_set1_epi8((char)(1 << sb[k])), 1);
+		sidx[k] = _mm512_inserti64x4(_mm512_set1_epi16((short)(0x8000 | sa[k])), _mm256_set1_epi16((short)(0x8000 | sb[k])), 1);
+	}
+	// the min of group g's sub-block (byte 8 + g/2 of q4k_scmn) as int16
+	const __m256i cmin = _mm256_setr_epi8(8, -128, 8, -128, 9, -128, 9, -128, 10, -128, 10, -128, 11, -128, 11, -128, 12,
+	                                      -128, 12, -128, 13, -128, 13, -128, 14, -128, 14, -128, 15, -128, 15, -128);
+	const __m256i didx = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+	__m128 sum[K2_GEMV_MR];
+	for (int m = 0; m < MR; m++) sum[m] = _mm_setzero_ps();
+	for (int64_t b = 0; b < nb; b++) {
+		if (pf)
+			for (int i = 0; i < 4 * Q5K_BYTES; i += 64) __builtin_prefetch(pf + 4 * Q5K_BYTES * b + i, 0, 2);
+		const uint8_t *xb[K2_GEMV_MR];
+		__m512i xv[K2_GEMV_MR][4];
+		for (int m = 0; m < MR; m++) {
+			xb[m] = xq + m * xrow + b * Q8K_BYTES;
+			for (int k = 0; k < 4; k++) {
+				const uint8_t *x0 = xb[m] + 128 * (k / 2) + 32 * (k % 2);
+				xv[m][k] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)x0)),
+				                              _mm256_loadu_si256((const __m256i *)(x0 + 64)), 1);
+			}
+		}
+		__m256i acc[K2_GEMV_MR][4], cor[K2_GEMV_MR][4];
+		uint32_t dh[4];
+		for (int n = 0; n < 4; n++) {
+			const uint8_t *blk = r[n] + b * Q5K_BYTES;
+			dh[n] = kq_u32(blk);
+			__m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk + 16)));
+			__m512i v0 = _mm512_loadu_si512((const void *)(blk + 48)), v1 = _mm512_loadu_si512((const void *)(blk + 112));
+			__m512i q[4] = {_mm512_and_si512(v0, low), _mm512_and_si512(_mm512_srli_epi16(v0, 4), low),
+			                _mm512_and_si512(v1, low), _mm512_and_si512(_mm512_srli_epi16(v1, 4), low)};
+			__m512i S = _mm512_broadcast_i32x4(q4k_scmn(blk)); // scales | mins, bytes
+			__m256i C = _mm256_shuffle_epi8(_mm512_castsi512_si256(S), cmin);
+			__m512i a[K2_GEMV_MR];
+			for (int m = 0; m < MR; m++) {
+				__m256i bs = _mm256_loadu_si256((const __m256i *)(xb[m] + Q8K_BSUMS));
+				cor[m][n] = _mm256_madd_epi16(bs, C);
+				a[m] = _mm512_setzero_si512();
+			}
+			for (int k = 0; k < 4; k++) {
+				__m512i qk = _mm512_mask_add_epi8(q[k], _mm512_test_epi8_mask(qh, bit[k]), q[k], five);
+				__m512i sv = _mm512_shuffle_epi8(S, sidx[k]);
+				for (int m = 0; m < MR; m++) a[m] = _mm512_dpwssd_epi32(a[m], _mm512_maddubs_epi16(qk, xv[m][k]), sv);
+			}
+			for (int m = 0; m < MR; m++)
+				acc[m][n] = _mm256_add_epi32(_mm512_castsi512_si256(a[m]), _mm512_extracti64x4_epi64(a[m], 1));
+		}
+		// [d of the four rows | their dmin]
+		__m256 dw = _mm256_permutevar8x32_ps(
+		    _mm256_cvtph_ps(_mm_setr_epi32((int)dh[0], (int)dh[1], (int)dh[2], (int)dh[3])), didx);
+		for (int m = 0; m < MR; m++) {
+			__m128 xd = _mm_set1_ps(q8k_d(xb[m]));
+			__m256 f = _mm256_cvtepi32_ps(kq_reduce8(acc[m][0], acc[m][1], acc[m][2], acc[m][3], cor[m][0], cor[m][1],
+			                                         cor[m][2], cor[m][3]));
+			__m256 p = _mm256_mul_ps(_mm256_mul_ps(dw, _mm256_set_m128(xd, xd)), f); // [d·dots | dmin·mins]
+			sum[m] = _mm_add_ps(sum[m], _mm_sub_ps(_mm256_castps256_ps128(p), _mm256_extractf128_ps(p, 1)));
+		}
+	}
+	for (int m = 0; m < MR; m++) {
+		float tmp[4];
+		_mm_storeu_ps(tmp, sum[m]);
+		for (int j = 0; j < valid; j++) out[m * N + j] = tmp[j];
+	}
+}
+#endif
+
 TOY_INLINE void k2_gemv4(int kind, float *out, int64_t N, const uint8_t *xq, int MR, const uint8_t *const r[4],
                          int64_t nb, int valid, const uint8_t *pf) {
+#if KR == 16
+	if (kind == K2_Q5K) {
+		q5k_gemv4(out, N, xq, MR, r, nb, valid, pf);
+		return;
+	}
+#endif
 	const int64_t xrow = nb * Q8K_BYTES, wb = k2_bytes(kind);
 	__m128 sum[K2_GEMV_MR];
 	for (int m = 0; m < MR; m++) sum[m] = _mm_setzero_ps();

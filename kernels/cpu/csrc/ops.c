@@ -108,16 +108,153 @@ typedef struct {
 	const float *sinks; // one sink logit per query head [H], or NULL
 } toy_attn_args;
 
+#if defined(__AVX512F__)
+// Heads that share a KV head read the same key and value rows: attn_heads
+// takes NH (≤ 4) of them for one query, loading each row once for all.
+//
+// Scores, sixteen keys at a time: vector m holds keys s+4L+m in its 128-bit
+// lanes L, each lane the four partial sums of dotF32 (i ≡ c mod 4). A 4×4
+// transpose of 128-bit blocks of four key rows gives the vector of column
+// block i of the four keys, multiplied by the head's q[4i..4i+3] in every
+// lane and added in block order: per lane, gemv4_f32's adds. Two rounds of
+// in-lane shuffles then add (s0 + s1) + (s2 + s3), which puts key s+j in
+// lane j.
+//
+// Softmax per head as softmax_sink, the NH sums in double side by side (one
+// chain per head, in key order). Values: o += p·v, key by key, 64 columns of
+// the NH heads at a time, each value row loaded once.
+#define ATTN_HC 4
+#define ATTN_DH 256 // the largest head size it takes
+
+// attn_cols accumulates NH heads' outputs o[h][c … c+16·NV) over the n value
+// rows from v0 (stride kc), weights p[h][s].
+TOY_INLINE void attn_cols(int NH, int NV, float *const o[], const float *const p[], const float *v0, int64_t kc,
+                          int64_t n, int64_t c) {
+	__m512 acc[ATTN_HC][4];
+	for (int h = 0; h < NH; h++)
+		for (int j = 0; j < NV; j++) acc[h][j] = _mm512_setzero_ps();
+	for (int64_t s = 0; s < n; s++) {
+		const float *vr = v0 + s * kc + c;
+		__m512 vv[4];
+		for (int j = 0; j < NV; j++) vv[j] = _mm512_loadu_ps(vr + 16 * j);
+		for (int h = 0; h < NH; h++) {
+			__m512 pb = _mm512_set1_ps(p[h][s]);
+			for (int j = 0; j < NV; j++) acc[h][j] = _mm512_add_ps(acc[h][j], _mm512_mul_ps(pb, vv[j]));
+		}
+	}
+	for (int h = 0; h < NH; h++)
+		for (int j = 0; j < NV; j++) _mm512_storeu_ps(o[h] + c + 16 * j, acc[h][j]);
+}
+
+TOY_INLINE void attn_heads(int NH, float *out, const float *q, const float *k, const float *v, const toy_attn_args *a,
+                           int64_t t, int64_t h0, float *scratch) {
+	int64_t H = a->H, Dh = a->Dh, qc = H * Dh, kc = a->KV * Dh, kvh = h0 / (H / a->KV), lo, hi;
+	attn_keys(t, a->past, a->bidir_T, a->window, &lo, &hi);
+	int64_t n = hi - lo + 1, ps = (n + 15) / 16 * 16;
+	const float *k0 = k + lo * kc + kvh * Dh, *v0 = v + lo * kc + kvh * Dh;
+	const float *qh[ATTN_HC];
+	float *p[ATTN_HC], *o[ATTN_HC];
+	for (int h = 0; h < NH; h++)
+		qh[h] = q + t * qc + (h0 + h) * Dh, p[h] = scratch + h * ps, o[h] = out + t * qc + (h0 + h) * Dh;
+	// q[4i … 4i+3] of each head in all four lanes
+	__m512 qb[ATTN_HC][ATTN_DH / 4];
+	for (int h = 0; h < NH; h++)
+		for (int64_t i = 0; i < Dh / 4; i++) qb[h][i] = _mm512_broadcast_f32x4(_mm_loadu_ps(qh[h] + 4 * i));
+	const __m512 scale = _mm512_set1_ps(a->scale);
+	for (int64_t s = 0; s < n; s += 16) {
+		__m512 acc[ATTN_HC][4];
+		for (int h = 0; h < NH; h++)
+			for (int m = 0; m < 4; m++) acc[h][m] = _mm512_setzero_ps();
+		for (int m = 0; m < 4; m++) {
+			const float *r[4];
+			for (int L = 0; L < 4; L++) r[L] = k0 + (s + 4 * L + m < n ? s + 4 * L + m : n - 1) * kc;
+			for (int64_t c = 0; c < Dh; c += 16) {
+				// a decode step finds a sequence's cache in memory: the key rows
+				// of the next sixteen keys, and these keys' value rows for the
+				// sums after the softmax
+				for (int L = 0; L < 4; L++) {
+					__builtin_prefetch(r[L] + 16 * kc + c, 0, 3);
+					__builtin_prefetch(v0 + (r[L] - k0) + c, 0, 2);
+				}
+				__m512 p0 = _mm512_loadu_ps(r[0] + c), p1 = _mm512_loadu_ps(r[1] + c);
+				__m512 p2 = _mm512_loadu_ps(r[2] + c), p3 = _mm512_loadu_ps(r[3] + c);
+				__m512 t0 = _mm512_shuffle_f32x4(p0, p1, 0x44), t1 = _mm512_shuffle_f32x4(p0, p1, 0xee);
+				__m512 t2 = _mm512_shuffle_f32x4(p2, p3, 0x44), t3 = _mm512_shuffle_f32x4(p2, p3, 0xee);
+				__m512 b[4] = {_mm512_shuffle_f32x4(t0, t2, 0x88), _mm512_shuffle_f32x4(t0, t2, 0xdd),
+				               _mm512_shuffle_f32x4(t1, t3, 0x88), _mm512_shuffle_f32x4(t1, t3, 0xdd)};
+				for (int h = 0; h < NH; h++)
+					for (int i = 0; i < 4; i++) acc[h][m] = _mm512_add_ps(acc[h][m], _mm512_mul_ps(qb[h][c / 4 + i], b[i]));
+			}
+		}
+		for (int h = 0; h < NH; h++) {
+			__m512 e01 = _mm512_add_ps(_mm512_shuffle_ps(acc[h][0], acc[h][1], _MM_SHUFFLE(2, 0, 2, 0)),
+			                           _mm512_shuffle_ps(acc[h][0], acc[h][1], _MM_SHUFFLE(3, 1, 3, 1)));
+			__m512 e23 = _mm512_add_ps(_mm512_shuffle_ps(acc[h][2], acc[h][3], _MM_SHUFFLE(2, 0, 2, 0)),
+			                           _mm512_shuffle_ps(acc[h][2], acc[h][3], _MM_SHUFFLE(3, 1, 3, 1)));
+			__m512 d = _mm512_add_ps(_mm512_shuffle_ps(e01, e23, _MM_SHUFFLE(2, 0, 2, 0)),
+			                         _mm512_shuffle_ps(e01, e23, _MM_SHUFFLE(3, 1, 3, 1)));
+			_mm512_storeu_ps(p[h] + s, _mm512_mul_ps(d, scale));
+		}
+	}
+	// softmax_sink for each head, the sums in double side by side
+	float mx[ATTN_HC];
+	double sum[ATTN_HC];
+	for (int h = 0; h < NH; h++) {
+		float *ph = p[h], m;
+		attn_cap(ph, n, a->cap);
+		// the maximum as the loop m = p[s] > m ? p[s] : m from m = p[0]: vmaxps
+		// returns its second operand (m) when p[s] is NaN, and the sign of a
+		// zero maximum changes no p[s] − m
+		__m512 vm = _mm512_set1_ps(ph[0]);
+		int64_t s = 0;
+		for (; s + 16 <= n; s += 16) vm = _mm512_max_ps(_mm512_loadu_ps(ph + s), vm);
+		__mmask16 tail = (__mmask16)((1u << (n - s)) - 1);
+		vm = _mm512_mask_max_ps(vm, tail, _mm512_maskz_loadu_ps(tail, ph + s), vm);
+		m = _mm512_reduce_max_ps(vm);
+		if (a->sinks && a->sinks[h0 + h] > m) m = a->sinks[h0 + h];
+		for (int64_t s = 0; s < n; s++) ph[s] = toy_exp_f32(ph[s] - m);
+		mx[h] = m, sum[h] = 0;
+	}
+	for (int64_t s = 0; s < n; s++)
+		for (int h = 0; h < NH; h++) sum[h] += (double)p[h][s];
+	for (int h = 0; h < NH; h++) {
+		if (a->sinks) sum[h] += (double)toy_exp_f32(a->sinks[h0 + h] - mx[h]);
+		float inv = (float)(1.0 / sum[h]);
+		for (int64_t s = 0; s < n; s++) p[h][s] *= inv;
+	}
+	int64_t c = 0;
+	for (; c + 64 <= Dh; c += 64) attn_cols(NH, 4, o, (const float *const *)p, v0, kc, n, c);
+	for (; c < Dh; c += 16) attn_cols(NH, 1, o, (const float *const *)p, v0, kc, n, c);
+}
+#endif
+
 // toy_attention computes jobs [j0, j1) of attention, job = t·H + h: query t
 // (position past+t) of head h attends to keys lo … hi (attn_keys) of KV head
 // h/(H/KV), its softmax joined by head h's sink when a->sinks is set
 // (gpt-oss; see tensor.AttentionOptions). q, out [T, H·Dh]; k, v
-// [S, KV·Dh]; scratch holds past+T floats.
+// [S, KV·Dh]; scratch holds 4·(past+T+16) floats. With AVX-512 and Dh a
+// multiple of 16 up to ATTN_DH, consecutive jobs of one query and KV head run together
+// (attn_heads); the Go side splits the jobs by whole KV groups.
 TOY_API void toy_attention(float *out, const float *q, const float *k, const float *v, const toy_attn_args *a,
                            int64_t j0, int64_t j1, float *scratch) {
 	int64_t H = a->H, Dh = a->Dh, qc = H * Dh, kc = a->KV * Dh, group = H / a->KV;
 	for (int64_t job = j0; job < j1; job++) {
 		int64_t t = job / H, h = job % H, kvh = h / group, lo, hi;
+#if defined(__AVX512F__)
+		if (Dh % 16 == 0 && Dh <= ATTN_DH) {
+			int64_t nh = group - h % group; // the heads left in this KV group
+			nh = nh < j1 - job ? nh : j1 - job;
+			nh = nh < ATTN_HC ? nh : ATTN_HC;
+			switch (nh) {
+			case 1: attn_heads(1, out, q, k, v, a, t, h, scratch); break;
+			case 2: attn_heads(2, out, q, k, v, a, t, h, scratch); break;
+			case 3: attn_heads(3, out, q, k, v, a, t, h, scratch); break;
+			default: attn_heads(4, out, q, k, v, a, t, h, scratch); break;
+			}
+			job += nh - 1;
+			continue;
+		}
+#endif
 		attn_keys(t, a->past, a->bidir_T, a->window, &lo, &hi);
 		int64_t n = hi - lo + 1;
 		const float *qr = q + t * qc + h * Dh;

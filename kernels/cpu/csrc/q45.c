@@ -117,6 +117,83 @@ TOY_INLINE void q45_gemv8(int q5, float *out, int64_t N, const uint8_t *xq, cons
 	}
 }
 
+#if KR == 16
+// Q4_0 decode with AVX-512: sixteen weight rows at a time, four to a vector
+// (row 4L+k in 128-bit lane L of vector k, so the reduction below lands row j
+// in lane j). Each 128-bit lane takes one row's 16 bytes: the low nibbles
+// against x[0..15] and the high ones against x[16..31], both broadcast to
+// every lane; two unpack-and-add rounds reduce the four rows' four partial
+// sums each. The fp16 scales come in the same way, from 16-byte loads at the
+// block's start, picked out by the first round's unpacks.
+TOY_INLINE __m512i q40_rows4(const uint8_t *const r[16], int k, int64_t off) {
+	__m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(r[k] + off)));
+	v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(r[4 + k] + off)), 1);
+	v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(r[8 + k] + off)), 2);
+	return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(r[12 + k] + off)), 3);
+}
+
+TOY_INLINE void q40_gemv16(float *out, int64_t N, const uint8_t *xq, const int32_t *xsum, int MR,
+                           const uint8_t *const r[16], int64_t nb, int valid, const uint8_t *pf) {
+	const int64_t xrow = nb * Q8_BYTES;
+	const __m512i low = _mm512_set1_epi8(0x0F);
+	__m512 sum[2];
+	for (int m = 0; m < MR; m++) sum[m] = _mm512_setzero_ps();
+	for (int64_t b = 0; b < nb; b++) {
+		const int64_t off = b * Q40_BYTES;
+		if (pf)
+			for (int i = 0; i < 16 * Q40_BYTES; i += 64) __builtin_prefetch(pf + 16 * off + i, 0, 2);
+		__m512i lo[4], hi[4], dv[4];
+		for (int k = 0; k < 4; k++) {
+			__m512i v = q40_rows4(r, k, off + 2);
+			lo[k] = _mm512_and_si512(v, low), hi[k] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
+			dv[k] = q40_rows4(r, k, off);
+		}
+		// dword 0 of each lane of dv[k] holds row 4L+k's scale in its low half
+		__m512i d01 = _mm512_unpacklo_epi32(dv[0], dv[1]), d23 = _mm512_unpacklo_epi32(dv[2], dv[3]);
+		__m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_unpacklo_epi64(d01, d23)));
+		for (int m = 0; m < MR; m++) {
+			const uint8_t *xb = xq + m * xrow + b * Q8_BYTES;
+			__m512i x0 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(xb + 2)));
+			__m512i x1 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(xb + 18)));
+			__m512i p[4];
+			for (int k = 0; k < 4; k++)
+				p[k] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[k], x0), hi[k], x1);
+			__m512i t0 = _mm512_add_epi32(_mm512_unpacklo_epi32(p[0], p[1]), _mm512_unpackhi_epi32(p[0], p[1]));
+			__m512i t1 = _mm512_add_epi32(_mm512_unpacklo_epi32(p[2], p[3]), _mm512_unpackhi_epi32(p[2], p[3]));
+			__m512i s = _mm512_add_epi32(_mm512_unpacklo_epi64(t0, t1), _mm512_unpackhi_epi64(t0, t1));
+			s = _mm512_sub_epi32(s, _mm512_set1_epi32(xsum[m * nb + b] >> 4));
+			__m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(_cvtsh_ss(toy_load_u16(xb))));
+			sum[m] = _mm512_add_ps(sum[m], _mm512_mul_ps(_mm512_cvtepi32_ps(s), d));
+		}
+	}
+	for (int m = 0; m < MR; m++) {
+		if (valid == 16) {
+			_mm512_storeu_ps(out + m * N, sum[m]);
+			continue;
+		}
+		float tmp[16];
+		_mm512_storeu_ps(tmp, sum[m]);
+		for (int j = 0; j < valid; j++) out[m * N + j] = tmp[j];
+	}
+}
+
+TOY_INLINE void q40_gemv(float *out, const uint8_t *xq, const int32_t *xsum, const uint8_t *w, int64_t M, int64_t K,
+                         int64_t N, int64_t n0, int64_t n1) {
+	int64_t nb = K / 32, rb = nb * Q40_BYTES;
+	for (int64_t n = n0; n < n1; n += 16) {
+		int valid = (int)(n1 - n < 16 ? n1 - n : 16);
+		const uint8_t *r[16];
+		for (int j = 0; j < 16; j++) r[j] = w + (n + (j < valid ? j : valid - 1)) * rb;
+		const uint8_t *pf = n + 48 <= n1 ? w + (n + 32) * rb : NULL; // the rows after the next sixteen
+		int64_t m = 0;
+		for (; m + 2 <= M; m += 2)
+			q40_gemv16(out + m * N + n, N, xq + m * nb * Q8_BYTES, xsum + m * nb, 2, r, nb, valid, m ? NULL : pf);
+		for (; m < M; m++)
+			q40_gemv16(out + m * N + n, N, xq + m * nb * Q8_BYTES, xsum + m * nb, 1, r, nb, valid, m ? NULL : pf);
+	}
+}
+#endif
+
 TOY_INLINE void q45_gemv(int q5, float *out, const uint8_t *xq, const int32_t *xsum, const uint8_t *w, int64_t M,
                          int64_t K, int64_t N, int64_t n0, int64_t n1) {
 	int64_t nb = K / 32, rb = nb * (q5 ? Q50_BYTES : Q40_BYTES);
@@ -152,13 +229,25 @@ static void q45_pack(int q5, uint8_t *pk, const uint8_t *const r[KR], int64_t nb
 			for (int i = 0; i < 8; i++) {
 				const uint8_t *blk = r[8 * h + i] + b * wb;
 				v[i] = q45_unpack(q5, blk);
-				float d = toy_fp16_f32(toy_load_u16(blk));
+				float d = _cvtsh_ss(toy_load_u16(blk));
 				__builtin_memcpy(pb + QP_D + 4 * (8 * h + i), &d, 4);
 			}
 			kq_t8(o, v);
 			for (int j = 0; j < 8; j++) _mm256_storeu_si256((__m256i *)(pb + j * 4 * KR + 32 * h), o[j]);
 		}
 	}
+}
+
+// q45_dpbusd_bcast: acc + wv·(the four bytes at p in every lane). With
+// AVX-512, vpdpbusd's embedded broadcast: GCC leaves a separate vpbroadcastd,
+// an extra micro-op for each of the loop's dot instructions.
+TOY_INLINE kvi q45_dpbusd_bcast(kvi acc, kvi wv, const uint8_t *p) {
+#if KR == 16
+	__asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(wv), "m"(*(const int32_t *)p));
+	return acc;
+#else
+	return KV_DPBUSD(acc, wv, KV_BCAST(p));
+#endif
 }
 
 TOY_INLINE void q45_packed_rows(int q5, float *const out[], const uint8_t *const x[], const int32_t *const xs[],
@@ -173,11 +262,11 @@ TOY_INLINE void q45_packed_rows(int q5, float *const out[], const uint8_t *const
 		for (int g = 0; g < 8; g++) {
 			kvi wv = KV_LOAD(pb + g * 4 * KR);
 			for (int i = 0; i < MR; i++)
-				acc[g & 1][i] = KV_DPBUSD(acc[g & 1][i], wv, KV_BCAST(x[i] + b * Q8_BYTES + 2 + 4 * g));
+				acc[g & 1][i] = q45_dpbusd_bcast(acc[g & 1][i], wv, x[i] + b * Q8_BYTES + 2 + 4 * g);
 		}
 		kvf d = KF_LOAD((const float *)(pb + QP_D));
 		for (int i = 0; i < MR; i++) {
-			kvf dx = KF_MUL(d, KF_SET1(toy_fp16_f32(toy_load_u16(x[i] + b * Q8_BYTES))));
+			kvf dx = KF_MUL(d, KF_SET1(_cvtsh_ss(toy_load_u16(x[i] + b * Q8_BYTES))));
 			sum[i] = KF_ADD(sum[i], KF_MUL(KF_CVT(KV_ADD(acc[0][i], acc[1][i])), dx));
 		}
 	}
@@ -222,7 +311,11 @@ TOY_API void toy_matmul_q4_0(float *out, const uint8_t *xq, const uint8_t *w, in
 	if (scratch && M >= Q45_PACK_MIN)
 		q45_gemm(0, out, xq, xsum, w, M, K, N, n0, n1, kq_align(scratch));
 	else
+#if KR == 16
+		q40_gemv(out, xq, xsum, w, M, K, N, n0, n1);
+#else
 		q45_gemv(0, out, xq, xsum, w, M, K, N, n0, n1);
+#endif
 }
 
 TOY_API void toy_matmul_q5_0(float *out, const uint8_t *xq, const uint8_t *w, int64_t M, int64_t K, int64_t N,

@@ -151,6 +151,18 @@ TOY_INLINE void kf_store(float *o, kvf v, int valid) {
 	for (int j = 0; j < valid; j++) o[j] = tmp[j];
 }
 
+// q4k_scmn returns the eight scales (bytes 0-7) and eight mins (bytes 8-15)
+// of a Q4_K block, or of a Q5_K one (the same first 16 bytes): q4k_scales in
+// one vector.
+TOY_INLINE __m128i q4k_scmn(const uint8_t *blk) {
+	__m128i v = _mm_loadu_si128((const __m128i *)blk); // d, dmin | u0 | u1 | u2
+	__m128i u01 = _mm_shuffle_epi32(v, _MM_SHUFFLE(3, 3, 2, 1)), u2 = _mm_shuffle_epi32(v, _MM_SHUFFLE(3, 3, 3, 3));
+	__m128i lo = _mm_and_si128(u01, _mm_set1_epi32(0x3f3f3f3f));
+	__m128i hi = _mm_or_si128(_mm_and_si128(_mm_srlv_epi32(u2, _mm_setr_epi32(0, 4, 0, 0)), _mm_set1_epi32(0x0f0f0f0f)),
+	                          _mm_and_si128(_mm_srli_epi32(u01, 2), _mm_set1_epi32(0x30303030)));
+	return _mm_unpacklo_epi32(lo, hi);
+}
+
 // kq_bcast16 broadcasts int16 element k of each 128-bit half of S over that half.
 TOY_INLINE __m256i kq_bcast16(__m256i S, int k) {
 	return _mm256_shuffle_epi8(S, _mm256_set1_epi16((short)(0x0100 + 0x0202 * k)));
