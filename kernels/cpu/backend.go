@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/toyml/toy/toy/tensor"
+	"github.com/toyml/toy/toy/tensor/quant"
 )
 
 // Backend runs ops on host memory with the C kernels of one library variant
@@ -214,8 +215,8 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		runtime.KeepAlive(xv)
 		runtime.KeepAlive(w)
 	case tensor.Q8_0:
-		nb := K / tensor.Q8BlockSize
-		rb := nb * tensor.Q8BlockLen
+		nb := K / quant.Q8BlockSize
+		rb := nb * quant.Q8BlockLen
 		xq := getBytes(M * rb)
 		// From 2 rows on the kernel may use weight tiles repacked so that a
 		// lane holds a row (AVX-512 and AVX-VNNI from 2 rows, AVX2 from 3);
@@ -244,13 +245,13 @@ func (b *Backend) MatMul(out, x, w *tensor.Tensor) {
 		runtime.KeepAlive(xsum)
 		byteScratch.Put(xq)
 	case tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K, tensor.IQ4_XS:
-		if K%tensor.QK != 0 { // not a whole number of super-blocks: Go says what is wrong
+		if K%quant.QK != 0 { // not a whole number of super-blocks: Go says what is wrong
 			tensor.Go{}.MatMul(out, x, w)
 			return
 		}
 		b.matmulKQuant(o, xs, w, M, K, N)
 	case tensor.Q4_0, tensor.Q5_0, tensor.IQ4_NL, tensor.MXFP4:
-		if K%tensor.Q8BlockSize != 0 {
+		if K%quant.Q8BlockSize != 0 {
 			tensor.Go{}.MatMul(out, x, w)
 			return
 		}
@@ -303,7 +304,7 @@ func align64(b []byte) []byte {
 // which repack tiles of weight rows (kq.c: Q4_K, Q6_K; kq2.c: Q5_K, Q3_K,
 // Q2_K; iq4.c: IQ4_XS).
 func (b *Backend) matmulKQuant(o, xs []float32, w *tensor.Tensor, M, K, N int) {
-	nb := K / tensor.QK
+	nb := K / quant.QK
 	rb := nb * q8KBytes
 	xbuf := getBytes(M*rb + 64)
 	defer byteScratch.Put(xbuf)
@@ -337,8 +338,8 @@ func (b *Backend) matmulKQuant(o, xs []float32, w *tensor.Tensor, M, K, N int) {
 // and subtract the offset times Σx); scratch for the prefill kernels as in
 // matmulKQuant (q45.c, iq4.c).
 func (b *Backend) matmulQ45(o, xs []float32, w *tensor.Tensor, M, K, N int) {
-	nb := K / tensor.Q8BlockSize
-	rb := nb * tensor.Q8BlockLen
+	nb := K / quant.Q8BlockSize
+	rb := nb * quant.Q8BlockLen
 	xq := getBytes(M * rb)
 	defer byteScratch.Put(xq)
 	xsumBuf := getI32(M * nb)

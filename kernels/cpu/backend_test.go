@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/toyml/toy/toy/tensor"
+	"github.com/toyml/toy/toy/tensor/quant"
 )
 
 // backends returns the fast and reference backends of every variant this
@@ -146,7 +147,7 @@ func absSums(x, w *tensor.Tensor) []float64 {
 			for k := range K {
 				xv := x.Data()[m*K+k]
 				if w.DType() == tensor.F16 {
-					xv = tensor.RoundFP16(xv)
+					xv = quant.RoundFP16(xv)
 				}
 				s += math.Abs(float64(xv) * float64(wf[n*K+k]))
 			}
@@ -256,7 +257,7 @@ func TestQuantizeQ8MatchesGo(t *testing.T) {
 	for i := 32; i < 64; i++ { // block 1: all zero
 		x[i] = 0
 	}
-	want := tensor.QuantizeQ8_0(nil, x)
+	want := quant.QuantizeQ8_0(nil, x)
 	for name, b := range backends(t) {
 		got := make([]byte, len(want))
 		call(b.ks.quantizeQ8, ptr(got), ptr(x), u(len(x)/32))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toyml/toy/toy/tensor"
+	"github.com/toyml/toy/toy/tensor/quant"
 )
 
 var benchThreads = flag.Int("threads", 1, "threads for the benchmarks")
@@ -40,7 +41,7 @@ func BenchmarkMatMul(b *testing.B) {
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K,
 		tensor.Q2_K, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS, tensor.MXFP4} {
 		shapes := [][3]int{{1, 576, 1536}, {1, 1536, 576}, {1, 576, 49152}, {128, 576, 1536}, {128, 1536, 576}}
-		if dt.BlockSize() == tensor.QK { // whole super-blocks: the shapes of a SmolLM2-depth Q4_K_M model of width 512
+		if dt.BlockSize() == quant.QK { // whole super-blocks: the shapes of a SmolLM2-depth Q4_K_M model of width 512
 			shapes = [][3]int{{1, 512, 1536}, {1, 1536, 512}, {1, 512, 49152}, {128, 512, 1536}, {128, 1536, 512}}
 		}
 		if dt == tensor.MXFP4 { // gpt-oss-20b's experts: width 2880, decode and a batch of 32 rows
@@ -253,7 +254,7 @@ func BenchmarkMatMulSmallM(b *testing.B) {
 		// a block's projection (in cache) and the output head (from memory)
 		for _, N := range []int{1536, 49152} {
 			K := 576
-			if dt.BlockSize() == tensor.QK {
+			if dt.BlockSize() == quant.QK {
 				K = 512
 			}
 			w := encode(b, randTensor(r, N, K), dt)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/toyml/toy/toy/tensor"
+	"github.com/toyml/toy/toy/tensor/quant"
 )
 
 // mxfp4Weights returns w [N, K] in MXFP4 with random index bytes, and as
@@ -144,7 +145,7 @@ func TestMatMulIDGrouped(t *testing.T) {
 	defer tensor.SetBackend(tensor.ActiveBackend())
 	for _, dt := range []tensor.DType{tensor.MXFP4, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.F32} {
 		K := 96
-		if dt.BlockSize() == tensor.QK {
+		if dt.BlockSize() == quant.QK {
 			K = 256
 		}
 		w := encode(t, randTensor(r, E*N, K), dt)

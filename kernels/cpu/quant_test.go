@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/toyml/toy/toy/tensor"
+	"github.com/toyml/toy/toy/tensor/quant"
 )
 
 var quant4Types = []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K,
@@ -23,7 +24,7 @@ var quant4Types = []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q
 // quant4Ks are the row lengths tried for each type: whole k-quant
 // super-blocks, or 32-weight blocks.
 func quant4Ks(dt tensor.DType) []int {
-	if dt.BlockSize() == tensor.QK {
+	if dt.BlockSize() == quant.QK {
 		return []int{256, 512, 1024}
 	}
 	return []int{32, 96, 256}
@@ -107,7 +108,7 @@ func randomBytesWeights(t *testing.T, r *rand.Rand, dt tensor.DType, N, K int) *
 	}
 	for b := 0; b < len(raw); b += block {
 		for _, o := range dOffs {
-			binary.LittleEndian.PutUint16(raw[b+o:], tensor.F32ToFP16(float32(r.NormFloat64()*0.01)))
+			binary.LittleEndian.PutUint16(raw[b+o:], quant.F32ToFP16(float32(r.NormFloat64()*0.01)))
 		}
 	}
 	w, err := tensor.FromBytes(dt, raw, N, K)

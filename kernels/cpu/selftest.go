@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/toyml/toy/toy/tensor"
+	"github.com/toyml/toy/toy/tensor/quant"
 )
 
 // SelfTest runs each kernel of b on small random inputs and compares it with
@@ -61,7 +62,7 @@ func SelfTest(b *Backend) error {
 	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K, tensor.Q4_0,
 		tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS, tensor.MXFP4} {
 		K := 96
-		if dt.BlockSize() == tensor.QK {
+		if dt.BlockSize() == quant.QK {
 			K = 512
 		}
 		for _, s := range [][2]int{{1, 33}, {20, 40}} {

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/toyml/toy/toy/tensor"
+	"github.com/toyml/toy/toy/tensor/quant"
 )
 
 // Backend runs every op on one GPU, on one stream, with tensors resident in
@@ -303,7 +304,7 @@ func (b *Backend) quantizeActivations(xp uintptr, M, K int, dt tensor.DType) (ac
 	}
 	switch dt {
 	case tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.IQ4_NL, tensor.MXFP4, tensor.Q4_1, tensor.Q5_1:
-		nb := M * K / tensor.Q8BlockSize
+		nb := M * K / quant.Q8BlockSize
 		xq, xd := take(M*K), take(4*nb)
 		b.launch("toy_quantize_q8", (nb+3)/4, 1, 128, pArg(xp), pArg(xq), pArg(xd), iArg(nb))
 		if dt != tensor.Q4_1 && dt != tensor.Q5_1 {
@@ -313,7 +314,7 @@ func (b *Backend) quantizeActivations(xp uintptr, M, K int, dt tensor.DType) (ac
 		b.launch("toy_q8_1_sums", (nb+3)/4, 1, 128, pArg(xp), pArg(xq), pArg(xs), iArg(nb))
 		return []uint64{pArg(xq), pArg(xd), pArg(xs)}, release
 	case tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K, tensor.IQ4_XS:
-		nb := M * K / tensor.QK
+		nb := M * K / quant.QK
 		xq, xd, xs := take(M*K), take(4*nb), take(4*16*nb)
 		b.launch("toy_quantize_q8k", (nb+3)/4, 1, 128, pArg(xp), pArg(xq), pArg(xd), pArg(xs), iArg(nb))
 		if dt == tensor.Q6_K || dt == tensor.IQ4_XS { // their kernels need no sums

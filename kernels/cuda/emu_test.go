@@ -22,6 +22,7 @@ import (
 
 	"github.com/toyml/toy/kernels/cuda/emu"
 	"github.com/toyml/toy/toy/tensor"
+	"github.com/toyml/toy/toy/tensor/quant"
 )
 
 var (
@@ -257,9 +258,9 @@ func TestEmuGemmSemantics(t *testing.T) {
 						v[i] = float32(r.NormFloat64())
 						switch dt { // values the operand type holds exactly
 						case cudaR16F:
-							v[i] = tensor.RoundFP16(v[i])
+							v[i] = quant.RoundFP16(v[i])
 						case cudaR16BF:
-							v[i] = tensor.BF16ToF32(tensor.F32ToBF16(v[i]))
+							v[i] = quant.BF16ToF32(quant.F32ToBF16(v[i]))
 						}
 					}
 					return v
@@ -270,9 +271,9 @@ func TestEmuGemmSemantics(t *testing.T) {
 					case cudaR16F, cudaR16BF:
 						out := make([]byte, 2*len(v))
 						for i, f := range v {
-							h := tensor.F32ToFP16(f)
+							h := quant.F32ToFP16(f)
 							if dt == cudaR16BF {
-								h = tensor.F32ToBF16(f)
+								h = quant.F32ToBF16(f)
 							}
 							out[2*i], out[2*i+1] = byte(h), byte(h>>8)
 						}
@@ -334,8 +335,8 @@ func TestEmuGemmSemantics(t *testing.T) {
 }
 
 // TestEmuHalfRounding: the emulated __float2half_rn (toy_round_half) gives
-// the bits of tensor.F32ToFP16 — round to nearest even, subnormals,
-// overflow to infinity — and f32_to_bf16 those of tensor.F32ToBF16.
+// the bits of quant.F32ToFP16 — round to nearest even, subnormals,
+// overflow to infinity — and f32_to_bf16 those of quant.F32ToBF16.
 func TestEmuHalfRounding(t *testing.T) {
 	b := emulated(t)
 	r := rand.New(rand.NewPCG(11, 11))
@@ -358,9 +359,9 @@ func TestEmuHalfRounding(t *testing.T) {
 			got := download(t, b, hp, 2*len(xs))
 			bad := 0
 			for i, f := range xs {
-				want := tensor.F32ToFP16(f)
+				want := quant.F32ToFP16(f)
 				if bf {
-					want = tensor.F32ToBF16(f)
+					want = quant.F32ToBF16(f)
 				}
 				if g := uint16(got[2*i]) | uint16(got[2*i+1])<<8; g != want && bad < 5 {
 					bad++

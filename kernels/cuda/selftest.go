@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/toyml/toy/toy/tensor"
+	"github.com/toyml/toy/toy/tensor/quant"
 )
 
 // SelfTest runs every op of b on small random inputs and compares it with
@@ -369,8 +370,8 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1,
 		tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL, tensor.IQ4_XS, tensor.MXFP4} {
 		D := D
-		if dt.BlockSize() == tensor.QK {
-			D = 2 * tensor.QK
+		if dt.BlockSize() == quant.QK {
+			D = 2 * quant.QK
 		}
 		tf := randT(8, D)
 		table, _ := tensor.FromBytes(dt, tensor.EncodeRow(nil, tf.Data(), dt), 8, D)

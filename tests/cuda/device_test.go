@@ -38,6 +38,7 @@ import (
 	"github.com/toyml/toy/toy/models/llama"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/tensor"
+	"github.com/toyml/toy/toy/tensor/quant"
 )
 
 var (
@@ -473,7 +474,7 @@ func quantModel(c llama.Config, seed uint64, dt tensor.DType) *llama.Model {
 				b[i+j] = byte(v >> (8 * j))
 			}
 		}
-		d := tensor.F32ToFP16(0.02 / 64) // the block scale (Q4_K: d, then dmin)
+		d := quant.F32ToFP16(0.02 / 64) // the block scale (Q4_K: d, then dmin)
 		for i := 0; i < len(b); i += dt.TypeSize() {
 			b[i], b[i+1] = byte(d), byte(d>>8)
 			if dt == tensor.Q4_K {

@@ -20,7 +20,8 @@ const module = "github.com/toyml/toy/"
 // sit as low as their own imports allow. Packages not listed (commands,
 // tests, examples, the interpreter) sit on top.
 var rank = map[string]int{
-	"toy/tensor": 1, "toy/chat": 1, "toy/grammar": 1, "toy/sample": 1, "toy/runlog": 1, "toy/defaultmodel": 1, "toy/pixels": 1,
+	"toy/tensor/quant": 0, // the block formats, under the tensors that hold them
+	"toy/tensor":       1, "toy/chat": 1, "toy/grammar": 1, "toy/sample": 1, "toy/runlog": 1, "toy/defaultmodel": 1, "toy/pixels": 1,
 	"kernels/cuda/emu": 1,
 	"toy/gguf":         2, "toy/safetensors": 2, "toy/optim": 2, "toy/display": 2, "kernels": 2, // kernels: the native-call error
 	"kernels/cpu": 3, "kernels/cuda": 3, "kernels/all": 4, // backends register themselves with toy/tensor

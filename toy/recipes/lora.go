@@ -53,7 +53,7 @@ func newAdapter(kind, path string, o Options, quantize bool) (*Recipe, error) {
 	linears := nn.FindLinears(m, m.Weights())
 	if quantize {
 		for _, l := range linears {
-			if l.W.DType().BlockSize() == 1 && l.W.Cols()%tensor.Q8BlockSize == 0 { // not already quantized
+			if l.W.DType().BlockSize() == 1 && l.W.Cols()%tensor.Q8_0.BlockSize() == 0 { // not already quantized
 				q, err := tensor.FromBytes(tensor.Q8_0, tensor.EncodeRow(nil, l.W.Float32s(), tensor.Q8_0), l.W.Shape()...)
 				if err != nil {
 					return nil, err

@@ -27,6 +27,7 @@ import (
 	"sort"
 
 	"github.com/toyml/toy/toy/tensor"
+	"github.com/toyml/toy/toy/tensor/quant"
 )
 
 // ErrUnsupported is returned for checkpoints this package cannot read.
@@ -152,7 +153,7 @@ func (st *Files) Tensor(name string) (*tensor.Tensor, error) {
 		case "F32":
 			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 		case "F16":
-			out[i] = tensor.FP16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
+			out[i] = quant.FP16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
 		case "BF16":
 			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:])) << 16)
 		}

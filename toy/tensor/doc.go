@@ -29,7 +29,9 @@
 // Q4_0, Q5_0, IQ4_NL and MXFP4 → Q8_0 blocks, Q4_1 and Q5_1 → Q8_1
 // blocks, the k-quants and IQ4_XS → Q8_K blocks of 256, with integer dot
 // products), the arithmetic llama.cpp's CPU backend uses, so results agree
-// with it to rounding.
+// with it to rounding. The formats, their quantizers and these dot products
+// are package quant's (toy/tensor/quant); EncodeRow, DecodeRow and
+// QuantizeRows convert whole rows through it.
 //
 // # Backends
 //

@@ -1,20 +1,14 @@
-// The pure-Go matrix multiply, with the dot products of each weight type.
+// The pure-Go matrix multiply (the dot products of the block types are
+// package quant's).
 
 package tensor
 
 import (
 	"encoding/binary"
 	"fmt"
-)
 
-// fp16Table maps every fp16 bit pattern to its float32 value.
-var fp16Table = func() *[1 << 16]float32 {
-	var t [1 << 16]float32
-	for i := range t {
-		t[i] = FP16ToF32(uint16(i))
-	}
-	return &t
-}()
+	"github.com/toyml/toy/toy/tensor/quant"
+)
 
 // MatMul computes out[M, N] = x[M, K]·w[N, K]ᵀ. Work is split over the rows of
 // w, so each weight row is read (and decoded) once for all M activation rows.
@@ -39,9 +33,9 @@ func (Go) MatMul(out, x, w *Tensor) {
 		xr := make([]float32, len(x.f32))
 		for i, v := range x.f32 {
 			if w.dtype == F16 {
-				xr[i] = RoundFP16(v)
+				xr[i] = quant.RoundFP16(v)
 			} else {
-				xr[i] = BF16ToF32(F32ToBF16(v))
+				xr[i] = quant.BF16ToF32(quant.F32ToBF16(v))
 			}
 		}
 		parallelFor(N, 16, func(lo, hi int) {
@@ -53,77 +47,35 @@ func (Go) MatMul(out, x, w *Tensor) {
 				}
 			}
 		})
-	case Q8_0:
-		rowBytes := K / Q8BlockSize * Q8BlockLen
-		xq := QuantizeQ8_0(make([]byte, 0, M*rowBytes), x.f32[:M*K])
-		parallelFor(N, 16, func(lo, hi int) {
-			for n := lo; n < hi; n++ {
-				wr := w.raw[n*rowBytes : (n+1)*rowBytes]
-				for m := 0; m < M; m++ {
-					o[m*N+n] = dotQ8(xq[m*rowBytes:(m+1)*rowBytes], wr)
-				}
-			}
-		})
-	case Q4_0, Q5_0, IQ4_NL, MXFP4:
-		// 32-weight blocks against Q8_0-quantized activations.
-		var rowBytes int
-		var dot func(w, x []byte) float32
-		if w.dtype == MXFP4 {
-			rowBytes, dot = K/32*mxfp4Bytes, dotMXFP4
-		} else {
-			bytes, quant := q32Format(w.dtype)
-			rowBytes, dot = K/32*bytes, func(w, x []byte) float32 { return dotQ32(w, bytes, quant, x) }
-		}
-		xb := K / Q8BlockSize * Q8BlockLen
-		xq := QuantizeQ8_0(make([]byte, 0, M*xb), x.f32[:M*K]) // rows are whole blocks
-		parallelFor(N, 16, func(lo, hi int) {
-			for n := lo; n < hi; n++ {
-				wr := w.raw[n*rowBytes : (n+1)*rowBytes]
-				for m := 0; m < M; m++ {
-					o[m*N+n] = dot(wr, xq[m*xb:(m+1)*xb])
-				}
-			}
-		})
-	case Q4_1, Q5_1:
-		bytes, quant := q41Format(w.dtype)
-		rowBytes := K / 32 * bytes
-		xb := K / 32 * q8_1Bytes
-		xq := quantizeQ8_1(make([]byte, 0, M*xb), x.f32[:M*K]) // rows are whole blocks
-		parallelFor(N, 16, func(lo, hi int) {
-			for n := lo; n < hi; n++ {
-				wr := w.raw[n*rowBytes : (n+1)*rowBytes]
-				for m := 0; m < M; m++ {
-					o[m*N+n] = dotQ41(wr, bytes, quant, xq[m*xb:(m+1)*xb])
-				}
-			}
-		})
-	case Q4_K, Q6_K, Q5_K, Q3_K, Q2_K, IQ4_XS:
-		dot := kquantDot(w.dtype)
-		rowBytes, _ := w.dtype.RowBytes(K)
-		xq := quantizeQ8K(make([]q8K, 0, M*K/QK), x.f32[:M*K]) // rows are whole blocks
-		nb := K / QK
-		parallelFor(N, 16, func(lo, hi int) {
-			for n := lo; n < hi; n++ {
-				wr := w.raw[n*rowBytes : (n+1)*rowBytes]
-				for m := 0; m < M; m++ {
-					o[m*N+n] = dot(wr, xq[m*nb:(m+1)*nb])
-				}
-			}
-		})
 	default:
-		panic(fmt.Sprintf("MatMul: weight type %v is not supported", w.dtype))
+		// The block types: activations quantized once to the weight's dot
+		// type, then integer dot products per block.
+		dot := quant.RowDot(quant.Type(w.dtype), x.f32[:M*K], K)
+		if dot == nil {
+			panic(fmt.Sprintf("MatMul: weight type %v is not supported", w.dtype))
+		}
+		rowBytes, _ := w.dtype.RowBytes(K)
+		parallelFor(N, 16, func(lo, hi int) {
+			for n := lo; n < hi; n++ {
+				wr := w.raw[n*rowBytes : (n+1)*rowBytes]
+				for m := 0; m < M; m++ {
+					o[m*N+n] = dot(wr, m)
+				}
+			}
+		})
 	}
 }
 
+// decodeHalfRow converts a row of F16 or BF16 weights to float32.
 func decodeHalfRow(dst []float32, src []byte, t DType) {
 	if t == F16 {
 		for i := range dst {
-			dst[i] = fp16Table[binary.LittleEndian.Uint16(src[2*i:])]
+			dst[i] = quant.FP16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
 		}
 		return
 	}
 	for i := range dst {
-		dst[i] = BF16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
+		dst[i] = quant.BF16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
 	}
 }
 
@@ -142,24 +94,4 @@ func dotF32(a, b []float32) float32 {
 		s0 += a[i] * b[i]
 	}
 	return (s0 + s1) + (s2 + s3)
-}
-
-// dotQ8 returns the dot product of two Q8_0 rows: per block the exact int32 sum
-// of q_x·q_w, scaled by d_x·d_w, accumulated in float32.
-func dotQ8(x, w []byte) float32 {
-	var sum float32
-	for b := 0; b+Q8BlockLen <= len(x); b += Q8BlockLen {
-		xb := x[b : b+Q8BlockLen : b+Q8BlockLen]
-		wb := w[b : b+Q8BlockLen : b+Q8BlockLen]
-		var s0, s1, s2, s3 int32
-		for i := 2; i < Q8BlockLen; i += 4 {
-			s0 += int32(int8(xb[i])) * int32(int8(wb[i]))
-			s1 += int32(int8(xb[i+1])) * int32(int8(wb[i+1]))
-			s2 += int32(int8(xb[i+2])) * int32(int8(wb[i+2]))
-			s3 += int32(int8(xb[i+3])) * int32(int8(wb[i+3]))
-		}
-		d := fp16Table[binary.LittleEndian.Uint16(xb)] * fp16Table[binary.LittleEndian.Uint16(wb)]
-		sum += float32(s0+s1+s2+s3) * d
-	}
-	return sum
 }

@@ -7,6 +7,8 @@ package tensor
 import (
 	"math"
 	"sync"
+
+	"github.com/toyml/toy/toy/tensor/quant"
 )
 
 // Go is the pure-Go backend.
@@ -183,7 +185,7 @@ func (Go) SwiGLU(out, gate, up *Tensor) {
 var geluTable = sync.OnceValue(func() *[1 << 16]uint16 {
 	var t [1 << 16]uint16
 	for i := range t {
-		t[i] = F32ToFP16(geluExact(FP16ToF32(uint16(i))))
+		t[i] = quant.F32ToFP16(geluExact(quant.FP16ToF32(uint16(i))))
 	}
 	return &t
 })
@@ -203,7 +205,7 @@ func (Go) GELU(out, x *Tensor) {
 		case v >= 10:
 			out.f32[i] = v
 		default:
-			out.f32[i] = fp16Table[tab[F32ToFP16(v)]]
+			out.f32[i] = quant.FP16ToF32(tab[quant.F32ToFP16(v)])
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/toyml/toy/toy/tensor/quant"
 )
 
 // TestQuantizedMatMul: MatMul with weights of each quantized type equals
@@ -12,7 +14,7 @@ import (
 // refuses a buffer of the wrong size.
 func TestQuantizedMatMul(t *testing.T) {
 	r := rand.New(rand.NewPCG(6, 6))
-	const M, K, N = 3, 2 * QK, 5
+	const M, K, N = 3, 2 * quant.QK, 5
 	x, wf := New(M, K), New(N, K)
 	for _, d := range [][]float32{x.Data(), wf.Data()} {
 		for i := range d {

@@ -27,6 +27,7 @@ var ToyPackages = []string{
 	"github.com/toyml/toy/toy/models",
 	"github.com/toyml/toy/toy",
 	"github.com/toyml/toy/toy/tensor",
+	"github.com/toyml/toy/toy/tensor/quant",
 	"github.com/toyml/toy/toy/sample",
 	"github.com/toyml/toy/toy/grammar",
 	"github.com/toyml/toy/toy/engine",

@@ -1,4 +1,4 @@
-package tensor
+package quant
 
 import (
 	"encoding/binary"
@@ -125,7 +125,7 @@ func TestKQuant2RoundTrip(t *testing.T) {
 	inputs["normal"], inputs["positive"] = normal, positive
 	// bound: the largest error as a fraction of max|x| (a step, plus the
 	// rounding of the scales to their four to six bits)
-	bounds := map[DType]float64{Q5_K: 1.0 / 14, Q3_K: 1.0 / 3, Q2_K: 1.0 / 2}
+	bounds := map[Type]float64{Q5_K: 1.0 / 14, Q3_K: 1.0 / 3, Q2_K: 1.0 / 2}
 	for name, x := range inputs {
 		for dt, frac := range bounds {
 			b := EncodeRow(nil, x, dt)
@@ -159,13 +159,13 @@ func TestKQuant2Dot(t *testing.T) {
 		x[i], w[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
 	}
 	xq := quantizeQ8K(nil, x)
-	for _, dt := range []DType{Q5_K, Q3_K, Q2_K} {
+	for _, dt := range []Type{Q5_K, Q3_K, Q2_K} {
 		random := make([]byte, K/QK*dt.TypeSize())
 		for i := range random {
 			random[i] = byte(r.Uint32())
 		}
 		for b := 0; b < len(random); b += dt.TypeSize() { // finite fp16 scales
-			for _, o := range map[DType][]int{Q5_K: {0, 2}, Q3_K: {q3KD}, Q2_K: {q2KD, q2KDmin}}[dt] {
+			for _, o := range map[Type][]int{Q5_K: {0, 2}, Q3_K: {q3KD}, Q2_K: {q2KD, q2KDmin}}[dt] {
 				binary.LittleEndian.PutUint16(random[b+o:], F32ToFP16(float32(r.NormFloat64()*0.01)))
 			}
 		}

@@ -4,7 +4,7 @@
 // the form kquant.go gives Q4_K and Q6_K: exact integer sums per
 // super-block, then one float scaling.
 
-package tensor
+package quant
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package tensor
+package quant
 
 import (
 	"encoding/binary"
@@ -95,7 +95,7 @@ func TestKQuantRoundTrip(t *testing.T) {
 	}
 	inputs["normal"], inputs["positive"] = normal, positive
 	for name, x := range inputs {
-		for _, dt := range []DType{Q4_K, Q6_K} {
+		for _, dt := range []Type{Q4_K, Q6_K} {
 			b := EncodeRow(nil, x, dt)
 			if n, _ := dt.RowBytes(len(x)); len(b) != n {
 				t.Fatalf("%s %v: %d bytes, want %d", name, dt, len(b), n)
@@ -145,7 +145,7 @@ func TestKQuantDot(t *testing.T) {
 			}
 		}
 	}
-	for _, dt := range []DType{Q4_K, Q6_K} {
+	for _, dt := range []Type{Q4_K, Q6_K} {
 		wb := EncodeRow(nil, w, dt)
 		wd := make([]float32, K)
 		DecodeRow(wd, wb, dt)

@@ -9,7 +9,7 @@
 // llama.cpp's CPU backend does, so that every sub-block dot product is an
 // exact integer and only the per-block scaling is float arithmetic.
 
-package tensor
+package quant
 
 import (
 	"encoding/binary"
@@ -202,7 +202,7 @@ func dotQ6K(w []byte, x []q8K) float32 {
 
 // kquantDot returns the dot product of weight type t (a k-quant, or IQ4_XS)
 // with Q8_K activations.
-func kquantDot(t DType) func(w []byte, x []q8K) float32 {
+func kquantDot(t Type) func(w []byte, x []q8K) float32 {
 	switch t {
 	case Q4_K:
 		return dotQ4K

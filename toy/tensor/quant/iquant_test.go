@@ -1,4 +1,4 @@
-package tensor
+package quant
 
 import (
 	"encoding/binary"
@@ -85,7 +85,7 @@ func TestIQ4RoundTrip(t *testing.T) {
 		positive[i] = 3 + float32(r.Float64())
 	}
 	inputs["normal"], inputs["positive"] = normal, positive
-	bounds := map[DType]float64{IQ4_NL: 0.12, IQ4_XS: 0.14}
+	bounds := map[Type]float64{IQ4_NL: 0.12, IQ4_XS: 0.14}
 	for name, x := range inputs {
 		for dt, frac := range bounds {
 			b := EncodeRow(nil, x, dt)
@@ -133,7 +133,7 @@ func TestIQ4Dot(t *testing.T) {
 	}
 	x8 := QuantizeQ8_0(nil, x)
 	xk := quantizeQ8K(nil, x)
-	for _, dt := range []DType{IQ4_NL, IQ4_XS} {
+	for _, dt := range []Type{IQ4_NL, IQ4_XS} {
 		random := make([]byte, K/dt.BlockSize()*dt.TypeSize())
 		for i := range random {
 			random[i] = byte(r.Uint32())

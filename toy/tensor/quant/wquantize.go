@@ -1,6 +1,6 @@
-// The weighted searches of QuantizeRowsWeighted: what llama.cpp's
-// quantizer writes with an importance matrix (llama-quantize --imatrix,
-// ggml's quantize_row_<type>_impl). The imatrix holds, per column, the
+// The weighted searches RowQuantizer runs when given importances: what
+// llama.cpp's quantizer writes with an importance matrix (llama-quantize
+// --imatrix, ggml's quantize_row_<type>_impl). The imatrix holds, per column, the
 // mean squared activation that multiplies it; a weight's error then counts
 //
 //	w_i = imatrix_i · √(σ² + x_i²)
@@ -16,7 +16,7 @@
 // weighted by each sub-block's total importance. As in kquantize.go, the
 // arithmetic is float32 in ggml's order with no fused multiply-adds.
 
-package tensor
+package quant
 
 import (
 	"encoding/binary"
@@ -219,7 +219,7 @@ func affineScalesWeighted(ls, lm *[QK / 32]uint8, x, qw []float32, nmax int, L *
 // −16 … 15, Q4_1 and Q5_1 an affine fit (fitAffine) over 0 … 15 or
 // 0 … 31 with step counts nmax − 0.9 … nmax + 0.9. The levels are the
 // fit's, not re-rounded against the fp16 scale.
-func searchQ32Row(t DType, dst []byte, x, qw []float32) {
+func searchQ32Row(t Type, dst []byte, x, qw []float32) {
 	// The nibbles (weight j low, j+16 high) follow the scales and, in the
 	// 5-bit types, a 32-bit word of fifth bits (bit i for weight i).
 	bytes, qs := t.TypeSize(), 2 // Q4_0: fp16 d, nibbles

@@ -5,7 +5,7 @@
 // vec_dot_type); IQ4_XS puts 8 such sub-blocks of 32 under one fp16 scale
 // with six-bit sub-block scales, as the k-quants do (Q8_K activations).
 
-package tensor
+package quant
 
 import (
 	"encoding/binary"

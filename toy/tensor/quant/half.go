@@ -1,12 +1,24 @@
 // IEEE half precision (fp16) and bfloat16 conversions, bit-exact with ggml.
 
-package tensor
+package quant
 
 import "math"
 
 // FP16ToF32 converts an IEEE 754 binary16 value (given as its bits) to float32.
-// The conversion is exact.
-func FP16ToF32(h uint16) float32 {
+// The conversion is exact: a lookup in a table of all 65,536 values.
+func FP16ToF32(h uint16) float32 { return fp16Table[h] }
+
+// fp16Table maps every fp16 bit pattern to its float32 value.
+var fp16Table = func() *[1 << 16]float32 {
+	var t [1 << 16]float32
+	for i := range t {
+		t[i] = fp16ToF32(uint16(i))
+	}
+	return &t
+}()
+
+// fp16ToF32 is FP16ToF32 worked out from the sign, exponent and mantissa.
+func fp16ToF32(h uint16) float32 {
 	sign := uint32(h>>15) << 31
 	exp := uint32(h>>10) & 0x1f
 	mant := uint32(h) & 0x3ff

@@ -4,7 +4,7 @@
 // level from a table, and products take Q8_0 activations (llama.cpp's
 // vec_dot_type); the scale is an exponent byte instead of an fp16.
 
-package tensor
+package quant
 
 import (
 	"fmt"
@@ -67,7 +67,7 @@ func dotMXFP4(w, x []byte) float32 {
 		for j, q := range blk[1:] {
 			s += int32(kvaluesMXFP4[q&0xF])*int32(int8(xb[2+j])) + int32(kvaluesMXFP4[q>>4])*int32(int8(xb[2+16+j]))
 		}
-		d := fp16Table[uint16(xb[0])|uint16(xb[1])<<8] * e8m0Half(blk[0])
+		d := FP16ToF32(uint16(xb[0])|uint16(xb[1])<<8) * e8m0Half(blk[0])
 		sum += float32(d * float32(s)) // rounded, then added: no fused multiply-add
 	}
 	return sum

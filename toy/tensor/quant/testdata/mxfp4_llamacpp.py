@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""mxfp4_llamacpp.py: what llama.cpp itself makes of MXFP4, for toy/tensor's MXFP4 tests.
+"""mxfp4_llamacpp.py: what llama.cpp itself makes of MXFP4, for toy/tensor/quant's MXFP4 tests
+(and toy/tensor's MatMul test, which reads its dot part).
 
-    python3 toy/tensor/testdata/mxfp4_llamacpp.py [OUT]     (default: toy/tensor/testdata/mxfp4.golden.json)
+    python3 toy/tensor/quant/testdata/mxfp4_llamacpp.py [OUT]     (default: toy/tensor/quant/testdata/mxfp4.golden.json)
 
 Loads the llama.cpp libraries node-llama-cpp ships (tests/reference/node_modules, `npm ci` there;
 the release tests/quantize uses) with ctypes, and records:
@@ -31,7 +32,7 @@ import struct
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
 BINS = os.path.join(ROOT, "tests/reference/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64")
 MXFP4, Q8_0 = 39, 8
 
@@ -231,7 +232,7 @@ def main():
         "source": {
             "llama.cpp": meta["buildOptions"]["llamaCpp"],
             "libggml-base.so": hashlib.sha256(open(os.path.join(BINS, "libggml-base.so"), "rb").read()).hexdigest(),
-            "made_by": "toy/tensor/testdata/mxfp4_llamacpp.py",
+            "made_by": "toy/tensor/quant/testdata/mxfp4_llamacpp.py",
         },
         "quantize": qcases,
         "exponents": bounds,

@@ -1,4 +1,4 @@
-package tensor
+package quant
 
 import (
 	"encoding/binary"
@@ -93,11 +93,11 @@ func TestQ4_1Q5_1RoundTripAndDot(t *testing.T) {
 			t.Errorf("Q8_1 block %d: s = %v, want d·Σq ≈ %v", b, got, want)
 		}
 	}
-	for _, dt := range []DType{Q4_1, Q5_1} {
+	for _, dt := range []Type{Q4_1, Q5_1} {
 		b := EncodeRow(nil, w, dt)
 		wd := make([]float32, K)
 		DecodeRow(wd, b, dt)
-		levels := map[DType]float64{Q4_1: 15, Q5_1: 31}[dt]
+		levels := map[Type]float64{Q4_1: 15, Q5_1: 31}[dt]
 		for blk := 0; blk < K/32; blk++ {
 			lo, hi := math.Inf(1), math.Inf(-1)
 			for _, v := range w[32*blk : 32*blk+32] {

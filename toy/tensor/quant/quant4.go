@@ -3,7 +3,7 @@
 // stores Q5_0): 32 weights per block under one fp16 scale, multiplied with
 // Q8_0 activations.
 
-package tensor
+package quant
 
 import (
 	"encoding/binary"
@@ -126,7 +126,7 @@ func QuantizeQ5_0(dst []byte, x []float32) []byte {
 
 // q32Format returns the block size and quant reader of Q4_0, Q5_0 or
 // IQ4_NL (whose quant is its level: iquant.go).
-func q32Format(t DType) (bytes int, quant func([]byte, int) int8) {
+func q32Format(t Type) (bytes int, quant func([]byte, int) int8) {
 	switch t {
 	case Q4_0:
 		return q4_0Bytes, q4_0Quant

@@ -1,4 +1,4 @@
-package tensor
+package quant
 
 import (
 	"encoding/binary"
@@ -54,11 +54,11 @@ func TestQ4_0Q5_0RoundTripAndDot(t *testing.T) {
 	xq := QuantizeQ8_0(nil, x)
 	xd := make([]float32, K)
 	DequantizeQ8_0(xd, xq)
-	for _, dt := range []DType{Q4_0, Q5_0} {
+	for _, dt := range []Type{Q4_0, Q5_0} {
 		b := EncodeRow(nil, w, dt)
 		wd := make([]float32, K)
 		DecodeRow(wd, b, dt)
-		levels := map[DType]float64{Q4_0: 8, Q5_0: 16}[dt]
+		levels := map[Type]float64{Q4_0: 8, Q5_0: 16}[dt]
 		for blk := 0; blk < K/32; blk++ {
 			var amax float64
 			for _, v := range w[32*blk : 32*blk+32] {

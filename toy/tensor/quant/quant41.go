@@ -2,7 +2,7 @@
 // 32 weights per block under an fp16 scale d and an fp16 minimum m,
 // multiplied with Q8_1 activations as llama.cpp does.
 
-package tensor
+package quant
 
 import (
 	"encoding/binary"
@@ -41,7 +41,7 @@ func q5_1Quant(blk []byte, i int) uint8 {
 }
 
 // q41Format returns the block size and quant reader of Q4_1 or Q5_1.
-func q41Format(t DType) (bytes int, quant func([]byte, int) uint8) {
+func q41Format(t Type) (bytes int, quant func([]byte, int) uint8) {
 	switch t {
 	case Q4_1:
 		return q4_1Bytes, q4_1Quant
@@ -52,7 +52,7 @@ func q41Format(t DType) (bytes int, quant func([]byte, int) uint8) {
 }
 
 // decodeQ41 expands Q4_1 or Q5_1 blocks into dst: d·q + m.
-func decodeQ41(dst []float32, src []byte, t DType) {
+func decodeQ41(dst []float32, src []byte, t Type) {
 	bytes, quant := q41Format(t)
 	for b := 0; b < len(dst)/32; b++ {
 		blk := src[b*bytes : (b+1)*bytes]
@@ -117,7 +117,7 @@ func dotQ41(w []byte, bytes int, quant func([]byte, int) uint8, x []byte) float3
 // d = (max − min)/(levels − 1), m = min, q = trunc((x − min)/d + 0.5)
 // (Q4_1 capped at 15), with the float32 d and min, before their rounding
 // to fp16.
-func quantizeQ41(dst []byte, x []float32, t DType) []byte {
+func quantizeQ41(dst []byte, x []float32, t Type) []byte {
 	if len(x)%32 != 0 {
 		panic(fmt.Sprintf("quantize %v: length %d is not a multiple of 32", t, len(x)))
 	}
