@@ -42,7 +42,7 @@ const counts = [...new Set(fs.readdirSync(dir)
   .map(Number))].sort((a, b) => a - b);
 
 const header = ["clients", "toy tok/s", "llama.cpp tok/s", "toy/llama.cpp", "toy one-by-one", "toy/one-by-one",
-  "toy TTFT ms", "llama.cpp TTFT ms", "toy batched steps", "llama.cpp batches"];
+  "toy TTFT ms", "llama.cpp TTFT ms", "toy batched steps", "toy rows/step", "llama.cpp batches"];
 const rows = [header];
 const at = {};
 let meta;
@@ -56,7 +56,7 @@ for (const c of counts) {
   at[c] = r;
   rows.push([String(c), fmt(tt), fmt(lt), fmt(r.toyVsLlama, 2), fmt(ts), fmt(r.toyVsSeq, 2),
     ms(num(t?.mean_ttft_seconds)), ms(num(l?.mean_ttft_seconds)),
-    count(t?.batched_steps), count(l?.decode_batches)]);
+    count(t?.batched_steps), fmt(ratioOf(num(t?.batched_rows), num(t?.batched_steps)), 1), count(l?.decode_batches)]);
 }
 
 const widths = header.map((_, c) => Math.max(...rows.map((r) => r[c].length)));

@@ -181,14 +181,18 @@ async function round(a, r, n) {
   return { wall_seconds: (performance.now() - t0) / 1000, clients: results };
 }
 
-// batchedSteps reads toy_batched_steps_total from /metrics (null if absent).
-async function batchedSteps(a) {
+// batched reads toy_batched_steps_total and toy_batched_rows_total from /metrics
+// (nulls where absent).
+async function batched(a) {
   try {
     const res = await request(`${a.url}/metrics`, "GET", undefined, { timeoutMs: 10000 });
-    const m = /^toy_batched_steps_total\s+(\S+)/m.exec(res.body);
-    return m ? Number(m[1]) : null;
+    const read = (name) => {
+      const m = new RegExp(`^${name}\\s+(\\S+)`, "m").exec(res.body);
+      return m ? Number(m[1]) : null;
+    };
+    return { steps: read("toy_batched_steps_total"), rows: read("toy_batched_rows_total") };
   } catch {
-    return null;
+    return { steps: null, rows: null };
   }
 }
 
@@ -197,9 +201,10 @@ const mean = (xs) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : nu
 async function main() {
   const a = parseCommandLine();
   for (let r = 0; r < a.warmup; r++) await round(a, r, a.warmupN);
-  const before = await batchedSteps(a);
+  const before = await batched(a);
   const m = await round(a, a.warmup, a.n);
-  const after = await batchedSteps(a);
+  const after = await batched(a);
+  const diff = (k) => (before[k] !== null && after[k] !== null ? after[k] - before[k] : null);
   const generated = m.clients.reduce((s, c) => s + c.completion_tokens, 0);
   const ttfts = m.clients.map((c) => c.ttft_seconds).filter((x) => x !== null);
   const result = {
@@ -218,7 +223,8 @@ async function main() {
     tokens_per_second: generated / m.wall_seconds,
     mean_ttft_seconds: mean(ttfts),
     max_ttft_seconds: ttfts.length ? Math.max(...ttfts) : null,
-    batched_steps: before !== null && after !== null ? after - before : null,
+    batched_steps: diff("steps"),
+    batched_rows: diff("rows"),
     cached_tokens: m.clients.reduce((s, c) => s + (c.cached_tokens ?? 0), 0),
     per_client: m.clients,
   };

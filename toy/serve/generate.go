@@ -262,8 +262,8 @@ func (s *Server) generateIn(ctx context.Context, sl *slot, j *job, out sink) (*o
 // maskEOG returns logits with the end-of-generation tokens' at −∞ (a copy).
 func maskEOG(logits []float32, tok *tokenizer.Tokenizer) []float32 {
 	logits = slices.Clone(logits)
-	for id := range logits {
-		if tok.IsEOG(int32(id)) {
+	for _, id := range tok.EOG() {
+		if int(id) < len(logits) {
 			logits[id] = float32(math.Inf(-1))
 		}
 	}

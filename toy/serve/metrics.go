@@ -62,6 +62,8 @@ func newMetrics(s *Server) *metrics {
 			Help: "Generations that reused a cached prompt prefix."}, locked(&s.pool.hits)),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "toy_batched_steps_total",
 			Help: "Forward passes that ran several slots' steps as one batch."}, locked(&s.pool.batchedSteps)),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "toy_batched_rows_total",
+			Help: "Slots' steps run in batched forward passes (over toy_batched_steps_total: the mean batch)."}, locked(&s.pool.batchedRows)),
 	)
 	return m
 }

@@ -119,3 +119,34 @@ func TestQueueFull(t *testing.T) {
 		t.Error("the queued stream did not finish once the slot was free")
 	}
 }
+
+// TestStepsStayTogether: eight greedy requests decoding at once run their
+// steps as one batch, not split into the slot whose goroutine woke first
+// and the rest (the mean batch over the round stays near eight).
+func TestStepsStayTogether(t *testing.T) {
+	m, err := toy.LoadDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, m, Options{Parallel: 8})
+	if !s.batched {
+		t.Fatal("the default model does not decode a batch as it decodes each sequence alone")
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			body := fmt.Sprintf(`{"prompt": "func f%d() int {", "max_tokens": 48, "ignore_eos": true, "temperature": 0, "stream": true}`, i)
+			if code := postStatus(t, s, "/v1/completions", body); code != 200 {
+				t.Errorf("request %d: %d", i, code)
+			}
+		})
+	}
+	wg.Wait()
+	s.pool.mu.Lock()
+	steps, rows := s.pool.batchedSteps, s.pool.batchedRows
+	s.pool.mu.Unlock()
+	// Split steps (one slot, then seven) would give a mean near 4.
+	if steps == 0 || float64(rows)/float64(steps) < 6 {
+		t.Errorf("%d batched steps ran %d slots' steps: %.1f a step, want 6 or more", steps, rows, float64(rows)/float64(max(steps, 1)))
+	}
+}

@@ -5,6 +5,8 @@ package tokenizer
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -221,6 +223,9 @@ func (t *Tokenizer) AddEOS() bool { return t.addEOS }
 // IsEOG reports whether id ends generation: EOS, or a token such as
 // <|eot_id|> or <|im_end|>.
 func (t *Tokenizer) IsEOG(id int32) bool { return t.eog[id] }
+
+// EOG returns the tokens that end generation, in increasing order.
+func (t *Tokenizer) EOG() []int32 { return slices.Sorted(maps.Keys(t.eog)) }
 
 // Token is the text of token id as the vocabulary stores it ("Ġthe", "▁the").
 func (t *Tokenizer) Token(id int32) string {

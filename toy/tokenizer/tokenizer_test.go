@@ -127,6 +127,16 @@ func TestBOSEOS(t *testing.T) {
 	if l3.IsEOG(l3.ID("<|begin_of_text|>")) {
 		t.Error("IsEOG(<|begin_of_text|>) = true")
 	}
+	// EOG lists exactly the ids IsEOG reports, in order.
+	var want []int32
+	for id := range int32(l3.VocabSize()) {
+		if l3.IsEOG(id) {
+			want = append(want, id)
+		}
+	}
+	if got := l3.EOG(); len(want) < 2 || !slices.Equal(got, want) {
+		t.Errorf("EOG() = %v, want %v", got, want)
+	}
 	// <|end|> ends Phi-3's turn, but only a message of gpt-oss's (harmony),
 	// whose turns end with <|return|> or <|call|>.
 	for _, c := range []struct {
