@@ -1067,6 +1067,7 @@ var docs = map[string]string{
 	"tokenizer.Tokenizer.AddEOS":          "func (t *Tokenizer) AddEOS() bool\n\nAddEOS reports whether the model expects EOS after a prompt (add_eos_token).",
 	"tokenizer.Tokenizer.BOS":             "func (t *Tokenizer) BOS() int32\n\nBOS is the beginning-of-sequence token, or -1.",
 	"tokenizer.Tokenizer.Decode":          "func (t *Tokenizer) Decode(ids []int32) string\n\nDecode turns ids into text, as llama.cpp's detokenize: control and unknown\ntokens add nothing, and with add_space_prefix (SentencePiece) the first\ntoken loses one leading space, the one Encode added. WordPiece pieces join\nwith a space before each word (\"▁\"), so punctuation stands apart\n(\"hello , world\"), lowercased if the vocabulary lowercases. The result is the raw\nbytes and may hold invalid UTF-8 if the ids cut a character.",
+	"tokenizer.Tokenizer.EOG":             "func (t *Tokenizer) EOG() []int32\n\nEOG returns the tokens that end generation, in increasing order.",
 	"tokenizer.Tokenizer.EOS":             "func (t *Tokenizer) EOS() int32\n\nEOS is the end-of-sequence token, or -1.",
 	"tokenizer.Tokenizer.Encode":          "func (t *Tokenizer) Encode(text string, opts EncodeOptions) []int32\n\nEncode turns text into token ids.",
 	"tokenizer.Tokenizer.ID":              "func (t *Tokenizer) ID(text string) int32\n\nID is the id of the token with this exact text, or -1.",
