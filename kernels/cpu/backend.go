@@ -312,14 +312,20 @@ func (b *Backend) matmulKQuant(o, xs []float32, w *tensor.Tensor, M, K, N int) {
 	workers.run(M, split(M, 1, 8), func(lo, hi int) {
 		call(b.ks.quantizeQ8K, ptr(xq[lo*rb:]), ptr(xs[lo*K:]), u((hi-lo)*nb))
 	})
-	fn, scratch := map[tensor.DType]uintptr{tensor.Q4_K: b.ks.matmulQ4K, tensor.Q6_K: b.ks.matmulQ6K,
-		tensor.Q5_K: b.ks.matmulQ5K, tensor.Q3_K: b.ks.matmulQ3K, tensor.Q2_K: b.ks.matmulQ2K,
-		tensor.IQ4_XS: b.ks.matmulIQ4XS}[w.DType()], b.ks.kqScratch
+	var fn, scratch uintptr
 	switch w.DType() {
-	case tensor.Q5_K, tensor.Q3_K, tensor.Q2_K:
-		scratch = b.ks.kq2Scratch
+	case tensor.Q4_K:
+		fn, scratch = b.ks.matmulQ4K, b.ks.kqScratch
+	case tensor.Q6_K:
+		fn, scratch = b.ks.matmulQ6K, b.ks.kqScratch
+	case tensor.Q5_K:
+		fn, scratch = b.ks.matmulQ5K, b.ks.kq2Scratch
+	case tensor.Q3_K:
+		fn, scratch = b.ks.matmulQ3K, b.ks.kq2Scratch
+	case tensor.Q2_K:
+		fn, scratch = b.ks.matmulQ2K, b.ks.kq2Scratch
 	case tensor.IQ4_XS:
-		scratch = b.ks.iq4XSScratch
+		fn, scratch = b.ks.matmulIQ4XS, b.ks.iq4XSScratch
 	}
 	var scratchLen int
 	if M > 1 {

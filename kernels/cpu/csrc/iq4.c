@@ -4,7 +4,7 @@
 // llama.cpp's kvalues_iq4nl, or for MXFP4 (gpt-oss's experts) the E2M1
 // values doubled, kvalues_mxfp4.
 //
-// Layouts are toy/tensor's (iquant.go, mxfp4.go): an IQ4_NL block of 32
+// Layouts are toy/tensor/quant's (iquant.go, mxfp4.go): an IQ4_NL block of 32
 // weights is {fp16 d, 16 bytes of indices: weight i's in the low half of
 // byte i for i < 16, the high half of byte i−16 after} (18 bytes), weight
 // i = d·level(q_i); an MXFP4 block {exponent byte e, 16 bytes of indices
@@ -17,7 +17,7 @@
 // << 4, weight = d·(ls_j − 32)·level(q). The Q8_0 activations come with
 // toy_q8_xsum's 128·Σq.
 //
-// out[m, n] is toy/tensor's bit for bit: IQ4_NL's dotQ32, per block the
+// out[m, n] is toy/tensor/quant's bit for bit: IQ4_NL's dotQ32, per block the
 // exact integer s = Σ level(q_w)·q_x, then sum += float(s)·(fp16(d_w)·
 // fp16(d_x)) (fused on arm64, as Go compiles it); MXFP4's dotMXFP4, the
 // same s, then sum += (fp16(d_x)·2^(e−128))·float(s), the product rounded
@@ -42,12 +42,12 @@
 static const int8_t iq4_levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 // mxfp4_levels are the 16 E2M1 values doubled, 0, 0.5, 1, 1.5, 2, 3, 4, 6
-// and their negatives (index 8 is −0, stored as 0): toy/tensor's
+// and their negatives (index 8 is −0, stored as 0): toy/tensor/quant's
 // kvaluesMXFP4.
 static const int8_t mxfp4_levels[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 // mxfp4_half returns 2^(e−128), half the E8M0 scale of exponent byte e
-// (toy/tensor's e8m0Half): the subnormals 2⁻¹²⁸ and 2⁻¹²⁷ for e = 0, 1.
+// (toy/tensor/quant's e8m0Half): the subnormals 2⁻¹²⁸ and 2⁻¹²⁷ for e = 0, 1.
 TOY_INLINE float mxfp4_half(uint8_t e) { return toy_bits_f32(e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23); }
 
 // The kernels for blocks of 32 (IQ4_NL, MXFP4) take the type t as a

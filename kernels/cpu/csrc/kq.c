@@ -1,13 +1,13 @@
 // kq.c: Q4_K and Q6_K weights × Q8_K activations, and the Q8_K quantizer.
 //
-// Layouts are toy/tensor's (kquant.go). A Q4_K super-block of 256 weights is
+// Layouts are toy/tensor/quant's (kquant.go). A Q4_K super-block of 256 weights is
 // {fp16 d, fp16 dmin, 12 bytes of six-bit scales and mins, 128 bytes of
 // nibbles} (144 bytes); a Q6_K one {128 bytes of low nibbles, 64 bytes of
 // high bit pairs, 16 int8 scales, fp16 d} (210 bytes). The activations are
 // quantized per 256 to the Q8_K block of quant.h (Q8K_BYTES = 320): int8 q[256]
 // at 0, the int16 sums of each 16 of them at 256, float32 d at 288, padding.
 //
-// out[m, n] is toy/tensor's dotQ4K / dotQ6K bit for bit: per super-block the
+// out[m, n] is toy/tensor/quant's dotQ4K / dotQ6K bit for bit: per super-block the
 // integer sums are exact — Q4_K: dots = Σ_j scale_j·Σ q_w·q_x over its eight
 // sub-blocks of 32 and mins = Σ_j min_j·(bsums[2j] + bsums[2j+1]); Q6_K:
 // dots = Σ_g scale_g·Σ (q_w − 32)·q_x over its sixteen groups of 16 — and the
@@ -35,7 +35,7 @@
 // The Q8_K quantizer.
 
 // toy_quantize_q8k_ref writes nblocks Q8_K blocks of x (256 floats each) to
-// dst, as tensor's quantizeQ8K: max = the first element of largest |x| (sign
+// dst, as quant's quantizeQ8K: max = the first element of largest |x| (sign
 // kept), iscale = −127/max, q = min(127, round-half-even(iscale·x)),
 // d = 1/iscale, bsums the sums of each 16 q; all zero when max is 0.
 TOY_API void toy_quantize_q8k_ref(uint8_t *dst, const float *x, int64_t nblocks) {
@@ -201,7 +201,7 @@ static float dot_q4k_ref(const uint8_t *w, const uint8_t *x, int64_t nb) {
 	return sum;
 }
 
-// q6k_quant: weight i's six-bit quant minus 32, as tensor's q6KQuant.
+// q6k_quant: weight i's six-bit quant minus 32, as quant's q6KQuant.
 TOY_INLINE int q6k_quant(const uint8_t *blk, int i) {
 	int half = i / 128, r = i % 128, k = r / 32, l = r % 32;
 	int lo = blk[half * 64 + l + 32 * (k % 2)];
@@ -289,40 +289,24 @@ TOY_INLINE void q6k_unpack(const uint8_t *blk, __m256i q[8], __m256i *G, __m256i
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
 
-// AVX-512 decode: eight weight rows at a time, 64 weights per vector (Q4_K:
-// the 32 bytes of a sub-block pair broadcast to both halves, shifted by 0 and
-// 4; Q6_K: 64 bytes of low nibbles and the high bit pairs broadcast and
-// shifted per half), the block's activations held in four registers, each
-// 16-weight group's scale in its 128-bit lane. Each row's lanes fold to
-// eight, the eight rows' sums (and mins) reduce together, and the float steps
-// run on eight lanes.
-
-// kq_ctl returns the vpshufb control that puts, in each 128-bit lane L,
-// byte at(L) zero-extended in every int16.
-TOY_INLINE __m512i kq_ctl(int a0, int a1, int a2, int a3) {
-	return _mm512_set_epi16(0x8000 | a3, 0x8000 | a3, 0x8000 | a3, 0x8000 | a3, 0x8000 | a3, 0x8000 | a3, 0x8000 | a3,
-	                        0x8000 | a3, 0x8000 | a2, 0x8000 | a2, 0x8000 | a2, 0x8000 | a2, 0x8000 | a2, 0x8000 | a2,
-	                        0x8000 | a2, 0x8000 | a2, 0x8000 | a1, 0x8000 | a1, 0x8000 | a1, 0x8000 | a1, 0x8000 | a1,
-	                        0x8000 | a1, 0x8000 | a1, 0x8000 | a1, 0x8000 | a0, 0x8000 | a0, 0x8000 | a0, 0x8000 | a0,
-	                        0x8000 | a0, 0x8000 | a0, 0x8000 | a0, 0x8000 | a0);
-}
+// AVX-512 decode of Q6_K: eight weight rows at a time, 64 weights per vector
+// (64 bytes of low nibbles and the high bit pairs broadcast and shifted per
+// half), the block's activations held in four registers, each 16-weight
+// group's scale in its 128-bit lane. Each row's lanes fold to eight, the eight
+// rows' sums reduce together, and the float steps run on eight lanes. Q4_K:
+// q4k_gemv16 below.
 
 TOY_INLINE __m256i kq_fold(__m512i v) {
 	return _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
 }
 
-TOY_INLINE void kq_gemv8(int q6, float *out, const uint8_t *x, const uint8_t *const r[8], int64_t nb, int valid,
-                         const uint8_t *pf) {
-	const int64_t wb = q6 ? Q6K_BYTES : Q4K_BYTES;
+TOY_INLINE void q6k_gemv8(float *out, const uint8_t *x, const uint8_t *const r[8], int64_t nb, int valid,
+                          const uint8_t *pf) {
+	const int64_t wb = Q6K_BYTES;
 	const __m512i low = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
-	// Q4_K: the scale of vector p's lane L is sub-block 2p + L/2's
-	const __m512i cs[4] = {kq_ctl(0, 0, 1, 1), kq_ctl(2, 2, 3, 3), kq_ctl(4, 4, 5, 5), kq_ctl(6, 6, 7, 7)};
-	const __m256i cmin = _mm256_setr_epi8(8, -128, 8, -128, 9, -128, 9, -128, 10, -128, 10, -128, 11, -128, 11, -128, 12,
-	                                      -128, 12, -128, 13, -128, 13, -128, 14, -128, 14, -128, 15, -128, 15, -128);
-	const __m512i sh04 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1); // 0 | 4
 	const __m512i sh42 = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1); // 4 | 2
 	const __m512i sh02 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1); // 0 | 2
-	// Q6_K: vpermw indices putting group 4p + L's scale in lane L
+	// vpermw indices putting group 4p + L's scale in lane L
 	const __m512i i0 = _mm512_set_epi16(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0,
 	                                    0, 0, 0, 0, 0);
 	const __m512i gi[4] = {i0, _mm512_add_epi16(i0, _mm512_set1_epi16(4)), _mm512_add_epi16(i0, _mm512_set1_epi16(8)),
@@ -335,67 +319,146 @@ TOY_INLINE void kq_gemv8(int q6, float *out, const uint8_t *x, const uint8_t *co
 		__m512i X[4];
 		for (int p = 0; p < 4; p++) X[p] = _mm512_loadu_si512(xb + 64 * p);
 		__m256i bs = _mm256_loadu_si256((const __m256i *)(xb + Q8K_BSUMS));
-		__m256i f[8], mv[8];
-		uint16_t dh[8], dmh[8];
+		__m256i f[8];
+		uint16_t dh[8];
 		for (int n = 0; n < 8; n++) {
 			const uint8_t *blk = r[n] + b * wb;
 			__m512i w[4], sv[4];
-			if (q6) {
-				for (int h = 0; h < 2; h++) {
-					__m512i ql = _mm512_loadu_si512(blk + 64 * h);
-					__m512i hb = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk + 128 + 32 * h)));
-					w[2 * h] = _mm512_or_si512(_mm512_and_si512(ql, low), _mm512_and_si512(_mm512_sllv_epi16(hb, sh42), m30));
-					w[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low),
-					                               _mm512_and_si512(_mm512_srlv_epi16(hb, sh02), m30));
-				}
-				__m256i G = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(blk + 192)));
-				for (int p = 0; p < 4; p++) sv[p] = _mm512_permutexvar_epi16(gi[p], _mm512_castsi256_si512(G));
-				// −32·Σ scale·bsums: the quants' offset
-				mv[n] = _mm256_madd_epi16(bs, _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(G, 5)));
-				dh[n] = toy_load_u16(blk + 208);
-			} else {
-				__m512i S = _mm512_broadcast_i32x4(q4k_scmn(blk));
-				for (int p = 0; p < 4; p++) {
-					__m256i v = _mm256_loadu_si256((const __m256i *)(blk + 16 + 32 * p));
-					w[p] = _mm512_and_si512(_mm512_srlv_epi16(_mm512_broadcast_i64x4(v), sh04), low);
-					sv[p] = _mm512_shuffle_epi8(S, cs[p]);
-				}
-				mv[n] = _mm256_madd_epi16(bs, _mm256_shuffle_epi8(_mm512_castsi512_si256(S), cmin));
-				dh[n] = toy_load_u16(blk), dmh[n] = toy_load_u16(blk + 2);
+			for (int h = 0; h < 2; h++) {
+				__m512i ql = _mm512_loadu_si512(blk + 64 * h);
+				__m512i hb = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk + 128 + 32 * h)));
+				w[2 * h] = _mm512_or_si512(_mm512_and_si512(ql, low), _mm512_and_si512(_mm512_sllv_epi16(hb, sh42), m30));
+				w[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low),
+				                               _mm512_and_si512(_mm512_srlv_epi16(hb, sh02), m30));
 			}
+			__m256i G = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(blk + 192)));
+			for (int p = 0; p < 4; p++) sv[p] = _mm512_permutexvar_epi16(gi[p], _mm512_castsi256_si512(G));
+			// −32·Σ scale·bsums: the quants' offset
+			__m256i mv = _mm256_madd_epi16(bs, _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(G, 5)));
+			dh[n] = toy_load_u16(blk + 208);
 			// two sums: vpdpwssd's latency is several cycles
 			__m512i a0 = _mm512_dpwssd_epi32(_mm512_setzero_si512(), _mm512_maddubs_epi16(w[0], X[0]), sv[0]);
 			__m512i a1 = _mm512_dpwssd_epi32(_mm512_setzero_si512(), _mm512_maddubs_epi16(w[1], X[1]), sv[1]);
 			a0 = _mm512_dpwssd_epi32(a0, _mm512_maddubs_epi16(w[2], X[2]), sv[2]);
 			a1 = _mm512_dpwssd_epi32(a1, _mm512_maddubs_epi16(w[3], X[3]), sv[3]);
-			f[n] = kq_fold(_mm512_add_epi32(a0, a1));
-			if (q6) f[n] = _mm256_add_epi32(f[n], mv[n]);
+			f[n] = _mm256_add_epi32(kq_fold(_mm512_add_epi32(a0, a1)), mv);
 		}
 		__m256 xd = _mm256_set1_ps(q8k_d(xb));
 		__m256 fd = _mm256_cvtepi32_ps(kq_reduce8(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]));
 		__m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dh)), xd);
-		if (q6) {
-			sum = _mm256_add_ps(sum, _mm256_mul_ps(d, fd));
-		} else {
-			__m256 fm = _mm256_cvtepi32_ps(kq_reduce8(mv[0], mv[1], mv[2], mv[3], mv[4], mv[5], mv[6], mv[7]));
-			__m256 dm = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dmh)), xd);
-			sum = _mm256_add_ps(sum, _mm256_sub_ps(_mm256_mul_ps(d, fd), _mm256_mul_ps(dm, fm)));
-		}
+		sum = _mm256_add_ps(sum, _mm256_mul_ps(d, fd));
 	}
 	float tmp[8];
 	_mm256_storeu_ps(tmp, sum);
 	for (int j = 0; j < valid; j++) out[j] = tmp[j];
 }
 
+// Q4_K decode, sixteen weight rows a pass laid out as q40_gemv16 does: lane
+// L of vector k holds row 4L + k, sixteen quants of it against the matching
+// sixteen activations broadcast to every lane. The scales and mins come from
+// the rows' 16-byte block heads, q4k_scmn lane by lane, each sub-block's
+// scale zero-extended over its row's lane by vpshufb; the vpmaddubsw of a
+// sub-block's two halves add in int16 (≤ 4·15·127) before vpdpwssd by the
+// scale. The rows' four partial sums (and mins) reduce by unpack-and-add
+// rounds into row order, and the float steps run on sixteen lanes.
+
+// kq_rows4: the 16 bytes at off of rows k, 4 + k, 8 + k and 12 + k.
+TOY_INLINE __m512i kq_rows4(const uint8_t *const r[16], int k, int64_t off) {
+	__m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(r[k] + off)));
+	v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(r[4 + k] + off)), 1);
+	v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(r[8 + k] + off)), 2);
+	return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(r[12 + k] + off)), 3);
+}
+
+// kq_sum4: lane L of the result holds the sums of the four dwords of lane L
+// of p0, p1, p2 and p3, in that order.
+TOY_INLINE __m512i kq_sum4(__m512i p0, __m512i p1, __m512i p2, __m512i p3) {
+	__m512i t0 = _mm512_add_epi32(_mm512_unpacklo_epi32(p0, p1), _mm512_unpackhi_epi32(p0, p1));
+	__m512i t1 = _mm512_add_epi32(_mm512_unpacklo_epi32(p2, p3), _mm512_unpackhi_epi32(p2, p3));
+	return _mm512_add_epi32(_mm512_unpacklo_epi64(t0, t1), _mm512_unpackhi_epi64(t0, t1));
+}
+
+TOY_INLINE void q4k_gemv16(float *out, const uint8_t *x, const uint8_t *const r[16], int64_t nb, int valid,
+                           const uint8_t *pf) {
+	const __m512i low = _mm512_set1_epi8(0x0F), m3f = _mm512_set1_epi8(0x3f), m0f = low, m30 = _mm512_set1_epi8(0x30);
+	const __m512i sh = _mm512_broadcast_i32x4(_mm_setr_epi32(0, 4, 0, 0));
+	// vpshufb controls: the eight mins (bytes 8-15) as int16; scale j over the lane
+	const __m512i cmn = _mm512_broadcast_i32x4(
+	    _mm_setr_epi8(8, -128, 9, -128, 10, -128, 11, -128, 12, -128, 13, -128, 14, -128, 15, -128));
+	__m512i cs[8];
+	for (int j = 0; j < 8; j++) cs[j] = _mm512_set1_epi16((short)(0x8000 | j));
+	__m512 sum = _mm512_setzero_ps();
+	for (int64_t b = 0; b < nb; b++) {
+		const int64_t off = b * Q4K_BYTES;
+		if (pf)
+			for (int i = 0; i < 16 * Q4K_BYTES; i += 64) __builtin_prefetch(pf + 16 * off + i, 0, 2);
+		const uint8_t *xb = x + b * Q8K_BYTES;
+		// bsums[2j] + bsums[2j + 1], the activations of sub-block j, as int16
+		__m256i bp = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(xb + Q8K_BSUMS)), _mm256_set1_epi16(1));
+		__m512i BP = _mm512_broadcast_i32x4(_mm_packs_epi32(_mm256_castsi256_si128(bp), _mm256_extracti128_si256(bp, 1)));
+		__m512i H[4], acc[4], mac[4];
+		for (int k = 0; k < 4; k++) {
+			__m512i h = kq_rows4(r, k, off);
+			__m512i u01 = _mm512_shuffle_epi32(h, _MM_SHUFFLE(3, 3, 2, 1));
+			__m512i u2 = _mm512_shuffle_epi32(h, _MM_SHUFFLE(3, 3, 3, 3));
+			__m512i S = _mm512_unpacklo_epi32(
+			    _mm512_and_si512(u01, m3f), _mm512_or_si512(_mm512_and_si512(_mm512_srlv_epi32(u2, sh), m0f),
+			                                                 _mm512_and_si512(_mm512_srli_epi32(u01, 2), m30)));
+			mac[k] = _mm512_madd_epi16(_mm512_shuffle_epi8(S, cmn), BP);
+			__m512i a = _mm512_setzero_si512();
+			for (int p = 0; p < 4; p++) {
+				const uint8_t *xp = xb + 64 * p;
+				__m512i v0 = kq_rows4(r, k, off + 16 + 32 * p), v1 = kq_rows4(r, k, off + 32 + 32 * p);
+				__m512i x00 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)xp));
+				__m512i x01 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(xp + 16)));
+				__m512i x10 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(xp + 32)));
+				__m512i x11 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(xp + 48)));
+				__m512i e = _mm512_add_epi16(_mm512_maddubs_epi16(_mm512_and_si512(v0, low), x00),
+				                             _mm512_maddubs_epi16(_mm512_and_si512(v1, low), x01));
+				__m512i o = _mm512_add_epi16(_mm512_maddubs_epi16(_mm512_and_si512(_mm512_srli_epi16(v0, 4), low), x10),
+				                             _mm512_maddubs_epi16(_mm512_and_si512(_mm512_srli_epi16(v1, 4), low), x11));
+				a = _mm512_dpwssd_epi32(a, e, _mm512_shuffle_epi8(S, cs[2 * p]));
+				a = _mm512_dpwssd_epi32(a, o, _mm512_shuffle_epi8(S, cs[2 * p + 1]));
+			}
+			H[k] = h, acc[k] = a;
+		}
+		__m512 fd = _mm512_cvtepi32_ps(kq_sum4(acc[0], acc[1], acc[2], acc[3]));
+		__m512 fm = _mm512_cvtepi32_ps(kq_sum4(mac[0], mac[1], mac[2], mac[3]));
+		// dword 0 of each lane of H[k] holds row 4L + k's d and dmin
+		__m512i dd = _mm512_unpacklo_epi64(_mm512_unpacklo_epi32(H[0], H[1]), _mm512_unpacklo_epi32(H[2], H[3]));
+		__m512 xd = _mm512_set1_ps(q8k_d(xb));
+		__m512 d = _mm512_mul_ps(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd)), xd);
+		__m512 dm = _mm512_mul_ps(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16))), xd);
+		sum = _mm512_add_ps(sum, _mm512_sub_ps(_mm512_mul_ps(d, fd), _mm512_mul_ps(dm, fm)));
+	}
+	if (valid == 16) {
+		_mm512_storeu_ps(out, sum);
+		return;
+	}
+	float tmp[16];
+	_mm512_storeu_ps(tmp, sum);
+	for (int j = 0; j < valid; j++) out[j] = tmp[j];
+}
+
 TOY_INLINE void kq_gemv(int q6, float *out, const uint8_t *xq, const uint8_t *w, int64_t M, int64_t K, int64_t N,
                         int64_t n0, int64_t n1) {
 	int64_t nb = K / QK, rb = nb * (q6 ? Q6K_BYTES : Q4K_BYTES);
+	if (!q6) {
+		for (int64_t n = n0; n < n1; n += 16) {
+			int valid = (int)(n1 - n < 16 ? n1 - n : 16);
+			const uint8_t *r[16];
+			for (int j = 0; j < 16; j++) r[j] = w + (n + (j < valid ? j : valid - 1)) * rb;
+			const uint8_t *pf = n + 48 <= n1 ? w + (n + 32) * rb : NULL; // the rows after the next sixteen
+			for (int64_t m = 0; m < M; m++) q4k_gemv16(out + m * N + n, xq + m * nb * Q8K_BYTES, r, nb, valid, m ? NULL : pf);
+		}
+		return;
+	}
 	for (int64_t n = n0; n < n1; n += 8) {
 		int valid = (int)(n1 - n < 8 ? n1 - n : 8);
 		const uint8_t *r[8];
 		for (int j = 0; j < 8; j++) r[j] = w + (n + (j < valid ? j : valid - 1)) * rb;
 		const uint8_t *pf = n + 24 <= n1 ? w + (n + 16) * rb : NULL; // the rows after the next eight
-		for (int64_t m = 0; m < M; m++) kq_gemv8(q6, out + m * N + n, xq + m * nb * Q8K_BYTES, r, nb, valid, m ? NULL : pf);
+		for (int64_t m = 0; m < M; m++) q6k_gemv8(out + m * N + n, xq + m * nb * Q8K_BYTES, r, nb, valid, m ? NULL : pf);
 	}
 }
 

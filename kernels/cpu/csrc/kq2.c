@@ -1,14 +1,14 @@
 // kq2.c: Q5_K, Q3_K and Q2_K weights × Q8_K activations (toy_quantize_q8k,
 // kq.c), the k-quants of Q5_K_M, Q3_K_M and Q2_K files.
 //
-// Layouts are toy/tensor's (kquant2.go). A Q5_K super-block of 256 weights
+// Layouts are toy/tensor/quant's (kquant2.go). A Q5_K super-block of 256 weights
 // is {fp16 d, fp16 dmin, 12 bytes of six-bit scales and mins as Q4_K's, 32
 // bytes of fifth bits, 128 bytes of nibbles as Q4_K's} (176 bytes); a Q3_K
 // one {32 bytes of high bits, 64 bytes of bit pairs, 12 bytes of sixteen
 // six-bit scales, fp16 d} (110 bytes); a Q2_K one {16 bytes of four-bit
 // scale | min << 4, 64 bytes of bit pairs, fp16 d, fp16 dmin} (84 bytes).
 //
-// out[m, n] is toy/tensor's dotQ5K / dotQ3K / dotQ2K bit for bit: per
+// out[m, n] is toy/tensor/quant's dotQ5K / dotQ3K / dotQ2K bit for bit: per
 // super-block exact integer sums, then Go's float steps in Go's order
 // (quant.h's KQ4_ACC for Q5_K and Q2_K, KQ6_ACC for Q3_K):
 //

@@ -1,6 +1,6 @@
 // q41.c: Q4_1 and Q5_1 weights × Q8_1 activations, and the Q8_1 quantizer.
 //
-// Layouts are toy/tensor's (quant41.go): a Q4_1 block of 32 weights is
+// Layouts are toy/tensor/quant's (quant41.go): a Q4_1 block of 32 weights is
 // {fp16 d, fp16 m, 16 bytes: weight i's nibble in the low half of byte i for
 // i < 16, the high half of byte i−16 after} (20 bytes), weight i = d·q_i + m;
 // a Q5_1 block {fp16 d, fp16 m, 32-bit word of fifth bits (bit i for weight
@@ -8,7 +8,7 @@
 // {fp16 d, fp16 s, int8 q[32]} (36 bytes): d and q as toy_quantize_q8's,
 // s = fp16(d·Σq) with the float32 d = amax/127.
 //
-// out[m, n] is toy/tensor's dotQ41 bit for bit: per block the exact integer
+// out[m, n] is toy/tensor/quant's dotQ41 bit for bit: per block the exact integer
 // s = Σ q_w·q_x (the quants are unsigned, 0 … 31: no offset to fold in),
 // then sum += float(s)·(fp16(d_w)·fp16(d_x)) and sum += fp16(m_w)·fp16(s_x),
 // block after block (each a fused multiply-add on arm64, as Go compiles it).
@@ -44,7 +44,7 @@ TOY_INLINE void q81_block(uint8_t *db, const uint8_t *q8, const float *xb) {
 }
 
 // toy_quantize_q8_1 / _ref write nblocks Q8_1 blocks of x (32 floats each)
-// to dst, as tensor's quantizeQ8_1: d and q from toy_quantize_q8 (whose
+// to dst, as quant's quantizeQ8_1: d and q from toy_quantize_q8 (whose
 // variants agree bit for bit), s from the block's float maximum.
 TOY_API void toy_quantize_q8_1(uint8_t *dst, const float *x, int64_t nblocks) {
 	for (int64_t b = 0; b < nblocks; b++) {
@@ -63,7 +63,7 @@ TOY_API void toy_quantize_q8_1_ref(uint8_t *dst, const float *x, int64_t nblocks
 }
 
 // q41_quant returns weight i's quant, 0 … 15 (Q4_1) or 0 … 31 (Q5_1), as
-// tensor's q4_1Quant / q5_1Quant.
+// quant's q4_1Quant / q5_1Quant.
 TOY_INLINE int q41_quant(int q5, const uint8_t *blk, int i) {
 	const uint8_t *qs = blk + (q5 ? 8 : 4);
 	int q = (i < 16 ? qs[i] : qs[i - 16] >> 4) & 0xF;

@@ -1,13 +1,13 @@
 // q45.c: Q4_0 and Q5_0 weights × Q8_0 activations.
 //
-// Layouts are toy/tensor's (quant4.go): a Q4_0 block of 32 weights is
+// Layouts are toy/tensor/quant's (quant4.go): a Q4_0 block of 32 weights is
 // {fp16 d, 16 bytes: weight i's nibble in the low half of byte i for i < 16,
 // the high half of byte i−16 after} (18 bytes), weight i = d·(q_i − 8); a
 // Q5_0 block {fp16 d, 32-bit word of fifth bits (bit i for weight i), the
 // nibbles as in Q4_0} (22 bytes), weight i = d·(q_i − 16). The activations
 // are Q8_0 (toy_quantize_q8), with toy_q8_xsum's 128·Σq per block.
 //
-// out[m, n] is toy/tensor's dotQ32 bit for bit: per block the exact integer
+// out[m, n] is toy/tensor/quant's dotQ32 bit for bit: per block the exact integer
 // s = Σ (q_w − off)·q_x, then sum += float(s)·(fp16(d_w)·fp16(d_x)) in block
 // order (fused on arm64, as Go compiles it). The x86 kernels multiply the
 // unsigned quants and start each block's sum at −off·Σq_x (from xsum), the
@@ -23,7 +23,7 @@
 #define Q45_ACC(sum, s, d) ((sum) + (float)(s) * (d))
 #endif
 
-// q45_quant returns weight i's quant minus its offset, as tensor's
+// q45_quant returns weight i's quant minus its offset, as quant's
 // q4_0Quant / q5_0Quant.
 TOY_INLINE int q45_quant(int q5, const uint8_t *blk, int i) {
 	const uint8_t *qs = blk + (q5 ? 6 : 2);

@@ -1,7 +1,7 @@
 // q8.c: Q8_0 × Q8_0 matrix multiply and the Q8_0 quantizer of activations.
 //
 // out[m, n] = Σ_b float(Σ_i xq[m,b,i]·wq[n,b,i]) · (d_x[m,b]·d_w[n,b]), the sum
-// over blocks b taken in block order in float32, exactly as toy/tensor's
+// over blocks b taken in block order in float32, exactly as toy/tensor/quant's
 // dotQ8: the integer dot of a block is exact, and every kernel below adds the
 // scaled block sums of one output in the same order, so the fast kernels are
 // bit-identical to the reference (and to the pure-Go backend). They get their

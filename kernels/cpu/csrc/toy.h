@@ -56,7 +56,7 @@ TOY_INLINE float toy_fp16_f32(uint16_t h) {
 }
 
 // toy_f32_fp16 rounds float32 to the nearest binary16, ties to even; overflow
-// gives ±Inf (the F16C conversion, and tensor.F32ToFP16).
+// gives ±Inf (the F16C conversion, and quant.F32ToFP16).
 TOY_INLINE uint16_t toy_f32_fp16(float f) {
 	uint32_t b = toy_f32_bits(f);
 	uint16_t sign = (uint16_t)((b >> 16) & 0x8000);
