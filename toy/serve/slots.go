@@ -224,12 +224,7 @@ func (s *Server) runModel(in <-chan work, quit <-chan struct{}) {
 					return
 				}
 			}
-			if !timer.Stop() {
-				select { // a fire that raced Stop
-				case <-timer.C:
-				default:
-				}
-			}
+			timer.Stop() // (since Go 1.23 no stale fire is left to drain)
 		}
 		if len(ws) == 0 {
 			select {

@@ -19,14 +19,7 @@ import (
 // and each gets the tokens and log-probs it gets alone — greedy and seeded,
 // completions and chat.
 func TestParallelSlots(t *testing.T) {
-	m, err := toy.LoadDefault()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newServer(t, m, Options{Parallel: 8})
-	if !s.batched {
-		t.Fatal("the default model does not decode a batch as it decodes each sequence alone")
-	}
+	s := newBatchedServer(t)
 	bodies := make([]string, 8)
 	for i := range bodies {
 		path := "/v1/completions"
@@ -124,14 +117,7 @@ func TestQueueFull(t *testing.T) {
 // steps as one batch, not split into the slot whose goroutine woke first
 // and the rest (the mean batch over the round stays near eight).
 func TestStepsStayTogether(t *testing.T) {
-	m, err := toy.LoadDefault()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newServer(t, m, Options{Parallel: 8})
-	if !s.batched {
-		t.Fatal("the default model does not decode a batch as it decodes each sequence alone")
-	}
+	s := newBatchedServer(t)
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
@@ -149,4 +135,19 @@ func TestStepsStayTogether(t *testing.T) {
 	if steps == 0 || float64(rows)/float64(steps) < 6 {
 		t.Errorf("%d batched steps ran %d slots' steps: %.1f a step, want 6 or more", steps, rows, float64(rows)/float64(max(steps, 1)))
 	}
+}
+
+// newBatchedServer serves the default model with 8 slots, failing t unless
+// the model decodes a batch as it decodes each sequence alone.
+func newBatchedServer(t *testing.T) *Server {
+	t.Helper()
+	m, err := toy.LoadDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, m, Options{Parallel: 8})
+	if !s.batched {
+		t.Fatal("the default model does not decode a batch as it decodes each sequence alone")
+	}
+	return s
 }
