@@ -4,14 +4,14 @@ package cpu
 
 // sourcesSHA256 is the SHA-256 of the C sources and build.sh, concatenated
 // in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "501adb7698458176eac6e08bff3de2122c9799a05c7bbff54711942e7de4b8f6"
+const sourcesSHA256 = "6e9029f75c774f8dfa7a1ef2b335050aa35f0373669962ad7b616cbe4043d711"
 
 var sourceFiles = []string{"build.sh", "csrc/f32.c", "csrc/iq4.c", "csrc/kq.c", "csrc/kq2.c", "csrc/ops.c", "csrc/q41.c", "csrc/q45.c", "csrc/q8.c", "csrc/quant.h", "csrc/toy.h"}
 
 // libSHA256 maps each embedded library to the SHA-256 build.sh recorded.
 var libSHA256 = map[string]string{
 	"libtoy-amd64-avx2.so":         "46a7851079314bf4f69e334455321c5db5d1caa78b77b2c799d3110b7adf5153",
-	"libtoy-amd64-avx512.so":       "f0b415d2f97e6676d171e30458bbf0db23a8faebc748535833f9d4986fa78acd",
+	"libtoy-amd64-avx512.so":       "081541d8f8e34b4af0979b6ce9998bcd482458a930e583f2407f2a41af67f0b4",
 	"libtoy-amd64-avxvnni.so":      "2b63dabeae12650c549ca89b978107e64843855edbdc7142bdc4e3b041986931",
 	"libtoy-amd64-x86-64.so":       "b73dc4be3e324957f2f80b2d60759dc0a8273aaac6d9a1da2903a7c95b5e0857",
 	"libtoy-arm64-neon-dotprod.so": "0fb26f552a1bc6612a39f78d33415c888d66757b77e9cc771fb20ff3d321d87f",

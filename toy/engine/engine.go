@@ -151,7 +151,7 @@ func NextBatch(m Model, sessions []*Session, ids [][]int32) ([][]float32, error)
 func (s *Session) finite(x []float32) error {
 	bad := -1
 	for i, v := range x {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+		if v-v != 0 { // NaN for a NaN or an infinity, 0 for every finite v
 			bad = i
 			break
 		}

@@ -7,6 +7,8 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 )
 
 // RoPEOptions describe a rotary position embedding.
@@ -146,45 +148,99 @@ func RoPEWith(x *Tensor, pos0 int, o RoPEOptions) *Tensor {
 // rope rotates by sign·θ (sign −1 with the same magnitude factor: RoPE's
 // gradient).
 func rope(out, x *Tensor, pos0 int, o RoPEOptions, sign float32) {
-	C, headDim, ropeDim := x.Cols(), o.HeadDim, o.Dim
-	// θ_i = pos · base^(-2i/ropeDim), built by repeated multiplication in float32
-	// as ggml does, so the angles round the same way; a frequency factor
-	// divides the angle, not the running product.
-	thetaScale := float32(math.Pow(float64(o.Base), -2/float64(ropeDim)))
-	p := o.Scaling.Params(ropeDim, o.Base)
-	var ff []float32
-	if o.Factors != nil {
-		ff = o.Factors.Data()
-	}
-	T := x.Rows()
-	parallelFor(T, 1, func(lo, hi int) {
-		cos := make([]float32, ropeDim/2)
-		sin := make([]float32, ropeDim/2)
+	C, headDim, half := x.Cols(), o.HeadDim, o.Dim/2
+	tab := ropeAngles(x.Rows(), pos0, o)
+	parallelFor(x.Rows(), 1, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
-			theta := float32(pos0 + t)
-			for i := range cos {
-				phi := theta
-				if ff != nil {
-					phi = theta / ff[i]
-				}
-				angle := p.angle(phi, i)
-				cos[i] = float32(math.Cos(float64(angle))) * p.MScale
-				sin[i] = sign * float32(math.Sin(float64(angle))) * p.MScale
-				theta *= thetaScale
-			}
+			cos, sin := tab.cos[t*half:(t+1)*half], tab.sin[t*half:(t+1)*half]
 			xr, or := x.f32[t*C:(t+1)*C], out.f32[t*C:(t+1)*C]
 			copy(or, xr)
 			for h := 0; h < C; h += headDim {
 				for i := range cos {
 					a, b := h+2*i, h+2*i+1 // adjacent pairs
 					if o.NeoX {
-						a, b = h+i, h+i+ropeDim/2 // half-split pairs
+						a, b = h+i, h+i+half // half-split pairs
 					}
-					x0, x1 := xr[a], xr[b]
-					or[a] = x0*cos[i] - x1*sin[i]
-					or[b] = x0*sin[i] + x1*cos[i]
+					x0, x1, s := xr[a], xr[b], sign*sin[i]
+					or[a] = x0*cos[i] - x1*s
+					or[b] = x0*s + x1*cos[i]
 				}
 			}
 		}
 	})
+}
+
+// ropeTable holds cos θ_i and sin θ_i, each times the magnitude factor, of
+// the T positions from pos0 under options o (HeadDim and NeoX, which do not
+// change the angles, zero; Factors nil, their values in factors):
+// [T·Dim/2] each, position by position.
+type ropeTable struct {
+	pos0, T  int
+	o        RoPEOptions
+	factors  []float32
+	cos, sin []float32
+}
+
+// ropeTables keeps the most recent tables, at most ropeTablesMax of them and
+// ropeTableFloats floats in all: a forward pass turns the queries and keys of every layer at the same
+// positions, 2L calls that would each compute the same cosines and sines
+// (each sequence of a batched decode step its own).
+var ropeTables struct {
+	sync.Mutex
+	recent []*ropeTable // the most recent last
+	floats int
+}
+
+const ropeTablesMax, ropeTableFloats = 64, 1 << 21
+
+// ropeAngles returns the table of T positions from pos0 under o, from
+// ropeTables or computed (and kept there).
+func ropeAngles(T, pos0 int, o RoPEOptions) *ropeTable {
+	var factors []float32
+	if o.Factors != nil {
+		factors = o.Factors.Data()
+	}
+	key := o
+	key.HeadDim, key.NeoX, key.Factors = 0, false, nil
+	rt := &ropeTables
+	rt.Lock()
+	for i := len(rt.recent) - 1; i >= 0; i-- {
+		if t := rt.recent[i]; t.pos0 == pos0 && t.T == T && t.o == key && slices.Equal(t.factors, factors) {
+			rt.Unlock()
+			return t
+		}
+	}
+	rt.Unlock()
+	tab := &ropeTable{pos0: pos0, T: T, o: key, factors: slices.Clone(factors),
+		cos: make([]float32, T*o.Dim/2), sin: make([]float32, T*o.Dim/2)}
+	// θ_i = pos · base^(-2i/Dim), built by repeated multiplication in float32
+	// as ggml does, so the angles round the same way; a frequency factor
+	// divides the angle, not the running product.
+	thetaScale := float32(math.Pow(float64(o.Base), -2/float64(o.Dim)))
+	p := o.Scaling.Params(o.Dim, o.Base)
+	half := o.Dim / 2
+	parallelFor(T, 1, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			theta := float32(pos0 + t)
+			for i := range half {
+				phi := theta
+				if factors != nil {
+					phi = theta / factors[i]
+				}
+				angle := p.angle(phi, i)
+				tab.cos[t*half+i] = float32(math.Cos(float64(angle))) * p.MScale
+				tab.sin[t*half+i] = float32(math.Sin(float64(angle))) * p.MScale
+				theta *= thetaScale
+			}
+		}
+	})
+	rt.Lock()
+	defer rt.Unlock()
+	rt.recent = append(rt.recent, tab)
+	rt.floats += 2 * len(tab.cos)
+	for len(rt.recent) > ropeTablesMax || len(rt.recent) > 1 && rt.floats > ropeTableFloats {
+		rt.floats -= 2 * len(rt.recent[0].cos)
+		rt.recent = slices.Delete(rt.recent, 0, 1)
+	}
+	return tab
 }

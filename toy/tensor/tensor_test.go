@@ -146,6 +146,67 @@ func TestRoPEScaling(t *testing.T) {
 	})
 }
 
+// TestRoPETables: the kept cosine and sine tables give what fresh ones give,
+// bit for bit, whatever ran before — options, positions and counts that
+// differ in one thing each, factors changed in place, more tables than are
+// kept — and RoPE's gradient (the inverse rotation) shares them.
+func TestRoPETables(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	x := randTensor(r, 3, 64) // 2 heads of 32
+	factors := FromFloat32([]float32{1, 2, 3, 4, 5, 6, 7, 8, 1, 1, 1, 1, 1, 1, 1, 1}, 16)
+	yarn := RoPEScaling{FreqScale: 0.125, ExtFactor: 1, BetaFast: 32, BetaSlow: 1, OrigContext: 64}
+	opts := []RoPEOptions{
+		{HeadDim: 32, Dim: 32, Base: 10000},
+		{HeadDim: 32, Dim: 32, Base: 10000, NeoX: true},
+		{HeadDim: 32, Dim: 16, Base: 10000},
+		{HeadDim: 32, Dim: 32, Base: 500000},
+		{HeadDim: 32, Dim: 32, Base: 10000, Factors: factors},
+		{HeadDim: 32, Dim: 32, Base: 10000, Scaling: RoPEScaling{FreqScale: 0.25}},
+		{HeadDim: 32, Dim: 32, Base: 10000, Scaling: yarn},
+		{HeadDim: 32, Dim: 32, Base: 10000, Scaling: RoPEScaling{AttnFactor: 0.5}},
+	}
+	clear := func() {
+		ropeTables.Lock()
+		ropeTables.recent, ropeTables.floats = nil, 0
+		ropeTables.Unlock()
+	}
+	call := func(i, round int) (*Tensor, int, RoPEOptions) { // an options set, a position, 1 to 3 rows
+		return x.Slice(0, 1+(i+round)%3), i / len(opts) * 7, opts[i%len(opts)]
+	}
+	for round := range 3 {
+		want := make([][]float32, len(opts)*4)
+		for i := range want {
+			clear()
+			rows, pos0, o := call(i, round)
+			want[i] = RoPEWith(rows, pos0, o).Data()
+		}
+		clear()
+		for range 2 { // the second pass finds every table kept
+			for _, i := range r.Perm(len(want)) {
+				rows, pos0, o := call(i, round)
+				near(t, fmt.Sprintf("round %d, options %d at %d", round, i%len(opts), pos0), RoPEWith(rows, pos0, o).Data(), want[i], 0)
+			}
+		}
+		factors.Data()[1] += 1 // in place: the tables follow the values
+	}
+	for pos0 := range 2 * ropeTablesMax { // more tables than are kept
+		RoPEWith(x.Slice(0, 1), pos0, opts[0])
+	}
+	if n := len(ropeTables.recent); n > ropeTablesMax {
+		t.Errorf("%d tables kept, want at most %d", n, ropeTablesMax)
+	}
+	xg := FromFloat32(slices.Clone(x.Data()), 3, 64).SetRequiresGrad(true)
+	tape := NewTape()
+	Record(tape)
+	y := RoPEWith(xg, 9, opts[6])
+	l := Sum(Mul(y, y))
+	Record(nil)
+	tape.Backward(l)
+	// A rotation times m has the gradient 2m²x of the summed squares.
+	m := yarn.Params(32, 10000).MScale
+	near(t, "gradient", xg.Grad().Data(), Scale(x, 2*m*m).Data(), 1e-4)
+}
+
 func TestRoPEPreservesNorm(t *testing.T) {
 	onEach(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(1, 2))

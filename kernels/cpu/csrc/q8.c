@@ -270,14 +270,17 @@ static void q8_pack16(uint8_t *pk, const uint8_t *const r[16], __m512i gidx, int
 
 // q8_small_tile: MR ≤ 8 activation rows (a batched decode step) against the
 // tile of rows r[0..15], packed block by block in registers and used at once
-// (no scratch round trip). Stores the MR rows of out (lane k to out[m·N + k],
-// mask: the valid rows).
-TOY_INLINE void q8_small_tile(float *out, const uint8_t *xq, const int32_t *xsum, int MR, const uint8_t *const r[16],
-                              __m512i gidx, int64_t nb, const uint8_t *pf, int64_t N, __mmask16 mask) {
+// (no scratch round trip). pre holds, for block b and row i at [b·MR + i],
+// the row's block scale as float32 (pre) and −128·Σx (nx): broadcasts
+// straight from memory, where converting and negating them cost three
+// vector operations a row and block. Stores the MR rows of out (lane k to
+// out[m·N + k], mask: the valid rows).
+TOY_INLINE void q8_small_tile(float *out, const uint8_t *xq, const float *dx, const int32_t *nx, int MR,
+                              const uint8_t *const r[16], __m512i gidx, int64_t nb, const uint8_t *pf, int64_t N,
+                              __mmask16 mask) {
 	const int CH = MR <= 3 ? 2 : 1;
 	const uint8_t *x[8];
-	const int32_t *xs[8];
-	for (int i = 0; i < MR; i++) x[i] = xq + i * nb * Q8_BYTES, xs[i] = xsum + i * nb;
+	for (int i = 0; i < MR; i++) x[i] = xq + i * nb * Q8_BYTES;
 	__m512 acc[8];
 	for (int i = 0; i < MR; i++) acc[i] = _mm512_setzero_ps();
 	for (int64_t b = 0; b < nb; b++) {
@@ -289,7 +292,7 @@ TOY_INLINE void q8_small_tile(float *out, const uint8_t *xq, const int32_t *xsum
 		q8_load16(wv, &dw, r, gidx, off);
 		__m512i isum[2][8];
 		for (int i = 0; i < MR; i++) {
-			isum[0][i] = _mm512_set1_epi32(-xs[i][b]);
+			isum[0][i] = _mm512_set1_epi32(nx[b * MR + i]);
 			if (CH == 2) isum[1][i] = _mm512_setzero_si512();
 		}
 		for (int g = 0; g < 8; g++)
@@ -298,7 +301,7 @@ TOY_INLINE void q8_small_tile(float *out, const uint8_t *xq, const int32_t *xsum
 				                                      _mm512_set1_epi32((int32_t)load_u32(x[i] + off + 2 + 4 * g)));
 		for (int i = 0; i < MR; i++) {
 			__m512i is = CH == 2 ? _mm512_add_epi32(isum[0][i], isum[1][i]) : isum[0][i];
-			__m512 d = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(toy_load_u16(x[i] + off))), dw);
+			__m512 d = _mm512_mul_ps(_mm512_set1_ps(dx[b * MR + i]), dw);
 			acc[i] = _mm512_add_ps(acc[i], _mm512_mul_ps(_mm512_cvtepi32_ps(is), d));
 		}
 	}
@@ -307,10 +310,19 @@ TOY_INLINE void q8_small_tile(float *out, const uint8_t *xq, const int32_t *xsum
 
 // 2 to 8 activation rows (batched decode): tiles of 16 weight rows in order,
 // each used by all M rows, the one after next prefetched (one ahead is too
-// close from main memory when a tile serves only two or three rows).
+// close from main memory when a tile serves only two or three rows). The
+// rows' scales and −128·Σx go to scratch first (8·M·K/32 bytes), for
+// q8_small_tile.
 static void q8_gemm_small(float *out, const uint8_t *xq, const int32_t *xsum, const uint8_t *w, int64_t M,
-                          int64_t K, int64_t N, int64_t n0, int64_t n1) {
+                          int64_t K, int64_t N, int64_t n0, int64_t n1, uint8_t *scratch) {
 	int64_t nb = K / Q8_BLOCK, rb = nb * Q8_BYTES;
+	float *dx = (float *)scratch;
+	int32_t *nx = (int32_t *)(scratch + 4 * M * nb);
+	for (int64_t b = 0; b < nb; b++)
+		for (int64_t i = 0; i < M; i++) {
+			dx[b * M + i] = _cvtsh_ss(toy_load_u16(xq + i * rb + b * Q8_BYTES));
+			nx[b * M + i] = -xsum[i * nb + b];
+		}
 	for (int64_t n = n0; n < n1; n += 16) {
 		int valid = (int)(n1 - n < 16 ? n1 - n : 16);
 		__m512i rows = _mm512_min_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
@@ -322,7 +334,7 @@ static void q8_gemm_small(float *out, const uint8_t *xq, const int32_t *xsum, co
 		__mmask16 mask = (__mmask16)((1u << valid) - 1);
 		switch (M) { // a constant row count in each call, so that the tile unrolls
 #define Q8_SMALL(mr) \
-	case mr: q8_small_tile(out + n, xq, xsum, mr, r, gidx, nb, pf, N, mask); break;
+	case mr: q8_small_tile(out + n, xq, dx, nx, mr, r, gidx, nb, pf, N, mask); break;
 			Q8_SMALL(2) Q8_SMALL(3) Q8_SMALL(4) Q8_SMALL(5) Q8_SMALL(6) Q8_SMALL(7) Q8_SMALL(8)
 #undef Q8_SMALL
 		}
@@ -399,15 +411,16 @@ static void q8_gemm_packed(float *out, const uint8_t *xq, const int32_t *xsum, c
 }
 
 // toy_matmul_q8 computes out[m, n] for m < M and n0 ≤ n < n1. With xsum (the
-// toy_q8_xsum of xq) it takes the packed layout from 2 activation rows on:
-// up to 8 rows packed in registers; more with scratch (K/32 · 576 bytes),
-// where a tile is packed once for all row groups. Every path adds the same
+// toy_q8_xsum of xq) and scratch (K/32 · 576 bytes) it takes the packed
+// layout from 2 activation rows on: up to 8 rows packed in registers (their
+// scales in scratch); more with a tile packed once in scratch for all row
+// groups. Every path adds the same
 // block sums in the same order, so a row's result does not depend on M.
 TOY_API void toy_matmul_q8(float *out, const uint8_t *xq, const uint8_t *w, int64_t M, int64_t K, int64_t N,
                            int64_t n0, int64_t n1, const int32_t *xsum, uint8_t *scratch) {
 	int64_t nb = K / Q8_BLOCK, rb = nb * Q8_BYTES;
-	if (xsum && M >= 2 && M <= 8) {
-		q8_gemm_small(out, xq, xsum, w, M, K, N, n0, n1);
+	if (xsum && scratch && M >= 2 && M <= 8) {
+		q8_gemm_small(out, xq, xsum, w, M, K, N, n0, n1, scratch);
 		return;
 	}
 	if (xsum && scratch && M >= 2) {

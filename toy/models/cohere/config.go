@@ -96,9 +96,7 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	} else {
 		c.Window = 0 // Command R has none; llama.cpp ignores the key
 	}
-	if t := m.StringOr("rope.scaling.type", "none"); t != "none" && m.FloatOr("rope.scaling.factor", 0) > 1 {
-		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q", t))
-	}
+	lacking = append(lacking, models.RoPEScalingLacking(m, "none")...)
 	if err := models.WholeHeadRoPE(m, "cohere", c.HeadDim()); err != nil {
 		return c, nil, err
 	}

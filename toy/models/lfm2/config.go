@@ -116,9 +116,7 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 			return c, nil, err
 		}
 	}
-	if t := m.StringOr("rope.scaling.type", "none"); t != "none" && m.FloatOr("rope.scaling.factor", 0) > 1 {
-		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q", t))
-	}
+	lacking = append(lacking, models.RoPEScalingLacking(m, "none")...)
 	if !m.BoolOr("attention.causal", true) {
 		lacking = append(lacking, "bidirectional attention (an LFM2 encoder)")
 	}

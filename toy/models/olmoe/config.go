@@ -5,7 +5,6 @@ package olmoe
 
 import (
 	"cmp"
-	"fmt"
 
 	"github.com/toyml/toy/toy/gguf"
 	"github.com/toyml/toy/toy/models"
@@ -50,11 +49,7 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 		return c, nil, err
 	}
 	m := f.Meta(Arch)
-	var lacking []string
-	if s := m.StringOr("rope.scaling.type", ""); s != "" && s != "none" {
-		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q", s))
-	}
-	return c, lacking, cmp.Or(m.Err(), c.Validate())
+	return c, models.RoPEScalingLacking(m, "none"), cmp.Or(m.Err(), c.Validate())
 }
 
 // Validate checks that the numbers describe a buildable model: the declared

@@ -57,7 +57,10 @@ func TestLyingMetadata(t *testing.T) {
 		{"used", func(w *gguf.Writer) { w.SetUint32("olmoe.expert_used_count", 5) }, "(ExpertsUsed) 5 is outside [1, Experts], Experts = 4"},
 		{"experts type", func(w *gguf.Writer) { w.SetString("olmoe.expert_count", "many") }, "olmoe.expert_count is string"},
 		{"ffn", func(w *gguf.Writer) { w.SetUint32("olmoe.feed_forward_length", 64) }, "ffn_gate_exps.weight has shape [4 32 64], want [4 64 64]"},
-		{"rope scaling", func(w *gguf.Writer) { w.SetString("olmoe.rope.scaling.type", "yarn") }, "unsupported"},
+		{"rope scaling", func(w *gguf.Writer) {
+			w.SetString("olmoe.rope.scaling.type", "yarn")
+			w.SetFloat32("olmoe.rope.scaling.factor", 4)
+		}, "unsupported"},
 	} {
 		_, err := olmoe.Load(edited(t, c.edit))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

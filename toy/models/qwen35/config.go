@@ -138,9 +138,7 @@ func readConfig(f *gguf.File) (Config, []string, error) {
 	if m.Has("attention.recurrent_layers") {
 		lacking = append(lacking, "a layer pattern given by attention.recurrent_layers")
 	}
-	if t := m.StringOr("rope.scaling.type", "none"); t != "none" && m.FloatOr("rope.scaling.factor", 0) > 1 {
-		lacking = append(lacking, fmt.Sprintf("RoPE scaling %q", t))
-	}
+	lacking = append(lacking, models.RoPEScalingLacking(m, "none")...)
 	if models.HasTensor(f, "blk.0.ssm_ba.weight") && arch != ArchNext {
 		lacking = append(lacking, "a fused ssm_ba projection")
 	}
