@@ -325,14 +325,17 @@ func TestAttention(t *testing.T) {
 			cap                float32
 			window             int
 			bidir              bool
+			wide               bool // scores spread over hundreds: terms below 2⁻¹²⁶, flushed to 0
 		}{
-			{1, 0, 1, 1, 1, 0, 0, false}, {1, 5, 4, 2, 8, 0, 0, false}, {3, 0, 2, 2, 16, 0, 0, false},
-			{7, 9, 9, 3, 64, 0, 0, false}, {16, 0, 4, 1, 33, 0, 0, false}, {1, 200, 9, 3, 64, 0, 0, false},
+			{1, 0, 1, 1, 1, 0, 0, false, false}, {1, 5, 4, 2, 8, 0, 0, false, false}, {3, 0, 2, 2, 16, 0, 0, false, false},
+			{7, 9, 9, 3, 64, 0, 0, false, false}, {16, 0, 4, 1, 33, 0, 0, false, false}, {1, 200, 9, 3, 64, 0, 0, false, false},
 			// Gemma 2: soft-capped scores (a small cap, so tanh saturates), sliding windows
-			{7, 9, 4, 2, 16, 0.5, 0, false}, {5, 3, 4, 2, 16, 50, 4, false}, {1, 200, 4, 2, 32, 3, 16, false},
-			{9, 0, 2, 1, 8, 0, 1, false},
+			{7, 9, 4, 2, 16, 0.5, 0, false, false}, {5, 3, 4, 2, 16, 50, 4, false, false}, {1, 200, 4, 2, 32, 3, 16, false, false},
+			{9, 0, 2, 1, 8, 0, 1, false, false},
 			// encoders: every query sees every key
-			{6, 0, 3, 3, 8, 0, 0, true}, {4, 3, 2, 1, 8, 1, 0, true},
+			{6, 0, 3, 3, 8, 0, 0, true, false}, {4, 3, 2, 1, 8, 1, 0, true, false},
+			{1, 200, 9, 3, 64, 0, 0, false, true}, {7, 9, 9, 3, 64, 0, 0, false, true}, {16, 0, 4, 1, 33, 0, 0, false, true},
+			{5, 3, 4, 2, 16, 50, 4, false, true},
 		} {
 			S := c.past + c.T + 2 // extra rows the kernel must not read as keys
 			q := randTensor(r, c.T, c.H*c.Dh)
@@ -340,6 +343,9 @@ func TestAttention(t *testing.T) {
 			o := tensor.AttentionOptions{Scale: float32(1 / math.Sqrt(float64(c.Dh))), SoftCap: c.cap, Window: c.window, Bidirectional: c.bidir}
 			if c.cap > 0 {
 				o.Scale *= 4 // scores well into tanh's curve
+			}
+			if c.wide {
+				o.Scale *= 50
 			}
 			got, want := tensor.New(c.T, c.H*c.Dh), tensor.New(c.T, c.H*c.Dh)
 			b.Attention(got, q, k.Slice(0, c.past+c.T), v.Slice(0, c.past+c.T), c.H, c.KV, c.past, o)
@@ -357,6 +363,29 @@ func TestAttention(t *testing.T) {
 // bit for bit, over GQA, sliding windows, decode and prefill with and
 // without a past; each case also checks that the sinks change Go's result,
 // so a kernel that ignored them would fail.
+// TestAttentionFlushesDenormals: a softmax term below 2⁻¹²⁶ is 0 in the
+// kernels as in Go (tensor's softmaxExp). One query over three keys with
+// scores 0, −95 and −80 and values 1, 2^127 and 0 gives exactly 1; were the
+// second weight (e^-95 ≈ 5.5e-42) kept as a denormal, about 9e-4 more. With
+// a head width of 16 the AVX-512 kernel runs it too.
+func TestAttentionFlushesDenormals(t *testing.T) {
+	for name, b := range backends(t) {
+		for _, dh := range []int{1, 16} {
+			q, k, v := tensor.New(1, dh), tensor.New(3, dh), tensor.New(3, dh)
+			q.Data()[0] = 1
+			for s, score := range []float32{0, -95, -80} {
+				k.Data()[s*dh] = score
+				v.Data()[s*dh] = []float32{1, 0x1p127, 0}[s]
+			}
+			out := tensor.New(1, dh)
+			b.Attention(out, q, k, v, 1, 1, 2, tensor.AttentionOptions{Scale: 1})
+			if o := out.Data()[0]; o != 1 {
+				t.Errorf("%s, head width %d: attention over scores [0, -95, -80] gives %v, want 1", name, dh, o)
+			}
+		}
+	}
+}
+
 func TestAttentionSinks(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for name, b := range backends(t) {

@@ -73,8 +73,10 @@ func BenchmarkMatMul(b *testing.B) {
 }
 
 // BenchmarkAttention: SmolLM2-135M's heads (9 query heads of size 64, 3 KV
-// heads), decode and prefill; and gpt-oss-20b's (64 query heads of size 64, 8
-// KV heads, a sink per head), decode and prefill after 512 positions.
+// heads), decode and prefill; the same with scores spread over hundreds
+// (wide: most softmax terms below float32's normal range, flushed to 0);
+// and gpt-oss-20b's (64 query heads of size 64, 8 KV heads, a sink per
+// head), decode and prefill after 512 positions.
 func BenchmarkAttention(b *testing.B) {
 	r := rand.New(rand.NewPCG(2, 2))
 	for _, c := range []struct {
@@ -82,13 +84,15 @@ func BenchmarkAttention(b *testing.B) {
 		T, past   int
 		H, KV, Dh int
 		sinks     bool
+		spread    float32 // on the scale: the scores' standard deviation
 	}{
-		{"", 1, 255, 9, 3, 64, false}, {"", 128, 0, 9, 3, 64, false},
-		{"gptoss_sinks_", 1, 512, 64, 8, 64, true}, {"gptoss_sinks_", 128, 512, 64, 8, 64, true},
+		{"", 1, 255, 9, 3, 64, false, 1}, {"", 128, 0, 9, 3, 64, false, 1},
+		{"wide_", 1, 255, 9, 3, 64, false, 24}, {"wide_", 128, 0, 9, 3, 64, false, 24},
+		{"gptoss_sinks_", 1, 512, 64, 8, 64, true, 1}, {"gptoss_sinks_", 128, 512, 64, 8, 64, true, 1},
 	} {
 		S := c.past + c.T
 		q, k, v := randTensor(r, c.T, c.H*c.Dh), randTensor(r, S, c.KV*c.Dh), randTensor(r, S, c.KV*c.Dh)
-		o := tensor.AttentionOptions{Scale: float32(1 / math.Sqrt(float64(c.Dh)))}
+		o := tensor.AttentionOptions{Scale: c.spread * float32(1/math.Sqrt(float64(c.Dh)))}
 		if c.sinks {
 			o.Sinks = randTensor(r, c.H)
 		}

@@ -4,16 +4,16 @@ package cpu
 
 // sourcesSHA256 is the SHA-256 of the C sources and build.sh, concatenated
 // in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "6e9029f75c774f8dfa7a1ef2b335050aa35f0373669962ad7b616cbe4043d711"
+const sourcesSHA256 = "bba92f21e78dfde77dd12148d87f9f0251e9ded2acff7f83c4a36aeb6a3de68f"
 
 var sourceFiles = []string{"build.sh", "csrc/f32.c", "csrc/iq4.c", "csrc/kq.c", "csrc/kq2.c", "csrc/ops.c", "csrc/q41.c", "csrc/q45.c", "csrc/q8.c", "csrc/quant.h", "csrc/toy.h"}
 
 // libSHA256 maps each embedded library to the SHA-256 build.sh recorded.
 var libSHA256 = map[string]string{
-	"libtoy-amd64-avx2.so":         "46a7851079314bf4f69e334455321c5db5d1caa78b77b2c799d3110b7adf5153",
-	"libtoy-amd64-avx512.so":       "081541d8f8e34b4af0979b6ce9998bcd482458a930e583f2407f2a41af67f0b4",
-	"libtoy-amd64-avxvnni.so":      "2b63dabeae12650c549ca89b978107e64843855edbdc7142bdc4e3b041986931",
-	"libtoy-amd64-x86-64.so":       "b73dc4be3e324957f2f80b2d60759dc0a8273aaac6d9a1da2903a7c95b5e0857",
-	"libtoy-arm64-neon-dotprod.so": "0fb26f552a1bc6612a39f78d33415c888d66757b77e9cc771fb20ff3d321d87f",
-	"libtoy-arm64-neon.so":         "f7aed46e3b79bde4ff5f18d68ef020220bb036162b2ba296bc46b75e33e834e2",
+	"libtoy-amd64-avx2.so":         "a6d094682b7e4f04e0a2cec9a042d9d5146322d1ff7b0fce0425c6effb87255d",
+	"libtoy-amd64-avx512.so":       "1041300d0478506d1b33ab9064652bdb3b88d7096968b203fa4c5d4c2fb14fcb",
+	"libtoy-amd64-avxvnni.so":      "6f818447e5a44df0727a4e54cfda3b32a8cbb63c0fc511b7e318e931a108fea3",
+	"libtoy-amd64-x86-64.so":       "1e8a774b4c514003c3953de298ff2dc77489889a4d64ffef506797e91f94fe90",
+	"libtoy-arm64-neon-dotprod.so": "e9b741c21c1b583651965e9b9494004e681a3b60bd28ce45d1c77ffc08b9b09e",
+	"libtoy-arm64-neon.so":         "b3aeefd2d60e2b048a3be41f4ff84474d66fa905630955c6436fc09a7243bb99",
 }

@@ -66,9 +66,9 @@ var budget = map[string]int{"default": 570,
 
 // totalBudget is the most non-test lines under toy/models, the registry
 // included (13,800 before the families were declared, 9,525 with the
-// shared decoder frame, 9,329 with defaults, ranges and multiples declared;
-// the aim is 7,500).
-const totalBudget = 9350
+// shared decoder frame, 9,329 with defaults, ranges and multiples declared,
+// 9,318 with RoPE scaling read alike; the aim is 7,500).
+const totalBudget = 9320
 
 func packages(t *testing.T) map[string]*build.Package {
 	root, err := filepath.Abs("../..")

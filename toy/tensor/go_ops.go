@@ -143,17 +143,31 @@ func softmaxSink(out, x []float32, sink float32) {
 	}
 	var sum float64
 	for i, v := range x {
-		e := float32(math.Exp(float64(v - m)))
+		e := softmaxExp(v - m)
 		out[i] = e
 		sum += float64(e)
 	}
 	if !math.IsInf(float64(sink), -1) {
-		sum += float64(float32(math.Exp(float64(sink - m))))
+		sum += float64(softmaxExp(sink - m))
 	}
 	inv := float32(1 / sum)
 	for i := range out {
 		out[i] *= inv
 	}
+}
+
+// softmaxExp is float32(e^x), or 0 where e^x is below float32's smallest
+// normal number, 2⁻¹²⁶. A softmax's sum is at least 1 (its largest term is
+// e⁰), so such a term changes no sum and, weighing a value, adds less than
+// 2⁻¹²⁶ of it; but a CPU takes a microcode assist of a hundred cycles or
+// more at each denormal float it multiplies. Scores spread wider than 87
+// (soft-capped or sharply peaked heads) made attention five times slower.
+func softmaxExp(x float32) float32 {
+	e := math.Exp(float64(x))
+	if e < 0x1p-126 {
+		return 0
+	}
+	return float32(e)
 }
 
 func (Go) SiLU(out, x *Tensor) {

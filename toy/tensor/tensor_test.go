@@ -69,6 +69,27 @@ func TestSoftmaxShiftInvariant(t *testing.T) {
 	})
 }
 
+// TestSoftmaxFlushesDenormals: a term below float32's smallest normal
+// number, 2⁻¹²⁶ (e^-95 ≈ 5.5e-42), is 0, on every backend and in attention;
+// one just above it (e^-80 ≈ 1.8e-35) is kept.
+func TestSoftmaxFlushesDenormals(t *testing.T) {
+	onEach(t, func(t *testing.T) {
+		y := Softmax(FromFloat32([]float32{0, -95, -80}, 1, 3), -1).Data()
+		if y[0] != 1 || y[1] != 0 || y[2] != float32(math.Exp(-80)) {
+			t.Errorf("softmax of [0, -95, -80] = %v, want [1, 0, %v]", y, float32(math.Exp(-80)))
+		}
+		// One query, three keys along it: scores 0, −95 and −80 (scale 1),
+		// values 1, 2^127 and 0 — the second key's weight, were it kept as a
+		// denormal, would add about 9e-4 to the output.
+		q := FromFloat32([]float32{1}, 1, 1)
+		k := FromFloat32([]float32{0, -95, -80}, 3, 1)
+		v := FromFloat32([]float32{1, 0x1p127, 0}, 3, 1)
+		if o := AttentionWith(q, k, v, 1, 1, 2, AttentionOptions{Scale: 1}).Data(); o[0] != 1 {
+			t.Errorf("attention over scores [0, -95, -80]: %v, want 1", o[0])
+		}
+	})
+}
+
 func TestSoftmaxCausalMask(t *testing.T) {
 	onEach(t, func(t *testing.T) {
 		// Two rows of three columns with one past position: row 0 sees

@@ -4,9 +4,10 @@
 // They follow toy/tensor's pure-Go arithmetic step for step: RMSNorm sums
 // squares in double, attention scores are dotF32 in its order, softmax
 // subtracts the row maximum (the sink's logit among it, with attention
-// sinks), exponentiates in double and sums in double (the sink's term last),
-// and the value rows are added in key order. With toy_exp_f32 (see toy.h) the
-// results are bit-identical to the Go backend's in all the tests.
+// sinks), exponentiates in double (terms below 2^-126 are 0: toy_softmax_exp)
+// and sums in double (the sink's term last), and the value rows are added in
+// key order. With toy_exp_f32 (see toy.h) the results are bit-identical to
+// the Go backend's in all the tests.
 #include "toy.h"
 
 #if defined(__aarch64__)
@@ -73,10 +74,10 @@ TOY_INLINE void softmax_sink(float *p, int64_t n, int has_sink, float sink) {
 	float m = p[0];
 	for (int64_t s = 1; s < n; s++) m = p[s] > m ? p[s] : m;
 	if (has_sink && sink > m) m = sink;
-	for (int64_t s = 0; s < n; s++) p[s] = toy_exp_f32(p[s] - m);
+	for (int64_t s = 0; s < n; s++) p[s] = toy_softmax_exp(p[s] - m);
 	double sum = 0;
 	for (int64_t s = 0; s < n; s++) sum += (double)p[s];
-	if (has_sink) sum += (double)toy_exp_f32(sink - m);
+	if (has_sink) sum += (double)toy_softmax_exp(sink - m);
 	float inv = (float)(1.0 / sum);
 	for (int64_t s = 0; s < n; s++) p[s] *= inv;
 }
@@ -212,13 +213,13 @@ TOY_INLINE void attn_heads(int NH, float *out, const float *q, const float *k, c
 		vm = _mm512_mask_max_ps(vm, tail, _mm512_maskz_loadu_ps(tail, ph + s), vm);
 		m = _mm512_reduce_max_ps(vm);
 		if (a->sinks && a->sinks[h0 + h] > m) m = a->sinks[h0 + h];
-		for (int64_t s = 0; s < n; s++) ph[s] = toy_exp_f32(ph[s] - m);
+		for (int64_t s = 0; s < n; s++) ph[s] = toy_softmax_exp(ph[s] - m);
 		mx[h] = m, sum[h] = 0;
 	}
 	for (int64_t s = 0; s < n; s++)
 		for (int h = 0; h < NH; h++) sum[h] += (double)p[h][s];
 	for (int h = 0; h < NH; h++) {
-		if (a->sinks) sum[h] += (double)toy_exp_f32(a->sinks[h0 + h] - mx[h]);
+		if (a->sinks) sum[h] += (double)toy_softmax_exp(a->sinks[h0 + h] - mx[h]);
 		float inv = (float)(1.0 / sum[h]);
 		for (int64_t s = 0; s < n; s++) p[h][s] *= inv;
 	}

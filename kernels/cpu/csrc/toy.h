@@ -109,7 +109,7 @@ TOY_INLINE double toy_expm1_taylor(double r) {
 // series to r^13; 2^k from exponent bits in two halves.
 // Branch-free, so that loops over it vectorize (build.sh compiles with
 // -fno-trapping-math to let the compiler turn the selects into blends).
-TOY_INLINE float toy_exp_f32(float xf) {
+TOY_INLINE double toy_exp_core(float xf) {
 	double x = (double)xf;
 	double xc = x < -104.0 ? -104.0 : (x > 89.0 ? 89.0 : x);
 	double t = xc * 1.4426950408889634 + 6755399441055744.0; // round to integer by the 1.5·2^52 trick
@@ -128,9 +128,26 @@ TOY_INLINE float toy_exp_f32(float xf) {
 	double s1, s2;
 	__builtin_memcpy(&s1, &b1, 8);
 	__builtin_memcpy(&s2, &b2, 8);
-	float y = (float)(p * s1 * s2);
-	y = x < -104.0 ? 0.0f : y;
-	y = x > 89.0 ? __builtin_inff() : y;
+	return p * s1 * s2;
+}
+
+TOY_INLINE float toy_exp_f32(float x) {
+	float y = (float)toy_exp_core(x);
+	y = x < -104.0f ? 0.0f : y;
+	y = x > 89.0f ? __builtin_inff() : y;
+	return y;
+}
+
+// toy_softmax_exp is a softmax's term as tensor's softmaxExp gives it:
+// toy_exp_f32(x), or 0 where e^x is below float32's smallest normal number,
+// 2^-126. The test is on the double, before the conversion, so that no
+// denormal float is ever made: each costs a microcode assist wherever it
+// meets an arithmetic instruction.
+TOY_INLINE float toy_softmax_exp(float x) {
+	double d = toy_exp_core(x);
+	d = d < 0x1p-126 ? 0.0 : d;
+	float y = (float)d;
+	y = x > 89.0f ? __builtin_inff() : y;
 	return y;
 }
 
