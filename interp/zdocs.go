@@ -1012,7 +1012,7 @@ var docs = map[string]string{
 	"tensor.SetThreads":                   "func SetThreads(n int)\n\nSetThreads sets how many goroutines an op may use (at least 1).",
 	"tensor.SiLU":                         "func SiLU(x *Tensor) *Tensor\n\nSiLU returns x·σ(x).",
 	"tensor.Sigmoid":                      "func Sigmoid(x *Tensor) *Tensor\n\nSigmoid returns the logistic function elementwise, any shape (llama.cpp's\nggml_sigmoid):\n\n\tσ(x) = 1/(1 + e^{−x}),   dσ/dx = σ(x)(1 − σ(x))",
-	"tensor.Softmax":                      "func Softmax(x *Tensor, past int) *Tensor\n\nSoftmax returns exp(x − max) / Σ exp(x − max) per row. With past ≥ 0 it is\ncausal: row t keeps columns 0 … past+t and gives the rest probability 0.",
+	"tensor.Softmax":                      "func Softmax(x *Tensor, past int) *Tensor\n\nSoftmax returns exp(x − max) / Σ exp(x − max) per row, a term below\nfloat32's smallest normal number (2⁻¹²⁶) as 0. With past ≥ 0 it is\ncausal: row t keeps columns 0 … past+t and gives the rest probability 0.",
 	"tensor.Softplus":                     "func Softplus(x *Tensor) *Tensor\n\nSoftplus returns a smooth ReLU elementwise, any shape, as llama.cpp's\nggml_softplus defines it (the identity past 20, where log(1 + e^x) and x\nagree to float32 precision):\n\n\tsoftplus(x) = x > 20 ? x : log(1 + e^x)\n\td/dx        = x > 20 ? 1 : σ(x)\n\nlog(1 + e^x) is evaluated in float64 and rounded once.",
 	"tensor.Sum":                          "func Sum(x *Tensor) *Tensor\n\nSum returns the sum of all elements as a one-element tensor.",
 	"tensor.SwiGLU":                       "func SwiGLU(gate, up *Tensor) *Tensor\n\nSwiGLU returns SiLU(gate) ⊙ up.",

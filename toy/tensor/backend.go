@@ -235,7 +235,8 @@ func Reshape(x *Tensor, shape ...int) *Tensor {
 	return out
 }
 
-// Softmax returns exp(x − max) / Σ exp(x − max) per row. With past ≥ 0 it is
+// Softmax returns exp(x − max) / Σ exp(x − max) per row, a term below
+// float32's smallest normal number (2⁻¹²⁶) as 0. With past ≥ 0 it is
 // causal: row t keeps columns 0 … past+t and gives the rest probability 0.
 func Softmax(x *Tensor, past int) *Tensor {
 	mustF32("Softmax", "x", x)
