@@ -182,9 +182,10 @@ type ropeTable struct {
 }
 
 // ropeTables keeps the most recent tables, at most ropeTablesMax of them and
-// ropeTableFloats floats in all: a forward pass turns the queries and keys of every layer at the same
-// positions, 2L calls that would each compute the same cosines and sines
-// (each sequence of a batched decode step its own).
+// ropeTableFloats floats in all: a forward pass turns the queries and keys
+// of every layer at the same positions, 2L calls that would each compute
+// the same cosines and sines (each sequence of a batched decode step its
+// own).
 var ropeTables struct {
 	sync.Mutex
 	recent []*ropeTable // the most recent last

@@ -100,15 +100,17 @@ TOY_INLINE double toy_expm1_taylor(double r) {
 	return p * r;
 }
 
-// toy_exp_f32 is float32(e^x) computed in double precision — what Go's
-// float32(math.Exp(float64(x))) gives: both are within about one double ulp
-// of e^x, so the rounding to float32 agrees except when e^x lies within a few
-// double ulps of a float32 rounding boundary (a chance of order 2^-27 per
-// value; the tests compare millions of values bit for bit). x = k·ln2 + r,
-// |r| ≤ ln2/2, with ln2 split so that k·ln2_hi is exact; e^r by its Taylor
-// series to r^13; 2^k from exponent bits in two halves.
-// Branch-free, so that loops over it vectorize (build.sh compiles with
-// -fno-trapping-math to let the compiler turn the selects into blends).
+// toy_exp_core is e^x in double precision for x within [-104, 89] (x
+// clamped to it), the shared part of toy_exp_f32 and toy_softmax_exp.
+// toy_exp_f32 is float32(e^x) — what Go's float32(math.Exp(float64(x)))
+// gives: both are within about one double ulp of e^x, so the rounding to
+// float32 agrees except when e^x lies within a few double ulps of a float32
+// rounding boundary (a chance of order 2^-27 per value; the tests compare
+// millions of values bit for bit). x = k·ln2 + r, |r| ≤ ln2/2, with ln2 split
+// so that k·ln2_hi is exact; e^r by its Taylor series to r^13; 2^k from
+// exponent bits in two halves. Branch-free, so that loops over it vectorize
+// (build.sh compiles with -fno-trapping-math to let the compiler turn the
+// selects into blends).
 TOY_INLINE double toy_exp_core(float xf) {
 	double x = (double)xf;
 	double xc = x < -104.0 ? -104.0 : (x > 89.0 ? 89.0 : x);
