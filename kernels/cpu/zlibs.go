@@ -4,16 +4,16 @@ package cpu
 
 // sourcesSHA256 is the SHA-256 of the C sources and build.sh, concatenated
 // in the order of sourceFiles; a test recomputes it.
-const sourcesSHA256 = "fc940e947e1c5c808a52c61de5f537fbb69ba7a3332d75a4a8121fa54d201aff"
+const sourcesSHA256 = "2c5b46ac0b183f97e16c80214c0a355d649328ecab8de433838b98a262537be2"
 
 var sourceFiles = []string{"build.sh", "csrc/f32.c", "csrc/iq4.c", "csrc/kq.c", "csrc/kq2.c", "csrc/ops.c", "csrc/q41.c", "csrc/q45.c", "csrc/q8.c", "csrc/quant.h", "csrc/toy.h"}
 
 // libSHA256 maps each embedded library to the SHA-256 build.sh recorded.
 var libSHA256 = map[string]string{
-	"libtoy-amd64-avx2.so":         "a6d094682b7e4f04e0a2cec9a042d9d5146322d1ff7b0fce0425c6effb87255d",
-	"libtoy-amd64-avx512.so":       "1041300d0478506d1b33ab9064652bdb3b88d7096968b203fa4c5d4c2fb14fcb",
-	"libtoy-amd64-avxvnni.so":      "6f818447e5a44df0727a4e54cfda3b32a8cbb63c0fc511b7e318e931a108fea3",
-	"libtoy-amd64-x86-64.so":       "1e8a774b4c514003c3953de298ff2dc77489889a4d64ffef506797e91f94fe90",
-	"libtoy-arm64-neon-dotprod.so": "e9b741c21c1b583651965e9b9494004e681a3b60bd28ce45d1c77ffc08b9b09e",
-	"libtoy-arm64-neon.so":         "b3aeefd2d60e2b048a3be41f4ff84474d66fa905630955c6436fc09a7243bb99",
+	"libtoy-amd64-avx2.so":         "10c08acba592df1bc5ca50a9bf6c4aac56ecefdeb4e5ea12b0db99a9797ec28b",
+	"libtoy-amd64-avx512.so":       "a346bcd8a610a2163bae3533971a0d177b21667cb7a21c06990337e93fde14cd",
+	"libtoy-amd64-avxvnni.so":      "c83bd11ab832d1933d49605d1d67ed837b6ebf6d648e6d22cc763a86fb1e216f",
+	"libtoy-amd64-x86-64.so":       "011cf1675e47dc43305fd2c0d1ea7639482bf7b0c5159003ce772f46740a1c73",
+	"libtoy-arm64-neon-dotprod.so": "abda2aa96b57e9f611af5bdfa6c261f08a634ff3d140f52bdec48016e0bf7d88",
+	"libtoy-arm64-neon.so":         "78e3507f930f5d4a1e2474b8ed305f04e8edf99bf16a2b2f55ece809136a5afa",
 }

@@ -270,8 +270,8 @@ static void q8_pack16(uint8_t *pk, const uint8_t *const r[16], __m512i gidx, int
 
 // q8_small_tile: MR ≤ 8 activation rows (a batched decode step) against the
 // tile of rows r[0..15], packed block by block in registers and used at once
-// (no scratch round trip). pre holds, for block b and row i at [b·MR + i],
-// the row's block scale as float32 (pre) and −128·Σx (nx): broadcasts
+// (no scratch round trip). dx and nx hold, for block b and row i at
+// [b·MR + i], the row's block scale as float32 and −128·Σx: broadcasts
 // straight from memory, where converting and negating them cost three
 // vector operations a row and block. Stores the MR rows of out (lane k to
 // out[m·N + k], mask: the valid rows).
@@ -414,8 +414,8 @@ static void q8_gemm_packed(float *out, const uint8_t *xq, const int32_t *xsum, c
 // toy_q8_xsum of xq) and scratch (K/32 · 576 bytes) it takes the packed
 // layout from 2 activation rows on: up to 8 rows packed in registers (their
 // scales in scratch); more with a tile packed once in scratch for all row
-// groups. Every path adds the same
-// block sums in the same order, so a row's result does not depend on M.
+// groups. Every path adds the same block sums in the same order, so a row's
+// result does not depend on M.
 TOY_API void toy_matmul_q8(float *out, const uint8_t *xq, const uint8_t *w, int64_t M, int64_t K, int64_t N,
                            int64_t n0, int64_t n1, const int32_t *xsum, uint8_t *scratch) {
 	int64_t nb = K / Q8_BLOCK, rb = nb * Q8_BYTES;
