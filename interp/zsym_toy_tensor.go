@@ -23,6 +23,8 @@ func init() {
 		"ConcatColumns":        reflect.ValueOf(tensor.ConcatColumns),
 		"CrossEntropy":         reflect.ValueOf(tensor.CrossEntropy),
 		"DecodeRow":            reflect.ValueOf(tensor.DecodeRow),
+		"DeviceIn":             reflect.ValueOf(tensor.DeviceIn),
+		"DeviceOut":            reflect.ValueOf(tensor.DeviceOut),
 		"Dropout":              reflect.ValueOf(tensor.Dropout),
 		"Embedding":            reflect.ValueOf(tensor.Embedding),
 		"EncodeRow":            reflect.ValueOf(tensor.EncodeRow),
@@ -220,6 +222,7 @@ func (W _github_com_toyml_toy_toy_tensor_Backend) Tanh(out *tensor.Tensor, x *te
 type _github_com_toyml_toy_toy_tensor_DeviceBackend struct {
 	IValue        interface{}
 	WAdd          func(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor)
+	WAlloc        func(size int, zero bool) tensor.DeviceStorage
 	WAttention    func(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, nHead int, nKV int, past int, o tensor.AttentionOptions)
 	WCausalConv   func(out *tensor.Tensor, past *tensor.Tensor, x *tensor.Tensor, taps *tensor.Tensor)
 	WColumns      func(out *tensor.Tensor, x *tensor.Tensor, from int)
@@ -248,6 +251,9 @@ type _github_com_toyml_toy_toy_tensor_DeviceBackend struct {
 
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Add(out *tensor.Tensor, a *tensor.Tensor, b *tensor.Tensor) {
 	W.WAdd(out, a, b)
+}
+func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Alloc(size int, zero bool) tensor.DeviceStorage {
+	return W.WAlloc(size, zero)
 }
 func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Attention(out *tensor.Tensor, q *tensor.Tensor, k *tensor.Tensor, v *tensor.Tensor, nHead int, nKV int, past int, o tensor.AttentionOptions) {
 	W.WAttention(out, q, k, v, nHead, nKV, past, o)
@@ -324,10 +330,14 @@ func (W _github_com_toyml_toy_toy_tensor_DeviceBackend) Tanh(out *tensor.Tensor,
 
 // _github_com_toyml_toy_toy_tensor_DeviceStorage is an interface wrapper for DeviceStorage type
 type _github_com_toyml_toy_toy_tensor_DeviceStorage struct {
-	IValue      interface{}
-	WCopyToHost func(dst []byte, off int)
+	IValue        interface{}
+	WCopyFromHost func(src []byte)
+	WCopyToHost   func(dst []byte, off int)
 }
 
+func (W _github_com_toyml_toy_toy_tensor_DeviceStorage) CopyFromHost(src []byte) {
+	W.WCopyFromHost(src)
+}
 func (W _github_com_toyml_toy_toy_tensor_DeviceStorage) CopyToHost(dst []byte, off int) {
 	W.WCopyToHost(dst, off)
 }

@@ -93,51 +93,32 @@ func (b *Backend) must(err error) {
 	}
 }
 
-// in returns the device address of t's current elements, uploading them
-// first when the device does not hold them.
+// in returns the device address of t's current elements, copying them over
+// first when the device does not hold them (tensor.DeviceIn).
 func (b *Backend) in(t *tensor.Tensor) uintptr {
 	if t == nil {
 		return 0
 	}
-	s, off, ok := t.Device()
-	buf, mine := s.(*buffer)
-	if ok && mine && buf.b == b {
-		return buf.ptr + uintptr(off)
-	}
-	if !mine || buf.b != b { // no storage, or another backend's
-		buf = b.alloc(t.StorageSize())
-	}
-	if s == nil && t.NeverWritten() { // zeros (tensor.Zeros): cleared here, never uploaded
-		b.must(b.l.call("cuMemsetD8Async", b.l.cu.memsetD8Async, buf.ptr, 0, uintptr(t.StorageSize()), b.stream))
-		t.SetDevice(buf, true)
-		_, off, _ = t.Device()
-		return buf.ptr + uintptr(off)
-	}
-	b.upload(buf.ptr, t.HostBytes())
-	t.SetDevice(buf, false)
-	_, off, _ = t.Device()
-	return buf.ptr + uintptr(off)
+	s, off := tensor.DeviceIn(b, t)
+	return s.(*buffer).ptr + uintptr(off)
 }
 
-// out returns the device address where an op writes t (allocating its
-// storage when it has none) and marks it written.
+// out returns the device address where an op writes all of t
+// (tensor.DeviceOut); an op that writes part of t calls in first.
 func (b *Backend) out(t *tensor.Tensor) uintptr {
-	s, off, ok := t.Device()
-	buf, mine := s.(*buffer)
-	switch {
-	case s == nil:
-		buf = b.alloc(t.StorageSize())
-		t.SetDevice(buf, true)
-		return buf.ptr
-	case !mine || buf.b != b || !ok:
-		// storage the device does not hold: bring it over so that a view's
-		// neighbours survive the write
-		p := b.in(t)
-		t.DeviceWritten()
-		return p
+	s, off := tensor.DeviceOut(b, t)
+	return s.(*buffer).ptr + uintptr(off)
+}
+
+// Alloc returns size bytes of device memory for a tensor's storage, cleared
+// to zeros when zero is set. Called by tensor.DeviceIn and DeviceOut inside
+// an op (the backend entered).
+func (b *Backend) Alloc(size int, zero bool) tensor.DeviceStorage {
+	buf := b.alloc(size)
+	if zero {
+		b.must(b.l.call("cuMemsetD8Async", b.l.cu.memsetD8Async, buf.ptr, 0, uintptr(size), b.stream))
 	}
-	t.DeviceWritten()
-	return buf.ptr + uintptr(off)
+	return buf
 }
 
 // Kernel arguments, each in a 64-bit slot that cuLaunchKernel reads through
@@ -487,8 +468,8 @@ func (b *Backend) GatedDeltaNet(out, q, k, v, g, beta, state *tensor.Tensor, eps
 	qp, kp, vp, gp, bp, op := b.in(q), b.in(k), b.in(v), b.in(g), b.in(beta), b.out(out)
 	var sp uintptr
 	if state != nil {
-		sp = b.in(state)
-		state.DeviceWritten()
+		b.in(state)
+		sp = b.out(state)
 	} else {
 		p, c := b.take(4 * Hv * D * D)
 		defer b.give(p, c)
@@ -705,8 +686,8 @@ func (b *Backend) SetRows(dst *tensor.Tensor, at int, src *tensor.Tensor) {
 	}
 	defer b.enter()()
 	sp := b.in(src)
-	dp := b.in(dst) // the rest of dst must be on the device too
-	dst.DeviceWritten()
+	b.in(dst) // the rest of dst must be on the device too
+	dp := b.out(dst)
 	b.must(b.l.call("cuMemcpyDtoDAsync", b.l.cu.memcpyDtoDAsync, dp+uintptr(4*at*dst.Cols()), sp, uintptr(4*src.Len()), b.stream))
 }
 

@@ -147,7 +147,7 @@ func TestEmuOddShapes(t *testing.T) {
 		return x
 	}
 	fresh := func(x *tensor.Tensor) *tensor.Tensor {
-		y, err := tensor.FromBytes(x.DType(), append([]byte(nil), x.HostBytes()...), x.Shape()...)
+		y, err := tensor.FromBytes(x.DType(), append([]byte(nil), x.Bytes()...), x.Shape()...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -494,8 +494,8 @@ func TestEmuNoCublas(t *testing.T) {
 			var res [2][]float32
 			for i, be := range []tensor.Backend{tensor.Go{}, b} {
 				out := tensor.New(M, N)
-				xi, _ := tensor.FromBytes(tensor.F32, append([]byte(nil), x.HostBytes()...), M, K)
-				wi, _ := tensor.FromBytes(dt, append([]byte(nil), w.HostBytes()...), N, K)
+				xi, _ := tensor.FromBytes(tensor.F32, append([]byte(nil), x.Bytes()...), M, K)
+				wi, _ := tensor.FromBytes(dt, append([]byte(nil), w.Bytes()...), N, K)
 				be.MatMul(out, xi, wi)
 				res[i] = out.Float32s()
 			}

@@ -18,6 +18,15 @@ type buffer struct {
 	size int
 }
 
+// CopyFromHost copies src into the buffer's first len(src) bytes, in stream
+// order. Called inside an op (tensor.DeviceIn).
+func (s *buffer) CopyFromHost(src []byte) {
+	if len(src) > s.size {
+		panic(fmt.Sprintf("cuda: CopyFromHost of %d bytes into a buffer of %d", len(src), s.size))
+	}
+	s.b.upload(s.ptr, src)
+}
+
 // CopyToHost copies bytes [off, off+len(dst)) to dst once the stream's work
 // so far has finished.
 func (s *buffer) CopyToHost(dst []byte, off int) {

@@ -105,7 +105,7 @@ func OpCases(r *rand.Rand, size int) []OpCase {
 		if x == nil {
 			return nil
 		}
-		y, err := tensor.FromBytes(x.DType(), append([]byte(nil), x.HostBytes()...), x.Shape()...)
+		y, err := tensor.FromBytes(x.DType(), append([]byte(nil), x.Bytes()...), x.Shape()...)
 		if err != nil {
 			panic(err)
 		}

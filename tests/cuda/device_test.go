@@ -222,7 +222,7 @@ func TestTensorCores(t *testing.T) {
 		}
 		want, got := tensor.New(M, N), tensor.New(M, N)
 		tensor.Go{}.MatMul(want, x, w)
-		xc, _ := tensor.FromBytes(tensor.F32, append([]byte(nil), x.HostBytes()...), M, K)
+		xc, _ := tensor.FromBytes(tensor.F32, append([]byte(nil), x.Bytes()...), M, K)
 		b.SetProfile(true)
 		b.MatMul(got, xc, w)
 		ran := b.Profile()
@@ -632,7 +632,7 @@ func writeModel(m *llama.Model, c llama.Config, path string) error {
 	c.SetMetadata(w)
 	testmodel.SetSyntheticVocab(w, c.VocabSize)
 	for _, p := range m.Weights() {
-		if err := w.AddTensor(p.Name, p.T.DType(), p.T.HostBytes(), p.T.Shape()...); err != nil {
+		if err := w.AddTensor(p.Name, p.T.DType(), p.T.Bytes(), p.T.Shape()...); err != nil {
 			return err
 		}
 	}

@@ -5,22 +5,21 @@
 package tensor
 
 import (
-	"fmt"
 	"sync"
 	"unsafe"
 )
 
 // DeviceBackend is a Backend whose ops take and leave tensors in device
-// memory. With one active, the ops of this package give the backend outputs
-// that have no host storage yet; the backend attaches its own (SetDevice)
-// and the elements stay on the device until Go code reads them.
+// memory. The backend owns that memory (Alloc); this package keeps track of
+// which copy of each tensor is current. An op finds its operands with
+// DeviceIn and its output with DeviceOut; with a device backend active, the
+// ops of this package give it outputs that have no host storage at all.
 //
 // The residency rules, for a tensor t with device storage:
 //   - Data, Row, Bytes, Float32s and String copy the elements back to the
 //     host first (once, until a device op writes t again);
 //   - Data, Row and Bytes hand out the host copy for writing, so the device
-//     copy counts as stale afterwards and the backend uploads it again
-//     before its next use (Device reports current == false);
+//     copy counts as stale afterwards and DeviceIn copies it over again;
 //   - a host backend (tensor.Go{}, the native CPU one) sees the host copy,
 //     made current before the op runs;
 //   - gradient rules (Tape.Backward) run on the host: with a device backend
@@ -32,24 +31,94 @@ type DeviceBackend interface {
 	Backend
 	// Device names the device ("NVIDIA H200").
 	Device() string
+	// Alloc returns size bytes of the device's memory, cleared to zeros
+	// when zero is set.
+	Alloc(size int, zero bool) DeviceStorage
 }
 
 // DeviceStorage is one allocation in a device backend's memory.
 type DeviceStorage interface {
+	// CopyFromHost copies src into the allocation's first len(src) bytes,
+	// in order with the device's work.
+	CopyFromHost(src []byte)
 	// CopyToHost copies the allocation's bytes [off, off+len(dst)) into dst,
 	// after the device work that writes them has finished.
 	CopyToHost(dst []byte, off int)
 }
 
-// devState is the residency of one device allocation, shared by every view
+// devState is the residency of one allocation, shared by every view
 // (Reshape, Slice) of the tensor it was attached to.
 type devState struct {
 	mu          sync.Mutex
-	buf         DeviceStorage // nil until the backend attaches one
+	buf         DeviceStorage // nil until a backend allocates one
+	owner       DeviceBackend // the backend buf belongs to
 	size        int           // bytes
 	host        []byte        // host copy of the whole allocation; nil until needed
 	hostCurrent bool          // host holds the allocation's contents
 	devCurrent  bool          // buf holds them (false after host was handed out for writing)
+}
+
+// DeviceIn returns the allocation on b that holds t's current elements and
+// the byte offset of t's first element in it, for an op that reads t. When b
+// does not hold them, it allocates the whole of what t is a view of and
+// copies the host's copy over; a tensor never written (Zeros, an output no op
+// has written yet) is cleared on the device instead. An op that writes part
+// of t calls DeviceIn, then DeviceOut.
+func DeviceIn(b DeviceBackend, t *Tensor) (DeviceStorage, int) {
+	d := t.attach()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.toDevice(b)
+	return d.buf, t.devOff
+}
+
+// DeviceOut is DeviceIn for an op that writes every element of t: the host
+// copy is stale afterwards, and the next host read copies t back. A tensor
+// that is a whole allocation and has no device copy gets fresh memory, with
+// nothing copied over.
+func DeviceOut(b DeviceBackend, t *Tensor) (DeviceStorage, int) {
+	d := t.attach()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.buf == nil && t.devOff == 0 && t.storageLen() == d.size {
+		d.buf, d.owner = b.Alloc(d.size, false), b
+	} else {
+		d.toDevice(b)
+	}
+	d.devCurrent, d.hostCurrent = true, false
+	return d.buf, t.devOff
+}
+
+// toDevice makes b's allocation hold the current contents. Called with d.mu
+// held.
+func (d *devState) toDevice(b DeviceBackend) {
+	if d.buf != nil && d.owner == b && d.devCurrent {
+		return
+	}
+	never := d.buf == nil && d.host == nil // zeros
+	if d.buf == nil || d.owner != b {
+		d.readHost() // another backend's copy may be the current one
+		d.buf, d.owner = b.Alloc(d.size, never), b
+	}
+	if !never {
+		d.buf.CopyFromHost(d.host)
+	}
+	d.devCurrent = true
+}
+
+// readHost makes d.host hold the allocation's contents, copying them from
+// the device when a device op wrote them last. Called with d.mu held.
+func (d *devState) readHost() {
+	if d.host == nil {
+		d.host = make([]byte, d.size)
+		if d.buf == nil { // never written: zeros
+			d.hostCurrent = true
+		}
+	}
+	if !d.hostCurrent {
+		d.buf.CopyToHost(d.host, 0)
+		d.hostCurrent = true
+	}
 }
 
 // isDeviceBackend reports whether b keeps tensors in device memory.
@@ -86,22 +155,9 @@ func newOut(b Backend, shape ...int) *Tensor {
 // Zeros returns a zero-filled F32 tensor of the given shape, as New does.
 // With a device backend active it has no storage until first used: the
 // backend makes its zeros in device memory (no host copy, no upload; see
-// NeverWritten), and host memory is taken only if Go code reads it. For
+// DeviceIn), and host memory is taken only if Go code reads it. For
 // buffers that live on the device, such as a KV cache.
 func Zeros(shape ...int) *Tensor { return newOut(ActiveBackend(), shape...) }
-
-// NeverWritten reports whether t (made by Zeros, or an op's output under a
-// device backend) has no storage yet and holds zeros: a device backend can
-// clear an allocation for it instead of uploading HostBytes.
-func (t *Tensor) NeverWritten() bool {
-	d := t.dev
-	if d == nil {
-		return false
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.buf == nil && d.host == nil
-}
 
 // ownBytes returns t's own elements as bytes, as its host fields hold them.
 func (t *Tensor) ownBytes() []byte {
@@ -129,16 +185,7 @@ func (t *Tensor) hostRead() *Tensor {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.host == nil {
-		d.host = make([]byte, d.size)
-		if d.buf == nil { // never written: zeros
-			d.hostCurrent = true
-		}
-	}
-	if !d.hostCurrent {
-		d.buf.CopyToHost(d.host, 0)
-		d.hostCurrent = true
-	}
+	d.readHost()
 	n := t.storageLen()
 	b := d.host[t.devOff : t.devOff+n]
 	if t.dtype == F32 {
@@ -165,74 +212,6 @@ func (t *Tensor) hostWrite() *Tensor {
 	return t
 }
 
-// Device returns the device storage holding t's elements, the byte offset of
-// t's first element in it, and whether it holds t's current contents. s is
-// nil when t has none; current is false when Go code may have changed the
-// host copy since the device's was made (the backend uploads HostBytes
-// again, then calls SetDevice). For device backends.
-func (t *Tensor) Device() (s DeviceStorage, off int, current bool) {
-	d := t.dev
-	if d == nil {
-		return nil, 0, false
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.buf, t.devOff, d.buf != nil && d.devCurrent
-}
-
-// StorageSize is the size in bytes of the allocation t's elements live in:
-// the whole device allocation when t is a view of one, t's own elements
-// otherwise. A device backend allocates this much for a tensor that has no
-// storage of its own yet.
-func (t *Tensor) StorageSize() int {
-	if d := t.dev; d != nil {
-		return d.size
-	}
-	return t.storageLen()
-}
-
-// HostBytes returns the host copy of the allocation t's elements live in
-// (StorageSize bytes, current), for a device backend to upload. It is not a
-// copy: a tensor made from host data (a weight, a memory-mapped GGUF tensor)
-// shares it.
-func (t *Tensor) HostBytes() []byte {
-	if d := t.dev; d != nil {
-		t.hostRead()
-		return d.host
-	}
-	return t.ownBytes()
-}
-
-// SetDevice attaches s, an allocation of StorageSize bytes, as t's device
-// storage (or replaces the one there; views of t share it). With written
-// true a device op has just written it (or is about to): host reads copy it
-// back. With written false it holds a copy of HostBytes (an upload), and the
-// host copy stays current.
-func (t *Tensor) SetDevice(s DeviceStorage, written bool) {
-	if s == nil {
-		panic("SetDevice: nil storage")
-	}
-	d := t.dev
-	if d == nil {
-		d = &devState{size: t.storageLen(), host: t.ownBytes(), hostCurrent: true}
-		if d.host == nil && d.size > 0 {
-			d.host = make([]byte, d.size)
-		}
-		t.devOff = 0
-		t.dev = d
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.buf != nil && d.buf != s && !written && !d.hostCurrent {
-		panic("SetDevice: replacing device storage whose contents the host does not hold")
-	}
-	d.buf = s
-	d.devCurrent = true
-	if written {
-		d.hostCurrent = false
-	}
-}
-
 // ShareStorage makes the views taken of t from now on (Slice, Select,
 // Reshape) share its storage on a device: the first op that needs any of
 // them on a device backend uploads the whole of t, once, and t itself and
@@ -240,37 +219,18 @@ func (t *Tensor) SetDevice(s DeviceStorage, written bool) {
 // each get their own. A mixture of experts calls it on its stacked experts,
 // which it reads both per expert (views) and whole. It changes nothing on
 // the host, and nothing for a tensor already on a device.
-func (t *Tensor) ShareStorage() {
+func (t *Tensor) ShareStorage() { t.attach() }
+
+// attach returns t's residency, giving t one over its own elements when it
+// has none.
+func (t *Tensor) attach() *devState {
 	if t.dev != nil {
-		return
+		return t.dev
 	}
 	d := &devState{size: t.storageLen(), host: t.ownBytes(), hostCurrent: true}
 	if d.host == nil && d.size > 0 {
 		d.host = make([]byte, d.size)
 	}
 	t.dev, t.devOff = d, 0
-}
-
-// DeviceWritten records that a device op wrote t's storage (attached with
-// SetDevice): the host copy is stale until the next host read.
-func (t *Tensor) DeviceWritten() {
-	d := t.dev
-	if d == nil || d.buf == nil {
-		panic(fmt.Sprintf("DeviceWritten: tensor %v has no device storage", t.shape))
-	}
-	d.mu.Lock()
-	d.hostCurrent = false
-	d.devCurrent = true
-	d.mu.Unlock()
-}
-
-// OnDevice reports whether t has device storage attached.
-func (t *Tensor) OnDevice() bool {
-	d := t.dev
-	if d == nil {
-		return false
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.buf != nil
+	return d
 }

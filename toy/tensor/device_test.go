@@ -6,7 +6,6 @@
 package tensor_test
 
 import (
-	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -23,15 +22,20 @@ type nullBuf struct {
 	d   *nullDevice
 }
 
+func (b *nullBuf) CopyFromHost(src []byte) {
+	b.d.uploads++
+	copy(b.mem, src)
+}
+
 func (b *nullBuf) CopyToHost(dst []byte, off int) {
 	b.d.downloads++
 	copy(dst, b.mem[off:off+len(dst)])
 }
 
 // nullDevice counts uploads (host → device copies), downloads (device →
-// host) and allocations.
+// host), allocations and the allocations cleared to zeros.
 type nullDevice struct {
-	uploads, downloads, allocs int
+	uploads, downloads, allocs, clears int
 }
 
 var _ tensor.DeviceBackend = (*nullDevice)(nil)
@@ -39,27 +43,17 @@ var _ tensor.DeviceBackend = (*nullDevice)(nil)
 func (d *nullDevice) Name() string   { return "null" }
 func (d *nullDevice) Device() string { return "null device" }
 
+func (d *nullDevice) Alloc(size int, zero bool) tensor.DeviceStorage {
+	d.allocs++
+	if zero {
+		d.clears++
+	}
+	return &nullBuf{mem: make([]byte, size), d: d}
+}
+
 func nbytes(t *tensor.Tensor) int {
 	n, _ := t.DType().RowBytes(t.Len())
 	return n
-}
-
-// resident returns t's device allocation and t's offset in it, uploading
-// t's host copy when the device does not hold it.
-func (d *nullDevice) resident(t *tensor.Tensor) (*nullBuf, int) {
-	s, off, ok := t.Device()
-	if !ok {
-		host := t.HostBytes()
-		if s == nil {
-			d.allocs++
-			s = &nullBuf{mem: make([]byte, t.StorageSize()), d: d}
-		}
-		copy(s.(*nullBuf).mem, host)
-		d.uploads++
-		t.SetDevice(s, false)
-		_, off, _ = t.Device()
-	}
-	return s.(*nullBuf), off
 }
 
 // in returns a device-side copy of t as a host-only tensor for tensor.Go{}.
@@ -67,8 +61,8 @@ func (d *nullDevice) in(t *tensor.Tensor) *tensor.Tensor {
 	if t == nil {
 		return nil
 	}
-	b, off := d.resident(t)
-	x, err := tensor.FromBytes(t.DType(), slices.Clone(b.mem[off:off+nbytes(t)]), t.Shape()...)
+	s, off := tensor.DeviceIn(d, t)
+	x, err := tensor.FromBytes(t.DType(), slices.Clone(s.(*nullBuf).mem[off:off+nbytes(t)]), t.Shape()...)
 	if err != nil {
 		panic(err)
 	}
@@ -76,23 +70,12 @@ func (d *nullDevice) in(t *tensor.Tensor) *tensor.Tensor {
 }
 
 // out runs op into a host tensor shaped like t, then stores the result in
-// t's device storage (allocating it when t has none).
+// t's device storage.
 func (d *nullDevice) out(t *tensor.Tensor, op func(o *tensor.Tensor)) {
 	o := tensor.New(t.Shape()...)
 	op(o)
-	s, off, _ := t.Device()
-	if s == nil {
-		d.allocs++
-		s = &nullBuf{mem: make([]byte, t.StorageSize()), d: d}
-		t.SetDevice(s, true)
-	}
-	f := o.Data()
-	for i, v := range f {
-		bits := math.Float32bits(v)
-		m := s.(*nullBuf).mem[off+4*i:]
-		m[0], m[1], m[2], m[3] = byte(bits), byte(bits>>8), byte(bits>>16), byte(bits>>24)
-	}
-	t.DeviceWritten()
+	s, off := tensor.DeviceOut(d, t)
+	copy(s.(*nullBuf).mem[off:], o.Bytes())
 }
 
 func (d *nullDevice) MatMul(out, x, w *tensor.Tensor) {
@@ -185,24 +168,19 @@ func (d *nullDevice) Columns(out, x *tensor.Tensor, from int) {
 }
 func (d *nullDevice) PlaceColumns(out, src *tensor.Tensor, at int) {
 	src = d.in(src)
-	s, off, _ := out.Device()
-	if s == nil { // a fresh result: device memory, nothing to upload
-		d.allocs++
-		s = &nullBuf{mem: make([]byte, out.StorageSize()), d: d}
-		out.SetDevice(s, true)
-	}
+	tensor.DeviceIn(d, out) // a part of out: the rest stays
+	s, off := tensor.DeviceOut(d, out)
 	C, n := out.Cols(), src.Cols()
 	for r := 0; r < src.Rows(); r++ {
-		copy(s.(*nullBuf).mem[off+4*(r*C+at):], src.HostBytes()[4*r*n:4*(r+1)*n])
+		copy(s.(*nullBuf).mem[off+4*(r*C+at):], src.Bytes()[4*r*n:4*(r+1)*n])
 	}
-	out.DeviceWritten()
 }
 func (d *nullDevice) SetRows(dst *tensor.Tensor, at int, src *tensor.Tensor) {
-	b, off := d.resident(dst)
-	s := d.in(src)
+	src = d.in(src)
+	tensor.DeviceIn(d, dst) // the rows around them stay
+	s, off := tensor.DeviceOut(d, dst)
 	rb, _ := dst.DType().RowBytes(dst.Cols())
-	copy(b.mem[off+at*rb:], s.HostBytes())
-	dst.DeviceWritten()
+	copy(s.(*nullBuf).mem[off+at*rb:], src.Bytes())
 }
 
 // on runs fn with b as the active backend.
@@ -285,11 +263,15 @@ func TestNullDeviceResidency(t *testing.T) {
 		if _, err := s.Next([]int32{1, 2, 3, 4}); err != nil {
 			t.Fatal(err)
 		}
-		// Per layer: 2 norms, Q, K, V, O, gate, up, down, and the K and V caches;
-		// then embedding, output norm and output head.
-		weights := len(m.Blocks)*(2+7+2) + 3
+		// Per layer: 2 norms, Q, K, V, O, gate, up, down; then embedding,
+		// output norm and output head. The K and V caches are cleared on the
+		// device, not uploaded.
+		weights := len(m.Blocks)*(2+7) + 3
 		if d.uploads != weights {
-			t.Errorf("prefill uploaded %d tensors, want %d (each weight and cache once)", d.uploads, weights)
+			t.Errorf("prefill uploaded %d tensors, want %d (each weight once)", d.uploads, weights)
+		}
+		if d.clears != 2*len(m.Blocks) {
+			t.Errorf("prefill cleared %d allocations on the device, want %d (the caches)", d.clears, 2*len(m.Blocks))
 		}
 		if d.downloads != 1 {
 			t.Errorf("prefill downloaded %d tensors, want 1 (the logits)", d.downloads)
@@ -368,8 +350,8 @@ func TestNullDeviceViews(t *testing.T) {
 	x := tensor.FromFloat32([]float32{1, 2, 3, 4, 5, 6}, 3, 2)
 	on(d, func() {
 		y := tensor.Scale(x, 10) // [3, 2] on the device
-		if y.OnDevice() != true {
-			t.Fatal("the output of an op on a device backend has no device storage")
+		if d.allocs != 2 {
+			t.Fatalf("Scale on a device backend made %d allocations, want 2 (x and its output)", d.allocs)
 		}
 		row := y.Slice(2, 3)
 		flat := y.Reshape(6)
@@ -430,5 +412,41 @@ func TestNullDeviceBackward(t *testing.T) {
 	l1, dw1, dg1 := grads(&nullDevice{})
 	if l0 != l1 || !slices.Equal(dw0, dw1) || !slices.Equal(dg0, dg1) {
 		t.Errorf("null device: loss %v, dw[:3] %v, dg[:3] %v; pure Go: %v, %v, %v", l1, dw1[:3], dg1[:3], l0, dw0[:3], dg0[:3])
+	}
+}
+
+// TestNullDeviceOut: DeviceOut gives a whole fresh tensor memory with
+// nothing copied over, but brings the whole allocation over for a view of
+// it, so that the rows around the view survive the write; a tensor another
+// device holds comes to the next one through the host.
+func TestNullDeviceOut(t *testing.T) {
+	d := &nullDevice{}
+	fresh := tensor.New(2, 2)
+	if s, off := tensor.DeviceOut(d, fresh); s == nil || off != 0 || d.uploads != 0 || d.clears != 0 {
+		t.Fatalf("DeviceOut of a host tensor: offset %d, %d uploads, %d clears; want 0, 0, 0", off, d.uploads, d.clears)
+	}
+
+	x := tensor.FromFloat32([]float32{1, 2, 3, 4, 5, 6}, 3, 2)
+	x.ShareStorage()
+	row := x.Slice(1, 2)
+	s, off := tensor.DeviceOut(d, row)
+	if off != 8 || d.uploads != 1 {
+		t.Fatalf("DeviceOut of row 1: offset %d, %d uploads; want 8, 1 (the whole of x)", off, d.uploads)
+	}
+	copy(s.(*nullBuf).mem[off:], tensor.FromFloat32([]float32{30, 40}, 1, 2).Bytes())
+	if got := x.Float32s(); !slices.Equal(got, []float32{1, 2, 30, 40, 5, 6}) {
+		t.Errorf("after writing row 1 on the device, x = %v", got)
+	}
+
+	e := &nullDevice{}
+	var y *tensor.Tensor
+	on(d, func() { y = tensor.Scale(x, 2) })
+	down := d.downloads
+	on(e, func() { y = tensor.Scale(y, 0.5) })
+	if d.downloads-down != 1 || e.uploads != 1 {
+		t.Errorf("moving a tensor between devices: %d downloads from the first, %d uploads to the second; want 1, 1", d.downloads-down, e.uploads)
+	}
+	if got := y.Float32s(); !slices.Equal(got, []float32{1, 2, 30, 40, 5, 6}) {
+		t.Errorf("x·2·0.5 across two devices = %v", got)
 	}
 }

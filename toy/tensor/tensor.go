@@ -126,13 +126,13 @@ func (t *Tensor) Data() []float32 {
 	return t.f32
 }
 
-// Bytes returns the encoded elements of a non-F32 tensor (not a copy); for a
-// device-resident one, as Data does.
+// Bytes returns the encoded elements (not a copy): for an F32 tensor, its
+// float32s' bytes; for a device-resident one, as Data does.
 func (t *Tensor) Bytes() []byte {
 	if t.dev != nil {
 		t.hostWrite()
 	}
-	return t.raw
+	return t.ownBytes()
 }
 
 // Row returns row i of an F32 tensor as a slice (not a copy).
