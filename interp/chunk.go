@@ -319,16 +319,11 @@ type edit struct {
 	text     string
 }
 
-// apply makes the edits from the last to the first; of two at one offset,
+// applyAt makes the edits from the last to the first; of two at one offset,
 // the longer replacement is made first, so that an insertion there lands
-// before it. Insertions at one offset keep their order.
-func apply(src string, edits []edit) string {
-	src, _ = applyAt(src, nil, edits)
-	return src
-}
-
-// applyAt is apply keeping at, the places of src's bytes (and of its end),
-// in step: the text an edit inserts has no place ({0, 0}).
+// before it, and insertions at one offset keep their order. It keeps at, the
+// places of src's bytes (and of its end), in step: the text an edit inserts
+// has no place ({0, 0}).
 func applyAt(src string, at []lc, edits []edit) (string, []lc) {
 	sort.SliceStable(edits, func(i, j int) bool {
 		if edits[i].from != edits[j].from {
@@ -501,20 +496,4 @@ func blockStmt(s ast.Stmt) bool {
 		return true
 	}
 	return false
-}
-
-// hasTypeSwitch reports whether n holds a type switch outside any function
-// literal: at top level these panic yaegi v0.16.1 itself.
-func hasTypeSwitch(n ast.Node) bool {
-	found := false
-	ast.Inspect(n, func(n ast.Node) bool {
-		switch n.(type) {
-		case *ast.FuncLit:
-			return false
-		case *ast.TypeSwitchStmt:
-			found = true
-		}
-		return !found
-	})
-	return found
 }

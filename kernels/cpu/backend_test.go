@@ -51,23 +51,6 @@ func encode(t testing.TB, x *tensor.Tensor, dt tensor.DType) *tensor.Tensor {
 	return w
 }
 
-// close reports whether got is within tol of want, relative to each value
-// plus the mean magnitude of want (dot products can cancel to near zero).
-func closeTo(got, want []float32, tol float64) (int, bool) {
-	var mean float64
-	for _, v := range want {
-		mean += math.Abs(float64(v))
-	}
-	mean /= float64(max(len(want), 1))
-	for i := range want {
-		d := math.Abs(float64(got[i]) - float64(want[i]))
-		if d > tol*(math.Abs(float64(want[i]))+mean) || math.IsNaN(float64(got[i])) != math.IsNaN(float64(want[i])) {
-			return i, false
-		}
-	}
-	return 0, true
-}
-
 func identical(got, want []float32) (int, bool) {
 	for i := range want {
 		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
