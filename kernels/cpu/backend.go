@@ -427,8 +427,10 @@ func (b *Backend) RMSNorm(out, x, w *tensor.Tensor, eps float32) {
 	runtime.KeepAlive(ws)
 }
 
-// elementwise splits n elements into chunks of at least 16384.
-func elementwise(n int, fn func(lo, hi int)) { workers.run(n, split(n, 16, 1<<14), fn) }
+// elementwise splits n elements into chunks of at least 4096: an
+// exponential a element, so a batched decode step's SwiGLU (8 rows of 1536)
+// is worth the two threads.
+func elementwise(n int, fn func(lo, hi int)) { workers.run(n, split(n, 16, 1<<12), fn) }
 
 // SiLU: out = x·σ(x).
 func (b *Backend) SiLU(out, x *tensor.Tensor) {
