@@ -340,12 +340,6 @@ func TestAttention(t *testing.T) {
 	}
 }
 
-// TestAttentionSinks: gpt-oss's attention sinks, one logit per query head
-// that joins each softmax as a key with no value, so a query's
-// probabilities sum to e^{Σ}/(e^{Σ} + e^{sink}) < 1. Native against pure Go,
-// bit for bit, over GQA, sliding windows, decode and prefill with and
-// without a past; each case also checks that the sinks change Go's result,
-// so a kernel that ignored them would fail.
 // TestAttentionFlushesDenormals: a softmax term below 2⁻¹²⁶ is 0 in the
 // kernels as in Go (tensor's softmaxExp). One query over three keys with
 // scores 0, −95 and −80 and values 1, 2^127 and 0 gives exactly 1; were the
@@ -369,6 +363,12 @@ func TestAttentionFlushesDenormals(t *testing.T) {
 	}
 }
 
+// TestAttentionSinks: gpt-oss's attention sinks, one logit per query head
+// that joins each softmax as a key with no value, so a query's
+// probabilities sum to e^{Σ}/(e^{Σ} + e^{sink}) < 1. Native against pure Go,
+// bit for bit, over GQA, sliding windows, decode and prefill with and
+// without a past; each case also checks that the sinks change Go's result,
+// so a kernel that ignored them would fail.
 func TestAttentionSinks(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for name, b := range backends(t) {
