@@ -4,10 +4,12 @@ import (
 	"strings"
 	"testing"
 
+	_ "github.com/toyml/toy/kernels/cpu" // the native backend, as toy train runs on
 	"github.com/toyml/toy/toy/engine"
 	"github.com/toyml/toy/toy/models/llama"
 	"github.com/toyml/toy/toy/nn"
 	"github.com/toyml/toy/toy/optim"
+	"github.com/toyml/toy/toy/tensor"
 )
 
 // smolLM2 is SmolLM2-135M's shape.
@@ -16,7 +18,7 @@ var smolLM2 = llama.Config{Arch: "llama", VocabSize: 49152, ContextLength: 2048,
 
 // BenchmarkTrainStepSmolLM2 times one full training step (forward, loss,
 // backward, clipping, AdamW) at B = 4, T = 128 on a SmolLM2-135M-shaped
-// model; tests/bench/train_torch.py times the PyTorch twin on the same shape.
+// model; tests/training/torch_bench.py times PyTorch on the same shape.
 //
 //	go test -run '^$' -bench TrainStepSmolLM2 -benchtime 2x ./tests/training
 func BenchmarkTrainStepSmolLM2(b *testing.B) {
@@ -30,6 +32,15 @@ func BenchmarkLoRAStepSmolLM2(b *testing.B) {
 }
 
 func benchStep(b *testing.B, c llama.Config, lora bool) {
+	// The native CPU kernels, as toy train uses them (the gates in this
+	// package run on pure Go); pure Go where they do not load.
+	if be, err := tensor.OpenBackend("native"); err == nil {
+		defer tensor.SetBackend(tensor.ActiveBackend())
+		tensor.SetBackend(be)
+	} else {
+		b.Logf("pure Go: %v", err)
+	}
+	b.Logf("backend %s", tensor.ActiveBackend().Name())
 	m := llama.NewRandom(c, 1)
 	var params []optim.Param
 	for _, w := range m.Weights() {

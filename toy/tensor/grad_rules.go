@@ -36,20 +36,23 @@ func gradBackend() Backend {
 	return Go{}
 }
 
-// transpose returns the transpose of a matrix [R, C] as a new [C, R].
+// transpose returns the transpose of a matrix [R, C] as a new [C, R], its
+// bands of tile rows split across the threads.
 func transpose(a *Tensor) *Tensor {
 	R, C := a.Rows(), a.Cols()
 	out := New(C, R)
 	const tile = 32 // blocks keep both sides in cache
-	for r0 := 0; r0 < R; r0 += tile {
-		for c0 := 0; c0 < C; c0 += tile {
-			for r := r0; r < min(r0+tile, R); r++ {
-				for c := c0; c < min(c0+tile, C); c++ {
-					out.f32[c*R+r] = a.f32[r*C+c]
+	parallelFor((R+tile-1)/tile, max(1, 4096/max(C, 1)), func(lo, hi int) {
+		for r0 := lo * tile; r0 < min(hi*tile, R); r0 += tile {
+			for c0 := 0; c0 < C; c0 += tile {
+				for r := r0; r < min(r0+tile, R); r++ {
+					for c := c0; c < min(c0+tile, C); c++ {
+						out.f32[c*R+r] = a.f32[r*C+c]
+					}
 				}
 			}
 		}
-	}
+	})
 	return out
 }
 
