@@ -46,8 +46,8 @@ func transpose(a *Tensor) *Tensor {
 		for r0 := lo * tile; r0 < min(hi*tile, R); r0 += tile {
 			for c0 := 0; c0 < C; c0 += tile {
 				for r := r0; r < min(r0+tile, R); r++ {
-					for c := c0; c < min(c0+tile, C); c++ {
-						out.f32[c*R+r] = a.f32[r*C+c]
+					for j, x := range a.f32[r*C+c0 : r*C+min(c0+tile, C)] {
+						out.f32[(c0+j)*R+r] = x
 					}
 				}
 			}
@@ -210,37 +210,42 @@ func attentionGrads(g, q, k, v *Tensor, nHead, nKV, past int, o AttentionOptions
 	group := nHead / nKV
 	qc, kc := q.Cols(), k.Cols()
 	dq, dk, dv = New(q.shape...), New(k.shape...), New(v.shape...)
-	p := make([]float32, past+T)
-	dp := make([]float32, past+T)
-	capped := make([]float32, past+T) // the scores after the cap, for its derivative
-	for t := 0; t < T; t++ {
-		first, last := o.Keys(t, T, past)
-		for h := 0; h < nHead; h++ {
-			kvh := h / group
-			qr := q.f32[t*qc+h*dh : t*qc+(h+1)*dh]
-			gr := g.f32[t*qc+h*dh : t*qc+(h+1)*dh]
-			for s := first; s <= last; s++ {
-				capped[s] = o.softCap(dotF32(k.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh], qr) * o.Scale)
-			}
-			softmaxSink(p[first:last+1], capped[first:last+1], o.sink(h))
-			var sum float64
-			for s := first; s <= last; s++ {
-				vr := v.f32[s*kc+kvh*dh : s*kc+(kvh+1)*dh]
-				axpy(dv.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh], p[s], gr)
-				dp[s] = dotF32(gr, vr)
-				sum += float64(p[s]) * float64(dp[s])
-			}
-			dqr := dq.f32[t*qc+h*dh : t*qc+(h+1)*dh]
-			for s := first; s <= last; s++ {
-				ds := p[s] * (dp[s] - float32(sum)) * o.Scale
-				if c := o.SoftCap; c > 0 {
-					r := capped[s] / c
-					ds *= 1 - r*r
+	// Split by key/value head: each dk, dv row gets its terms in the same
+	// order (t, then the heads of its group) on any number of threads.
+	parallelFor(nKV, 1, func(lo, hi int) {
+		p := make([]float32, past+T)
+		dp := make([]float32, past+T)
+		capped := make([]float32, past+T) // the scores after the cap, for its derivative
+		for kvh := lo; kvh < hi; kvh++ {
+			for t := 0; t < T; t++ {
+				first, last := o.Keys(t, T, past)
+				for h := kvh * group; h < (kvh+1)*group; h++ {
+					qr := q.f32[t*qc+h*dh : t*qc+(h+1)*dh]
+					gr := g.f32[t*qc+h*dh : t*qc+(h+1)*dh]
+					for s := first; s <= last; s++ {
+						capped[s] = o.softCap(dotF32(k.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh], qr) * o.Scale)
+					}
+					softmaxSink(p[first:last+1], capped[first:last+1], o.sink(h))
+					var sum float64
+					for s := first; s <= last; s++ {
+						vr := v.f32[s*kc+kvh*dh : s*kc+(kvh+1)*dh]
+						axpy(dv.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh], p[s], gr)
+						dp[s] = dotF32(gr, vr)
+						sum += float64(p[s]) * float64(dp[s])
+					}
+					dqr := dq.f32[t*qc+h*dh : t*qc+(h+1)*dh]
+					for s := first; s <= last; s++ {
+						ds := p[s] * (dp[s] - float32(sum)) * o.Scale
+						if c := o.SoftCap; c > 0 {
+							r := capped[s] / c
+							ds *= 1 - r*r
+						}
+						axpy(dqr, ds, k.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh])
+						axpy(dk.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh], ds, qr)
+					}
 				}
-				axpy(dqr, ds, k.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh])
-				axpy(dk.f32[s*kc+kvh*dh:s*kc+(kvh+1)*dh], ds, qr)
 			}
 		}
-	}
+	})
 	return dq, dk, dv
 }

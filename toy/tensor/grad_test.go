@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -183,4 +184,37 @@ func TestGradientsByHand(t *testing.T) {
 	// Embedding rows used twice collect both gradients: ids [1, 1, 0].
 	g = grads(func(in []*Tensor) *Tensor { return Embedding(in[0], []int32{1, 1, 0}) }, New(2, 2))
 	near(t, "dEmbedding", g[0], []float32{1, 1, 2, 2}, 0)
+}
+
+// TestGradRulesThreads: the attention gradient and the transposes the
+// matmul gradients use split their work across the threads, yet give the
+// same bits on one thread as on several (dk and dv of a key/value head sum
+// their terms in one order whatever the split).
+func TestGradRulesThreads(t *testing.T) {
+	defer SetThreads(Threads())
+	r := rand.New(rand.NewPCG(3, 4))
+	const T, H, KV, dh, past = 7, 6, 3, 8, 2
+	q, g := randTensor(r, T, H*dh), randTensor(r, T, H*dh)
+	k, v := randTensor(r, past+T, KV*dh), randTensor(r, past+T, KV*dh)
+	a := randTensor(r, 300, 700) // bands of 32 rows: more than one chunk a thread
+	o := AttentionOptions{Scale: 0.3, SoftCap: 20}
+	var want []*Tensor
+	for _, threads := range []int{1, 2, 3, 8} {
+		SetThreads(threads)
+		dq, dk, dv := attentionGrads(g, q, k, v, H, KV, past, o)
+		got := []*Tensor{dq, dk, dv, transpose(a)}
+		if want == nil {
+			want = got
+			continue
+		}
+		for i := range got {
+			if !slices.Equal(got[i].f32, want[i].f32) {
+				t.Errorf("threads %d: result %d differs from one thread's", threads, i)
+			}
+		}
+	}
+	at := want[3]
+	if at.Rows() != 700 || at.Cols() != 300 || at.f32[5*300+7] != a.f32[7*700+5] {
+		t.Errorf("transpose: shape %v, [5, 7] = %v, want a[7, 5] = %v", at.Shape(), at.f32[5*300+7], a.f32[7*700+5])
+	}
 }
