@@ -5,7 +5,6 @@ package optim
 import (
 	"fmt"
 	"math"
-	"sync"
 
 	"github.com/toyml/toy/toy/tensor"
 )
@@ -58,32 +57,17 @@ func (o *AdamW) Update(params []Param, lr float64) {
 		if p.Decay {
 			decay = o.WeightDecay
 		}
-		split(len(w), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				gi := float64(gd[i])
-				mi := o.Beta1*float64(m[i]) + (1-o.Beta1)*gi
-				vi := o.Beta2*float64(v[i]) + (1-o.Beta2)*gi*gi
-				m[i], v[i] = float32(mi), float32(vi)
-				wi := float64(w[i])
-				wi -= lr * (mi/bc1/(math.Sqrt(vi/bc2)+o.Eps) + decay*wi)
-				w[i] = float32(wi)
-			}
-		})
+		for i := range w {
+			gi := float64(gd[i])
+			mi := o.Beta1*float64(m[i]) + (1-o.Beta1)*gi
+			vi := o.Beta2*float64(v[i]) + (1-o.Beta2)*gi*gi
+			m[i], v[i] = float32(mi), float32(vi)
+			wi := float64(w[i])
+			wi -= lr * (mi/bc1/(math.Sqrt(vi/bc2)+o.Eps) + decay*wi)
+			w[i] = float32(wi)
+		}
 		p.T.ZeroGrad()
 	}
-}
-
-// split calls fn over [0, n) in one part per thread (tensor.Threads), each
-// element on its own, so the result does not depend on the split.
-func split(n int, fn func(lo, hi int)) {
-	parts := min(tensor.Threads(), max(1, n/(1<<16)))
-	var wg sync.WaitGroup
-	for i := 1; i < parts; i++ {
-		wg.Add(1)
-		go func() { defer wg.Done(); fn(n*i/parts, n*(i+1)/parts) }()
-	}
-	fn(0, n/parts)
-	wg.Wait()
 }
 
 // ClipGradNorm scales all gradients so that their global L2 norm is at most
